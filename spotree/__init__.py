@@ -1,0 +1,21 @@
+"""spotree: decision trees and forests trained to minimize the SPO loss.
+
+Predict the unknown costs ``c`` of an optimization problem ``min_{w in S} c^T w``
+with trees whose splits are chosen for the quality of the decisions they
+induce, not for prediction error.
+"""
+
+from . import datasets, metrics, problems
+from .problems import CallableProblem, DecisionProblem, FiniteDecisions, ShortestPath
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CallableProblem",
+    "DecisionProblem",
+    "FiniteDecisions",
+    "ShortestPath",
+    "datasets",
+    "metrics",
+    "problems",
+]

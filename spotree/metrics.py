@@ -1,0 +1,145 @@
+"""SPO loss and the paper's normalized extra travel time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_costs, check_sample_weight
+
+__all__ = ["spo_loss", "normalized_spo_loss", "make_spo_scorer", "decision_loss"]
+
+_TIES = ("first", "worst")
+
+
+def _check_pair(C_true, C_pred, problem):
+    C_true = check_costs(C_true, n_costs=problem.n_costs, name="C_true")
+    C_pred = check_costs(C_pred, n_costs=problem.n_costs, name="C_pred")
+    if C_true.shape[0] != C_pred.shape[0]:
+        raise ValueError(f"C_true and C_pred must have the same number of rows; got "
+                         f"{C_true.shape[0]} and {C_pred.shape[0]}.")
+    return C_true, C_pred
+
+
+def decision_loss(C_true, W_pred, problem, z_true=None):
+    """SPO loss of given decisions: ``sign * (c^T w - z*(c))``, clipped at 0.
+
+    Parameters
+    ----------
+    C_true : ndarray of shape (m, d)
+    W_pred : ndarray of shape (m, d)
+        Decisions taken (feasible for ``problem``).
+    problem : DecisionProblem
+    z_true : ndarray of shape (m,), optional
+        Precomputed optimal values of ``C_true``.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+    """
+    if z_true is None:
+        _, z_true = problem.solve(C_true)
+    regret = problem.sign * (np.einsum("ij,ij->i", C_true, W_pred) - z_true)
+    # Solver tolerances can leave -1e-12 where the true regret is 0.
+    return np.maximum(regret, 0.0)
+
+
+def spo_loss(C_true, C_pred, *, problem, sample_weight=None, ties="first"):
+    """Per-sample SPO loss of predicted costs.
+
+    ``l(c_hat, c) = c^T w*(c_hat) - z*(c)`` for a minimization problem and
+    ``z*(c) - c^T w*(c_hat)`` for a maximization problem; always >= 0.
+
+    Parameters
+    ----------
+    C_true : array-like of shape (m, d)
+        Realized costs.
+    C_pred : array-like of shape (m, d)
+        Predicted costs.
+    problem : DecisionProblem
+    sample_weight : array-like of shape (m,), default=None
+        If given, each loss is multiplied by its weight.
+    ties : {"first", "worst"}, default="first"
+        Which optimal decision of ``C_pred`` is charged when there are
+        several. ``"first"`` charges the decision the problem's oracle returns
+        (what a deployed model does). ``"worst"`` is the paper's definition,
+        the worst decision among the tied optima; it needs ``vertices()``.
+        The two differ only on ties, which have probability zero for
+        continuous costs.
+
+    Returns
+    -------
+    loss : ndarray of shape (m,)
+    """
+    C_true, C_pred = _check_pair(C_true, C_pred, problem)
+    if ties not in _TIES:
+        raise ValueError(f"ties must be 'first' or 'worst'; got {ties!r}.")
+    sw = check_sample_weight(sample_weight, C_true.shape[0], allow_all_zero=True)
+    if C_true.shape[0] == 0:
+        return np.empty(0)
+    if ties == "first":
+        W_pred, _ = problem.solve(C_pred)
+    else:
+        V = problem.vertices()
+        if V is None:
+            raise ValueError("ties='worst' needs a problem with a vertex list "
+                             f"(vertices()); {type(problem).__name__} has none.")
+        Gp = problem.sign * (C_pred @ V.T)
+        best = Gp.min(axis=1, keepdims=True)
+        tol = 1e-9 * np.maximum(1.0, np.abs(best))
+        tied = Gp <= best + tol
+        Gt = problem.sign * (C_true @ V.T)
+        worst = np.where(tied, Gt, -np.inf).argmax(axis=1)
+        W_pred = V[worst]
+    return sw * decision_loss(C_true, W_pred, problem)
+
+
+def normalized_spo_loss(C_true, C_pred, *, problem, sample_weight=None, ties="first"):
+    """Total SPO loss divided by the total optimal value ``sum |z*(c)|``.
+
+    This is the paper's "normalized extra travel time": the extra cost of the
+    decisions taken, as a fraction of the cost of the best decisions.
+
+    Parameters
+    ----------
+    C_true, C_pred : array-like of shape (m, d)
+    problem : DecisionProblem
+    sample_weight : array-like of shape (m,), default=None
+    ties : {"first", "worst"}, default="first"
+        See :func:`spo_loss`.
+
+    Returns
+    -------
+    float
+    """
+    C_true, C_pred = _check_pair(C_true, C_pred, problem)
+    sw = check_sample_weight(sample_weight, C_true.shape[0])
+    if C_true.shape[0] == 0:
+        raise ValueError("C_true is empty: the normalized SPO loss needs at least one row.")
+    loss = spo_loss(C_true, C_pred, problem=problem, ties=ties)
+    _, z = problem.solve(C_true)
+    denom = np.dot(sw, np.abs(z))
+    if denom == 0:
+        raise ValueError("the optimal values z*(C_true) are all zero, so the normalized "
+                         "SPO loss is undefined; use spo_loss instead.")
+    return float(np.dot(sw, loss) / denom)
+
+
+def make_spo_scorer(problem, *, ties="first"):
+    """A scikit-learn scorer: minus the normalized SPO loss (greater is better).
+
+    Use it with ``GridSearchCV(..., scoring=make_spo_scorer(problem))``; the
+    estimator's ``predict`` must return predicted costs.
+
+    Parameters
+    ----------
+    problem : DecisionProblem
+    ties : {"first", "worst"}, default="first"
+
+    Returns
+    -------
+    callable
+    """
+    from sklearn.metrics import make_scorer
+
+    return make_scorer(normalized_spo_loss, greater_is_better=False, problem=problem,
+                       ties=ties)

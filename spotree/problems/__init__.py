@@ -1,0 +1,17 @@
+"""Decision problems as batch oracles.
+
+Every problem solves ``min`` (or ``max``) of ``c^T w`` over its feasible set for
+a whole matrix of cost vectors at once; see :class:`DecisionProblem`.
+"""
+
+from ._base import CallableProblem, DecisionProblem, FiniteDecisions
+from ._io import problem_from_dict
+from ._shortest_path import ShortestPath
+
+__all__ = [
+    "CallableProblem",
+    "DecisionProblem",
+    "FiniteDecisions",
+    "ShortestPath",
+    "problem_from_dict",
+]
