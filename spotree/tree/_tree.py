@@ -1,0 +1,309 @@
+"""The fitted tree as flat arrays, and everything that only reads them.
+
+Prediction, routing, decision paths, cost-complexity pruning and export are
+functions of these arrays; none of them calls the decision oracle again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+__all__ = ["Tree", "TREE_LEAF", "TREE_UNDEFINED"]
+
+TREE_LEAF = -1
+TREE_UNDEFINED = -2
+
+_INT_FIELDS = ("children_left", "children_right", "feature", "n_node_samples")
+_FLOAT_FIELDS = ("threshold", "impurity", "loss", "weighted_n_node_samples")
+_MATRIX_FIELDS = ("value", "decision")
+
+
+class Tree:
+    """A fitted binary tree stored as parallel arrays, one entry per node.
+
+    Node 0 is the root. Sample ``x`` goes left at node ``t`` when
+    ``x[feature[t]] <= threshold[t]`` for a numeric split, or when
+    ``x[feature[t]]`` is one of ``categories[t]`` for a categorical split.
+
+    Attributes
+    ----------
+    node_count : int
+    n_features : int
+    n_outputs : int
+        Dimension d of the cost vectors.
+    children_left, children_right : ndarray of int64
+        Child ids, ``TREE_LEAF`` (-1) at leaves.
+    feature : ndarray of int64
+        Split feature, ``TREE_UNDEFINED`` (-2) at leaves.
+    threshold : ndarray of float64
+        Numeric threshold (left if ``x <= threshold``); ``TREE_UNDEFINED`` at
+        leaves and at categorical splits.
+    categories : list of ndarray
+        For categorical splits the category values sent left; empty
+        arrays elsewhere.
+    value : ndarray of shape (node_count, n_outputs)
+        The weighted mean cost of the training samples in each node: the
+        node's prediction (Theorem 1).
+    decision : ndarray of shape (node_count, n_outputs)
+        The optimal decision for ``value``.
+    loss : ndarray of shape (node_count,)
+        Weighted training SPO loss of the node if it were a leaf,
+        ``sum_i w_i * sign * (c_i^T decision - z*(c_i))``.
+    impurity : ndarray of shape (node_count,)
+        The training criterion's loss of the node as a leaf (the SPO loss,
+        the weighted sum of squared errors, or their mix); cost-complexity
+        pruning works on it.
+    n_node_samples : ndarray of int64
+    weighted_n_node_samples : ndarray of float64
+    """
+
+    def __init__(self, *, n_features, n_outputs, children_left, children_right, feature,
+                 threshold, value, decision, loss, impurity, n_node_samples,
+                 weighted_n_node_samples, categories=None):
+        self.n_features = int(n_features)
+        self.n_outputs = int(n_outputs)
+        self.children_left = np.asarray(children_left, dtype=np.int64)
+        self.children_right = np.asarray(children_right, dtype=np.int64)
+        self.feature = np.asarray(feature, dtype=np.int64)
+        self.threshold = np.asarray(threshold, dtype=np.float64)
+        n = self.children_left.shape[0]
+        self.value = np.asarray(value, dtype=np.float64).reshape(n, self.n_outputs)
+        self.decision = np.asarray(decision, dtype=np.float64).reshape(n, self.n_outputs)
+        self.loss = np.asarray(loss, dtype=np.float64)
+        self.impurity = np.asarray(impurity, dtype=np.float64)
+        self.n_node_samples = np.asarray(n_node_samples, dtype=np.int64)
+        self.weighted_n_node_samples = np.asarray(weighted_n_node_samples, dtype=np.float64)
+        if categories is None:
+            categories = [np.empty(0)] * n
+        self.categories = [np.asarray(c, dtype=np.float64) for c in categories]
+
+    # --------------------------------------------------------------- shape
+    @property
+    def node_count(self):
+        return self.children_left.shape[0]
+
+    @property
+    def is_leaf(self):
+        return self.children_left == TREE_LEAF
+
+    @property
+    def n_leaves(self):
+        return int(self.is_leaf.sum())
+
+    @property
+    def is_categorical(self):
+        return np.array([c.size > 0 for c in self.categories], dtype=bool)
+
+    def node_depth(self):
+        """Depth of every node (root = 0)."""
+        depth = np.zeros(self.node_count, dtype=np.int64)
+        for t in range(self.node_count):  # parents precede children
+            if self.children_left[t] != TREE_LEAF:
+                depth[self.children_left[t]] = depth[t] + 1
+                depth[self.children_right[t]] = depth[t] + 1
+        return depth
+
+    @property
+    def max_depth(self):
+        return int(self.node_depth().max())
+
+    def parent(self):
+        """Parent id of every node (-1 for the root)."""
+        parent = np.full(self.node_count, -1, dtype=np.int64)
+        internal = np.flatnonzero(~self.is_leaf)
+        parent[self.children_left[internal]] = internal
+        parent[self.children_right[internal]] = internal
+        return parent
+
+    # ------------------------------------------------------------- routing
+    def _goes_left(self, X, nodes, rows):
+        f = self.feature[nodes]
+        x = X[rows, f]
+        left = x <= self.threshold[nodes]
+        cat = self.is_categorical[nodes]
+        if cat.any():
+            for t in np.unique(nodes[cat]):
+                sel = nodes == t
+                left[sel] = np.isin(x[sel], self.categories[t])
+        return left
+
+    def apply(self, X):
+        """Leaf id reached by every row of ``X`` (float64, shape (n, n_features))."""
+        n = X.shape[0]
+        node = np.zeros(n, dtype=np.int64)
+        active = np.arange(n)
+        while active.size:
+            nodes = node[active]
+            internal = self.children_left[nodes] != TREE_LEAF
+            active, nodes = active[internal], nodes[internal]
+            if not active.size:
+                break
+            left = self._goes_left(X, nodes, active)
+            node[active] = np.where(left, self.children_left[nodes],
+                                    self.children_right[nodes])
+        return node
+
+    def decision_path(self, X):
+        """CSR indicator matrix (n_samples, node_count) of the nodes each row visits."""
+        n = X.shape[0]
+        node = np.zeros(n, dtype=np.int64)
+        rows_out, nodes_out = [np.arange(n)], [node.copy()]
+        active = np.arange(n)
+        while active.size:
+            nodes = node[active]
+            internal = self.children_left[nodes] != TREE_LEAF
+            active, nodes = active[internal], nodes[internal]
+            if not active.size:
+                break
+            left = self._goes_left(X, nodes, active)
+            node[active] = np.where(left, self.children_left[nodes],
+                                    self.children_right[nodes])
+            rows_out.append(active)
+            nodes_out.append(node[active])
+        rows = np.concatenate(rows_out)
+        cols = np.concatenate(nodes_out)
+        data = np.ones(rows.shape[0], dtype=np.int64)
+        return sparse.csr_matrix((data, (rows, cols)), shape=(n, self.node_count))
+
+    # ------------------------------------------------------------- pruning
+    def subtree_sums(self, node_values):
+        """For each node, the sum of ``node_values`` over the leaves below it, and their count."""
+        total = np.where(self.is_leaf, node_values, 0.0).astype(np.float64)
+        count = self.is_leaf.astype(np.int64)
+        for t in range(self.node_count - 1, -1, -1):  # children follow parents
+            if self.children_left[t] != TREE_LEAF:
+                total[t] = total[self.children_left[t]] + total[self.children_right[t]]
+                count[t] = count[self.children_left[t]] + count[self.children_right[t]]
+        return total, count
+
+    def pruning_sequence(self, node_loss=None):
+        """Breiman's weakest-link sequence of nested subtrees.
+
+        Parameters
+        ----------
+        node_loss : ndarray of shape (node_count,), default=None
+            Loss of each node as a leaf; ``impurity`` by default.
+
+        Returns
+        -------
+        alphas : ndarray of shape (k,)
+            Increasing effective alphas; ``alphas[0] = 0`` is the whole tree.
+        leaf_masks : list of ndarray of bool
+            ``leaf_masks[i]`` marks the nodes that are leaves of the subtree
+            kept for alphas in ``[alphas[i], alphas[i+1])``.
+        losses : ndarray of shape (k,)
+            Total leaf loss of each subtree.
+        """
+        R = self.impurity if node_loss is None else np.asarray(node_loss, dtype=np.float64)
+        parent = self.parent()
+        leaf = self.is_leaf.copy()
+        removed = np.zeros(self.node_count, dtype=bool)  # strictly below a pruned node
+        R_sub, n_sub = self.subtree_sums(R)
+        R_sub = R_sub.astype(np.float64)
+        alphas, masks, losses = [0.0], [leaf.copy()], [R_sub[0]]
+        scale = max(abs(R_sub[0]), abs(R[0]), 1e-300)
+        while not leaf[0]:
+            cand = ~leaf & ~removed
+            g = np.full(self.node_count, np.inf)
+            g[cand] = (R[cand] - R_sub[cand]) / (n_sub[cand] - 1)
+            g_min = g.min()
+            # Prune every node tied with the weakest link (floating tolerance).
+            weakest = np.flatnonzero(g <= g_min + 1e-12 * scale)
+            for t in weakest:
+                if leaf[t] or removed[t]:
+                    continue
+                stack = [self.children_left[t], self.children_right[t]]
+                while stack:
+                    u = stack.pop()
+                    removed[u] = True
+                    leaf[u] = False
+                    if self.children_left[u] != TREE_LEAF:
+                        stack += [self.children_left[u], self.children_right[u]]
+                leaf[t] = True
+                d_R = R[t] - R_sub[t]
+                d_n = 1 - n_sub[t]
+                u = t
+                while u >= 0:
+                    R_sub[u] += d_R
+                    n_sub[u] += d_n
+                    u = parent[u]
+            alphas.append(max(g_min, alphas[-1]))
+            masks.append(leaf.copy())
+            losses.append(R_sub[0])
+        return np.asarray(alphas), masks, np.asarray(losses)
+
+    def pruned(self, leaf_mask):
+        """A new tree where the nodes in ``leaf_mask`` become leaves (others below dropped)."""
+        keep = np.zeros(self.node_count, dtype=bool)
+        order = []
+        stack = [0]
+        while stack:
+            t = stack.pop()
+            keep[t] = True
+            order.append(t)
+            if not leaf_mask[t] and self.children_left[t] != TREE_LEAF:
+                stack += [self.children_right[t], self.children_left[t]]
+        order = np.asarray(order, dtype=np.int64)  # depth-first, left before right
+        new_id = np.full(self.node_count, TREE_LEAF, dtype=np.int64)
+        new_id[order] = np.arange(order.size)
+        becomes_leaf = leaf_mask[order] | (self.children_left[order] == TREE_LEAF)
+        left = np.where(becomes_leaf, TREE_LEAF, new_id[self.children_left[order]])
+        right = np.where(becomes_leaf, TREE_LEAF, new_id[self.children_right[order]])
+        return Tree(
+            n_features=self.n_features, n_outputs=self.n_outputs,
+            children_left=left, children_right=right,
+            feature=np.where(becomes_leaf, TREE_UNDEFINED, self.feature[order]),
+            threshold=np.where(becomes_leaf, TREE_UNDEFINED, self.threshold[order]),
+            value=self.value[order], decision=self.decision[order], loss=self.loss[order],
+            impurity=self.impurity[order], n_node_samples=self.n_node_samples[order],
+            weighted_n_node_samples=self.weighted_n_node_samples[order],
+            categories=[np.empty(0) if becomes_leaf[i] else self.categories[t]
+                        for i, t in enumerate(order)],
+        )
+
+    # --------------------------------------------------------------- I/O
+    def to_dict(self):
+        """JSON-ready dict of all arrays (floats written exactly via repr)."""
+        out = {"n_features": self.n_features, "n_outputs": self.n_outputs}
+        for name in _INT_FIELDS + _FLOAT_FIELDS + _MATRIX_FIELDS:
+            out[name] = getattr(self, name).tolist()
+        out["categories"] = [c.tolist() for c in self.categories]
+        return out
+
+    @classmethod
+    def from_dict(cls, d):
+        """Rebuild a tree from :meth:`to_dict` output, checking every array's shape."""
+        try:
+            n = len(d["children_left"])
+            kwargs = {name: np.asarray(d[name], dtype=np.int64) for name in _INT_FIELDS}
+            kwargs.update({name: np.asarray(d[name], dtype=np.float64)
+                           for name in _FLOAT_FIELDS + _MATRIX_FIELDS})
+            n_features, n_outputs = int(d["n_features"]), int(d["n_outputs"])
+            categories = [np.asarray(c, dtype=np.float64) for c in d["categories"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"malformed tree: {exc!r}") from None
+        for name in _INT_FIELDS + _FLOAT_FIELDS:
+            if kwargs[name].shape != (n,):
+                raise ValueError(f"malformed tree: {name} must have shape ({n},).")
+        for name in _MATRIX_FIELDS:
+            if kwargs[name].shape != (n, n_outputs):
+                raise ValueError(f"malformed tree: {name} must have shape ({n}, {n_outputs}).")
+        if len(categories) != n:
+            raise ValueError("malformed tree: categories must have one entry per node.")
+        left, right, feat = kwargs["children_left"], kwargs["children_right"], kwargs["feature"]
+        internal = left != TREE_LEAF
+        ids = np.arange(n)
+        # Children must point forward inside the array, or routing could loop.
+        if (((left != TREE_LEAF) & ((left <= ids) | (left >= n))).any()
+                or ((internal != (right != TREE_LEAF)).any())
+                or ((right[internal] <= ids[internal]) | (right[internal] >= n)).any()
+                or ((feat[internal] < 0) | (feat[internal] >= n_features)).any()):
+            raise ValueError("malformed tree: child or feature indices out of range.")
+        return cls(n_features=n_features, n_outputs=n_outputs, categories=categories, **kwargs)
+
+    def __getstate__(self):
+        return self.__dict__.copy()
+
+    def __repr__(self):
+        return f"Tree(node_count={self.node_count}, n_leaves={self.n_leaves})"
