@@ -1,0 +1,213 @@
+"""Tests of the paper's data generators (sections 3.1, 5.1) and the news stand-in."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from spotree.datasets import make_illustrative, make_news, make_shortest_path
+from spotree.problems import ShortestPath
+
+# c1 = 5x + 1.9 equals c2 = (5x + 0.4)^2 where u = 5x + 0.4 solves u^2 = u + 1.5.
+X_CROSS = ((1 + np.sqrt(7)) / 2 - 0.4) / 5
+
+
+# ------------------------------------------------------- make_illustrative
+def test_illustrative_formula_and_shapes():
+    X, C = make_illustrative(500, random_state=0)
+    assert X.shape == (500, 1) and C.shape == (500, 2)
+    assert X.dtype == np.float64 and C.dtype == np.float64
+    x = X[:, 0]
+    assert ((x >= 0) & (x < 1)).all()
+    for xi, (c1, c2) in zip(x[:20], C[:20]):
+        assert c1 == pytest.approx(5 * xi + 1.9, rel=1e-15)
+        assert c2 == pytest.approx((5 * xi + 0.4) * (5 * xi + 0.4), rel=1e-14)
+    assert_allclose(C[:, 0], 5 * x + 1.9, rtol=1e-15)
+    assert_allclose(C[:, 1], (5 * x + 0.4) ** 2, rtol=1e-14)
+
+
+def test_illustrative_crossing_point_within_data():
+    # The paper rounds the crossing to x = 0.28.
+    assert round(X_CROSS, 2) == 0.28
+    X, C = make_illustrative(random_state=1)
+    assert X.shape == (10000, 1)  # the paper's default size
+    x = X[:, 0]
+    below, above = x < X_CROSS, x > X_CROSS
+    # Both regimes are present, with roughly the uniform shares.
+    assert 0.25 < below.mean() < 0.32
+    # Road 2 is cheaper below the crossing, road 1 above it.
+    assert (C[below, 1] < C[below, 0]).all()
+    assert (C[above, 0] < C[above, 1]).all()
+    assert 5 * X_CROSS + 1.9 == pytest.approx((5 * X_CROSS + 0.4) ** 2, rel=1e-14)
+
+
+def test_illustrative_determinism():
+    a = make_illustrative(100, random_state=42)
+    b = make_illustrative(100, random_state=42)
+    c = make_illustrative(100, random_state=43)
+    assert_array_equal(a[0], b[0])
+    assert_array_equal(a[1], b[1])
+    assert not np.array_equal(a[0], c[0])
+    rs = np.random.RandomState(5)
+    d = make_illustrative(100, random_state=rs)
+    e = make_illustrative(100, random_state=np.random.RandomState(5))
+    assert_array_equal(d[0], e[0])
+
+
+@pytest.mark.parametrize("n", [0, -3, 2.5, "10", True, None])
+def test_illustrative_bad_n_samples(n):
+    with pytest.raises(ValueError, match="n_samples must be an int >= 1"):
+        make_illustrative(n)
+
+
+# ------------------------------------------------------ make_shortest_path
+def reference_costs(X, B, degree):
+    """c_k = ((B x)_k / sqrt(p) + 1)^degree, written element by element."""
+    n, p = X.shape
+    d = B.shape[0]
+    C = np.empty((n, d))
+    for i in range(n):
+        for k in range(d):
+            bx = sum(B[k, j] * X[i, j] for j in range(p))
+            C[i, k] = (bx / np.sqrt(p) + 1.0) ** degree
+    return C
+
+
+@pytest.mark.parametrize("degree", [1, 2, 4, 8])
+@pytest.mark.parametrize("n_features", [1, 5])
+def test_shortest_path_exact_formula(degree, n_features):
+    X, C, B = make_shortest_path(40, n_features=n_features, degree=degree, random_state=degree,
+                                 return_B=True)
+    assert X.shape == (40, n_features) and C.shape == (40, 24) and B.shape == (24, n_features)
+    assert X.dtype == C.dtype == B.dtype == np.float64
+    assert ((X >= 0) & (X < 1)).all()
+    assert set(np.unique(B)) <= {0.0, 1.0}
+    assert_allclose(C, reference_costs(X, B, degree), rtol=1e-13)
+    assert (C >= 1.0).all()
+
+
+def test_shortest_path_B_is_bernoulli_half():
+    _, _, B = make_shortest_path(1, n_features=50, random_state=0, return_B=True)
+    # 24 * 50 = 1200 draws: mean within 5 standard errors of 0.5.
+    assert abs(B.mean() - 0.5) < 5 * 0.5 / np.sqrt(B.size)
+    assert set(np.unique(B)) == {0.0, 1.0}
+
+
+def test_shortest_path_grid_sets_n_costs():
+    X, C, B = make_shortest_path(10, grid=(2, 3), n_features=3, random_state=0, return_B=True)
+    assert C.shape == (10, ShortestPath((2, 3)).n_costs) == (10, 7)
+    assert B.shape == (7, 3)
+    assert_allclose(C, reference_costs(X, B, 2), rtol=1e-13)
+
+
+def test_shortest_path_passing_B_shares_it():
+    X_tr, C_tr, B = make_shortest_path(50, degree=3, noise=0.0, random_state=0, return_B=True)
+    X_te, C_te, B_te = make_shortest_path(30, degree=3, noise=0.0, B=B, random_state=1,
+                                          return_B=True)
+    assert_array_equal(B_te, B)
+    assert_allclose(C_te, reference_costs(X_te, B, 3), rtol=1e-13)
+    # Passing B as a list of ints works too, and the same seed gives the same set.
+    X2, C2 = make_shortest_path(30, degree=3, B=B.astype(int).tolist(), random_state=1)
+    assert_array_equal(X2, X_te)
+    assert_array_equal(C2, C_te)
+
+
+def test_shortest_path_determinism():
+    a = make_shortest_path(20, noise=0.5, random_state=7, return_B=True)
+    b = make_shortest_path(20, noise=0.5, random_state=7, return_B=True)
+    c = make_shortest_path(20, noise=0.5, random_state=8, return_B=True)
+    for u, v in zip(a, b):
+        assert_array_equal(u, v)
+    assert not np.array_equal(a[0], c[0])
+    assert len(make_shortest_path(20, random_state=7)) == 2
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.25, 0.5, 1.0])
+def test_shortest_path_noise_bounds(noise):
+    X, C, B = make_shortest_path(2000, degree=2, noise=noise, random_state=3, return_B=True)
+    eps = C / reference_costs(X, B, 2)
+    if noise == 0.0:
+        assert_allclose(eps, 1.0, rtol=1e-13)
+        return
+    assert (eps >= 1 - noise - 1e-12).all() and (eps <= 1 + noise + 1e-12).all()
+    # 48,000 uniform draws: the extremes get close to the ends of the
+    # interval, and the mean and spread match U[1 - noise, 1 + noise].
+    assert eps.min() < 1 - 0.99 * noise and eps.max() > 1 + 0.99 * noise
+    se = noise / np.sqrt(3) / np.sqrt(eps.size)
+    assert abs(eps.mean() - 1.0) < 6 * se
+    assert eps.std() == pytest.approx(noise / np.sqrt(3), rel=0.02)
+    # Independent per entry, not one factor per row.
+    assert not np.allclose(eps[:, 0], eps[:, 1])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"B": np.full((24, 5), 0.5)}, "B must be binary"),
+    ({"B": np.eye(24, 5) * 2}, "B must be binary"),
+    ({"B": np.ones((24, 4))}, r"B must have shape \(n_costs, n_features\) = \(24, 5\); "
+                              r"got \(24, 4\)"),
+    ({"B": np.ones((5, 24))}, r"got \(5, 24\)"),
+    ({"noise": -0.1}, "noise must be a float in \\[0, 1\\]; got -0.1"),
+    ({"noise": 1.5}, "noise must be a float in \\[0, 1\\]"),
+    ({"noise": np.nan}, "noise must be a float in \\[0, 1\\]"),
+    ({"noise": "0.1"}, "noise must be a float"),
+    ({"degree": 2.0}, "degree must be an int >= 1; got 2.0"),
+    ({"degree": 0}, "degree must be an int >= 1"),
+    ({"n_features": 0}, "n_features must be an int >= 1"),
+    ({"grid": (1, 1)}, "grid must"),
+])
+def test_shortest_path_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_shortest_path(10, **kwargs)
+
+
+@pytest.mark.parametrize("n", [0, -1, 1.5, None])
+def test_shortest_path_bad_n_samples(n):
+    with pytest.raises(ValueError, match="n_samples must be an int >= 1"):
+        make_shortest_path(n)
+
+
+# ---------------------------------------------------------------- make_news
+@pytest.mark.parametrize("n_articles, n_features", [(6, 5), (3, 2), (1, 1)])
+def test_news_shapes_and_ranges(n_articles, n_features):
+    X, C, w = make_news(300, n_articles=n_articles, n_features=n_features, random_state=0)
+    assert X.shape == (300, n_features)
+    assert C.shape == (300, n_articles)
+    assert w.shape == (300,)
+    assert X.dtype == C.dtype == w.dtype == np.float64
+    assert np.isfinite(X).all() and np.isfinite(C).all() and np.isfinite(w).all()
+    # Click rates are probabilities; weights are positive interaction counts.
+    assert ((C >= 0) & (C <= 1)).all()
+    assert (w > 0).all()
+    assert_array_equal(w, np.round(w))
+    # Documented: at least 50 interactions per article type.
+    assert (w >= 50 * n_articles).all()
+    # Documented: Dirichlet user features, non-negative and summing to one.
+    assert (X >= 0).all()
+    assert_allclose(X.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_news_click_rates_are_plausible():
+    _, C, _ = make_news(2000, random_state=1)
+    # Documented click probabilities lie in (0.02, 0.2); observed rates
+    # average to a value in that range and vary across article types.
+    assert 0.02 < C.mean() < 0.2
+    assert C.mean(axis=0).std() > 0
+    assert C.std(axis=0).min() > 0
+
+
+def test_news_determinism():
+    a = make_news(50, random_state=3)
+    b = make_news(50, random_state=3)
+    c = make_news(50, random_state=4)
+    for u, v in zip(a, b):
+        assert_array_equal(u, v)
+    assert not np.array_equal(a[1], c[1])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_samples": 0}, "n_samples must be an int >= 1"),
+    ({"n_samples": 10, "n_articles": 0}, "n_articles must be an int >= 1"),
+    ({"n_samples": 10, "n_features": 1.0}, "n_features must be an int >= 1"),
+])
+def test_news_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_news(**kwargs)
