@@ -1,5 +1,7 @@
 """Tests of the SPO loss, its normalized form and the scikit-learn scorer."""
 
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -326,6 +328,8 @@ def test_spo_scorer_in_grid_search(estimator, grid):
     best = search.best_estimator_
     assert scorer(best, X, C) == pytest.approx(
         -normalized_spo_loss(C, best.predict(X), problem=sp), rel=1e-15)
+    # Parallel searches ship the scorer (and its problem) to workers.
+    assert pickle.loads(pickle.dumps(scorer))(best, X, C) == scorer(best, X, C)
 
 
 def test_spo_scorer_forwards_sample_weight_and_ties():
