@@ -1,0 +1,311 @@
+"""Matplotlib drawings: fitted trees and the paper's result figures.
+
+Needs the ``spotree[plot]`` extra. Every function draws on ``ax`` when given
+(otherwise on a new figure) and returns the Axes, so plots compose.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ._compat import import_optional
+from .tree._export_graphviz import _decision_keys, _describe, _resolve
+from .tree._tree import TREE_LEAF
+
+__all__ = ["plot_tree", "plot_by_depth", "plot_predicted_costs", "decision_boundaries",
+           "METHOD_COLORS"]
+
+#: Colours of the paper's figures: SPO methods blue, CART methods orange.
+METHOD_COLORS = {
+    "SPOT": "#1f77b4", "CART": "#ff7f0e", "SPOT MILP": "#2ca02c",
+    "SPO Forest": "#6baed6", "CART Forest": "#fdae6b",
+}
+_FALLBACK = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+_LEAF_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
+                "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5")
+
+
+def _wrap(text, width=16):
+    """Break a decision description at "->", ", " or spaces into lines of ~width chars."""
+    parts = [p for p in re.split(r"(?<=->)|(?<=, )|(?<= )", text) if p]
+    lines, cur = [], ""
+    for p in parts:
+        if cur and len(cur) + len(p) > width:
+            lines.append(cur.rstrip())
+            cur = ""
+        cur += p
+    if cur:
+        lines.append(cur.rstrip())
+    return lines or [text]
+
+
+def _plt(purpose):
+    return import_optional("matplotlib.pyplot", purpose=purpose)
+
+
+def _method_color(name, i):
+    return METHOD_COLORS.get(name, _FALLBACK[i % len(_FALLBACK)])
+
+
+def _new_axes(purpose, figsize):
+    plt = _plt(purpose)
+    _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=None,
+              precision=2, show_loss=True, fontsize=None):
+    """Draw a fitted SPO tree: splits, leaf decisions, samples and SPO losses.
+
+    Leaves with the same decision share a colour. The left child of a split
+    holds the samples for which the split's condition is true.
+
+    Parameters
+    ----------
+    model : fitted SPOTree (or any estimator with ``tree_``) or Tree
+    ax : matplotlib Axes, default=None
+        Draw here; by default on a new figure sized to the tree.
+    feature_names : list of str, default=None
+        By default ``feature_names_in_`` when available, else ``x0, x1, ...``.
+    problem : DecisionProblem, default=None
+        Describes leaf decisions when ``model`` is a bare :class:`Tree`.
+    max_depth : int, default=None
+        Draw down to this depth; deeper subtrees end in a "..." node.
+    precision : int, default=2
+        Decimals of thresholds and losses.
+    show_loss : bool, default=True
+    fontsize : float, default=None
+        Chosen from the tree size when None.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    tree, model_problem, names = _resolve(model, feature_names)
+    problem = problem if problem is not None else model_problem
+    if max_depth is not None and (not isinstance(max_depth, (int, np.integer))
+                                  or max_depth < 0):
+        raise ValueError(f"max_depth must be a non-negative int or None; got {max_depth!r}.")
+    depth = tree.node_depth()
+    shown_leaf = (tree.children_left == TREE_LEAF)
+    if max_depth is not None:
+        shown_leaf = shown_leaf | (depth == max_depth)
+    visible = depth <= (max_depth if max_depth is not None else depth.max())
+
+    # In-order leaf positions; a split sits above the middle of its children.
+    xpos = np.zeros(tree.node_count)
+    counter = [0]
+
+    def place(t):
+        if shown_leaf[t]:
+            xpos[t] = counter[0]
+            counter[0] += 1
+            return
+        place(tree.children_left[t])
+        place(tree.children_right[t])
+        xpos[t] = 0.5 * (xpos[tree.children_left[t]] + xpos[tree.children_right[t]])
+
+    place(0)
+    n_cols = max(counter[0], 1)
+    n_rows = int(depth[visible].max()) + 1
+    if ax is None:
+        ax = _new_axes("plot_tree", (min(max(2.0 * n_cols, 5.0), 40.0),
+                                     min(max(1.7 * n_rows, 2.5), 24.0)))
+    if fontsize is None:
+        fontsize = float(np.clip(11 - 0.25 * n_cols, 5, 10))
+    keys = _decision_keys(tree)
+    fmt = f"{{:.{int(precision)}f}}"
+
+    def samples(t):
+        w, n = tree.weighted_n_node_samples[t], tree.n_node_samples[t]
+        return f"n = {n}" if np.isclose(w, n) else f"weight = {w:.4g}"
+
+    for t in np.flatnonzero(visible):
+        lines = []
+        if shown_leaf[t]:
+            desc = _describe(problem, tree.decision[t])
+            lines += _wrap(desc)
+            if tree.children_left[t] != TREE_LEAF:
+                lines.append("(subtree cut)")
+            color = _LEAF_COLORS[keys[t] % len(_LEAF_COLORS)]
+        else:
+            f = names[tree.feature[t]]
+            cats = tree.categories[t]
+            cond = (f"{f} in {{" + ", ".join(f"{c:g}" for c in cats) + "}" if cats.size
+                    else f"{f} <= {fmt.format(tree.threshold[t])}")
+            lines.append(cond)
+            color = "white"
+        lines.append(samples(t))
+        if show_loss:
+            lines.append(f"SPO loss = {fmt.format(tree.loss[t])}")
+        ax.text(xpos[t], -depth[t], "\n".join(lines), ha="center", va="center",
+                fontsize=fontsize, zorder=3,
+                bbox=dict(boxstyle="round,pad=0.4", facecolor=color, edgecolor="0.3"))
+        if not shown_leaf[t]:
+            for child, label in ((tree.children_left[t], "True"),
+                                 (tree.children_right[t], "False")):
+                ax.plot([xpos[t], xpos[child]], [-depth[t], -depth[child]], color="0.4",
+                        lw=1, zorder=1)
+                if t == 0:
+                    ax.text(0.5 * (xpos[t] + xpos[child]), -0.5, label, ha="center",
+                            va="center", fontsize=fontsize * 0.9, color="0.3",
+                            bbox=dict(facecolor="white", edgecolor="none", pad=0.5), zorder=2)
+    ax.set_xlim(-0.7, n_cols - 0.3)
+    ax.set_ylim(-(n_rows - 1) - 0.6, 0.6)
+    ax.set_axis_off()
+    return ax
+
+
+def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=None, ax=None,
+                  ylabel=None, title=None, depth_key="depth", method_key="method"):
+    """Boxplots of ``value`` for each method, grouped by tree depth (paper figures 3-5).
+
+    Parameters
+    ----------
+    rows : list of dict
+        One dict per run with at least ``method_key``, ``depth_key`` and
+        ``value`` (e.g. the rows of an experiment's ``results.csv``). A depth
+        of ``None`` or ``""`` is drawn as "unrestricted"; methods without a
+        depth (forests) as "-".
+    value : str, default="normalized_spo_loss"
+    methods, depths : list, default=None
+        Order of the boxes; by default their order of appearance.
+    ax : matplotlib Axes, default=None
+    ylabel, title : str, default=None
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    def dkey(d):
+        return "unrestricted" if d in (None, "", "None", "none") else str(d)
+
+    rows = [r for r in rows if r.get(value) not in (None, "")]
+    if methods is None:
+        methods = list(dict.fromkeys(r[method_key] for r in rows))
+    if depths is None:
+        depths = list(dict.fromkeys(dkey(r[depth_key]) for r in rows))
+    else:
+        depths = [dkey(d) for d in depths]
+    if ax is None:
+        ax = _new_axes("plot_by_depth", (1.6 + 1.4 * len(depths) * max(len(methods), 1) ** 0.5,
+                                         3.8))
+    width = 0.8 / max(len(methods), 1)
+    handles = []
+    for i, m in enumerate(methods):
+        data, pos = [], []
+        for j, d in enumerate(depths):
+            vals = [float(r[value]) for r in rows
+                    if r[method_key] == m and dkey(r[depth_key]) == d]
+            if vals:
+                data.append(vals)
+                pos.append(j - 0.4 + width * (i + 0.5))
+        if not data:
+            continue
+        color = _method_color(m, i)
+        bp = ax.boxplot(data, positions=pos, widths=width * 0.85, patch_artist=True,
+                        manage_ticks=False, medianprops=dict(color="black"),
+                        flierprops=dict(marker=".", markersize=3))
+        for box in bp["boxes"]:
+            box.set_facecolor(color)
+            box.set_alpha(0.85)
+        handles.append((bp["boxes"][0], m))
+    ax.set_xticks(range(len(depths)))
+    ax.set_xticklabels(depths)
+    ax.set_xlim(-0.6, len(depths) - 0.4)
+    ax.set_xlabel("training depth")
+    ax.set_ylabel(ylabel or value.replace("_", " "))
+    if handles:
+        ax.legend([h for h, _ in handles], [m for _, m in handles], fontsize=8, frameon=False)
+    if title:
+        ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    return ax
+
+
+def decision_boundaries(model, x, feature=0):
+    """Feature values where a one-feature model's decision changes.
+
+    Parameters
+    ----------
+    model : fitted estimator with ``predict_decision``
+    x : array-like of shape (m,)
+        Increasing grid of values of the feature.
+    feature : int, default=0
+        Unused placeholder for models of one feature (kept for clarity).
+
+    Returns
+    -------
+    list of float
+        Midpoints between consecutive grid values whose decisions differ.
+    """
+    x = np.asarray(x, dtype=np.float64).ravel()
+    W = model.predict_decision(x.reshape(-1, 1))
+    change = np.flatnonzero(np.any(np.abs(np.diff(W, axis=0)) > 1e-9, axis=1))
+    return [float(0.5 * (x[k] + x[k + 1])) for k in change]
+
+
+def plot_predicted_costs(model, x, C_true=None, *, true_boundary=None, ax=None, label=None,
+                         color="#1f77b4", cost_names=None, title=None):
+    """A one-feature model's predicted costs, with true and learned decision boundaries.
+
+    The paper's figure 2 (a)-(c): the true costs in grey, the model's
+    predicted costs in ``color`` (one line style per cost), the true decision
+    boundary as a grey dotted line and the model's as dashed lines of its
+    colour. A learned decision that never changes is shown as a boundary at
+    the left end of the grid (as the paper does for depth-1 CART).
+
+    Parameters
+    ----------
+    model : fitted estimator of one feature with ``predict`` and ``predict_decision``
+    x : array-like of shape (m,)
+        Increasing grid of feature values.
+    C_true : array-like of shape (m, d), default=None
+        True costs on the grid.
+    true_boundary : float or list of float, default=None
+    ax : matplotlib Axes, default=None
+    label : str, default=None
+        Model name in the legend.
+    color : str, default="#1f77b4"
+    cost_names : list of str, default=None
+        Names of the costs (``c1, c2, ...`` by default).
+    title : str, default=None
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    x = np.asarray(x, dtype=np.float64).ravel()
+    C_pred = np.asarray(model.predict(x.reshape(-1, 1)))
+    d = C_pred.shape[1]
+    cost_names = cost_names or [f"c{k + 1}" for k in range(d)]
+    if ax is None:
+        ax = _new_axes("plot_predicted_costs", (5.5, 4.0))
+    styles = ("-", "--", "-.", ":")
+    label = label or type(model).__name__
+    if C_true is not None:
+        C_true = np.asarray(C_true, dtype=np.float64)
+        for k in range(d):
+            ax.plot(x, C_true[:, k], color="0.6", lw=2.5, ls=styles[k % 4],
+                    label=f"true {cost_names[k]}")
+    for k in range(d):
+        ax.plot(x, C_pred[:, k], color=color, lw=1.8, ls=styles[k % 4],
+                label=f"{label} {cost_names[k]}")
+    if true_boundary is not None:
+        for i, b in enumerate(np.atleast_1d(true_boundary)):
+            ax.axvline(b, color="0.3", ls=":", lw=2,
+                       label=f"true boundary x = {b:.2f}" if i == 0 else None)
+    learned = decision_boundaries(model, x)
+    if not learned:
+        learned = [x[0]]
+    for i, b in enumerate(learned):
+        ax.axvline(b, color=color, ls="--", lw=1.5,
+                   label=f"{label} boundary x = {b:.2f}" if i == 0 else None)
+    ax.set_xlabel("x")
+    ax.set_ylabel("cost")
+    ax.legend(fontsize=7, frameon=False, loc="upper left")
+    if title:
+        ax.set_title(title)
+    return ax

@@ -1,0 +1,153 @@
+"""Graphviz DOT rendering of fitted trees (reads only the flat arrays)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._tree import TREE_LEAF, Tree
+
+__all__ = ["export_graphviz"]
+
+# Leaf fill colours, one per distinct decision (matplotlib's tab10, lightened).
+_PALETTE = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
+            "#c7c7c7", "#dbdb8d", "#9edae5")
+
+
+def _describe(problem, w):
+    try:
+        from ._export import describe_decision
+    except ImportError:  # pragma: no cover - export_text not available
+        describe_decision = None
+    if describe_decision is not None and problem is not None:
+        return describe_decision(problem, w)
+    w = np.asarray(w, dtype=np.float64)
+    nz = np.flatnonzero(np.abs(w) > 1e-9)
+    return "w = {" + ", ".join(f"{k}: {w[k]:.4g}" for k in nz) + "}"
+
+
+def _resolve(model, feature_names):
+    """(tree, problem, feature names) from a fitted estimator or a bare Tree."""
+    if isinstance(model, Tree):
+        tree, problem, names = model, None, None
+    else:
+        tree = getattr(model, "tree_", None)
+        if not isinstance(tree, Tree):
+            raise ValueError(f"model must be a fitted spotree tree (with a tree_ attribute) "
+                             f"or a Tree; got {type(model).__name__} without a fitted tree_.")
+        problem = getattr(model, "problem_", getattr(model, "problem", None))
+        names = getattr(model, "feature_names_in_", None)
+    if feature_names is None:
+        feature_names = (list(names) if names is not None
+                         else [f"x{j}" for j in range(tree.n_features)])
+    elif len(feature_names) != tree.n_features:
+        raise ValueError(f"feature_names must have {tree.n_features} entries (one per "
+                         f"feature); got {len(feature_names)}.")
+    return tree, problem, [str(f) for f in feature_names]
+
+
+def _decision_keys(tree):
+    """A small integer per distinct leaf decision (for colours), in order of appearance."""
+    keys, out = {}, np.full(tree.node_count, -1)
+    for t in range(tree.node_count):
+        k = tuple(np.round(tree.decision[t], 9))
+        out[t] = keys.setdefault(k, len(keys))
+    return out
+
+
+def _escape(text):
+    return str(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, precision=3,
+                    show_loss=True, filled=True, rounded=True, out_file=None):
+    """Export a fitted SPO tree in Graphviz DOT format.
+
+    Each internal node shows its split (``feature <= threshold``; left is the
+    "True" branch), its training samples and SPO loss; each leaf shows its
+    decision. With ``filled=True`` leaves with the same decision share a
+    colour. Render the text with ``dot -Tpng tree.dot -o tree.png``.
+
+    Parameters
+    ----------
+    model : fitted SPOTree (or any estimator with ``tree_``) or Tree
+    feature_names : list of str, default=None
+        By default ``feature_names_in_`` if the model was fitted on a
+        DataFrame, else ``x0, x1, ...``.
+    problem : DecisionProblem, default=None
+        Used to describe decisions when ``model`` is a bare :class:`Tree`.
+    max_depth : int, default=None
+        Draw nodes down to this depth; deeper subtrees are shown as "...".
+    precision : int, default=3
+        Decimals of thresholds and losses.
+    show_loss : bool, default=True
+    filled : bool, default=True
+    rounded : bool, default=True
+    out_file : str or path-like, default=None
+        Also write the text to this file.
+
+    Returns
+    -------
+    dot : str
+    """
+    tree, model_problem, names = _resolve(model, feature_names)
+    problem = problem if problem is not None else model_problem
+    if max_depth is not None and (not isinstance(max_depth, (int, np.integer))
+                                  or max_depth < 0):
+        raise ValueError(f"max_depth must be a non-negative int or None; got {max_depth!r}.")
+    fmt = f"{{:.{int(precision)}f}}"
+    keys = _decision_keys(tree)
+    depth = tree.node_depth()
+    style = ", ".join(s for s, on in (("filled", filled), ("rounded", rounded)) if on)
+    node_style = f', style="{style}"' if style else ""
+    lines = ["digraph SPOTree {",
+             f'node [shape=box{node_style}, fontname="helvetica"] ;',
+             'edge [fontname="helvetica"] ;']
+
+    def samples(t):
+        w, n = tree.weighted_n_node_samples[t], tree.n_node_samples[t]
+        return f"samples = {n}" if np.isclose(w, n) else f"weight = {fmt.format(w)}"
+
+    stack = [0]
+    while stack:
+        t = stack.pop()
+        leaf = tree.children_left[t] == TREE_LEAF
+        truncated = not leaf and max_depth is not None and depth[t] >= max_depth
+        parts = []
+        if leaf or truncated:
+            parts.append(f"decision: {_describe(problem, tree.decision[t])}")
+        else:
+            f = names[tree.feature[t]]
+            cats = tree.categories[t]
+            if cats.size:
+                parts.append(f"{f} in {{" + ", ".join(f"{c:g}" for c in cats) + "}")
+            else:
+                parts.append(f"{f} <= {fmt.format(tree.threshold[t])}")
+        parts.append(samples(t))
+        if show_loss:
+            parts.append(f"SPO loss = {fmt.format(tree.loss[t])}")
+        attrs = f'label="{_escape(chr(10).join(parts))}"'.replace("\n", "\\n")
+        if filled:
+            color = _PALETTE[keys[t] % len(_PALETTE)] if (leaf or truncated) else "#ffffff"
+            attrs += f', fillcolor="{color}"'
+        lines.append(f"{t} [{attrs}] ;")
+        if truncated:
+            lines.append(f'more{t} [label="...", shape=plaintext] ;')
+            lines.append(f"{t} -> more{t} ;")
+            continue
+        if not leaf:
+            left, right = tree.children_left[t], tree.children_right[t]
+            if t == 0:
+                lines.append(f'{t} -> {left} [labeldistance=2.5, labelangle=45, '
+                             'headlabel="True"] ;')
+                lines.append(f'{t} -> {right} [labeldistance=2.5, labelangle=-45, '
+                             'headlabel="False"] ;')
+            else:
+                lines.append(f"{t} -> {left} ;")
+                lines.append(f"{t} -> {right} ;")
+            stack += [right, left]
+    lines.append("}")
+    dot = "\n".join(lines) + "\n"
+    if out_file is not None:
+        with open(out_file, "w", encoding="utf-8") as fh:
+            fh.write(dot)
+    return dot

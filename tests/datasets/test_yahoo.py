@@ -1,0 +1,133 @@
+"""The Yahoo! R6A pipeline on small synthetic logs written in the real format."""
+
+import gzip
+import os
+
+import numpy as np
+import pytest
+
+from spotree.datasets import load_yahoo_r6, read_yahoo_r6
+from spotree.datasets._yahoo import write_synthetic_r6
+
+DAY = 86400
+MAY1 = int(np.datetime64("2009-05-01", "s").astype(np.int64))
+
+
+@pytest.fixture(scope="module")
+def log_dir(tmp_path_factory):
+    """Six distinct user profiles, seven articles all shown on every line."""
+    d = tmp_path_factory.mktemp("r6")
+    truth = write_synthetic_r6(d / "ydata-fp-td-clicks-v1_0.2009050x.gz", 6000,
+                               n_articles=7, pool_size=7, n_user_profiles=6, errors=3,
+                               random_state=1)
+    return d, truth
+
+
+def test_gzip_and_plain_files_parse_to_the_records_written(tmp_path):
+    truth = write_synthetic_r6(tmp_path / "a.gz", 300, random_state=3, errors=2)
+    with gzip.open(tmp_path / "a.gz", "rt") as fh, open(tmp_path / "b.txt", "w") as out:
+        out.write(fh.read())
+    for name in ("a.gz", "b.txt"):
+        log = read_yahoo_r6(tmp_path / name)
+        assert log.n_skipped == 2
+        assert log.feature_ids == [1, 2, 3, 4, 5, 6]
+        np.testing.assert_array_equal(log.timestamp, truth.timestamp)
+        np.testing.assert_array_equal(log.article, truth.article)
+        np.testing.assert_array_equal(log.click, truth.click)
+        # Column 0 is feature 1, the constant; 2..6 are the user's five features.
+        np.testing.assert_array_equal(log.user[:, 0], 1.0)
+        np.testing.assert_allclose(log.user[:, 1:], truth.user, atol=5e-7)
+        for a, f in truth.article_features.items():
+            if a in log.article_features:
+                np.testing.assert_allclose(log.article_features[a][1:], f, atol=5e-7)
+
+
+def test_directory_reads_every_file(tmp_path):
+    write_synthetic_r6(tmp_path / "day1.gz", 50, random_state=0)
+    write_synthetic_r6(tmp_path / "day2", 70, random_state=1)
+    assert read_yahoo_r6(tmp_path).timestamp.size == 120
+    assert read_yahoo_r6(tmp_path, max_lines=30).timestamp.size == 30
+
+
+def test_pipeline_matches_brute_force_on_test_days(log_dir):
+    d, truth = log_dir
+    out = load_yahoo_r6(d, n_user_clusters=6, n_article_clusters=7, min_records=1,
+                        min_article_coverage=0.0, random_state=0)
+    assert out.feature_names == ["user_2", "user_3", "user_4", "user_5", "user_6"]
+    day = (truth.timestamp - MAY1) // DAY
+    pool, test = day < 5, (day >= 5) & (day < 10)
+    assert out.n_records["train"] + out.n_records["val"] == pool.sum()
+    assert abs(out.n_records["train"] - out.n_records["val"]) <= 1
+    assert out.n_records["test"] == test.sum()
+    assert out.n_records["skipped"] == 3
+    # Six distinct profiles into six clusters: each cluster is one profile, and
+    # its mean features are the profile itself.
+    profiles = np.unique(truth.user, axis=0)
+    np.testing.assert_allclose(np.sort(out.user_centers, axis=0), np.sort(profiles, axis=0),
+                               atol=1e-9)
+    # Brute force: click rate per (profile, article type) over the test days.
+    ucl = out.user_clusterer.predict(truth.user)
+    acl = np.array([out.article_type_of[a] for a in truth.article])
+    assert len(set(out.article_type_of.values())) == 7
+    for row, u in enumerate(out.cluster_test):
+        sel = test & (ucl == u)
+        np.testing.assert_allclose(out.X_test[row], truth.user[sel][0], atol=1e-9)
+        assert out.sample_weight_test[row] == sel.sum()
+        for col, k in enumerate(out.article_types):
+            cell = sel & (acl == k)
+            assert out.record_counts_test[row, col] == cell.sum()
+            assert out.C_test[row, col] == pytest.approx(truth.click[cell].mean())
+    assert out.C_test.shape == (6, 7)
+    # Train and validation together hold every pool record.
+    total = out.sample_weight_train.sum() + out.sample_weight_val.sum()
+    assert total == pool.sum()
+
+
+def test_filters_drop_rare_article_types_and_thin_user_clusters(log_dir):
+    d, truth = log_dir
+    out = load_yahoo_r6(d, n_user_clusters=6, n_article_clusters=7, min_records=40,
+                        min_article_coverage=0.5, random_state=0)
+    ucl = out.user_clusterer.predict(truth.user)
+    acl = np.array([out.article_type_of[a] for a in truth.article])
+    day = (truth.timestamp - MAY1) // DAY
+    test = (day >= 5) & (day < 10)
+    counts = np.array([[np.sum(test & (ucl == u) & (acl == k)) for k in out.article_types]
+                       for u in range(6)])
+    expected = np.flatnonzero((counts >= 40).all(axis=1))
+    np.testing.assert_array_equal(out.cluster_test, expected)
+    assert (out.record_counts_train >= 40).all() and (out.record_counts_val >= 40).all()
+    # An article type is kept iff at least half the training clusters have 40 records of it.
+    assert np.array_equal(out.article_types,
+                          np.flatnonzero(out.article_coverage >= 0.5))
+    strict = load_yahoo_r6(d, n_user_clusters=6, n_article_clusters=7, min_records=10**6,
+                           min_article_coverage=0.0, random_state=0)
+    assert strict.X_train.shape[0] == 0 and strict.X_test.shape[0] == 0
+
+
+def test_same_seed_same_pairs_and_split_changes_with_seed(log_dir):
+    d, _ = log_dir
+    kw = dict(n_user_clusters=6, n_article_clusters=7, min_records=1,
+              min_article_coverage=0.0)
+    a, b = load_yahoo_r6(d, random_state=5, **kw), load_yahoo_r6(d, random_state=5, **kw)
+    np.testing.assert_array_equal(a.C_train, b.C_train)
+    np.testing.assert_array_equal(a.sample_weight_val, b.sample_weight_val)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_user_clusters=10**5), "n_user_clusters"),
+    (dict(n_user_clusters=6, n_article_clusters=50), "n_article_clusters"),
+    (dict(train_dates=("2010-01-01", "2010-01-02")), "train_dates"),
+    (dict(validation_fraction=1.5), "validation_fraction"),
+    (dict(min_records=-1), "min_records"),
+])
+def test_bad_arguments_are_named(log_dir, kwargs, match):
+    d, _ = log_dir
+    with pytest.raises(ValueError, match=match):
+        load_yahoo_r6(d, **kwargs)
+
+
+def test_missing_data_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not found"):
+        load_yahoo_r6(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match="no log files"):
+        load_yahoo_r6(tmp_path)

@@ -1,0 +1,75 @@
+"""Problem spec files (JSON / YAML) and their one-line errors."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from spotree.problems import FiniteDecisions, ShortestPath
+from spotree.problems._spec import load_problem, validate_problem_spec
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_example_shortest_path_and_finite_specs_load():
+    sp = load_problem(EXAMPLES / "shortest_path.json")
+    assert isinstance(sp, ShortestPath) and sp.grid == (4, 4) and sp.n_costs == 24
+    roads = load_problem(EXAMPLES / "finite.json")
+    assert isinstance(roads, FiniteDecisions)
+    np.testing.assert_array_equal(roads.V, np.eye(2))
+
+
+def test_example_news_lp_spec_validates():
+    spec = json.loads((EXAMPLES / "news_lp.json").read_text())
+    clean = validate_problem_spec(spec)
+    assert "name" not in clean and clean["type"] == "linear_program"
+    assert np.asarray(clean["A_ub"]).shape == (5, 6)
+    try:
+        from spotree.problems._linear import LinearProgram  # noqa: F401
+    except ImportError:
+        pytest.skip("LinearProgram not available yet")
+    problem = load_problem(EXAMPLES / "news_lp.json")
+    assert problem.n_costs == 6 and problem.sense == "max"
+
+
+def test_yaml_spec_equals_json_spec(tmp_path):
+    pytest.importorskip("yaml")
+    (tmp_path / "p.yaml").write_text("type: finite\nsense: max\ndecisions:\n"
+                                     "  - [1, 0, 0]\n  - [0, 1, 0]\n")
+    p = load_problem(tmp_path / "p.yaml")
+    assert p.sense == "max" and p.V.shape == (2, 3)
+
+
+@pytest.mark.parametrize("text, match", [
+    ('{"type": "shortest_path", "grid": [4, 4]', "invalid JSON at line 1"),
+    ('[1, 2]', "must be a mapping"),
+    ('{"grid": [4, 4]}', "'type' must be one of"),
+    ('{"type": "knapsack"}', "'type' must be one of"),
+    ('{"type": "shortest_path", "grid": [4]}', "'grid' must be"),
+    ('{"type": "shortest_path", "gird": [4, 4]}', "unknown key"),
+    ('{"type": "finite"}', "needs the key"),
+    ('{"type": "finite", "decisions": [[1, 0], [0]]}', "rectangular"),
+    ('{"type": "finite", "decisions": [[1, "a"]]}', "finite number"),
+    ('{"type": "finite", "decisions": [[1, 0]], "sense": "minimize"}', "'sense'"),
+    ('{"type": "linear_program", "b_ub": [1]}', "needs 'A_ub'"),
+    ('{"type": "linear_program", "A_ub": [[1, 1]], "b_ub": [1, 2]}', "has 2 entries"),
+    ('{"type": "linear_program", "A_ub": [[1, 1]]}', "'b_ub'"),
+    ('{"type": "linear_program", "A_ub": [[1, 1]], "b_ub": [1], "A_eq": [[1, 1, 1]], '
+     '"b_eq": [1]}', "columns"),
+])
+def test_malformed_specs_give_one_line_errors_naming_the_file(tmp_path, text, match):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=match) as info:
+        load_problem(path)
+    msg = str(info.value)
+    assert msg.startswith(str(path)) and "\n" not in msg
+
+
+def test_missing_and_binary_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not found"):
+        load_problem(tmp_path / "none.json")
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00\x01")
+    with pytest.raises(ValueError, match="bin.json"):
+        load_problem(tmp_path / "bin.json")

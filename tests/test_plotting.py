@@ -1,0 +1,148 @@
+"""plot_tree, the result plots and export_graphviz, on hand-built trees."""
+
+import re
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.image as mpimg  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+
+from spotree.plotting import (  # noqa: E402
+    decision_boundaries, plot_by_depth, plot_predicted_costs, plot_tree)
+from spotree.problems import FiniteDecisions, ShortestPath  # noqa: E402
+from spotree.tree._export_graphviz import export_graphviz  # noqa: E402
+from spotree.tree._tree import Tree  # noqa: E402
+
+
+def hand_tree(V):
+    """Root splits x0 <= 0.28; its left child splits x1 <= 0.5; three leaves."""
+    return Tree(n_features=2, n_outputs=V.shape[1], children_left=[1, 3, -1, -1, -1],
+                children_right=[2, 4, -1, -1, -1], feature=[0, 1, -2, -2, -2],
+                threshold=[0.28, 0.5, -2, -2, -2], value=np.tile(V[0], (5, 1)),
+                decision=V[[0, 0, 1, 0, 2 % len(V)]], loss=[3.0, 2.0, 0.0, 0.5, 0.25],
+                impurity=[3.0, 2.0, 0.0, 0.5, 0.25], n_node_samples=[100, 60, 40, 30, 30],
+                weighted_n_node_samples=[100.0, 60.0, 40.0, 30.0, 30.0])
+
+
+class Fitted:
+    """Stands in for a fitted estimator: only tree_ and problem_ are read."""
+
+    def __init__(self, tree, problem, names=None):
+        self.tree_, self.problem_ = tree, problem
+        if names is not None:
+            self.feature_names_in_ = np.array(names, dtype=object)
+
+
+def saved_pixels(fig, path):
+    fig.savefig(path, dpi=60)
+    plt.close(fig)
+    img = mpimg.imread(path)
+    assert img.ndim == 3 and img.shape[0] > 50 and img.shape[1] > 50
+    return img
+
+
+def texts(ax):
+    return [t.get_text() for t in ax.texts]
+
+
+def test_plot_tree_draws_every_node_with_splits_and_leaf_decisions(tmp_path):
+    sp = ShortestPath((4, 4))
+    V = sp.vertices()
+    model = Fitted(hand_tree(V), sp, names=["hour", "snow"])
+    ax = plot_tree(model)
+    labels = texts(ax)
+    boxes = [t for t in labels if "SPO loss" in t]
+    assert len(boxes) == 5
+    assert any(t.startswith("hour <= 0.28") for t in boxes)
+    assert any(t.startswith("snow <= 0.50") for t in boxes)
+    # Each leaf names its path, wrapped over lines.
+    for leaf in (2, 3, 4):
+        path = sp.describe_decision(V[[0, 0, 1, 0, 2]][leaf])
+        assert any(t.replace("\n", "").startswith(path) for t in boxes)
+    assert "True" in labels and "False" in labels
+    img = saved_pixels(ax.figure, tmp_path / "tree.png")
+    assert img[..., :3].std() > 0.05
+
+
+def test_plot_tree_on_given_axes_with_a_bare_tree_and_max_depth(tmp_path):
+    roads = FiniteDecisions(np.eye(2))
+    fig, ax = plt.subplots()
+    out = plot_tree(hand_tree(np.eye(2)), ax=ax, problem=roads, max_depth=1)
+    assert out is ax
+    boxes = [t for t in texts(ax) if "loss" in t]
+    assert len(boxes) == 3  # root and its two children; the grandchildren are cut
+    assert any("(subtree cut)" in t for t in boxes)
+    assert any(t.startswith("x0 <= 0.28") for t in boxes)
+    saved_pixels(fig, tmp_path / "t.png")
+
+
+def test_plot_tree_rejects_non_models_and_bad_names():
+    with pytest.raises(ValueError, match="fitted spotree tree"):
+        plot_tree(object())
+    with pytest.raises(ValueError, match="feature_names must have 2"):
+        plot_tree(hand_tree(np.eye(2)), feature_names=["a"])
+
+
+def test_export_graphviz_is_valid_dot_with_one_node_per_tree_node(tmp_path):
+    roads = FiniteDecisions(np.eye(2))
+    dot = export_graphviz(Fitted(hand_tree(np.eye(2)), roads), feature_names=["x", "y"],
+                          out_file=tmp_path / "t.dot")
+    assert dot.startswith("digraph") and dot.rstrip().endswith("}")
+    assert (tmp_path / "t.dot").read_text() == dot
+    nodes = re.findall(r"^(\d+) \[label=\"([^\"]*)\"", dot, flags=re.M)
+    assert [int(n) for n, _ in nodes] == [0, 1, 3, 4, 2]  # depth first, left first
+    edges = re.findall(r"^(\d+) -> (\d+)", dot, flags=re.M)
+    assert sorted((int(a), int(b)) for a, b in edges) == [(0, 1), (0, 2), (1, 3), (1, 4)]
+    label = dict(nodes)
+    assert label["0"].startswith("x <= 0.280") and label["1"].startswith("y <= 0.500")
+    assert "decision:" in label["2"] and "samples = 40" in label["2"]
+    assert dot.count("{") == dot.count("}")
+    cut = export_graphviz(hand_tree(np.eye(2)), max_depth=0)
+    assert "..." in cut and "1 [" not in cut
+
+
+class Threshold1D:
+    """A one-feature two-road model: below t choose road 2, else road 1."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def predict(self, X):
+        x = np.asarray(X)[:, 0]
+        return np.column_stack([np.where(x <= self.t, 3.0, 5.0), np.where(x <= self.t, 2.0, 9.0)])
+
+    def predict_decision(self, X):
+        C = self.predict(X)
+        return np.eye(2)[np.argmin(C, axis=1)]
+
+
+def test_decision_boundaries_and_predicted_costs_plot(tmp_path):
+    x = np.linspace(0, 1, 1001)
+    assert decision_boundaries(Threshold1D(0.28), x) == [pytest.approx(0.2805)]
+    assert decision_boundaries(Threshold1D(2.0), x) == []
+    C = np.column_stack([5 * x + 1.9, (5 * x + 0.4) ** 2])
+    ax = plot_predicted_costs(Threshold1D(0.28), x, C, true_boundary=0.28, label="SPOT")
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "true boundary x = 0.28" in legend and "SPOT boundary x = 0.28" in legend
+    ax2 = plot_predicted_costs(Threshold1D(2.0), x, C, true_boundary=0.28, label="CART")
+    assert "CART boundary x = 0.00" in [t.get_text() for t in ax2.get_legend().get_texts()]
+    img = saved_pixels(ax.figure, tmp_path / "c.png")
+    assert img[..., :3].std() > 0.05
+    plt.close(ax2.figure)
+
+
+def test_plot_by_depth_groups_boxes_by_method_and_depth(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = [{"method": m, "depth": d, "normalized_spo_loss": rng.uniform()}
+            for m in ("SPOT", "CART") for d in (1, 2, "") for _ in range(5)]
+    rows += [{"method": "SPO Forest", "depth": "", "normalized_spo_loss": 0.1}] * 3
+    ax = plot_by_depth(rows, title="deg 2")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "unrestricted"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["SPOT", "CART",
+                                                                   "SPO Forest"]
+    assert len(ax.patches) == 3 + 3 + 1  # one box per method and depth present
+    img = saved_pixels(ax.figure, tmp_path / "b.png")
+    assert img[..., :3].std() > 0.05
