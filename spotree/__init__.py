@@ -6,7 +6,8 @@ induce, not for prediction error.
 """
 
 from . import datasets, metrics, problems
-from .problems import CallableProblem, DecisionProblem, FiniteDecisions, ShortestPath
+from .problems import (CallableProblem, DecisionProblem, FiniteDecisions, LinearProgram,
+                       ShortestPath)
 
 __version__ = "0.1.0"
 
@@ -14,6 +15,7 @@ __all__ = [
     "CallableProblem",
     "DecisionProblem",
     "FiniteDecisions",
+    "LinearProgram",
     "ShortestPath",
     "datasets",
     "metrics",

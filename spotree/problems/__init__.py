@@ -6,12 +6,15 @@ a whole matrix of cost vectors at once; see :class:`DecisionProblem`.
 
 from ._base import CallableProblem, DecisionProblem, FiniteDecisions
 from ._io import problem_from_dict
+from ._linear import LinearProgram, news_recommendation
 from ._shortest_path import ShortestPath
 
 __all__ = [
     "CallableProblem",
     "DecisionProblem",
     "FiniteDecisions",
+    "LinearProgram",
     "ShortestPath",
+    "news_recommendation",
     "problem_from_dict",
 ]

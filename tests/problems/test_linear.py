@@ -1,0 +1,438 @@
+"""LinearProgram and news_recommendation against scipy's solvers and brute force."""
+
+import copy
+import itertools
+import json
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+from spotree.problems import LinearProgram, news_recommendation, problem_from_dict
+
+RTOL = 1e-9
+
+
+def random_lp(seed, d=4, n_ub=5, n_eq=1, free=False, sense="min", basis_cache=True):
+    """A random feasible, bounded LP (feasible at a known interior-ish point)."""
+    rng = np.random.default_rng(seed)
+    x0 = rng.uniform(-1, 1, d)
+    A_ub = rng.normal(size=(n_ub, d))
+    b_ub = A_ub @ x0 + rng.uniform(0.1, 1.0, n_ub)
+    A_eq = rng.normal(size=(n_eq, d)) if n_eq else None
+    b_eq = A_eq @ x0 if n_eq else None
+    if free:
+        # Free variables, bounded only through the constraints.
+        A_ub = np.vstack([A_ub, np.eye(d), -np.eye(d)])
+        b_ub = np.concatenate([b_ub, np.full(2 * d, 2.0)])
+        bounds = [(None, None)] * d
+    else:
+        bounds = (-2.0, 2.0)
+    return LinearProgram(A_ub, b_ub, A_eq, b_eq, bounds=bounds, sense=sense,
+                         basis_cache=basis_cache)
+
+
+def linprog_values(problem, C):
+    sign = problem.sign
+    out = []
+    for c in C:
+        res = linprog(sign * c, A_ub=problem.A_ub, b_ub=problem.b_ub, A_eq=problem.A_eq,
+                      b_eq=problem.b_eq, bounds=problem.bounds, method="highs")
+        assert res.status == 0
+        out.append(sign * res.fun)
+    return np.array(out)
+
+
+def assert_feasible(problem, W, tol=1e-7):
+    if problem.A_ub is not None:
+        assert (W @ problem.A_ub.T <= problem.b_ub + tol).all()
+    if problem.A_eq is not None:
+        np.testing.assert_allclose(W @ problem.A_eq.T, np.broadcast_to(problem.b_eq, (len(W), len(problem.b_eq))), atol=tol)
+    assert (W >= problem._lo - tol).all() and (W <= problem._hi + tol).all()
+
+
+def close(a, b, scale):
+    np.testing.assert_allclose(a, b, rtol=RTOL, atol=RTOL * scale)
+
+
+# ------------------------------------------------------------------ solve
+@pytest.mark.parametrize("sense", ["min", "max"])
+@pytest.mark.parametrize("basis_cache", [False, True])
+@pytest.mark.parametrize("free", [False, True])
+def test_solve_matches_linprog(sense, basis_cache, free):
+    problem = random_lp(0, free=free, sense=sense, basis_cache=basis_cache)
+    C = np.random.default_rng(1).normal(size=(40, problem.n_costs))
+    W, z = problem.solve(C)
+    assert W.shape == C.shape and z.shape == (40,)
+    close(z, linprog_values(problem, C), np.abs(C).max())
+    close(z, np.einsum("ij,ij->i", C, W), np.abs(C).max())
+    assert_feasible(problem, W)
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_news_matches_linprog_and_simplex_constraints(sense):
+    problem = news_recommendation(random_state=3)
+    assert problem.sense == "max"
+    problem.sense = sense  # the same feasible set, both senses
+    C = np.random.default_rng(2).uniform(0, 1, size=(60, 6))
+    W, z = problem.solve(C)
+    close(z, linprog_values(problem, C), 1.0)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-9)
+    assert (W >= -1e-9).all()
+    assert (W @ problem.A_ub.T <= 1 + 1e-9).all()
+
+
+def brute_force_integer(problem, C):
+    """Enumerate all integer points of the (finite) bounds box."""
+    grids = [np.arange(lo, hi + 1) for lo, hi in zip(problem._lo, problem._hi)]
+    P = np.array(list(itertools.product(*grids)), dtype=float)
+    ok = (P @ problem.A_ub.T <= problem.b_ub + 1e-9).all(axis=1)
+    if problem.A_eq is not None:
+        ok &= (np.abs(P @ problem.A_eq.T - problem.b_eq) <= 1e-9).all(axis=1)
+    G = C @ P[ok].T
+    return G.min(axis=1) if problem.sense == "min" else G.max(axis=1)
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_milp_matches_enumeration_and_scipy_milp(sense):
+    rng = np.random.default_rng(4)
+    A_ub = rng.uniform(0.5, 2.0, size=(3, 4))
+    problem = LinearProgram(A_ub, np.full(3, 6.0), bounds=(-1, 3), integrality=np.ones(4),
+                            sense=sense)
+    assert problem.is_milp
+    C = rng.normal(size=(25, 4))
+    W, z = problem.solve(C)
+    close(z, brute_force_integer(problem, C), np.abs(C).max())
+    np.testing.assert_allclose(W, np.round(W), atol=1e-6)
+    assert_feasible(problem, W)
+    for c, zi in zip(C, z):
+        res = milp(problem.sign * c, constraints=LinearConstraint(A_ub, -np.inf, 6.0),
+                   bounds=Bounds(-1, 3), integrality=np.ones(4),
+                   options={"mip_rel_gap": 0.0})
+        assert res.status == 0
+        assert abs(problem.sign * res.fun - zi) <= RTOL * max(1.0, abs(zi))
+
+
+def test_mixed_integer_matches_scipy_milp():
+    rng = np.random.default_rng(5)
+    A_ub = rng.uniform(0.2, 1.5, size=(4, 5))
+    b_ub = np.full(4, 4.5)
+    integrality = np.array([1, 0, 1, 0, 1])
+    problem = LinearProgram(A_ub, b_ub, bounds=(0, 4), integrality=integrality, sense="max")
+    C = rng.uniform(-1, 2, size=(20, 5))
+    W, z = problem.solve(C)
+    assert_feasible(problem, W)
+    np.testing.assert_allclose(W[:, [0, 2, 4]], np.round(W[:, [0, 2, 4]]), atol=1e-6)
+    for c, zi in zip(C, z):
+        res = milp(-c, constraints=LinearConstraint(A_ub, -np.inf, b_ub), bounds=Bounds(0, 4),
+                   integrality=integrality, options={"mip_rel_gap": 0.0})
+        assert abs(-res.fun - zi) <= RTOL * max(1.0, abs(zi))
+    assert problem.vertices() is None  # mixed-integer: no vertex list
+
+
+def test_milp_infeasible_although_relaxation_feasible():
+    with pytest.raises(ValueError, match="infeasible"):
+        LinearProgram(A_eq=[[2.0]], b_eq=[1.0], bounds=(0, 5), integrality=[1])
+
+
+# --------------------------------------------------------------- vertices
+@pytest.mark.parametrize("seed", range(4))
+def test_vertices_cross_check(seed):
+    problem = random_lp(seed, d=4, n_ub=4, n_eq=seed % 2, free=seed >= 2, sense="max")
+    V = problem.vertices()
+    assert V is not None and V.ndim == 2 and V.shape[1] == problem.n_costs
+    assert_feasible(problem, V, tol=1e-8)
+    # Deduplicated and in lexicographic order.
+    assert len(np.unique(np.round(V, 8), axis=0)) == len(V)
+    assert all(tuple(a) < tuple(b) for a, b in zip(np.round(V, 8), np.round(V[1:], 8)))
+    C = np.random.default_rng(seed + 10).normal(size=(200, problem.n_costs))
+    _, z = problem.solve(C)
+    Wv, zv, k = problem.solve_vertices(C)
+    close(zv, z, np.abs(C).max())
+    # Every listed point is a vertex: n_costs linearly independent active constraints.
+    d = problem.n_costs
+    rows = [problem.A_ub, -np.eye(d), np.eye(d)]
+    rhs = [problem.b_ub, -problem._lo, problem._hi]
+    if problem.A_eq is not None:
+        rows.append(problem.A_eq)
+        rhs.append(problem.b_eq)
+    M, b = np.vstack(rows), np.concatenate(rhs)
+    for v in V:
+        active = np.isfinite(b) & (np.abs(M @ v - b) <= 1e-8)
+        assert np.linalg.matrix_rank(M[active]) == d
+
+
+def test_news_vertices_cover_solver_optima():
+    problem = news_recommendation(random_state=0)
+    V = problem.vertices()
+    assert V is not None and 6 <= len(V) <= problem.max_vertices
+    C = np.random.default_rng(7).uniform(0, 1, size=(500, 6))
+    _, z = problem.solve(C)
+    close((C @ V.T).max(axis=1), z, 1.0)
+    # every listed vertex is attained by the solver for some direction: the
+    # solver's optimal decisions only ever land on listed vertices
+    W, _ = problem.solve(C)
+    dist = np.abs(W[:, None, :] - V[None, :, :]).max(axis=2).min(axis=1)
+    assert dist.max() < 1e-7
+
+
+def test_integer_point_vertices():
+    # w1 >= 0 comes from a constraint, not a bound: the box is found by the solver.
+    problem = LinearProgram([[1.0, 1.0], [0.0, -1.0]], [2.5, 0.0], bounds=[(0, 2), (None, 2)],
+                            integrality=[1, 1])
+    V = problem.vertices()
+    expected = np.array([[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [2, 0]], dtype=float)
+    np.testing.assert_array_equal(V, expected)
+    C = np.random.default_rng(0).normal(size=(50, 2))
+    _, z = problem.solve(C)
+    close((C @ V.T).min(axis=1), z, np.abs(C).max())
+
+
+def test_vertex_limits_return_none():
+    problem = random_lp(1)
+    problem.max_bases_enumerated = 3
+    assert problem.vertices() is None
+    problem = random_lp(1)
+    problem.max_vertices = 1
+    assert problem.vertices() is None
+
+
+# ------------------------------------------------------------ basis cache
+def count_highs_calls(problem, monkeypatch):
+    calls = []
+    original = problem._solve_one
+
+    def counted(h, c, i):
+        calls.append(i)
+        return original(h, c, i)
+
+    monkeypatch.setattr(problem, "_solve_one", counted)
+    return calls
+
+
+@pytest.mark.parametrize("kind", ["prefix_sums", "random"])
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_basis_cache_equals_no_cache(kind, sense, monkeypatch):
+    rng = np.random.default_rng(11)
+    cached = random_lp(5, d=5, n_ub=6, sense=sense)
+    plain = random_lp(5, d=5, n_ub=6, sense=sense, basis_cache=False)
+    if kind == "prefix_sums":
+        C = np.cumsum(rng.uniform(0.1, 1.0, size=(3000, 5)) * [1, -1, 1, -1, 1], axis=0)
+    else:
+        C = rng.normal(size=(1500, 5))
+    calls = count_highs_calls(cached, monkeypatch)
+    Wc, zc = cached.solve(C)
+    Wp, zp = plain.solve(C)
+    close(zc, zp, np.abs(C).max())
+    np.testing.assert_allclose(Wc, Wp, atol=1e-7)  # generic costs: unique optima
+    close(zc, np.einsum("ij,ij->i", C, Wc), np.abs(C).max())
+    assert len(calls) < len(C) / 10  # the cache answers most rows
+    # A second pass is answered from the cache alone.
+    del calls[:]
+    W2, z2 = cached.solve(C[:500])
+    assert len(calls) <= 5
+    close(z2, zp[:500], np.abs(C).max())
+
+
+def test_basis_cache_news_prefix_sums_and_eviction(monkeypatch):
+    problem = news_recommendation(random_state=1)
+    plain = news_recommendation(random_state=1)
+    plain.basis_cache = False
+    problem.basis_cache_size = 2  # force evictions
+    rng = np.random.default_rng(0)
+    P = rng.uniform(0, 1, size=(2000, 6))
+    C = np.vstack([np.cumsum(P, axis=0), P])
+    W, z = problem.solve(C)
+    Wp, zp = plain.solve(C)
+    close(z, zp, np.abs(C).max())
+    assert len(problem._model_basis_cache) == 2
+
+
+def test_basis_cache_degenerate_ties():
+    # Redundant, degenerate constraints and integer-valued costs with many ties.
+    A_ub = np.array([[1, 1, 0], [1, 1, 0], [0, 1, 1], [1, 0, 1], [1, 1, 1]], dtype=float)
+    b_ub = np.array([1, 1, 1, 1, 1.5])
+    cached = LinearProgram(A_ub, b_ub, bounds=(0, 1), sense="max")
+    plain = LinearProgram(A_ub, b_ub, bounds=(0, 1), sense="max", basis_cache=False)
+    C = np.random.default_rng(3).integers(-2, 3, size=(400, 3)).astype(float)
+    Wc, zc = cached.solve(C)
+    _, zp = plain.solve(C)
+    close(zc, zp, 2.0)
+    close(zc, linprog_values(plain, C), 2.0)
+    assert_feasible(cached, Wc)
+
+
+def test_bounds_only_problem_cache():
+    problem = LinearProgram(bounds=[(0, 1), (-1, 2), (3, 3)])
+    C = np.random.default_rng(0).normal(size=(100, 3))
+    W, z = problem.solve(C)
+    expected = np.where(C >= 0, [0, -1, 3], [1, 2, 3])
+    np.testing.assert_allclose(W[:, :2], expected[:, :2])
+    close(z, (C * expected).sum(axis=1), np.abs(C).max())
+
+
+# ----------------------------------------------------------------- errors
+def test_infeasible_raises_at_construction():
+    with pytest.raises(ValueError, match="infeasible"):
+        LinearProgram(A_ub=[[1.0, 1.0]], b_ub=[-1.0], bounds=(0, None))
+    with pytest.raises(ValueError, match="lower bound 2.0 > upper bound 1.0 of variable 1"):
+        LinearProgram(bounds=[(0, 1), (2, 1)])
+
+
+def test_unbounded_raises_at_construction():
+    with pytest.raises(ValueError, match=r"unbounded: variable w\[1\] is unbounded above"):
+        LinearProgram(A_ub=[[1.0, -1.0]], b_ub=[1.0], bounds=[(0, 1), (0, None)])
+    with pytest.raises(ValueError, match="unbounded"):
+        LinearProgram(A_eq=[[1.0, 1.0]], b_eq=[1.0], bounds=(None, None))
+    with pytest.raises(ValueError, match="unbounded"):
+        LinearProgram(A_ub=[[1.0, 1.0]], b_ub=[3.0], bounds=(None, 2), integrality=[1, 1])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(A_ub=[1.0, 2.0], b_ub=[1.0]), "'A_ub' parameter .* 2-D"),
+    (dict(A_ub=[[1.0, np.nan]], b_ub=[1.0]), "'A_ub' parameter .* NaN"),
+    (dict(A_ub=[[1.0, 2.0]], b_ub=[1.0, 2.0]), r"'b_ub' parameter .* shape \(1,\)"),
+    (dict(A_ub=[[1.0, 2.0]], b_ub=[np.inf]), "'b_ub' parameter .* infinity"),
+    (dict(A_ub=[[1.0, 2.0]]), "'A_ub' parameter .* without 'b_ub'"),
+    (dict(b_eq=[1.0]), "'b_eq' parameter .* without 'A_eq'"),
+    (dict(A_ub=[[1.0, 2.0]], b_ub=[1.0], A_eq=[[1.0, 1.0, 1.0]], b_eq=[1.0]),
+     "disagree on the number of variables"),
+    (dict(A_ub=[[1.0, 2.0]], b_ub=[1.0], bounds=[(0, 1)] * 3), "disagree"),
+    (dict(), "cannot infer the number of variables"),
+    (dict(A_eq=[[1.0, 1.0]], b_eq=[1.0], bounds=(0, np.nan)), "NaN upper bound"),
+    (dict(A_eq=[[1.0, 1.0]], b_eq=[1.0], bounds=(np.inf, None)), "infinite lower bound"),
+    (dict(A_eq=[[1.0, 1.0]], b_eq=[1.0], bounds=None), "'bounds' parameter"),
+    (dict(A_eq=[[1.0, 1.0]], b_eq=[1.0], bounds="0,1"), "'bounds' parameter"),
+    (dict(A_eq=[[1.0, 1.0]], b_eq=[1.0], bounds=[(0, 1, 2), (0, 1, 2)]), "'bounds' parameter"),
+    (dict(A_eq=[[1.0, 1.0]], b_eq=[1.0], integrality=[1, 2]), "'integrality' parameter"),
+    (dict(A_eq=[[1.0, 1.0]], b_eq=[1.0], integrality=[1]), "'integrality' parameter"),
+    (dict(A_eq=[[1.0, 1.0]], b_eq=[1.0], sense="maximize"), "sense must be 'min' or 'max'"),
+    (dict(A_eq=[[1.0, 1.0]], b_eq=[1.0], basis_cache="yes"), "'basis_cache' parameter"),
+])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        LinearProgram(**kwargs)
+
+
+@pytest.mark.parametrize("C, match", [
+    (np.array([[np.nan, 1.0, 1, 1, 1, 1]]), "NaN or infinity"),
+    (np.ones((2, 5)), "5 columns"),
+    (np.ones(6), "2-D"),
+])
+def test_bad_costs(C, match):
+    with pytest.raises(ValueError, match=match):
+        news_recommendation(random_state=0).solve(C)
+
+
+def test_empty_batch():
+    problem = news_recommendation(random_state=0)
+    W, z = problem.solve(np.empty((0, 6)))
+    assert W.shape == (0, 6) and z.shape == (0,)
+
+
+# ------------------------------------------------- pickling, copies, JSON
+@pytest.mark.parametrize("basis_cache", [True, False])
+def test_pickle_and_deepcopy_after_solve(basis_cache):
+    problem = random_lp(2, basis_cache=basis_cache)
+    C = np.random.default_rng(0).normal(size=(50, problem.n_costs))
+    W, z = problem.solve(C)
+    assert hasattr(problem, "_model_highs")
+    state = problem.__getstate__()
+    assert not any(key.startswith("_model") for key in state)
+    for clone in (pickle.loads(pickle.dumps(problem)), copy.deepcopy(problem)):
+        assert not hasattr(clone, "_model_highs")
+        W2, z2 = clone.solve(C)
+        close(z2, z, np.abs(C).max())
+        np.testing.assert_allclose(W2, W, atol=1e-7)
+    W3, z3 = problem.solve(C)  # the original still works
+    close(z3, z, np.abs(C).max())
+
+
+def test_to_dict_round_trip():
+    problem = LinearProgram(A_ub=[[1.0, 2.0, 0.5]], b_ub=[4.0], A_eq=[[1.0, 0.0, 1.0]],
+                            b_eq=[1.0], bounds=[(0, None), (-1, 3), (None, 2)],
+                            integrality=[0, 1, 0], sense="max")
+    spec = json.loads(json.dumps(problem.to_dict()))
+    assert spec["type"] == "linear_program"
+    assert spec["bounds"] == [[0.0, None], [-1.0, 3.0], [None, 2.0]]
+    assert spec["integrality"] == [0, 1, 0]
+    again = problem_from_dict(spec)
+    assert isinstance(again, LinearProgram)
+    assert again.to_dict() == problem.to_dict()
+    C = np.random.default_rng(0).normal(size=(20, 3))
+    close(again.solve(C)[1], problem.solve(C)[1], np.abs(C).max())
+
+    news = news_recommendation(random_state=0)
+    spec = json.loads(json.dumps(news.to_dict()))
+    assert spec["bounds"] == [0.0, None] and spec["integrality"] is None and spec["b_eq"] == [1.0]
+    again = problem_from_dict(spec)
+    np.testing.assert_array_equal(again.A_ub, news.A_ub)
+    assert again.sense == "max"
+
+
+# ------------------------------------------------------ news_recommendation
+def test_news_recommendation_draw():
+    a = news_recommendation(n_articles=4, n_constraints=3, random_state=42)
+    b = news_recommendation(n_articles=4, n_constraints=3, random_state=42)
+    c = news_recommendation(n_articles=4, n_constraints=3, random_state=43)
+    assert a.n_costs == 4 and a.A_ub.shape == (3, 4) and (a.A_ub > 0).all()
+    np.testing.assert_array_equal(a.A_ub, b.A_ub)
+    assert not np.array_equal(a.A_ub, c.A_ub)
+    np.testing.assert_array_equal(a.b_ub, np.ones(3))
+    np.testing.assert_array_equal(a.A_eq, np.ones((1, 4)))
+    assert a.bounds == (0.0, None)
+    # The first draw is Exponential(1) from the sklearn generator.
+    expected = np.random.RandomState(42).exponential(1.0, size=(3, 4))
+    np.testing.assert_array_equal(a.A_ub, expected)
+
+
+def test_news_recommendation_redraws_infeasible_sets():
+    # With one article, w = 1 is feasible iff every a_m <= 1: P = (1 - e^-1)^4 ~ 0.16,
+    # so most seeds need redraws.
+    for seed in range(10):
+        problem = news_recommendation(n_articles=1, n_constraints=4, random_state=seed)
+        assert (problem.A_ub <= 1).all()
+        again = news_recommendation(n_articles=1, n_constraints=4, random_state=seed)
+        np.testing.assert_array_equal(problem.A_ub, again.A_ub)
+    assert news_recommendation(n_articles=3, n_constraints=0, random_state=0).A_ub is None
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_articles=0), "'n_articles' parameter of news_recommendation must be an int"),
+    (dict(n_articles=2.5), "'n_articles'"),
+    (dict(n_constraints=-1), "'n_constraints' parameter of news_recommendation"),
+])
+def test_news_recommendation_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        news_recommendation(**kwargs)
+
+
+# ------------------------------------------------------------- properties
+NEWS = news_recommendation(random_state=5)
+FREE_LP = random_lp(8, d=3, n_ub=3, free=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(C=arrays(np.float64, st.tuples(st.integers(1, 8), st.just(6)),
+                elements=st.floats(-10, 10, allow_nan=False, width=64)),
+       a=st.floats(0.01, 100))
+def test_scaling_invariance_and_value_news(C, a):
+    W, z = NEWS.solve(C)
+    close(z, NEWS.value(C, W), np.abs(C).max(initial=1.0))
+    _, za = NEWS.solve(a * C)
+    close(za, a * z, a * np.abs(C).max(initial=1.0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(C=arrays(np.float64, st.tuples(st.integers(1, 8), st.just(3)),
+                elements=st.floats(-10, 10, allow_nan=False, width=64)),
+       a=st.floats(0.01, 100))
+def test_scaling_invariance_and_value_free_lp(C, a):
+    W, z = FREE_LP.solve(C)
+    close(z, FREE_LP.value(C, W), np.abs(C).max(initial=1.0))
+    _, za = FREE_LP.solve(a * C)
+    close(za, a * z, a * np.abs(C).max(initial=1.0))
