@@ -8,6 +8,7 @@ induce, not for prediction error.
 from . import datasets, metrics, problems
 from .problems import (CallableProblem, DecisionProblem, FiniteDecisions, LinearProgram,
                        ShortestPath)
+from .tree import SPOTree, export_text, load
 
 __version__ = "0.1.0"
 
@@ -16,7 +17,10 @@ __all__ = [
     "DecisionProblem",
     "FiniteDecisions",
     "LinearProgram",
+    "SPOTree",
     "ShortestPath",
+    "export_text",
+    "load",
     "datasets",
     "metrics",
     "problems",

@@ -192,6 +192,11 @@ class FiniteDecisions(DecisionProblem):
         W, z, _ = self.solve_vertices(C)
         return W, z
 
+    def describe_decision(self, w):
+        """``"option k"``: the index of the candidate row equal to ``w``."""
+        k = int(np.argmin(np.abs(self.V - np.asarray(w)[None, :]).sum(axis=1)))
+        return f"option {k}"
+
     def to_dict(self):
         return {"type": "finite", "decisions": self.V.tolist(), "sense": self.sense}
 

@@ -1,0 +1,84 @@
+"""Declarative parameter validation, run once at the start of ``fit``.
+
+Each estimator lists ``_parameter_constraints``: for every parameter, the
+alternatives it may take. The error has one shape for all of them:
+"The 'max_depth' parameter of SPOTree must be an int in the range [1, inf)
+or None. Got -1 instead."
+"""
+
+from __future__ import annotations
+
+import numbers
+
+__all__ = ["Interval", "Options", "InstanceOf", "validate_params"]
+
+
+class Interval:
+    """Numbers of ``kind`` (``int`` or ``float``) in a range; floats accept ints."""
+
+    def __init__(self, kind, low, high, closed="both"):
+        self.kind, self.low, self.high, self.closed = kind, low, high, closed
+
+    def accepts(self, v):
+        if isinstance(v, bool):
+            return False
+        if self.kind is int and not isinstance(v, numbers.Integral):
+            return False
+        if self.kind is float and not isinstance(v, numbers.Real):
+            return False
+        lo_ok = (self.low is None or v > self.low
+                 or (v == self.low and self.closed in ("both", "left")))
+        hi_ok = (self.high is None or v < self.high
+                 or (v == self.high and self.closed in ("both", "right")))
+        return lo_ok and hi_ok
+
+    def __str__(self):
+        lo = "-inf" if self.low is None else self.low
+        hi = "inf" if self.high is None else self.high
+        lb = "[" if self.closed in ("both", "left") and self.low is not None else "("
+        rb = "]" if self.closed in ("both", "right") and self.high is not None else ")"
+        name = "an int" if self.kind is int else "a float"
+        return f"{name} in the range {lb}{lo}, {hi}{rb}"
+
+
+class Options:
+    """One of a fixed set of values (strings, usually)."""
+
+    def __init__(self, *values):
+        self.values = values
+
+    def accepts(self, v):
+        return isinstance(v, str) and v in self.values
+
+    def __str__(self):
+        return "a str among {" + ", ".join(repr(x) for x in self.values) + "}"
+
+
+class InstanceOf:
+    def __init__(self, kind, description):
+        self.kind, self.description = kind, description
+
+    def accepts(self, v):
+        return isinstance(v, self.kind)
+
+    def __str__(self):
+        return self.description
+
+
+def _describe(alternatives):
+    parts = ["None" if a is None else str(a) for a in alternatives]
+    if len(parts) == 1:
+        return parts[0]
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def validate_params(estimator):
+    """Check every parameter of ``estimator`` against its ``_parameter_constraints``."""
+    name = type(estimator).__name__
+    for param, alternatives in estimator._parameter_constraints.items():
+        value = getattr(estimator, param)
+        ok = any((a is None and value is None) or (a is not None and a.accepts(value))
+                 for a in alternatives)
+        if not ok:
+            raise ValueError(f"The {param!r} parameter of {name} must be "
+                             f"{_describe(alternatives)}. Got {value!r} instead.")

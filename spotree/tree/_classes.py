@@ -1,0 +1,494 @@
+"""SPO tree estimators (scikit-learn compatible)."""
+
+from __future__ import annotations
+
+import copy
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, MultiOutputMixin
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._params import InstanceOf, Interval, Options, validate_params
+from .._validation import check_costs, check_sample_weight
+from ..metrics import decision_loss, normalized_spo_loss
+from ..problems import DecisionProblem, FiniteDecisions
+from ._builder import grow_tree
+from ._criterion import Criterion
+
+__all__ = ["BaseSPOTree", "SPOTree"]
+
+
+def _resolve_problem(problem, n_costs):
+    """The estimator's problem; None means "choose the cheapest of the d options"."""
+    if problem is None:
+        return FiniteDecisions(np.eye(n_costs))
+    if not isinstance(problem, DecisionProblem):
+        raise TypeError(f"problem must be a spotree DecisionProblem (or None); got "
+                        f"{type(problem).__name__}.")
+    return problem
+
+
+def _resolve_min_weight(value, total, name):
+    """min_samples_leaf / min_samples_split: an int is a weight, a float a fraction."""
+    if isinstance(value, numbers.Integral):
+        return float(value)
+    return float(value) * total
+
+
+def _resolve_max_features(max_features, p):
+    if max_features is None:
+        return None
+    if isinstance(max_features, str):
+        k = {"sqrt": np.sqrt(p), "log2": np.log2(p)}[max_features]
+        return max(1, int(k))
+    if isinstance(max_features, numbers.Integral):
+        return min(int(max_features), p)
+    return max(1, int(max_features * p))
+
+
+class BaseSPOTree(MultiOutputMixin, BaseEstimator):
+    """Everything a fitted SPO tree can do once ``tree_`` exists.
+
+    Subclasses set ``tree_`` (a :class:`~spotree.tree.Tree`), ``problem_``,
+    ``n_features_in_`` (and ``feature_names_in_`` for DataFrame input) and
+    ``feature_importances_`` in ``fit``.
+    """
+
+    # ----------------------------------------------------------- helpers
+    def _validate_X_predict(self, X):
+        check_is_fitted(self, "tree_")
+        return validate_data(self, X, reset=False, dtype=np.float64,
+                             ensure_all_finite=True)
+
+    def _check_fit_inputs(self, X, C, sample_weight):
+        X = validate_data(self, X, reset=True, dtype=np.float64, ensure_all_finite=True,
+                          ensure_min_samples=1)
+        C = np.asarray(C) if not hasattr(C, "to_numpy") else C.to_numpy()
+        if C.ndim == 1:
+            C = C.reshape(-1, 1) if self.problem is None else C
+        problem = _resolve_problem(self.problem, C.shape[1] if C.ndim == 2 else 0)
+        C = check_costs(C, n_costs=problem.n_costs)
+        if C.shape[0] != X.shape[0]:
+            raise ValueError(f"X and C must have the same number of rows; got {X.shape[0]} "
+                             f"and {C.shape[0]}.")
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        return X, C, sw, problem
+
+    # -------------------------------------------------------- prediction
+    def apply(self, X):
+        """Index of the leaf each sample ends in."""
+        return self.tree_.apply(self._validate_X_predict(X))
+
+    def decision_path(self, X):
+        """Sparse indicator matrix (n_samples, n_nodes) of the nodes each sample visits."""
+        return self.tree_.decision_path(self._validate_X_predict(X))
+
+    def predict(self, X):
+        """Predicted costs: the weighted mean cost of each sample's leaf.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_costs)
+        """
+        return self.tree_.value[self.apply(X)]
+
+    def predict_decision(self, X):
+        """Decisions: the optimal decision for each sample's leaf mean (stored, no oracle call).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_costs)
+        """
+        return self.tree_.decision[self.apply(X)]
+
+    def score(self, X, C, sample_weight=None):
+        """Minus the normalized SPO loss of the tree's decisions (greater is better).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        C : array-like of shape (n_samples, n_costs)
+            Realized costs.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        C = np.asarray(C, dtype=np.float64)
+        if C.ndim == 1 and self.problem is None:
+            C = C.reshape(-1, 1)
+        return -normalized_spo_loss(C, self.predict(X), problem=self.problem_,
+                                    sample_weight=sample_weight)
+
+    def get_depth(self):
+        """Depth of the tree (a single leaf has depth 0)."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.max_depth
+
+    def get_n_leaves(self):
+        """Number of leaves."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    # ----------------------------------------------------------- pruning
+    def _node_losses_on(self, X, C, sample_weight, loss):
+        """Loss of every node of the fitted tree as a leaf, on the given data."""
+        X = self._validate_X_predict(X)
+        C = check_costs(C, n_costs=self.problem_.n_costs)
+        if C.shape[0] != X.shape[0]:
+            raise ValueError(f"X and C must have the same number of rows; got "
+                             f"{X.shape[0]} and {C.shape[0]}.")
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        t = self.tree_
+        P = t.decision_path(X).T.tocsr().astype(np.float64)  # nodes x samples
+        Pw = P.multiply(sw[None, :]).tocsr()
+        S = np.asarray(Pw @ C)
+        wn = np.asarray(Pw.sum(axis=1)).ravel()
+        _, z = self.problem_.solve(C)
+        spo = self.problem_.sign * (np.einsum("ij,ij->i", S, t.decision) - Pw @ z)
+        spo = np.maximum(spo, 0.0)
+        if loss == "spo":
+            return spo, sw, X, C
+        sq = Pw @ np.einsum("ij,ij->i", C, C)
+        mse = sq - 2 * np.einsum("ij,ij->i", S, t.value) + wn * np.einsum(
+            "ij,ij->i", t.value, t.value)
+        if loss == "mse":
+            return np.maximum(mse, 0.0), sw, X, C
+        crit = self._criterion_scales
+        return crit(spo, mse), sw, X, C
+
+    def _criterion_scales(self, spo, mse):
+        a = getattr(self, "spo_weight", 1.0) if getattr(self, "criterion", "spo") == "spo" else 0.0
+        if a == 1.0:
+            return spo
+        if a == 0.0:
+            return mse
+        s_spo, s_mse = self.loss_scales_
+        return a * spo / s_spo + (1 - a) * mse / s_mse
+
+    def _pruning_loss_name(self, loss):
+        if loss not in ("criterion", "spo", "mse"):
+            raise ValueError(f"loss must be 'criterion', 'spo' or 'mse'; got {loss!r}.")
+        return loss
+
+    def prune(self, X_val, C_val, sample_weight=None, one_se_rule=False, loss="criterion"):
+        """Cost-complexity pruning with the alpha chosen on validation data.
+
+        Computes Breiman's weakest-link sequence of subtrees from the training
+        losses stored in the tree, scores each subtree on ``(X_val, C_val)``
+        and keeps the best one (the paper holds out 20% of the training set).
+        Ties go to the smaller tree.
+
+        Parameters
+        ----------
+        X_val : array-like of shape (n_val, n_features)
+        C_val : array-like of shape (n_val, n_costs)
+        sample_weight : array-like of shape (n_val,), default=None
+        one_se_rule : bool, default=False
+            Keep the smallest subtree whose validation loss is within one
+            standard error of the best.
+        loss : {"criterion", "spo", "mse"}, default="criterion"
+            The loss that orders the subtrees and scores them on validation
+            data: the training criterion's (SPO for SPOT, squared error for
+            CART) or a given one.
+
+        Returns
+        -------
+        pruned : estimator
+            A pruned copy; ``pruning_path_`` holds the alphas, the number of
+            leaves and the validation loss of every candidate subtree, and
+            ``pruning_alpha_`` the chosen alpha.
+        """
+        loss = self._pruning_loss_name(loss)
+        node_val, sw, X, C = self._node_losses_on(X_val, C_val, sample_weight, loss)
+        t = self.tree_
+        train = {"criterion": t.impurity, "spo": t.loss}.get(loss)
+        if train is None:  # "mse" for a tree grown on another criterion
+            train = self._train_mse()
+        alphas, masks, _ = t.pruning_sequence(train)
+        val = np.array([node_val[mk].sum() for mk in masks])
+        n_leaves = np.array([mk.sum() for mk in masks])
+        best = np.flatnonzero(val <= val.min() + 1e-12 * max(abs(val.min()), 1e-300))[-1]
+        if one_se_rule:
+            # Standard error of the best subtree's total validation loss.
+            per = self._per_sample_loss(t.pruned(masks[best]), X, C, loss)
+            mean = np.average(per, weights=sw)
+            var = np.average((per - mean) ** 2, weights=sw)
+            se = np.sqrt(var / max(len(per) - 1, 1)) * sw.sum()
+            best = np.flatnonzero(val <= val[best] + se)[-1]
+        pruned = copy.deepcopy(self)
+        pruned.tree_ = t.pruned(masks[best])
+        pruned.pruning_alpha_ = float(alphas[best])
+        pruned.pruning_path_ = Bunch(ccp_alphas=alphas, n_leaves=n_leaves, val_losses=val)
+        return pruned
+
+    def _per_sample_loss(self, tree, X, C, loss):
+        node_of = tree.apply(X)
+        _, z = self.problem_.solve(C)
+        spo = self.problem_.sign * (np.einsum("ij,ij->i", C, tree.decision[node_of]) - z)
+        spo = np.maximum(spo, 0.0)
+        diff = C - tree.value[node_of]
+        mse = np.einsum("ij,ij->i", diff, diff)
+        if loss == "spo":
+            return spo
+        if loss == "mse":
+            return mse
+        return self._criterion_scales(spo, mse)
+
+    def _train_mse(self):
+        raise ValueError("loss='mse' pruning needs a tree grown with criterion='mse' or a "
+                         "mixed criterion; use loss='criterion' or 'spo'.")
+
+    def cost_complexity_pruning_path(self, X, C, sample_weight=None):
+        """Effective alphas and total leaf losses of the weakest-link pruning sequence.
+
+        Grows a full tree on ``(X, C)`` with this estimator's parameters
+        (``ccp_alpha`` ignored), as scikit-learn does.
+
+        Returns
+        -------
+        Bunch with ``ccp_alphas`` and ``impurities`` (increasing alphas; the
+        total training criterion loss of the subtree kept at each).
+        """
+        est = copy.deepcopy(self)
+        if hasattr(est, "ccp_alpha"):
+            est.ccp_alpha = 0.0
+        est.fit(X, C, sample_weight=sample_weight)
+        alphas, _, losses = est.tree_.pruning_sequence()
+        return Bunch(ccp_alphas=alphas, impurities=losses)
+
+    def _apply_ccp_alpha(self, alpha):
+        if alpha <= 0:
+            return
+        alphas, masks, _ = self.tree_.pruning_sequence()
+        k = int(np.searchsorted(alphas, alpha, side="right")) - 1
+        self.tree_ = self.tree_.pruned(masks[k])
+
+    # ------------------------------------------------------- persistence
+    _persist_extra = ("loss_scales_", "pruning_alpha_")
+
+    def _set_trees_from_load(self, trees):
+        if len(trees) != 1:
+            raise ValueError(f"a {type(self).__name__} file holds one tree; got {len(trees)}.")
+        self.tree_ = trees[0]
+        if hasattr(self, "loss_scales_"):
+            self.loss_scales_ = tuple(self.loss_scales_)
+
+    def save(self, path):
+        """Write the fitted model as JSON (see :func:`spotree.load`); no pickle involved."""
+        from ._persist import save_model
+
+        save_model(self, path)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.target_tags.single_output = False
+        tags.target_tags.multi_output = True
+        tags.regressor_tags = None
+        return tags
+
+
+class SPOTree(BaseSPOTree):
+    """A greedy SPO Tree: a decision tree whose splits minimize decision regret.
+
+    Each leaf predicts the weighted mean cost of its training samples and
+    decides the optimal decision for that mean, which minimizes the leaf's
+    SPO loss (the paper's Theorem 1). Splits are chosen greedily to minimize
+    the children's total SPO loss (``criterion="spo"``) or squared error
+    (``criterion="mse"``, CART through the same code).
+
+    Parameters
+    ----------
+    problem : DecisionProblem or None
+        The optimization problem whose costs are predicted. None means "pick
+        the cheapest of the d options" (``FiniteDecisions(np.eye(d))``, d
+        taken from ``C`` at fit time).
+    criterion : {"spo", "mse"}, default="spo"
+    max_depth : int or None, default=None
+        Maximum depth; None grows until another stopping rule fires.
+    min_samples_leaf : int or float, default=1
+        Minimum total sample weight of a leaf (a leaf may have exactly this
+        much). A float in (0, 1) is a fraction of the total weight.
+    min_samples_split : int or float, default=2
+        Minimum total weight of a node for it to be split.
+    max_features : int, float, {"sqrt", "log2"} or None, default=None
+        Number of features drawn at random at each node (feature bagging).
+    thresholds : "all" or int, default="all"
+        ``"all"`` scores every boundary between distinct values; an int ``q``
+        scores ``q`` quantile thresholds per feature per node (the paper used
+        99, i.e. quantiles at 1%, 2%, ..., 99%).
+    categorical_features : array-like of int or str, array of bool, or None
+        Features split by category (``x == s``) instead of by threshold.
+        Categories are numeric codes; unseen categories go right.
+    categorical_splits : {"equal", "subset"}, default="equal"
+        ``"equal"`` sends one category left (the paper's rule); ``"subset"``
+        searches every subset of categories (up to 10 categories per node,
+        one-vs-rest beyond).
+    spo_weight : float in [0, 1], default=1.0
+        With ``criterion="spo"``, the weight ``a`` of the mixed criterion
+        ``a * SPO / SPO_root + (1 - a) * MSE / MSE_root`` (root losses as
+        normalizers); 1.0 is pure SPO loss.
+    min_loss_decrease : float, default=0.0
+        A split is made only if it lowers the node's criterion loss by at
+        least this much. At 0, zero-decrease splits are made (as in the
+        paper) and left for pruning to remove.
+    ccp_alpha : float, default=0.0
+        Complexity parameter of minimal cost-complexity pruning applied after
+        growing (on the training criterion loss).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the feature draws of ``max_features``.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        The fitted tree as flat arrays.
+    problem_ : DecisionProblem
+        The problem used (``problem`` or the default one).
+    feature_importances_ : ndarray of shape (n_features,)
+        Total criterion-loss decrease brought by each feature, normalized to
+        sum to 1 (all zero for a single leaf).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only for DataFrame input with string column names.
+    n_oracle_calls_ : int
+        Batched oracle calls made during fit (0 on the vertex path but the
+        initial ones).
+
+    Notes
+    -----
+    Ties between equally good splits go to the lowest feature index, then to
+    the lowest threshold. A node whose criterion loss is already zero is not
+    split (no split can lower it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from spotree import SPOTree, FiniteDecisions
+    >>> from spotree.datasets import make_illustrative
+    >>> X, C = make_illustrative(2000, random_state=0)
+    >>> tree = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(X, C)
+    >>> round(tree.tree_.threshold[0], 2)
+    0.28
+    """
+
+    _parameter_constraints = {
+        "criterion": [Options("spo", "mse")],
+        "max_depth": [Interval(int, 1, None), None],
+        "min_samples_leaf": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "neither")],
+        "min_samples_split": [Interval(int, 2, None), Interval(float, 0.0, 1.0, "right")],
+        "max_features": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"),
+                         Options("sqrt", "log2"), None],
+        "thresholds": [Options("all"), Interval(int, 1, None)],
+        "categorical_features": [InstanceOf((list, tuple, np.ndarray),
+                                            "an array-like of feature indices, names or a "
+                                            "boolean mask"), None],
+        "categorical_splits": [Options("equal", "subset")],
+        "spo_weight": [Interval(float, 0.0, 1.0)],
+        "min_loss_decrease": [Interval(float, 0.0, None)],
+        "ccp_alpha": [Interval(float, 0.0, None)],
+    }
+
+    def __init__(self, problem=None, *, criterion="spo", max_depth=None, min_samples_leaf=1,
+                 min_samples_split=2, max_features=None, thresholds="all",
+                 categorical_features=None, categorical_splits="equal", spo_weight=1.0,
+                 min_loss_decrease=0.0, ccp_alpha=0.0, random_state=None):
+        self.problem = problem
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_samples_split = min_samples_split
+        self.max_features = max_features
+        self.thresholds = thresholds
+        self.categorical_features = categorical_features
+        self.categorical_splits = categorical_splits
+        self.spo_weight = spo_weight
+        self.min_loss_decrease = min_loss_decrease
+        self.ccp_alpha = ccp_alpha
+        self.random_state = random_state
+
+    def _categorical_mask(self, p):
+        mask = np.zeros(p, dtype=bool)
+        cf = self.categorical_features
+        if cf is None:
+            return mask
+        cf = np.asarray(cf)
+        if cf.dtype == bool:
+            if cf.shape != (p,):
+                raise ValueError(f"categorical_features as a boolean mask must have shape "
+                                 f"({p},); got {cf.shape}.")
+            return cf.copy()
+        for f in cf.ravel():
+            if isinstance(f, str) or (hasattr(f, "dtype") and f.dtype.kind in "US"):
+                names = getattr(self, "feature_names_in_", None)
+                if names is None or f not in list(names):
+                    raise ValueError(f"categorical_features names {f!r}, which is not a "
+                                     "column of X.")
+                mask[list(names).index(f)] = True
+            else:
+                if not 0 <= int(f) < p:
+                    raise ValueError(f"categorical_features index {f} is out of range for "
+                                     f"{p} features.")
+                mask[int(f)] = True
+        return mask
+
+    def fit(self, X, C, sample_weight=None):
+        """Grow the tree on features X and realized costs C.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Finite numeric features (missing values are not supported).
+        C : array-like of shape (n_samples, n_costs)
+            Realized cost vectors; ``n_costs`` must match the problem.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, not all zero.
+
+        Returns
+        -------
+        self : SPOTree
+        """
+        validate_params(self)
+        X, C, sw, problem = self._check_fit_inputs(X, C, sample_weight)
+        return self._fit_arrays(X, C, sw, problem)
+
+    def _fit_arrays(self, X, C, sw, problem, z=None, criterion_obj=None):
+        """Fit on validated arrays (the forest reuses one Criterion across trees)."""
+        self.problem_ = problem
+        total = sw.sum()
+        min_leaf = _resolve_min_weight(self.min_samples_leaf, total, "min_samples_leaf")
+        min_split = _resolve_min_weight(self.min_samples_split, total, "min_samples_split")
+        a = self.spo_weight if self.criterion == "spo" else 0.0
+        if criterion_obj is None:
+            crit = Criterion(problem, C, sw, spo_weight=a, z=z)
+        else:
+            crit = criterion_obj
+        is_cat = self._categorical_mask(X.shape[1])
+        rng = check_random_state(self.random_state)
+        tree, imp = grow_tree(
+            crit, X, is_cat, max_depth=self.max_depth, min_leaf=min_leaf,
+            min_split=min_split, max_features=_resolve_max_features(self.max_features,
+                                                                    X.shape[1]),
+            n_quantiles=0 if self.thresholds == "all" else int(self.thresholds),
+            min_loss_decrease=float(self.min_loss_decrease), rng=rng,
+            categorical_subsets=self.categorical_splits == "subset")
+        self.tree_ = tree
+        self.loss_scales_ = (crit.spo_scale, crit.mse_scale)
+        self.n_oracle_calls_ = crit.n_oracle_calls
+        self._apply_ccp_alpha(self.ccp_alpha)
+        s = imp.sum()
+        self.feature_importances_ = imp / s if s > 0 else imp
+        return self
+
+    def _train_mse(self):
+        # The tree stores training SSE as impurity only for criterion="mse".
+        if self.criterion == "mse":
+            return self.tree_.impurity
+        return super()._train_mse()

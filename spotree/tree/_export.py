@@ -1,0 +1,91 @@
+"""Readable text rendering of fitted trees (reads only the flat arrays)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ._tree import TREE_LEAF
+
+__all__ = ["export_text", "describe_decision"]
+
+
+def describe_decision(problem, w):
+    """A short readable description of decision ``w`` for ``problem``.
+
+    Problems may define ``describe_decision(w)`` (a shortest path lists its
+    nodes, a finite decision set names the chosen row); otherwise the
+    non-zero entries of ``w`` are listed.
+    """
+    fn = getattr(problem, "describe_decision", None)
+    if fn is not None:
+        return fn(w)
+    w = np.asarray(w, dtype=np.float64)
+    nz = np.flatnonzero(np.abs(w) > 1e-9)
+    if nz.size == 0:
+        return "w = 0"
+    return "w = {" + ", ".join(f"{k}: {w[k]:.4g}" for k in nz) + "}"
+
+
+def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
+    """Render a fitted SPO tree (or CART tree of spotree) as indented text.
+
+    Each split line reads ``feature <= threshold`` (or ``feature in {...}``
+    for categorical splits); each leaf shows its decision, its training
+    weight and its SPO loss.
+
+    Parameters
+    ----------
+    model : fitted SPOTree or OptimalSPOTree
+    feature_names : list of str, default=None
+        Names of the features; by default ``feature_names_in_`` if the model
+        was fitted on a DataFrame, else ``x0, x1, ...``.
+    decimals : int, default=3
+    show_loss : bool, default=True
+
+    Returns
+    -------
+    str
+    """
+    check_is_fitted(model, "tree_")
+    t = model.tree_
+    if feature_names is None:
+        names = getattr(model, "feature_names_in_", None)
+        feature_names = (list(names) if names is not None
+                         else [f"x{j}" for j in range(t.n_features)])
+    elif len(feature_names) != t.n_features:
+        raise ValueError(f"feature_names must have {t.n_features} entries; got "
+                         f"{len(feature_names)}.")
+    problem = model.problem_
+    fmt = f"{{:.{decimals}f}}"
+    lines = []
+
+    def info(node):
+        parts = [f"weight={fmt.format(t.weighted_n_node_samples[node])}"
+                 if not np.isclose(t.weighted_n_node_samples[node], t.n_node_samples[node])
+                 else f"samples={t.n_node_samples[node]}"]
+        if show_loss:
+            parts.append(f"spo_loss={fmt.format(t.loss[node])}")
+        return ", ".join(parts)
+
+    def rec(node, depth):
+        indent = "|   " * depth + "|--- "
+        if t.children_left[node] == TREE_LEAF:
+            lines.append(f"{indent}decision: {describe_decision(problem, t.decision[node])}"
+                         f"  [{info(node)}]")
+            return
+        name = feature_names[t.feature[node]]
+        cats = t.categories[node]
+        if cats.size:
+            cset = "{" + ", ".join(f"{c:g}" for c in cats) + "}"
+            left, right = f"{name} in {cset}", f"{name} not in {cset}"
+        else:
+            thr = fmt.format(t.threshold[node])
+            left, right = f"{name} <= {thr}", f"{name} >  {thr}"
+        lines.append(f"{indent}{left}  [{info(node)}]")
+        rec(t.children_left[node], depth + 1)
+        lines.append(f"{indent}{right}")
+        rec(t.children_right[node], depth + 1)
+
+    rec(0, 0)
+    return "\n".join(lines) + "\n"

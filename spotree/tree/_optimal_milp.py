@@ -1,0 +1,504 @@
+"""The paper's mixed-integer program for optimal SPO trees (Theorem 2, appendices A-B).
+
+Variables, for a complete tree of depth H with branch nodes t = 1..B (heap
+order: the children of t are 2t and 2t+1) and leaves l = 1..L:
+
+- ``a[j, t]`` binary: node t splits on feature j; ``d[t]`` binary: node t is
+  an active split; ``b[t]`` in [0, 1]: its threshold on features scaled to
+  [0, 1] (``b[t] = 1`` when inactive: the paper's correction, which sends
+  every sample left).
+- ``r[i, l]`` binary: sample i is in leaf l; ``k[l]`` binary: leaf l is used.
+- ``w_l`` in S: the leaf's decision, either as variables under the
+  LinearProgram's constraints (integrality kept) or as convex weights
+  ``lam[l, :]`` over the vertex list (``w_l = sum_k lam[l, k] V_k``; a linear
+  objective attains its optimum at a vertex, so the hull is exact).
+- ``y[i, l]`` continuous: ``y >= s c_i^T w_l - M1 (1 - r)``,
+  ``y >= -M2 r`` (``s`` the problem's sign, so the model always minimizes).
+
+Objective: ``(1 / W) sum_i w_i (sum_l y[i, l] - s z*(c_i)) + alpha sum_t d[t]``
+with ``W`` the total sample weight (the paper's 1/n for unit weights), and
+the cut ``sum_l y[i, l] >= s z*(c_i)`` of appendix B.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy import sparse
+
+from ._tree import TREE_LEAF
+
+__all__ = ["MILP_MAX_BINARIES", "milp_n_binaries", "MilpModel"]
+
+#: Largest number of binary variables the MILP may have. ``n * 2^H`` leaf
+#: assignments dominate; beyond this HiGHS cannot make progress in any
+#: reasonable time (and the model alone takes gigabytes).
+MILP_MAX_BINARIES = 100_000
+
+
+def milp_n_binaries(n_samples, n_features, max_depth):
+    """Number of binaries of the MILP: r (n L), k (L), a (p B) and d (B)."""
+    L = 2 ** max_depth
+    B = L - 1
+    return n_samples * L + L + n_features * B + B
+
+
+def _scale_features(X, feature_precision):
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    Xs = (X - lo) / span
+    if feature_precision is not None:
+        Xs = np.round(Xs / feature_precision) * feature_precision
+    Xs = np.clip(Xs, 0.0, 1.0)
+    eps = np.zeros(X.shape[1])
+    for j in range(X.shape[1]):
+        u = np.unique(Xs[:, j])
+        if u.size > 1:
+            eps[j] = np.diff(u).min()
+    return Xs, eps
+
+
+def _lp_parts(problem):
+    """The constraint data of a LinearProgram-like problem, or None."""
+    if not all(hasattr(problem, a) for a in ("A_ub", "b_ub", "A_eq", "b_eq", "bounds")):
+        return None
+    d = problem.n_costs
+    lo, hi = np.full(d, -np.inf), np.full(d, np.inf)
+    bounds = problem.bounds
+    pairs = [bounds] * d if (isinstance(bounds, tuple) and len(bounds) == 2 and not
+                             isinstance(bounds[0], (tuple, list))) else list(bounds)
+    for q, (a, b) in enumerate(pairs):
+        lo[q] = -np.inf if a is None else float(a)
+        hi[q] = np.inf if b is None else float(b)
+    integ = getattr(problem, "integrality", None)
+    integ = np.zeros(d, dtype=np.int8) if integ is None else np.asarray(integ, dtype=np.int8)
+    return problem.A_ub, problem.b_ub, problem.A_eq, problem.b_eq, lo, hi, integ
+
+
+def milp_can_encode(problem):
+    """Whether the feasible set is known as constraints or as a vertex list."""
+    return _lp_parts(problem) is not None or problem.vertices() is not None
+
+
+class MilpModel:
+    """Build, warm-start and solve the SPO tree MILP for one training set.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+    C : ndarray of shape (n, d)
+    sample_weight : ndarray of shape (n,)
+    z : ndarray of shape (n,)
+        ``z*(c_i)`` in the problem's own sense.
+    problem : DecisionProblem
+    max_depth : int
+    min_leaf : float
+        N_min, the minimum weight of a used leaf.
+    alpha : float
+    feature_precision : float or None
+    """
+
+    def __init__(self, X, C, sample_weight, z, problem, max_depth, min_leaf, alpha=0.0,
+                 feature_precision=None):
+        self.X, self.C, self.sw, self.problem = X, C, sample_weight, problem
+        self.H = int(max_depth)
+        self.L = 2 ** self.H
+        self.Bn = self.L - 1
+        self.n, self.p = X.shape
+        self.min_leaf = float(min_leaf)
+        self.alpha = float(alpha)
+        self.s = problem.sign
+        self.Cs = self.s * C                 # minimized costs
+        self.zs = self.s * z
+        self.Xs, self.eps = _scale_features(X, feature_precision)
+        self.lp = _lp_parts(problem)
+        self.V = None if self.lp is not None else problem.vertices()
+        if self.lp is None and self.V is None:
+            raise ValueError(f"{type(problem).__name__} has neither linear constraints nor a "
+                             "vertex list, so the MILP cannot encode its feasible set; use "
+                             "method='search' instead.")
+        self._layout()
+
+    # ------------------------------------------------------------ layout
+    def _layout(self):
+        n, p, L, Bn = self.n, self.p, self.L, self.Bn
+        sizes = [("a", p * Bn), ("d", Bn), ("b", Bn), ("r", n * L), ("k", L)]
+        if self.lp is not None:
+            self.nw = self.problem.n_costs
+            sizes.append(("w", L * self.nw))
+        else:
+            self.nw = self.V.shape[0]
+            sizes.append(("lam", L * self.nw))
+        sizes.append(("y", n * L))
+        self.off = {}
+        pos = 0
+        for name, size in sizes:
+            self.off[name] = pos
+            pos += size
+        self.n_cols = pos
+
+    def a(self, j, t):          # t = 1..Bn
+        return self.off["a"] + (t - 1) * self.p + j
+
+    def dv(self, t):
+        return self.off["d"] + t - 1
+
+    def bv(self, t):
+        return self.off["b"] + t - 1
+
+    def r(self, i, l):          # l = 0..L-1 (arrays accept vectors of i)
+        return self.off["r"] + i * self.L + l
+
+    def k(self, l):
+        return self.off["k"] + l
+
+    def y(self, i, l):
+        return self.off["y"] + i * self.L + l
+
+    def wcol(self, l, q):
+        key = "w" if self.lp is not None else "lam"
+        return self.off[key] + l * self.nw + q
+
+    def _ancestors(self, l):
+        """Branch nodes above leaf l, each with True when the path goes left."""
+        node = self.Bn + 1 + l
+        out = []
+        while node > 1:
+            parent = node // 2
+            out.append((parent, node % 2 == 0))
+            node = parent
+        return out
+
+    def big_m(self):
+        """M1 >= s c_i^T w and M2 >= -s c_i^T w over S, as in Theorem 2."""
+        if self.V is not None:
+            G = self.Cs @ self.V.T
+            hi, lo = G.max(axis=1), G.min(axis=1)
+        else:
+            # max_w s c^T w = -s z*(-c) and min_w s c^T w = s z*(c).
+            _, z_neg = self.problem.solve(-self.C)
+            hi, lo = -self.s * z_neg, self.zs
+        return max(float(hi.max()), 0.0), max(float(-lo.min()), 0.0)
+
+    # ------------------------------------------------------------- build
+    def build(self):
+        """The model as column bounds, costs, integrality and a sparse row matrix."""
+        n, p, L, Bn = self.n, self.p, self.L, self.Bn
+        W = self.sw.sum()
+        M1, M2 = self.big_m()
+        self.M1, self.M2 = M1, M2
+        cost = np.zeros(self.n_cols)
+        lo = np.zeros(self.n_cols)
+        hi = np.ones(self.n_cols)
+        integ = np.zeros(self.n_cols, dtype=np.int8)
+        rows, cols, vals, rlo, rhi = [], [], [], [], []
+        nrow = [0]
+
+        def add_rows(ri, ci, vi, lo_, hi_):
+            """Rows given as local row ids ri (0..m-1); m from the bound arrays or ri."""
+            m = next((np.size(v) for v in (lo_, hi_) if np.ndim(v)), None)
+            if m is None:
+                m = int(np.max(ri)) + 1 if len(ri) else 0
+            rows.append(np.asarray(ri, dtype=np.int64) + nrow[0])
+            cols.append(np.asarray(ci, dtype=np.int64))
+            vals.append(np.asarray(vi, dtype=np.float64))
+            rlo.append(np.broadcast_to(np.asarray(lo_, dtype=np.float64), (m,)))
+            rhi.append(np.broadcast_to(np.asarray(hi_, dtype=np.float64), (m,)))
+            nrow[0] += m
+
+        ia = np.arange(n)
+        # Binaries.
+        for name in ("a", "d", "r", "k"):
+            o = self.off[name]
+            size = {"a": p * Bn, "d": Bn, "r": n * L, "k": L}[name]
+            integ[o:o + size] = 1
+        constant = np.flatnonzero(self.eps == 0)
+        for t in range(1, Bn + 1):
+            for j in constant:          # constant features cannot split
+                hi[self.a(j, t)] = 0.0
+        cost[self.off["d"]:self.off["d"] + Bn] = self.alpha
+        # w / lambda
+        if self.lp is not None:
+            A_ub, b_ub, A_eq, b_eq, wlo, whi, winteg = self.lp
+            for l in range(L):
+                c0 = self.wcol(l, 0)
+                lo[c0:c0 + self.nw] = wlo
+                hi[c0:c0 + self.nw] = whi
+                integ[c0:c0 + self.nw] = winteg
+                for A, b, eq in ((A_ub, b_ub, False), (A_eq, b_eq, True)):
+                    if A is None:
+                        continue
+                    A = np.asarray(A, dtype=np.float64)
+                    ri, ci = np.nonzero(A)
+                    add_rows(ri, c0 + ci, A[ri, ci],
+                             b if eq else np.full(A.shape[0], -np.inf), b)
+        else:
+            for l in range(L):
+                c0 = self.wcol(l, 0)
+                add_rows(np.zeros(self.nw), c0 + np.arange(self.nw), np.ones(self.nw), 1.0, 1.0)
+        # y: free below (bounded by the rows), objective weight w_i / W.
+        yo = self.off["y"]
+        lo[yo:yo + n * L] = -np.inf
+        hi[yo:yo + n * L] = np.inf
+        cost[yo:yo + n * L] = np.repeat(self.sw / W, L)
+        self.offset = -float(self.sw @ self.zs) / W
+
+        # (a) sum_l r_il = 1
+        add_rows(np.repeat(ia, L), self.r(np.repeat(ia, L), np.tile(np.arange(L), n)),
+                 np.ones(n * L), 1.0, 1.0)
+        # (b) r_il - k_l <= 0
+        m = n * L
+        ii, ll = np.repeat(ia, L), np.tile(np.arange(L), n)
+        add_rows(np.concatenate([np.arange(m), np.arange(m)]),
+                 np.concatenate([self.r(ii, ll), self.k(ll)]),
+                 np.concatenate([np.ones(m), -np.ones(m)]), -np.inf, 0.0)
+        # (c) sum_i w_i r_il - N_min k_l >= 0
+        for l in range(L):
+            add_rows(np.zeros(n + 1, dtype=np.int64),
+                     np.concatenate([self.r(ia, l), [self.k(l)]]),
+                     np.concatenate([self.sw, [-self.min_leaf]]), 0.0, np.inf)
+        # (d, e) split logic per leaf and ancestor.
+        eps_max = float(self.eps.max()) if self.eps.size else 0.0
+        for l in range(L):
+            for t, goes_left in self._ancestors(l):
+                acols = self.a(np.arange(p), t)
+                ri = np.concatenate([np.repeat(ia, p), ia, ia])
+                ci = np.concatenate([np.tile(acols, n), np.full(n, self.bv(t)), self.r(ia, l)])
+                if goes_left:
+                    # a^T (x_i + eps) - b + (1 + eps_max) r_il <= 1 + eps_max
+                    av = (self.Xs + self.eps[None, :]).ravel()
+                    vi = np.concatenate([av, -np.ones(n), np.full(n, 1.0 + eps_max)])
+                    add_rows(ri, ci, vi, -np.inf, 1.0 + eps_max)
+                else:
+                    # a^T x_i - b - r_il >= -1
+                    vi = np.concatenate([self.Xs.ravel(), -np.ones(n), -np.ones(n)])
+                    add_rows(ri, ci, vi, -1.0, np.inf)
+        # (f) sum_j a_jt = d_t, (g) b_t + d_t >= 1, (h) d_t <= d_parent
+        for t in range(1, Bn + 1):
+            add_rows(np.zeros(p + 1), np.concatenate([self.a(np.arange(p), t), [self.dv(t)]]),
+                     np.concatenate([np.ones(p), [-1.0]]), 0.0, 0.0)
+            add_rows([0, 0], [self.bv(t), self.dv(t)], [1.0, 1.0], 1.0, np.inf)
+            if t > 1:
+                add_rows([0, 0], [self.dv(t), self.dv(t // 2)], [1.0, -1.0], -np.inf, 0.0)
+        # Linearization: y_il - s c_i^T w_l - M1 r_il >= -M1 and y_il + M2 r_il >= 0.
+        if self.V is not None:
+            coef = self.Cs @ self.V.T       # (n, K): s c_i^T V_k
+        else:
+            coef = self.Cs
+        nw = self.nw
+        for l in range(L):
+            ri = np.concatenate([ia, np.repeat(ia, nw), ia])
+            ci = np.concatenate([self.y(ia, l), np.tile(self.wcol(l, np.arange(nw)), n),
+                                 self.r(ia, l)])
+            vi = np.concatenate([np.ones(n), -coef.ravel(), np.full(n, -M1)])
+            keep = vi != 0
+            add_rows(ri[keep], ci[keep], vi[keep], np.full(n, -M1), np.inf)
+            add_rows(np.concatenate([ia, ia]), np.concatenate([self.y(ia, l), self.r(ia, l)]),
+                     np.concatenate([np.ones(n), np.full(n, M2)]), 0.0, np.inf)
+        # Appendix B cut: sum_l y_il >= s z*(c_i).
+        add_rows(np.repeat(ia, L), self.y(np.repeat(ia, L), np.tile(np.arange(L), n)),
+                 np.ones(n * L), self.zs, np.inf)
+
+        A = sparse.csc_matrix((np.concatenate(vals), (np.concatenate(rows),
+                                                      np.concatenate(cols))),
+                              shape=(nrow[0], self.n_cols))
+        A.sum_duplicates()
+        self.cost, self.col_lo, self.col_hi, self.integ = cost, lo, hi, integ
+        self.A = A
+        self.row_lo, self.row_hi = np.concatenate(rlo), np.concatenate(rhi)
+        return self
+
+    # ----------------------------------------------------- warm start
+    def assignment_from_tree(self, tree):
+        """A full feasible assignment (a, b, d, r, k, w, y) from a fitted Tree of depth <= H."""
+        n, p, L = self.n, self.p, self.L
+        x = np.zeros(self.n_cols)
+        leaf_of = tree.apply(self.X)
+        # Map tree nodes to heap positions of the complete tree.
+        heap = {0: 1}
+        leaf_slot = {}
+        for node in range(tree.node_count):
+            t = heap[node]
+            if tree.children_left[node] != TREE_LEAF:
+                j = int(tree.feature[node])
+                x[self.a(j, t)] = 1.0
+                x[self.dv(t)] = 1.0
+                xs, xo = self.Xs[:, j], self.X[:, j]
+                right = xo > tree.threshold[node]
+                x[self.bv(t)] = xs[right].min() if right.any() else 1.0
+                heap[int(tree.children_left[node])] = 2 * t
+                heap[int(tree.children_right[node])] = 2 * t + 1
+            elif t > self.Bn:
+                leaf_slot[node] = t - (self.Bn + 1)
+            else:
+                # An early leaf: its branch descendants are inactive (b = 1, all
+                # samples go left), so its samples reach the leftmost leaf below.
+                self._inactive_below(x, t)
+                u = t
+                while u <= self.Bn:
+                    u = 2 * u
+                leaf_slot[node] = u - (self.Bn + 1)
+        ia = np.arange(n)
+        slot = np.array([leaf_slot[int(v)] for v in leaf_of])
+        x[self.r(ia, slot)] = 1.0
+        used = np.unique(slot)
+        x[self.k(used)] = 1.0
+        dec = {}
+        for node, l in leaf_slot.items():
+            dec[l] = tree.decision[node]
+        fallback = tree.decision[0]
+        for l in range(L):
+            w = dec.get(l, fallback)
+            if self.V is not None:
+                kk = int(np.argmin(((self.V - w[None, :]) ** 2).sum(axis=1)))
+                x[self.wcol(l, kk)] = 1.0
+                dec[l] = self.V[kk]
+            else:
+                x[self.wcol(l, np.arange(self.nw))] = w
+                dec[l] = w
+        # y_il = r_il * s c_i^T w_l (0 where r_il = 0, which satisfies both rows).
+        vals = np.einsum("ij,ij->i", self.Cs, np.array([dec[l] for l in slot]))
+        x[self.y(ia, slot)] = vals
+        return x
+
+    def _inactive_below(self, x, t):
+        if t > self.Bn:
+            return
+        x[self.bv(t)] = 1.0
+        self._inactive_below(x, 2 * t)
+        self._inactive_below(x, 2 * t + 1)
+
+    def objective_of(self, x):
+        return float(self.cost @ x + self.offset)
+
+    # ---------------------------------------------------------- extract
+    def structure_from_solution(self, x):
+        """The split structure of a solution, inactive and one-sided splits collapsed.
+
+        Thresholds are midpoints between training values of the original
+        features, placed so that every training sample is routed as by the
+        MILP's test ``x_scaled + eps <= b`` (left) versus ``x_scaled >= b``.
+        """
+        left, right, feat, thr = [], [], [], []
+        member0 = np.ones(self.n, dtype=bool)
+
+        def new_node():
+            left.append(TREE_LEAF)
+            right.append(TREE_LEAF)
+            feat.append(-2)
+            thr.append(-2.0)
+            return len(left) - 1
+
+        def grow(t, member, node):
+            if t > self.Bn or x[self.dv(t)] < 0.5:
+                return
+            aj = np.array([x[self.a(j, t)] for j in range(self.p)])
+            j = int(np.argmax(aj))
+            b = x[self.bv(t)]
+            xs = self.Xs[:, j]
+            # Training values that the MILP sends left lie at least eps_j below b.
+            go_left_all = xs <= b - self.eps[j] / 2.0
+            xo = self.X[:, j]
+            if go_left_all.all() or not go_left_all.any():
+                # The split separates no training sample: follow the non-empty side.
+                grow(2 * t if go_left_all.all() else 2 * t + 1, member, node)
+                return
+            threshold = 0.5 * (xo[go_left_all].max() + xo[~go_left_all].min())
+            go_left = xo <= threshold
+            ml, mr = member & go_left, member & ~go_left
+            if not ml.any() or not mr.any():
+                grow(2 * t if ml.any() else 2 * t + 1, member, node)
+                return
+            feat[node], thr[node] = j, threshold
+            lc = new_node()
+            rc = new_node()
+            left[node], right[node] = lc, rc
+            grow(2 * t, ml, lc)
+            grow(2 * t + 1, mr, rc)
+
+        root = new_node()
+        grow(1, member0, root)
+        return (np.array(left), np.array(right), np.array(feat), np.array(thr))
+
+    # ------------------------------------------------------------ solve
+    def solve_highs(self, warm=None, time_limit=60.0, verbose=False, random_state=0):
+        import highspy
+
+        # The compiled core class does not print the banner that Highs() prints.
+        core = getattr(getattr(highspy, "_core", None), "_Highs", None)
+        h = core() if core is not None else highspy.Highs()
+        h.setOptionValue("output_flag", bool(verbose))
+        h.setOptionValue("time_limit", float(time_limit))
+        h.setOptionValue("random_seed", int(random_state))
+        h.setOptionValue("threads", 1)
+        lp = highspy.HighsLp()
+        lp.num_col_ = self.n_cols
+        lp.num_row_ = self.A.shape[0]
+        inf = highspy.kHighsInf
+        lp.col_cost_ = self.cost
+        lp.col_lower_ = np.where(np.isinf(self.col_lo), -inf, self.col_lo)
+        lp.col_upper_ = np.where(np.isinf(self.col_hi), inf, self.col_hi)
+        lp.row_lower_ = np.where(np.isinf(self.row_lo), -inf, self.row_lo)
+        lp.row_upper_ = np.where(np.isinf(self.row_hi), inf, self.row_hi)
+        lp.offset_ = self.offset
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = self.A.indptr
+        lp.a_matrix_.index_ = self.A.indices
+        lp.a_matrix_.value_ = self.A.data
+        lp.a_matrix_.num_col_ = self.n_cols
+        lp.a_matrix_.num_row_ = self.A.shape[0]
+        lp.integrality_ = [highspy.HighsVarType.kInteger if v else
+                           highspy.HighsVarType.kContinuous for v in self.integ]
+        h.passModel(lp)
+        if warm is not None:
+            sol = highspy.HighsSolution()
+            sol.col_value = list(warm)
+            sol.value_valid = True
+            h.setSolution(sol)
+        t0 = time.perf_counter()
+        h.run()
+        runtime = time.perf_counter() - t0
+        info = h.getInfo()
+        status = h.modelStatusToString(h.getModelStatus())
+        has_sol = info.primal_solution_status >= 1
+        x = np.array(h.getSolution().col_value) if has_sol else None
+        obj = float(info.objective_function_value) if has_sol else np.inf
+        bound = float(info.mip_dual_bound)
+        return dict(solver="highs", status=status, x=x, objective=obj, bound=bound,
+                    gap=float(info.mip_gap), runtime=runtime,
+                    n_nodes_explored=int(info.mip_node_count))
+
+    def solve_gurobi(self, warm=None, time_limit=60.0, verbose=False, random_state=0):
+        from .._compat import import_optional
+
+        gp = import_optional("gurobipy", "OptimalSPOTree(method='milp', solver='gurobi')")
+        env = gp.Env(empty=True)
+        env.setParam("OutputFlag", int(bool(verbose)))
+        env.start()
+        m = gp.Model(env=env)
+        m.Params.TimeLimit = float(time_limit)
+        m.Params.Seed = int(random_state)
+        vtype = np.where(self.integ > 0, gp.GRB.INTEGER, gp.GRB.CONTINUOUS)
+        xv = m.addMVar(self.n_cols, lb=self.col_lo, ub=self.col_hi, obj=self.cost,
+                       vtype=vtype)
+        A = self.A.tocsr()
+        finite_hi = np.isfinite(self.row_hi)
+        finite_lo = np.isfinite(self.row_lo)
+        if finite_hi.any():
+            m.addMConstr(A[finite_hi], xv, "<", self.row_hi[finite_hi])
+        if finite_lo.any():
+            m.addMConstr(A[finite_lo], xv, ">", self.row_lo[finite_lo])
+        m.ObjCon = self.offset
+        if warm is not None:
+            xv.Start = warm
+        t0 = time.perf_counter()
+        m.optimize()
+        runtime = time.perf_counter() - t0
+        has_sol = m.SolCount > 0
+        status_names = {gp.GRB.OPTIMAL: "Optimal", gp.GRB.TIME_LIMIT: "Time limit reached"}
+        return dict(solver="gurobi", status=status_names.get(m.Status, str(m.Status)),
+                    x=np.array(xv.X) if has_sol else None,
+                    objective=float(m.ObjVal) if has_sol else np.inf,
+                    bound=float(m.ObjBound), gap=float(m.MIPGap) if has_sol else np.inf,
+                    runtime=runtime, n_nodes_explored=int(m.NodeCount))

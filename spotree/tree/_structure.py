@@ -1,0 +1,155 @@
+"""Build a fitted :class:`Tree` from a bare split structure.
+
+Every way of growing a tree (greedy, exact search, MILP) ends by knowing only
+the splits. :func:`tree_from_structure` routes the training samples through
+them and fills in everything else (node values, decisions, SPO losses, sample
+counts), so that all estimators store exactly the same kind of ``tree_``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_costs, check_sample_weight
+from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree
+
+__all__ = ["tree_from_structure", "node_samples"]
+
+
+def _check_structure(children_left, children_right, feature, threshold, n_features):
+    left = np.asarray(children_left, dtype=np.int64).ravel()
+    right = np.asarray(children_right, dtype=np.int64).ravel()
+    feat = np.asarray(feature, dtype=np.int64).ravel()
+    thr = np.asarray(threshold, dtype=np.float64).ravel()
+    n = left.shape[0]
+    if n == 0:
+        raise ValueError("children_left must describe at least one node (the root); got an "
+                         "empty array.")
+    for name, arr in (("children_right", right), ("feature", feat), ("threshold", thr)):
+        if arr.shape[0] != n:
+            raise ValueError(f"{name} must have one entry per node ({n}); got {arr.shape[0]}.")
+    ids = np.arange(n)
+    internal = left != TREE_LEAF
+    if (internal != (right != TREE_LEAF)).any():
+        raise ValueError("children_left and children_right must be both TREE_LEAF (-1) or "
+                         "both node ids at every node.")
+    # Children must come after their parent, so one forward pass routes samples.
+    if ((left[internal] <= ids[internal]) | (left[internal] >= n)
+            | (right[internal] <= ids[internal]) | (right[internal] >= n)).any():
+        raise ValueError("every child id must be larger than its parent's id and smaller "
+                         f"than the number of nodes ({n}).")
+    children = np.concatenate([left[internal], right[internal]])
+    if np.unique(children).size != children.size:
+        raise ValueError("a node is the child of more than one parent.")
+    if ((feat[internal] < 0) | (feat[internal] >= n_features)).any():
+        raise ValueError(f"feature must be in [0, {n_features}) at every internal node.")
+    if not np.isfinite(thr[internal]).all():
+        raise ValueError("threshold must be finite at every internal node.")
+    return left, right, feat, thr
+
+
+def node_samples(children_left, children_right, feature, threshold, X):
+    """Boolean membership matrix of the training samples in every node.
+
+    Parameters
+    ----------
+    children_left, children_right, feature, threshold : array-like of shape (node_count,)
+        Split structure; a sample goes left when ``x[feature] <= threshold``.
+    X : ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    member : ndarray of bool, shape (node_count, n_samples)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    left, right, feat, thr = _check_structure(children_left, children_right, feature,
+                                              threshold, X.shape[1])
+    member = np.zeros((left.shape[0], X.shape[0]), dtype=bool)
+    member[0] = True
+    for t in range(left.shape[0]):  # parents precede children
+        if left[t] != TREE_LEAF:
+            go_left = X[:, feat[t]] <= thr[t]
+            member[left[t]] = member[t] & go_left
+            member[right[t]] = member[t] & ~go_left
+    return member
+
+
+def tree_from_structure(children_left, children_right, feature, threshold, X, C,
+                        sample_weight, problem, z=None, impurity=None):
+    """Route the training samples through a split structure and fill a :class:`Tree`.
+
+    Parameters
+    ----------
+    children_left, children_right : array-like of int, shape (node_count,)
+        Child ids, ``-1`` at leaves. Node 0 is the root and every child id is
+        larger than its parent's.
+    feature : array-like of int, shape (node_count,)
+        Split feature at internal nodes (ignored at leaves).
+    threshold : array-like of float, shape (node_count,)
+        Split threshold at internal nodes: a sample goes left when
+        ``x[feature] <= threshold``.
+    X : array-like of shape (n_samples, n_features)
+    C : array-like of shape (n_samples, n_costs)
+        Training cost vectors.
+    sample_weight : array-like of shape (n_samples,) or None
+    problem : DecisionProblem
+    z : array-like of shape (n_samples,), default=None
+        Optimal values ``z*(c_i)``; computed with ``problem.solve`` when None.
+    impurity : array-like of shape (node_count,), default=None
+        The training criterion's loss of each node as a leaf; the SPO loss
+        (``loss``) when None.
+
+    Returns
+    -------
+    tree : Tree
+        ``value`` is each node's weighted mean cost, ``decision`` the optimal
+        decision for it, ``loss`` the node's weighted SPO loss as a leaf.
+        A node that receives no training weight copies its parent's value
+        and decision and has loss 0.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array; got shape {X.shape}.")
+    C = check_costs(C, n_costs=problem.n_costs)
+    if C.shape[0] != X.shape[0]:
+        raise ValueError(f"X and C must have the same number of rows; got {X.shape[0]} and "
+                         f"{C.shape[0]}.")
+    sw = check_sample_weight(sample_weight, X.shape[0])
+    member = node_samples(children_left, children_right, feature, threshold, X)
+    left = np.asarray(children_left, dtype=np.int64).ravel()
+    right = np.asarray(children_right, dtype=np.int64).ravel()
+    n_nodes = left.shape[0]
+    if z is None:
+        _, z = problem.solve(C)
+    z = np.asarray(z, dtype=np.float64)
+
+    Wm = member * sw[None, :]                     # (node_count, n_samples)
+    weight = Wm.sum(axis=1)
+    sums = Wm @ C                                 # weighted cost sums
+    value = np.zeros_like(sums)
+    nonempty = weight > 0
+    value[nonempty] = sums[nonempty] / weight[nonempty, None]
+    decision = np.zeros_like(value)
+    if nonempty.any():
+        decision[nonempty], _ = problem.solve(value[nonempty])
+    parent = np.full(n_nodes, -1, dtype=np.int64)
+    internal = np.flatnonzero(left != TREE_LEAF)
+    parent[left[internal]] = internal
+    parent[right[internal]] = internal
+    for t in range(1, n_nodes):  # an empty node inherits its parent's prediction
+        if not nonempty[t]:
+            value[t] = value[parent[t]]
+            decision[t] = decision[parent[t]]
+    # loss_t = sign * (sum_i w_i c_i^T w_t - sum_i w_i z_i) = sign * (sums_t^T w_t - ...)
+    loss = problem.sign * (np.einsum("ij,ij->i", sums, decision) - Wm @ z)
+    loss = np.where(nonempty, np.maximum(loss, 0.0), 0.0)
+    is_leaf = left == TREE_LEAF
+    feat = np.where(is_leaf, TREE_UNDEFINED, np.asarray(feature, dtype=np.int64).ravel())
+    thr = np.where(is_leaf, float(TREE_UNDEFINED),
+                   np.asarray(threshold, dtype=np.float64).ravel())
+    if impurity is None:
+        impurity = loss.copy()
+    return Tree(n_features=X.shape[1], n_outputs=problem.n_costs, children_left=left,
+                children_right=right, feature=feat, threshold=thr, value=value,
+                decision=decision, loss=loss, impurity=impurity,
+                n_node_samples=member.sum(axis=1), weighted_n_node_samples=weight)
