@@ -215,9 +215,6 @@ def test_spo_loss_zero_when_prediction_is_truth(pcc):
     assert (loss <= 1e-12 * _scale(p, C_true)).all()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: spo_loss(C, C) is not exactly 0; z*(C) from "
-                                       "solve() and c^T w from einsum are summed in different "
-                                       "orders, leaving ~1e-15 positive residues")
 @pytest.mark.parametrize("problem", [ShortestPath((4, 4)),
                                      FiniteDecisions(np.random.default_rng(0).normal(size=(30, 24)))],
                          ids=repr)

@@ -107,8 +107,9 @@ def make_news(n_samples, *, n_articles=6, n_features=5, random_state=None):
       summing to one);
     - each article type ``k`` has a hidden Dirichlet feature vector ``a_k``;
       the true click probability is
-      ``p_k = 0.02 + 0.18 * sigmoid(6 * (x^T M a_k) - 2)`` for a random mixing
-      matrix ``M``, so probabilities lie in (0.02, 0.2);
+      ``p_k = 0.02 + 0.18 * sigmoid(1.5 * s_k - 1)`` where ``s_k`` is the
+      score ``x^T M a_k`` (``M`` a random mixing matrix) standardized over the
+      data set, so probabilities lie in (0.02, 0.2);
     - each user cluster has a log-normal number of interactions (the sample
       weight, at least 50 per article type) and the cost ``C[i, k]`` is the
       observed click rate, a binomial proportion around ``p_k``.

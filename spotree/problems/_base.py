@@ -74,7 +74,10 @@ class DecisionProblem:
         C = check_costs(C, n_costs=self.n_costs)
         if C.shape[0] == 0:
             return np.empty((0, self.n_costs)), np.empty(0)
-        return self._solve(C)
+        W, _ = self._solve(C)
+        # The value of the returned decision, summed the way value() sums it,
+        # so that spo_loss(C, C) is exactly zero.
+        return W, np.einsum("ij,ij->i", C, W)
 
     def value(self, C, W):
         """Row-wise objective values ``c_i^T w_i``.
@@ -127,7 +130,8 @@ class DecisionProblem:
         C = check_costs(C, n_costs=self.n_costs)
         G = C @ V.T
         k = np.argmin(G, axis=1) if self.sense == "min" else np.argmax(G, axis=1)
-        return V[k], G[np.arange(len(k)), k], k
+        W = V[k]
+        return W, np.einsum("ij,ij->i", C, W), k
 
     # ------------------------------------------------------------ subclass
     def _solve(self, C):  # pragma: no cover - abstract
@@ -180,7 +184,8 @@ class FiniteDecisions(DecisionProblem):
     """
 
     def __init__(self, V, sense="min"):
-        V = check_costs(V, name="V", allow_empty=False)
+        # A private copy: vertices() marks its array read-only.
+        V = check_costs(V, name="V", allow_empty=False).copy()
         self.V = V
         self.sense = _check_sense(sense)
         self.n_costs = V.shape[1]
@@ -243,14 +248,15 @@ class CallableProblem(DecisionProblem):
     def __init__(self, oracle, n_costs, sense="min", batched=False, vertices=None):
         if not callable(oracle):
             raise TypeError(f"oracle must be callable; got {type(oracle).__name__}.")
-        if int(n_costs) != n_costs or n_costs < 1:
+        if (not isinstance(n_costs, (int, np.integer)) or isinstance(n_costs, bool)
+                or n_costs < 1):
             raise ValueError(f"n_costs must be a positive int; got {n_costs!r}.")
         self.oracle = oracle
         self.n_costs = int(n_costs)
         self.sense = _check_sense(sense)
         self.batched = bool(batched)
         self.V = None if vertices is None else check_costs(
-            vertices, n_costs=self.n_costs, name="vertices", allow_empty=False)
+            vertices, n_costs=self.n_costs, name="vertices", allow_empty=False).copy()
 
     def _vertices(self):
         return self.V

@@ -48,9 +48,13 @@ class ShortestPath(DecisionProblem):
 
     def __init__(self, grid=(4, 4), sense="min"):
         try:
-            rows, cols = (int(g) for g in grid)
+            rows, cols = grid
         except (TypeError, ValueError):
             raise ValueError(f"grid must be a pair of ints (rows, cols); got {grid!r}.") from None
+        if not all(isinstance(g, (int, np.integer)) and not isinstance(g, bool)
+                   for g in (rows, cols)):
+            raise ValueError(f"grid must be a pair of ints (rows, cols); got {grid!r}.")
+        rows, cols = int(rows), int(cols)
         if rows < 1 or cols < 1 or rows * cols < 2:
             raise ValueError(f"grid must have at least 1 row, 1 column and 2 nodes; got "
                              f"{grid!r}.")

@@ -144,9 +144,6 @@ def test_finite_decisions_validation_and_repr():
     assert repr(p) == "FiniteDecisions(n_decisions=3, n_costs=4, sense='max')"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: FiniteDecisions stores the caller's float64 array "
-                                       "without copying and vertices() then calls setflags("
-                                       "write=False) on it, making the caller's V read-only")
 def test_finite_decisions_does_not_touch_callers_array():
     V = np.eye(3)
     p = FiniteDecisions(V)
@@ -230,9 +227,6 @@ def test_callable_rejects_non_callable_and_bad_arguments():
         CallableProblem(simplex_lp, n_costs=3, vertices=np.eye(2))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: CallableProblem(n_costs=None) raises numpy's "
-                                       "TypeError from int(None) instead of a ValueError "
-                                       "naming n_costs")
 def test_callable_n_costs_none_names_argument():
     with pytest.raises(ValueError, match="n_costs must be a positive int"):
         CallableProblem(simplex_lp, n_costs=None)
@@ -432,10 +426,6 @@ def test_optimal_value_equals_value_of_decision(pc):
     assert_allclose(z, best, rtol=0, atol=1e-12 * _scale(p, C))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: solve() returns z computed in a different "
-                                       "summation order (DP sums / C @ V.T) than value(C, W) "
-                                       "(einsum), so z != value(C, W) in the last bits for "
-                                       "~30-60% of random rows")
 @pytest.mark.parametrize("problem", [ShortestPath((4, 4)),
                                      FiniteDecisions(np.random.default_rng(0).normal(size=(30, 24)))],
                          ids=repr)

@@ -320,8 +320,6 @@ def test_bad_grid_rejected(grid):
         ShortestPath(grid)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: ShortestPath silently truncates a non-integer grid "
-                                       "(2.5, 3) to (2, 3) via int() instead of rejecting it")
 def test_non_integer_grid_rejected():
     with pytest.raises(ValueError, match="grid must"):
         ShortestPath((2.5, 3))
