@@ -39,7 +39,32 @@ def _new_highs():
     core = getattr(getattr(highspy, "_core", None), "_Highs", None)
     h = core() if core is not None else highspy.Highs()
     h.setOptionValue("output_flag", False)
+    # With the default threads=0 HiGHS reads the CPU topology from /sys on
+    # every run, which doubles the time of a small warm-started LP. One
+    # thread is also what spotree's other HiGHS models ask for; HiGHS's
+    # thread pool is global, and see _run_highs for a pool of another size.
+    h.setOptionValue("threads", 1)
     return h
+
+
+def _run_highs(h):
+    """Run HiGHS; return the model status.
+
+    A model asking for one thread fails without a status when another part
+    of the process already started HiGHS's global thread pool with a
+    different size; it is then run again with the default thread setting.
+    """
+    import highspy
+
+    h.run()
+    status = h.getModelStatus()
+    threads = h.getOptionValue("threads")
+    threads = threads[1] if isinstance(threads, tuple) else threads  # (status, value) in 1.x
+    if status == highspy.HighsModelStatus.kNotset and threads != 0:
+        h.setOptionValue("threads", 0)
+        h.run()
+        status = h.getModelStatus()
+    return status
 
 
 def _status_name(h, status):
@@ -477,8 +502,7 @@ class LinearProgram(DecisionProblem):
         import highspy
 
         h.changeColsCost(self.n_costs, self._model_cols, c)
-        h.run()
-        status = h.getModelStatus()
+        status = _run_highs(h)
         if status == highspy.HighsModelStatus.kOptimal:
             return status, np.array(h.getSolution().col_value, dtype=np.float64)
         return status, None

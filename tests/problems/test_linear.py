@@ -4,6 +4,8 @@ import copy
 import itertools
 import json
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -436,3 +438,31 @@ def test_scaling_invariance_and_value_free_lp(C, a):
     close(z, FREE_LP.value(C, W), np.abs(C).max(initial=1.0))
     _, za = FREE_LP.solve(a * C)
     close(za, a * z, a * np.abs(C).max(initial=1.0))
+
+
+def test_works_after_another_highs_model_started_the_thread_pool():
+    # HiGHS's thread pool is per process: run in a fresh interpreter where a
+    # default-threads highspy model runs first.
+    code = """
+import numpy as np, highspy
+from scipy.optimize import linprog
+h = highspy._core._Highs() if hasattr(highspy, "_core") else highspy.Highs()
+h.setOptionValue("output_flag", False)
+lp = highspy.HighsLp()
+lp.num_col_ = 1
+lp.col_cost_ = np.array([1.0]); lp.col_lower_ = np.array([0.0]); lp.col_upper_ = np.array([1.0])
+lp.a_matrix_.start_ = np.array([0, 0], dtype=np.int32)
+h.passModel(lp)
+h.run()
+from spotree.problems import news_recommendation
+p = news_recommendation(random_state=0)
+C = np.random.default_rng(0).uniform(0, 1, size=(20, 6))
+_, z = p.solve(C)
+ref = [-linprog(-c, A_ub=p.A_ub, b_ub=p.b_ub, A_eq=p.A_eq, b_eq=p.b_eq).fun for c in C]
+assert np.allclose(z, ref, rtol=1e-9, atol=1e-12), (z, ref)
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -1,0 +1,204 @@
+"""Solves per second of spotree's decision problems against scipy.optimize.linprog.
+
+Each problem solves a batch of random cost vectors (100,000 by default); the
+baseline is scipy.optimize.linprog solving the same problem one cost vector at
+a time. linprog is slow, so it is timed on a smaller batch (``--linprog-rows``)
+and its per-solve time is extrapolated; the output says so. Every row also
+checks that both sides agree on the optimal values of the rows linprog solved.
+
+Targets (issue 2):
+
+- ShortestPath 4x4 with the vectorized dynamic program: >= 1000x linprog.
+- The vertex fast path (``solve_vertices``) for problems with <= 100 vertices
+  (ShortestPath 4x4, FiniteDecisions with 100 decisions): >= 1000x linprog.
+- LinearProgram (news_recommendation(6, 5)) without the basis cache: >= 5x.
+- Stretch: LinearProgram with the basis cache on correlated batches (prefix
+  sums of samples sorted by a feature, as in the tree's split search): the
+  amortized cost per vector at least 100x below one HiGHS call.
+
+Run ``python benchmarks/bench_problems.py`` (``--quick`` for a short run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from scipy.optimize import linprog
+
+from spotree.problems import FiniteDecisions, ShortestPath, news_recommendation
+
+
+def best_time(fn, repeat):
+    """Best wall time of ``repeat`` calls of fn (the machine is shared and noisy)."""
+    best, out = np.inf, None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def linprog_solver(c_sign, **lp):
+    """A function solving the LP for each row of C with linprog; returns values."""
+    def run(C):
+        z = np.empty(len(C))
+        for i, c in enumerate(C):
+            res = linprog(c_sign * c, method="highs", **lp)
+            if res.status != 0:
+                raise RuntimeError(f"linprog failed on row {i}: {res.message}")
+            z[i] = c_sign * res.fun
+        return z
+    return run
+
+
+def shortest_path_lp(problem):
+    """Flow formulation of a grid shortest path: one unit from node 1 to node n."""
+    rows, cols = problem.grid
+    n_nodes = rows * cols
+    A_eq = np.zeros((n_nodes, problem.n_costs))
+    for k, (i, j) in enumerate(problem.edges()):
+        A_eq[i - 1, k] = 1.0  # leaves i
+        A_eq[j - 1, k] = -1.0  # enters j
+    b_eq = np.zeros(n_nodes)
+    b_eq[0], b_eq[-1] = 1.0, -1.0
+    return dict(A_eq=A_eq, b_eq=b_eq, bounds=(0, 1))
+
+
+def correlated_batch(n, rng):
+    """Left and right child cost sums of a sweep over samples sorted by a feature.
+
+    Click probabilities depend on a feature x; the samples are sorted by x and
+    the batch holds the prefix sums (left children) of the first half and
+    the suffix sums (right children) of the second, like a split search.
+    """
+    half = n // 2
+    x = rng.uniform(0, 1, size=2 * half)
+    centers = np.linspace(0, 1, 6)
+    P = np.exp(-8 * (x[:, None] - centers[None, :]) ** 2) * rng.uniform(0.5, 1.0, (2 * half, 6))
+    P = P[np.argsort(x)]
+    left = np.cumsum(P[:half], axis=0)
+    right = np.cumsum(P[half:][::-1], axis=0)[::-1]
+    return np.vstack([left, right])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=100_000,
+                        help="cost vectors per batch (default 100,000)")
+    parser.add_argument("--linprog-rows", type=int, default=300,
+                        help="rows solved by linprog to time it (default 300)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="timings of the fast paths keep the best of this many runs")
+    parser.add_argument("--quick", action="store_true",
+                        help="short run: n=10,000, 100 linprog rows, 1 repeat")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.linprog_rows, args.repeat = 10_000, 100, 1
+    n, r = args.n, min(args.linprog_rows, args.n)
+    rng = np.random.default_rng(args.seed)
+
+    results = []
+
+    def record(name, method, m, t, m_lp, t_lp, target, kind="linprog"):
+        results.append(dict(name=name, method=method, m=m, rate=m / t, m_lp=m_lp,
+                            rate_lp=m_lp / t_lp, ratio=(t_lp / m_lp) / (t / m),
+                            target=target, kind=kind))
+
+    def check(label, z, z_ref):
+        err = np.max(np.abs(z - z_ref) / np.maximum(1.0, np.abs(z_ref)))
+        print(f"  check {label}: max relative difference {err:.2e}")
+        if err > 1e-7:
+            raise SystemExit(f"{label}: results differ from the baseline ({err:.2e})")
+
+    print(f"batch n={n:,}; scipy.optimize.linprog (method='highs') timed on {r} rows per "
+          "problem, per-solve time extrapolated to the batch.\n")
+
+    # ShortestPath 4x4: the dynamic program and the vertex fast path.
+    sp = ShortestPath((4, 4))
+    C = rng.uniform(0, 2, size=(n, sp.n_costs))
+    t_lp, z_lp = best_time(lambda: linprog_solver(1.0, **shortest_path_lp(sp))(C[:r]), 1)
+    t, (_, z) = best_time(lambda: sp.solve(C), args.repeat)
+    check("ShortestPath solve vs linprog", z[:r], z_lp)
+    record("ShortestPath 4x4", "solve (DP)", n, t, r, t_lp, 1000)
+    sp.vertices()  # the vertex list is built once per problem, not per batch
+    t, (_, z, _) = best_time(lambda: sp.solve_vertices(C), args.repeat)
+    check("ShortestPath solve_vertices vs linprog", z[:r], z_lp)
+    record("ShortestPath 4x4", "solve_vertices (20 vertices)", n, t, r, t_lp, 1000)
+
+    # FiniteDecisions with 100 random decisions in R^10. linprog solves the LP
+    # over their convex hull (weights lambda on the simplex), same optimum.
+    V = rng.uniform(0, 1, size=(100, 10))
+    fd = FiniteDecisions(V)
+    C = rng.normal(size=(n, 10))
+    hull = dict(A_eq=np.ones((1, 100)), b_eq=[1.0], bounds=(0, None))
+    t_lp, z_lp = best_time(lambda: linprog_solver(1.0, **hull)(C[:r] @ V.T), 1)
+    fd.vertices()
+    t, (_, z, _) = best_time(lambda: fd.solve_vertices(C), args.repeat)
+    check("FiniteDecisions vs linprog", z[:r], z_lp)
+    record("FiniteDecisions K=100, d=10", "solve_vertices", n, t, r, t_lp, 1000)
+
+    # news_recommendation(6, 5): HiGHS per vector, then the basis cache.
+    news = news_recommendation(6, 5, random_state=args.seed)
+    lp = dict(A_ub=news.A_ub, b_ub=news.b_ub, A_eq=news.A_eq, b_eq=news.b_eq, bounds=(0, None))
+    C = rng.uniform(0, 1, size=(n, 6))
+    t_lp, z_lp = best_time(lambda: linprog_solver(-1.0, **lp)(C[:r]), 1)
+    plain = news_recommendation(6, 5, random_state=args.seed)
+    plain.basis_cache = False
+    plain.solve(C[:10])  # build the HiGHS model outside the timing
+    t_highs, (_, z_plain) = best_time(lambda: plain.solve(C), 1)
+    check("LinearProgram (HiGHS) vs linprog", z_plain[:r], z_lp)
+    record("news_recommendation(6, 5)", "LinearProgram, no cache", n, t_highs, r, t_lp, 5)
+    highs_per_solve = t_highs / n
+
+    Vn = news.vertices()
+    Ccorr = correlated_batch(n, rng)
+    cached = news_recommendation(6, 5, random_state=args.seed)  # cold cache
+    t, (_, z) = best_time(lambda: cached.solve(Ccorr), 1)
+    n_bases = len(cached._model_basis_cache)
+    t_lp_corr, z_lp_corr = best_time(lambda: linprog_solver(-1.0, **lp)(Ccorr[::n // r][:r]), 1)
+    check("cached LinearProgram vs linprog (sampled rows)", z[::n // r][:r], z_lp_corr)
+    check("cached LinearProgram vs vertex enumeration (all rows)", z,
+          (Ccorr @ Vn.T).max(axis=1))
+    _, z_ref = plain.solve(Ccorr[:2000])
+    check("cached LinearProgram vs uncached HiGHS (first 2000 rows)", z[:2000], z_ref)
+    record("news_recommendation(6, 5)", f"basis cache, correlated (cold, {n_bases} bases)",
+           n, t, r, t_lp_corr, 100, kind="highs")
+    results[-1]["ratio"] = highs_per_solve / (t / n)
+    t, _ = best_time(lambda: cached.solve(Ccorr), args.repeat)
+    record("news_recommendation(6, 5)", "basis cache, correlated (warm)", n, t, r, t_lp_corr,
+           100, kind="highs")
+    results[-1]["ratio"] = highs_per_solve / (t / n)
+    Crand = rng.uniform(0, 1, size=(n, 6))
+    cached_r = news_recommendation(6, 5, random_state=args.seed)
+    t, (_, z) = best_time(lambda: cached_r.solve(Crand), 1)
+    check("cached LinearProgram, random batch vs vertex enumeration", z,
+          (Crand @ Vn.T).max(axis=1))
+    record("news_recommendation(6, 5)", "basis cache, random batch (info)", n, t, r, t_lp,
+           None, kind="highs")
+    results[-1]["ratio"] = highs_per_solve / (t / n)
+
+    # Table.
+    print()
+    head = (f"{'problem':<28} {'method':<44} {'solves/s':>12} {'linprog/s':>10} "
+            f"{'ratio':>9}  {'target':<22} result")
+    print(head)
+    print("-" * len(head))
+    for row in results:
+        if row["kind"] == "linprog":
+            target = f">= {row['target']}x linprog"
+        else:
+            target = f">= {row['target']}x 1 HiGHS call" if row["target"] else "(no target)"
+        verdict = "" if row["target"] is None else (
+            "PASS" if row["ratio"] >= row["target"] else "FAIL")
+        print(f"{row['name']:<28} {row['method']:<44} {row['rate']:>12,.0f} "
+              f"{row['rate_lp']:>10,.0f} {row['ratio']:>8,.0f}x  {target:<22} {verdict}")
+    print(f"\nlinprog/s: measured on {r} rows and extrapolated. For the basis-cache rows the "
+          f"ratio is against one uncached HiGHS call ({highs_per_solve * 1e6:.1f} us per "
+          "vector, measured above), not against linprog.")
+
+
+if __name__ == "__main__":
+    main()
