@@ -8,7 +8,7 @@ induce, not for prediction error.
 from . import datasets, metrics, problems
 from .problems import (CallableProblem, DecisionProblem, FiniteDecisions, LinearProgram,
                        ShortestPath)
-from .tree import SPOTree, export_text, load
+from .tree import OptimalSPOTree, SPOTree, export_text, load
 
 __version__ = "0.1.0"
 
@@ -17,6 +17,7 @@ __all__ = [
     "DecisionProblem",
     "FiniteDecisions",
     "LinearProgram",
+    "OptimalSPOTree",
     "SPOTree",
     "ShortestPath",
     "export_text",

@@ -431,7 +431,6 @@ class MilpModel:
         h.setOptionValue("output_flag", bool(verbose))
         h.setOptionValue("time_limit", float(time_limit))
         h.setOptionValue("random_seed", int(random_state))
-        h.setOptionValue("threads", 1)
         lp = highspy.HighsLp()
         lp.num_col_ = self.n_cols
         lp.num_row_ = self.A.shape[0]

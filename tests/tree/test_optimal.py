@@ -1,0 +1,271 @@
+"""OptimalSPOTree: exactness against enumerating every tree, and its guarantees."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+
+import spotree.tree._optimal as optimal_module
+from spotree.datasets import make_news, make_shortest_path
+from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
+from spotree.tree import SPOTree
+from spotree.tree._optimal import OptimalSPOTree
+
+try:
+    from spotree.problems import news_recommendation
+except ImportError:  # pragma: no cover - the LinearProgram module is optional here
+    news_recommendation = None
+
+
+# ------------------------------------------------------------ brute force
+def _leaf_loss(problem, C, w, mask, z):
+    """SPO loss of one leaf, straight from the definition (oracle on the mean)."""
+    mean = (w[mask, None] * C[mask]).sum(axis=0) / w[mask].sum()
+    dec, _ = problem.solve(mean[None, :])
+    return float((w[mask] * problem.sign * (C[mask] @ dec[0] - z[mask])).sum())
+
+
+def _enumerate_best(X, C, w, problem, depth, min_leaf, alpha=0.0):
+    """Best objective over every tree of depth <= depth (explicit enumeration).
+
+    Splits are ``x_j <= t`` for every midpoint t between distinct values.
+    Objective: total SPO loss / total weight + alpha * number of splits.
+    """
+    _, z = problem.solve(C)
+    W = w.sum()
+    splits = []
+    for j in range(X.shape[1]):
+        u = np.unique(X[:, j])
+        splits += [X[:, j] <= t for t in (u[:-1] + u[1:]) / 2]
+    cache = {}
+
+    def leaf(mask):
+        key = mask.tobytes()
+        if key not in cache:
+            ok = mask.any() and w[mask].sum() >= min_leaf
+            cache[key] = _leaf_loss(problem, C, w, mask, z) if ok else np.inf
+        return cache[key]
+
+    def trees(mask, d):
+        """(loss, n_splits) of every tree of depth <= d on the samples in mask."""
+        yield leaf(mask), 0
+        if d == 0:
+            return
+        for s in splits:
+            lm, rm = mask & s, mask & ~s
+            if not lm.any() or not rm.any():
+                continue
+            for (a, na), (b, nb) in itertools.product(list(trees(lm, d - 1)),
+                                                      list(trees(rm, d - 1))):
+                yield a + b, na + nb + 1
+
+    root = np.ones(X.shape[0], dtype=bool)
+    return min(loss / W + alpha * k for loss, k in trees(root, depth))
+
+
+def _no_vertices(problem):
+    """The same problem seen only through its oracle (no vertex list)."""
+    return CallableProblem(lambda C: problem.solve(C)[0], n_costs=problem.n_costs,
+                           sense=problem.sense, batched=True)
+
+
+def _instances():
+    """(name, X, C, w, problem) tiny instances with n <= 20."""
+    out = []
+    X, C = make_shortest_path(12, n_features=2, grid=(2, 2), noise=0.5, random_state=3)
+    out.append(("grid2x2", X, C, np.ones(12), ShortestPath((2, 2))))
+    X, C = make_shortest_path(12, n_features=2, grid=(3, 3), noise=0.5, random_state=4)
+    w = np.random.default_rng(0).integers(1, 4, size=12).astype(float)
+    out.append(("grid3x3", X, C, w, ShortestPath((3, 3))))
+    rng = np.random.default_rng(5)
+    x = rng.uniform(size=(14, 1))
+    C = np.column_stack([5 * x[:, 0] + 1.9, (5 * x[:, 0] + 0.4) ** 2])
+    C = C * rng.uniform(0.5, 1.5, size=C.shape)   # noise, so depth matters
+    X = np.column_stack([x[:, 0], rng.uniform(size=14)])
+    out.append(("two_roads", X, C, np.ones(14), FiniteDecisions(np.eye(2))))
+    if news_recommendation is not None:
+        X, C, w = make_news(10, n_articles=4, n_features=2, random_state=1)
+        out.append(("news", X, C, w / w.mean(), news_recommendation(4, 2, random_state=2)))
+    return out
+
+
+INSTANCES = _instances()
+IDS = [inst[0] for inst in INSTANCES]
+
+
+# -------------------------------------------------------------- exactness
+@pytest.mark.parametrize("inst", INSTANCES, ids=IDS)
+@pytest.mark.parametrize("depth", [1, 2])
+def test_search_is_exact(inst, depth):
+    _, X, C, w, problem = inst
+    min_leaf = 2
+    best = _enumerate_best(X, C, w, problem, depth, min_leaf)
+    for prob in (problem, _no_vertices(problem)):
+        est = OptimalSPOTree(prob, max_depth=depth, min_samples_leaf=min_leaf).fit(X, C, w)
+        assert est.result_["status"] == "optimal"
+        assert est.result_["objective"] == pytest.approx(best, rel=1e-9, abs=1e-12)
+        assert est.result_["gap"] == pytest.approx(0.0, abs=1e-9)
+        # The stored tree carries that loss and respects the leaf weight.
+        t = est.tree_
+        assert t.loss[t.is_leaf].sum() / w.sum() == pytest.approx(best, rel=1e-9, abs=1e-12)
+        assert (t.weighted_n_node_samples[t.is_leaf] >= min_leaf - 1e-12).all()
+        assert est.get_depth() <= depth
+
+
+@pytest.mark.parametrize("inst", INSTANCES, ids=IDS)
+@pytest.mark.parametrize("depth", [1, 2])
+def test_milp_is_exact(inst, depth):
+    _, X, C, w, problem = inst
+    n = 10
+    X, C, w = X[:n], C[:n], w[:n]
+    best = _enumerate_best(X, C, w, problem, depth, 2)
+    est = OptimalSPOTree(problem, max_depth=depth, min_samples_leaf=2, method="milp",
+                         time_limit=60).fit(X, C, w)
+    assert est.result_["status"] == "Optimal"
+    assert est.result_["objective"] == pytest.approx(best, rel=1e-6, abs=1e-9)
+    assert est.result_["warm_start_objective"] >= best - 1e-9
+
+
+def test_search_depth3_matches_enumeration():
+    X, C = make_shortest_path(9, n_features=2, grid=(2, 3), noise=0.5, random_state=11)
+    problem = ShortestPath((2, 3))
+    best = _enumerate_best(X, C, np.ones(9), problem, 3, 1)
+    est = OptimalSPOTree(problem, max_depth=3).fit(X, C)
+    assert est.result_["status"] == "optimal"
+    assert est.result_["objective"] == pytest.approx(best, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["search", "milp"])
+def test_alpha_penalizes_splits_exactly(method):
+    _, X, C, w, problem = INSTANCES[1]
+    X, C, w = X[:10], C[:10], w[:10]
+    alpha = 0.05
+    best = _enumerate_best(X, C, w, problem, 2, 1, alpha=alpha)
+    est = OptimalSPOTree(problem, max_depth=2, alpha=alpha, method=method).fit(X, C, w)
+    assert est.result_["objective"] == pytest.approx(best, rel=1e-6, abs=1e-9)
+    n_splits = est.get_n_leaves() - 1
+    loss = est.tree_.loss[est.tree_.is_leaf].sum() / w.sum()
+    assert est.result_["objective"] == pytest.approx(loss + alpha * n_splits)
+
+
+# ----------------------------------------------------------- guarantees
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), depth=st.integers(1, 3),
+       min_leaf=st.sampled_from([1, 3, 5]), weighted=st.booleans())
+def test_optimal_never_worse_than_greedy(seed, depth, min_leaf, weighted):
+    X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=seed)
+    w = (np.random.default_rng(seed).integers(1, 4, size=40).astype(float)
+         if weighted else None)
+    problem = ShortestPath((3, 3))
+    greedy = SPOTree(problem, max_depth=depth, min_samples_leaf=min_leaf).fit(X, C, w)
+    opt = OptimalSPOTree(problem, max_depth=depth, min_samples_leaf=min_leaf).fit(X, C, w)
+    g, o = greedy.tree_, opt.tree_
+    assert o.loss[o.is_leaf].sum() <= g.loss[g.is_leaf].sum() * (1 + 1e-9) + 1e-9
+    assert opt.get_depth() <= depth
+
+
+def test_milp_never_worse_than_its_warm_start():
+    X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=2)
+    problem = ShortestPath((3, 3))
+    est = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=3, method="milp",
+                         time_limit=3).fit(X, C)
+    greedy = SPOTree(problem, max_depth=2, min_samples_leaf=3).fit(X, C)
+    g = greedy.tree_
+    r = est.result_
+    assert r["warm_start_objective"] == pytest.approx(g.loss[g.is_leaf].sum() / 40)
+    assert r["objective"] <= r["warm_start_objective"] + 1e-9
+    assert 0.0 <= r["bound"] <= r["objective"] + 1e-12
+    assert r["n_binaries"] == 40 * 4 + 4 + 3 * 3 + 3
+
+
+def test_search_time_limit_returns_incumbent_with_gap():
+    X, C = make_shortest_path(60, n_features=3, grid=(3, 3), noise=0.5, random_state=0)
+    problem = ShortestPath((3, 3))
+    est = OptimalSPOTree(problem, max_depth=3, time_limit=1e-9).fit(X, C)
+    r = est.result_
+    full = OptimalSPOTree(problem, max_depth=3).fit(X, C).result_
+    assert r["status"] == "time_limit"
+    assert r["bound"] <= full["objective"] + 1e-12 <= r["objective"] + 2e-12
+    assert r["gap"] == pytest.approx((r["objective"] - r["bound"]) / r["objective"])
+    assert full["status"] == "optimal" and full["gap"] == 0.0
+
+
+def test_quantile_thresholds_match_the_binarized_search():
+    X, C = make_shortest_path(50, n_features=2, grid=(3, 3), noise=0.3, random_state=1)
+    problem = ShortestPath((3, 3))
+    est = OptimalSPOTree(problem, max_depth=2, thresholds=4, min_samples_leaf=5).fit(X, C)
+    # Every split uses one of the 4 quantile thresholds of its feature.
+    q = np.arange(1, 5) / 5.0
+    t = est.tree_
+    for node in np.flatnonzero(~t.is_leaf):
+        assert np.isclose(np.quantile(X[:, t.feature[node]], q), t.threshold[node]).any()
+    finer = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=5).fit(X, C)
+    assert finer.result_["objective"] <= est.result_["objective"] + 1e-12
+
+
+# -------------------------------------------------------- shared estimator API
+def test_shares_the_fitted_tree_api(tmp_path):
+    X, C = make_shortest_path(60, n_features=3, grid=(3, 3), noise=0.5, random_state=7)
+    problem = ShortestPath((3, 3))
+    est = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=5).fit(X, C)
+    leaves = est.apply(X)
+    np.testing.assert_allclose(est.predict(X), est.tree_.value[leaves])
+    np.testing.assert_allclose(est.predict_decision(X), est.tree_.decision[leaves])
+    assert est.score(X, C) == pytest.approx(-est.result_["train_loss"] / np.mean(
+        problem.solve(C)[1]))
+    assert est.feature_importances_.sum() == pytest.approx(1.0)
+    pruned = est.prune(X[:30], C[:30])
+    assert pruned.get_n_leaves() <= est.get_n_leaves()
+    path = tmp_path / "opt.json"
+    est.save(path)
+    from spotree.tree import load
+    back = load(path)
+    np.testing.assert_allclose(back.predict(X), est.predict(X))
+    cloned = clone(est).get_params()
+    assert {k: repr(v) for k, v in cloned.items()} == {
+        k: repr(v) for k, v in est.get_params().items()}
+
+
+# -------------------------------------------------------------- bad input
+def test_rejects_a_milp_that_is_too_large():
+    X, C = make_shortest_path(200, n_features=2, grid=(2, 2), random_state=0)
+    est = OptimalSPOTree(ShortestPath((2, 2)), max_depth=10, method="milp")
+    L = 2 ** 10          # r: n L, k: L, a: p (L - 1), d: L - 1
+    expected = f"{200 * L + L + 2 * (L - 1) + (L - 1):,}"
+    with pytest.raises(ValueError, match=f"{expected} binary variables.*limit of 100,000"):
+        est.fit(X, C)
+
+
+@pytest.mark.parametrize("value", [0, -1.0])
+def test_rejects_non_positive_time_limit(value):
+    X, C = make_shortest_path(10, n_features=2, grid=(2, 2), random_state=0)
+    with pytest.raises(ValueError, match="'time_limit' parameter of OptimalSPOTree must be"):
+        OptimalSPOTree(ShortestPath((2, 2)), time_limit=value).fit(X, C)
+
+
+def test_rejects_milp_for_a_problem_without_constraints_or_vertices():
+    X, C = make_shortest_path(10, n_features=2, grid=(2, 2), random_state=0)
+    est = OptimalSPOTree(_no_vertices(ShortestPath((2, 2))), method="milp")
+    with pytest.raises(ValueError, match="neither.*method='search'"):
+        est.fit(X, C)
+
+
+def test_gurobi_missing_names_the_extra(monkeypatch):
+    monkeypatch.setattr(optimal_module, "GUROBI_INSTALLED", False)
+    X, C = make_shortest_path(10, n_features=2, grid=(2, 2), random_state=0)
+    est = OptimalSPOTree(ShortestPath((2, 2)), method="milp", solver="gurobi")
+    with pytest.raises(ImportError, match=r"spotree\[gurobi\]"):
+        est.fit(X, C)
+
+
+@pytest.mark.parametrize("param, value", [("max_depth", 0), ("method", "greedy"),
+                                          ("alpha", -1.0), ("solver", "cplex"),
+                                          ("thresholds", 0)])
+def test_rejects_bad_parameters(param, value):
+    X, C = make_shortest_path(10, n_features=2, grid=(2, 2), random_state=0)
+    est = OptimalSPOTree(ShortestPath((2, 2)), **{param: value})
+    with pytest.raises(ValueError, match=f"'{param}' parameter of OptimalSPOTree"):
+        est.fit(X, C)
