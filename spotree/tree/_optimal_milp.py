@@ -431,6 +431,9 @@ class MilpModel:
         h.setOptionValue("output_flag", bool(verbose))
         h.setOptionValue("time_limit", float(time_limit))
         h.setOptionValue("random_seed", int(random_state))
+        # One thread, as spotree's other HiGHS models use: HiGHS's thread pool is
+        # global to the process and a model asking for another size fails.
+        h.setOptionValue("threads", 1)
         lp = highspy.HighsLp()
         lp.num_col_ = self.n_cols
         lp.num_row_ = self.A.shape[0]
@@ -457,6 +460,10 @@ class MilpModel:
             h.setSolution(sol)
         t0 = time.perf_counter()
         h.run()
+        if h.getModelStatus() == highspy.HighsModelStatus.kNotset:
+            # The pool was started with another size elsewhere: use the default.
+            h.setOptionValue("threads", 0)
+            h.run()
         runtime = time.perf_counter() - t0
         info = h.getInfo()
         status = h.modelStatusToString(h.getModelStatus())
