@@ -1,0 +1,237 @@
+"""The fitted tree's flat arrays: routing, the weakest-link pruning sequence, dict I/O."""
+
+import json
+
+import numpy as np
+import pytest
+
+from spotree import SPOTree
+from spotree.datasets import make_shortest_path
+from spotree.problems import FiniteDecisions, ShortestPath
+from spotree.tree import Tree
+
+
+def _fitted(seed, max_depth=3, criterion="spo", problem=None, n=80, categorical=False):
+    problem = ShortestPath((3, 3)) if problem is None else problem
+    X, C = make_shortest_path(n, n_features=3, grid=(3, 3), noise=0.5, random_state=seed)
+    if categorical:
+        X[:, 0] = np.floor(X[:, 0] * 4)
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 4, size=n).astype(float)
+    est = SPOTree(problem, max_depth=max_depth, criterion=criterion,
+                  categorical_features=[0] if categorical else None).fit(X, C, w)
+    return est, X, C, w
+
+
+def _walk(t, x):
+    """Nodes visited by one sample, walking the arrays by hand."""
+    u, path = 0, [0]
+    while t.children_left[u] != -1:
+        f = t.feature[u]
+        if t.categories[u].size:
+            go_left = x[f] in set(t.categories[u].tolist())
+        else:
+            go_left = x[f] <= t.threshold[u]
+        u = t.children_left[u] if go_left else t.children_right[u]
+        path.append(u)
+    return path
+
+
+# ------------------------------------------------------------------ routing
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("categorical", [False, True])
+def test_apply_and_decision_path_match_a_manual_walk(seed, categorical):
+    est, X, _, _ = _fitted(seed, max_depth=4, categorical=categorical)
+    t = est.tree_
+    rng = np.random.default_rng(seed)
+    Xq = np.vstack([X, rng.uniform(-0.5, 1.5, size=(30, 3))])
+    if categorical:
+        Xq[:, 0] = rng.integers(-1, 6, size=Xq.shape[0])  # includes unseen codes
+    leaves = t.apply(Xq)
+    P = t.decision_path(Xq).toarray()
+    assert P.shape == (Xq.shape[0], t.node_count)
+    for i, x in enumerate(Xq):
+        path = _walk(t, x)
+        assert leaves[i] == path[-1]
+        assert set(np.flatnonzero(P[i])) == set(path)
+    assert t.is_leaf[leaves].all()
+
+
+def test_shape_properties():
+    est, X, _, _ = _fitted(0, max_depth=3)
+    t = est.tree_
+    depth = t.node_depth()
+    assert depth[0] == 0
+    assert t.max_depth == depth.max() <= 3
+    assert t.n_leaves == t.is_leaf.sum() == (t.node_count + 1) // 2
+    parent = t.parent()
+    assert parent[0] == -1
+    for u in range(1, t.node_count):
+        p = parent[u]
+        assert u in (t.children_left[p], t.children_right[p])
+        assert depth[u] == depth[p] + 1
+
+
+# ------------------------------------------------------------------ pruning
+def _all_prunings(t, node=0):
+    """Every pruned subtree rooted at ``node``, as frozensets of its leaves."""
+    if t.children_left[node] == -1:
+        return [frozenset([node])]
+    out = [frozenset([node])]
+    for a in _all_prunings(t, t.children_left[node]):
+        for b in _all_prunings(t, t.children_right[node]):
+            out.append(a | b)
+    return out
+
+
+def _kept_nodes(t, leaf_mask):
+    keep, stack = set(), [0]
+    while stack:
+        u = stack.pop()
+        keep.add(u)
+        if not leaf_mask[u] and t.children_left[u] != -1:
+            stack += [t.children_left[u], t.children_right[u]]
+    return keep
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("criterion", ["spo", "mse"])
+def test_pruning_sequence_is_breimans_smallest_optimal_subtrees(seed, criterion):
+    est, _, _, _ = _fitted(seed, max_depth=4, criterion=criterion, n=60)
+    t = est.tree_
+    R = t.impurity
+    alphas, masks, losses = t.pruning_sequence()
+    assert alphas[0] == 0.0
+    assert np.all(np.diff(alphas) >= 0)
+    assert masks[0].sum() == t.n_leaves and masks[-1][0]  # whole tree ... root alone
+    subtrees = [(sum(R[u] for u in s), len(s)) for s in _all_prunings(t)]
+    costs = np.array([c for c, _ in subtrees])
+    sizes = np.array([k for _, k in subtrees])
+    scale = max(R[0], 1e-12)
+    for i, mask in enumerate(masks):
+        kept = _kept_nodes(t, mask)
+        leaves = [u for u in kept if mask[u] or t.children_left[u] == -1]
+        assert losses[i] == pytest.approx(sum(R[u] for u in leaves), rel=1e-9, abs=1e-12)
+        nxt = alphas[i + 1] if i + 1 < len(alphas) else 2 * alphas[i] + 1.0
+        for alpha in (alphas[i], 0.5 * (alphas[i] + nxt)):
+            total = costs + alpha * sizes
+            best = total.min()
+            assert losses[i] + alpha * len(leaves) == pytest.approx(best, rel=1e-9,
+                                                                    abs=1e-9 * scale)
+            # Breiman's T(alpha) is the smallest subtree attaining the minimum; a
+            # repeated alpha (zero-gain splits at alpha 0) means a later entry is it.
+            if nxt > alphas[i]:
+                assert len(leaves) == sizes[total <= best + 1e-9 * scale].min()
+        if i + 1 < len(masks):
+            assert _kept_nodes(t, masks[i + 1]) <= kept  # nested
+    # Training loss only grows as the tree shrinks.
+    assert np.all(np.diff(losses) >= -1e-9 * scale)
+
+
+def test_pruning_sequence_on_custom_node_losses():
+    est, _, _, _ = _fitted(1, max_depth=3)
+    t = est.tree_
+    rng = np.random.default_rng(0)
+    # Any node losses with children summing below their parent give a valid sequence.
+    R = np.zeros(t.node_count)
+    for u in range(t.node_count - 1, -1, -1):
+        if t.children_left[u] == -1:
+            R[u] = rng.uniform(0, 1)
+        else:
+            R[u] = R[t.children_left[u]] + R[t.children_right[u]] + rng.uniform(0, 1)
+    alphas, masks, losses = t.pruning_sequence(R)
+    subtrees = [(sum(R[u] for u in s), len(s)) for s in _all_prunings(t)]
+    for i, mask in enumerate(masks):
+        nxt = alphas[i + 1] if i + 1 < len(alphas) else 2 * alphas[i] + 1.0
+        alpha = 0.5 * (alphas[i] + nxt)
+        best = min(c + alpha * k for c, k in subtrees)
+        assert losses[i] + alpha * (t.pruned(mask).n_leaves) == pytest.approx(best)
+    assert np.all(np.diff(alphas) > 0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pruned_tree_routes_like_the_cut_original(seed):
+    est, X, _, _ = _fitted(seed, max_depth=4)
+    t = est.tree_
+    _, masks, _ = t.pruning_sequence()
+    for mask in masks:
+        p = t.pruned(mask)
+        assert p.n_leaves == len([u for u in _kept_nodes(t, mask)
+                                  if mask[u] or t.children_left[u] == -1])
+        # Each sample lands where its original path first meets a cut node.
+        expected = []
+        for x in X:
+            path = _walk(t, x)
+            stop = next(u for u in path if mask[u] or t.children_left[u] == -1)
+            expected.append(stop)
+        expected = np.asarray(expected)
+        got = p.apply(X)
+        np.testing.assert_array_equal(p.value[got], t.value[expected])
+        np.testing.assert_array_equal(p.decision[got], t.decision[expected])
+        np.testing.assert_array_equal(p.n_node_samples[got], t.n_node_samples[expected])
+
+
+def test_pruned_does_not_modify_the_original():
+    est, X, _, _ = _fitted(0, max_depth=4)
+    t = est.tree_
+    before = t.to_dict()
+    _, masks, _ = t.pruning_sequence()
+    t.pruned(masks[len(masks) // 2])
+    assert t.to_dict() == before
+
+
+# --------------------------------------------------------------- dict I/O
+@pytest.mark.parametrize("categorical", [False, True])
+def test_to_dict_from_dict_round_trip_through_json(categorical):
+    est, X, _, _ = _fitted(2, max_depth=4, categorical=categorical)
+    t = est.tree_
+    t2 = Tree.from_dict(json.loads(json.dumps(t.to_dict())))
+    for name in ("children_left", "children_right", "feature", "threshold", "value",
+                 "decision", "loss", "impurity", "n_node_samples",
+                 "weighted_n_node_samples"):
+        np.testing.assert_array_equal(getattr(t2, name), getattr(t, name), err_msg=name)
+    assert all(np.array_equal(a, b) for a, b in zip(t.categories, t2.categories))
+    np.testing.assert_array_equal(t2.apply(X), t.apply(X))
+
+
+def _tampered(t, **changes):
+    d = json.loads(json.dumps(t.to_dict()))
+    d.update(changes)
+    return d
+
+
+def test_from_dict_rejects_malformed_trees():
+    est, _, _, _ = _fitted(0, max_depth=2)
+    t = est.tree_
+    d = t.to_dict()
+    left = list(d["children_left"])
+    bad = [
+        _tampered(t, children_left=[len(left) + 5] + left[1:]),  # out of range
+        _tampered(t, children_left=[0] + left[1:]),  # a loop back to itself
+        _tampered(t, children_right=[-1] + d["children_right"][1:]),  # one child only
+        _tampered(t, feature=[t.n_features] + d["feature"][1:]),  # unknown feature
+        _tampered(t, value=d["value"][:-1]),  # wrong shape
+        _tampered(t, decision=[row[:-1] for row in d["decision"]]),  # wrong width
+        _tampered(t, loss=d["loss"] + [0.0]),
+        _tampered(t, categories=d["categories"][:-1]),
+        _tampered(t, threshold="abc"),
+    ]
+    missing = dict(d)
+    del missing["feature"]
+    bad.append(missing)
+    for doc in bad:
+        with pytest.raises(ValueError, match="malformed tree"):
+            Tree.from_dict(doc)
+
+
+def test_single_leaf_tree():
+    X = np.zeros((5, 2))
+    C = np.arange(10, dtype=float).reshape(5, 2)
+    est = SPOTree(FiniteDecisions(np.eye(2))).fit(X, C)
+    t = est.tree_
+    assert t.node_count == 1 and t.n_leaves == 1 and t.max_depth == 0
+    alphas, masks, losses = t.pruning_sequence()
+    assert alphas.tolist() == [0.0] and len(masks) == 1
+    assert losses[0] == t.impurity[0]
+    np.testing.assert_array_equal(t.apply(X), 0)
+    assert t.decision_path(X).toarray().tolist() == [[1]] * 5
