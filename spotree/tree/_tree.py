@@ -128,11 +128,10 @@ class Tree:
                 left[sel] = np.isin(x[sel], self.categories[t])
         return left
 
-    def apply(self, X):
-        """Leaf id reached by every row of ``X`` (float64, shape (n, n_features))."""
-        n = X.shape[0]
-        node = np.zeros(n, dtype=np.int64)
-        active = np.arange(n)
+    def _descend(self, X):
+        """Route all rows level by level; yields (rows that moved, node they reached)."""
+        node = np.zeros(X.shape[0], dtype=np.int64)
+        active = np.arange(X.shape[0])
         while active.size:
             nodes = node[active]
             internal = self.children_left[nodes] != TREE_LEAF
@@ -142,25 +141,22 @@ class Tree:
             left = self._goes_left(X, nodes, active)
             node[active] = np.where(left, self.children_left[nodes],
                                     self.children_right[nodes])
+            yield active, node[active]
+
+    def apply(self, X):
+        """Leaf id reached by every row of ``X`` (float64, shape (n, n_features))."""
+        node = np.zeros(X.shape[0], dtype=np.int64)
+        for rows, reached in self._descend(X):
+            node[rows] = reached
         return node
 
     def decision_path(self, X):
         """CSR indicator matrix (n_samples, node_count) of the nodes each row visits."""
         n = X.shape[0]
-        node = np.zeros(n, dtype=np.int64)
-        rows_out, nodes_out = [np.arange(n)], [node.copy()]
-        active = np.arange(n)
-        while active.size:
-            nodes = node[active]
-            internal = self.children_left[nodes] != TREE_LEAF
-            active, nodes = active[internal], nodes[internal]
-            if not active.size:
-                break
-            left = self._goes_left(X, nodes, active)
-            node[active] = np.where(left, self.children_left[nodes],
-                                    self.children_right[nodes])
-            rows_out.append(active)
-            nodes_out.append(node[active])
+        rows_out, nodes_out = [np.arange(n)], [np.zeros(n, dtype=np.int64)]
+        for rows, reached in self._descend(X):
+            rows_out.append(rows)
+            nodes_out.append(reached)
         rows = np.concatenate(rows_out)
         cols = np.concatenate(nodes_out)
         data = np.ones(rows.shape[0], dtype=np.int64)
