@@ -183,6 +183,29 @@ def _parse_bounds(bounds):
 
 
 # ------------------------------------------------------------ basis cache
+_BLAS_CONTROLLER = []
+
+
+def _single_threaded_blas():
+    """Context limiting BLAS to one thread (or doing nothing without threadpoolctl).
+
+    The certificate checks are products with a few dozen columns, called once
+    per cache miss: a BLAS thread pool only adds synchronization to them, and
+    on a busy machine that costs ten times the product itself.
+    """
+    from contextlib import nullcontext
+
+    if not _BLAS_CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS_CONTROLLER.append(ThreadpoolController())
+        except Exception:  # pragma: no cover - threadpoolctl comes with scikit-learn
+            _BLAS_CONTROLLER.append(None)
+    ctl = _BLAS_CONTROLLER[0]
+    return nullcontext() if ctl is None else ctl.limit(limits=1, user_api="blas")
+
+
 class _BasisCache:
     """Optimal bases with their certificates, in a fixed number of slots.
 
@@ -192,9 +215,14 @@ class _BasisCache:
     A row is accepted with a tolerance ``rtol * ||G_k row||_1 * max|c|``, which
     only absorbs rounding errors of the product. Slots are reused least
     recently used first.
+
+    The cache also keeps decayed counts of rows it answered and of HiGHS
+    calls, so that the solver can stop paying for certificates on batches
+    where cached bases are rarely reused (see :meth:`paying`).
     """
 
     rtol = 1e-11
+    decay = 0.97
 
     def __init__(self, size):
         self.size = size
@@ -204,17 +232,21 @@ class _BasisCache:
         self.last_used = []
         self.tick = 0
         self.mru = -1
-        self._stack()
+        self.dirty = True
+        self.hits = 8.0  # prior credit: a new cache is given a chance to pay
+        self.calls = 0.0
+        self.skipped = 0
 
     def __len__(self):
         return len(self.G)
 
     def _stack(self):
-        if self.G:
+        if self.dirty:
             self.G_all = np.vstack(self.G)
             self.gtol_all = np.concatenate(self.gtol)
             self.starts = np.cumsum([0] + [g.shape[0] for g in self.G[:-1]])
             self.W_all = np.vstack(self.W)
+            self.dirty = False
 
     def add(self, G, w):
         if G.shape[0] == 0:  # a single feasible point: optimal for every c
@@ -231,7 +263,7 @@ class _BasisCache:
             k = int(np.argmin(self.last_used))
             self.G[k], self.gtol[k], self.W[k] = G, gtol, w
             self.last_used[k] = self.tick
-        self._stack()
+        self.dirty = True
         self.mru = k
         return k
 
@@ -243,16 +275,29 @@ class _BasisCache:
 
     def check_all(self, C, scale):
         """Index of the first entry certifying each row of C, or -1."""
+        self._stack()
         D = C @ self.G_all.T
         D += scale[:, None] * self.gtol_all[None, :]
         ok = np.logical_and.reduceat(D >= 0, self.starts, axis=1)
         first = np.argmax(ok, axis=1)
         return np.where(ok[np.arange(len(first)), first], first, -1)
 
+    def vertices_of(self, ks):
+        self._stack()
+        return self.W_all[ks]
+
     def touch(self, ks):
         self.tick += 1
         for k in ks:
             self.last_used[k] = self.tick
+
+    def record(self, hits=0, calls=0):
+        self.hits = self.hits * self.decay ** calls + hits
+        self.calls = self.calls * self.decay ** calls + calls
+
+    def paying(self):
+        """Whether recent HiGHS calls each saved at least one more call."""
+        return self.hits >= self.calls
 
 
 # ------------------------------------------------------------ the problem
@@ -325,6 +370,10 @@ class LinearProgram(DecisionProblem):
     HiGHS. The tolerance only absorbs rounding (``1e-11 * ||G_row||_1 *
     max|c|``), so values agree with HiGHS's to about that precision; among
     tied optimal vertices the returned one may depend on the cache's history.
+    When recent HiGHS calls stop paying for themselves (cached bases answer
+    fewer rows than go to HiGHS, e.g. uncorrelated costs on a large LP), only
+    every 16th new basis is factorized, so the cache then costs about what
+    plain HiGHS calls cost. The cache is dropped on pickling.
 
     **Vertices.** :meth:`vertices` lists the vertices of a pure LP by brute
     force: every choice of ``d - rank(A_eq)`` active inequalities (rows of
@@ -495,6 +544,12 @@ class LinearProgram(DecisionProblem):
         if h is None:
             h = self._model_highs = self._build_highs(self.is_milp)
             self._model_cols = np.arange(self.n_costs, dtype=np.int32)
+            # The computational form [A, -I] x = 0 of the basis cache, with
+            # the bounds of x = (w, r).
+            A, rlo, rhi = self._rows()
+            self._model_form = (np.hstack([A, -np.eye(A.shape[0])]),
+                                np.concatenate([self._lo, rlo]),
+                                np.concatenate([self._hi, rhi]))
         return h
 
     def _run(self, h, c):
@@ -548,7 +603,8 @@ class LinearProgram(DecisionProblem):
     def _solve(self, C):
         Cm = C if self.sense == "min" else -C
         if self.basis_cache and not self.is_milp:
-            W = self._solve_cached(Cm)
+            with _single_threaded_blas():
+                W = self._solve_cached(Cm)
         else:
             W = np.empty_like(C)
             h = self._highs()
@@ -585,15 +641,24 @@ class LinearProgram(DecisionProblem):
                 hit = owner >= 0
                 if hit.any():
                     # Copy now: a slot may be overwritten by a later miss.
-                    Wsub[hit] = cache.W_all[owner[hit]]
+                    Wsub[hit] = cache.vertices_of(owner[hit])
                     cache.touch(np.unique(owner[hit]))
                     cache.mru = int(owner[hit][-1])
+                    cache.record(hits=int(hit.sum()))
             pending = np.flatnonzero(owner < 0)
             while pending.size:
                 i = pending[0]
                 w = self._solve_one(h, sub[i], start + i)
                 Wsub[i] = w
                 pending = pending[1:]
+                cache.record(calls=1)
+                # When cached bases are rarely reused (uncorrelated costs on a
+                # large LP), certificates cost more than they save: then only
+                # every 16th HiGHS basis is added, to notice when reuse returns.
+                if not cache.paying():
+                    cache.skipped += 1
+                    if cache.skipped % 16:
+                        continue
                 G = self._certificate(h)
                 if G is not None:
                     k = cache.add(G, w)
@@ -601,6 +666,7 @@ class LinearProgram(DecisionProblem):
                         ok = cache.check_one(k, sub[pending], sc[pending])
                         Wsub[pending[ok]] = w
                         pending = pending[~ok]
+                        cache.record(hits=int(ok.sum()))
         return W
 
     def _certificate(self, h):
@@ -620,40 +686,35 @@ class LinearProgram(DecisionProblem):
             return None
         BS = highspy.HighsBasisStatus
         d = self.n_costs
-        A, rlo, rhi = self._rows()
-        n_rows = A.shape[0]
+        full, lo, hi = self._model_form
+        n_rows = full.shape[0]
         status = np.array([int(s) for s in basis.col_status] + [int(s) for s in basis.row_status])
-        lo = np.concatenate([self._lo, rlo])
-        hi = np.concatenate([self._hi, rhi])
-        basic = np.flatnonzero(status == int(BS.kBasic))
+        is_basic = status == int(BS.kBasic)
+        basic = np.flatnonzero(is_basic)
         if basic.size != n_rows:
             return None
-        full = np.hstack([A, -np.eye(n_rows)])
         # E maps c (d,) to the costs of all d + n_rows variables.
-        E = np.zeros((d + n_rows, d))
-        E[np.arange(d), np.arange(d)] = 1.0
+        E = np.eye(d + n_rows, d)
         if n_rows:
             B = full[:, basic]
-            if np.linalg.cond(B) > 1e12:
+            try:
+                Y = np.linalg.solve(B.T, E[basic])  # duals y = Y c
+            except np.linalg.LinAlgError:
                 return None
-            Y = np.linalg.solve(B.T, E[basic])  # duals y = Y c
+            # A nearly singular basis gives an inaccurate certificate: skip it.
+            if not np.isfinite(Y).all() or np.abs(B.T @ Y - E[basic]).max() > 1e-9:
+                return None
             R = E - full.T @ Y
         else:
             R = E
-        nonbasic = np.flatnonzero(status != int(BS.kBasic))
-        rows = []
-        for j in nonbasic:
-            if lo[j] == hi[j]:
-                continue
-            st = status[j]
-            if st == int(BS.kLower) and np.isfinite(lo[j]):
-                rows.append(R[j])
-            elif st == int(BS.kUpper) and np.isfinite(hi[j]):
-                rows.append(-R[j])
-            else:  # free nonbasic (or an unexpected status): reduced cost must vanish
-                rows.append(R[j])
-                rows.append(-R[j])
-        return np.array(rows).reshape(-1, d)
+        st = status[~is_basic]
+        R, lo, hi = R[~is_basic], lo[~is_basic], hi[~is_basic]
+        fixed = lo == hi
+        at_lower = ~fixed & (st == int(BS.kLower)) & np.isfinite(lo)
+        at_upper = ~fixed & (st == int(BS.kUpper)) & np.isfinite(hi)
+        # Free nonbasic (or an unexpected status): the reduced cost must vanish.
+        other = ~fixed & ~at_lower & ~at_upper
+        return np.vstack([R[at_lower], -R[at_upper], R[other], -R[other]])
 
     # ------------------------------------------------------------- vertices
     def _vertices(self):
@@ -689,12 +750,13 @@ class LinearProgram(DecisionProblem):
             return None
         scale = max(1.0, np.abs(hv).max(initial=0.0), np.abs(beq).max(initial=0.0))
         tol = 1e-9 * scale
-        found = []
+        V = np.zeros((0, d))
         combos = itertools.combinations(range(n_ineq), k)
         while True:
-            block = np.array(list(itertools.islice(combos, 20000)), dtype=np.intp).reshape(-1, k)
-            if block.shape[0] == 0:
+            chunk = list(itertools.islice(combos, 20000))
+            if not chunk:
                 break
+            block = np.array(chunk, dtype=np.intp).reshape(len(chunk), k)
             M = np.concatenate([np.broadcast_to(Aeq, (len(block),) + Aeq.shape), G[block]], axis=1)
             rhs = np.concatenate([np.broadcast_to(beq, (len(block), len(beq))), hv[block]], axis=1)
             s = np.linalg.svd(M, compute_uv=False)
@@ -705,17 +767,15 @@ class LinearProgram(DecisionProblem):
             feasible = (X @ G.T <= hv + tol).all(axis=1)
             if Aeq.shape[0]:
                 feasible &= (np.abs(X @ Aeq.T - beq) <= tol).all(axis=1)
-            found.append(X[feasible])
-            if sum(len(f) for f in found) > 50 * self.max_vertices:
-                # Far too many candidates (even before deduplication).
-                break
-        V = np.vstack(found) if found else np.zeros((0, d))
-        V[np.abs(V) < 1e-12 * scale] = 0.0
-        _, first = np.unique(np.round(V / scale, 9), axis=0, return_index=True)
-        V = V[first]  # np.unique sorts the rounded rows lexicographically
-        if V.shape[0] == 0 or V.shape[0] > self.max_vertices:
-            return None
-        return V
+            V = np.vstack([V, X[feasible]])
+            V[np.abs(V) < 1e-12 * scale] = 0.0
+            # Deduplicate (a degenerate vertex has many bases); np.unique also
+            # sorts the rounded rows lexicographically.
+            _, first = np.unique(np.round(V / scale, 9), axis=0, return_index=True)
+            V = V[first]
+            if V.shape[0] > self.max_vertices:
+                return None
+        return V if V.shape[0] else None
 
     def _integer_points(self):
         if not self.integrality.all():

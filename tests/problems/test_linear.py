@@ -277,6 +277,46 @@ def test_bounds_only_problem_cache():
     close(z, (C * expected).sum(axis=1), np.abs(C).max())
 
 
+def test_basis_cache_on_uncorrelated_costs_backs_off():
+    # Random costs on a larger LP: most rows need HiGHS, the cache stops
+    # factorizing every basis, and results stay exact.
+    cached = random_lp(3, d=12, n_ub=20)
+    plain = random_lp(3, d=12, n_ub=20, basis_cache=False)
+    C = np.random.default_rng(0).normal(size=(300, 12))
+    Wc, zc = cached.solve(C)
+    Wp, zp = plain.solve(C)
+    assert cached._model_basis_cache.skipped > 0
+    close(zc, zp, np.abs(C).max())
+    np.testing.assert_allclose(Wc, Wp, atol=1e-7)
+
+
+@pytest.mark.parametrize("basis_cache", [True, False])
+def test_non_optimal_status_at_solve_time_raises(basis_cache):
+    problem = random_lp(3, d=8, n_ub=10, basis_cache=basis_cache)
+    C = np.random.default_rng(0).normal(size=(5, 8))
+    problem.solve(C[:1])
+    problem._model_highs.setOptionValue("simplex_iteration_limit", 0)
+    with pytest.raises(ValueError, match="did not find an optimal solution for cost vector"):
+        problem.solve(-C)
+
+
+@pytest.mark.parametrize("basis_cache", [True, False])
+def test_degenerate_feasible_sets(basis_cache):
+    # A single feasible point (no inequality is needed to pin it down).
+    point = LinearProgram(A_eq=[[1.0, 1.0], [1.0, -1.0]], b_eq=[1.0, 0.0],
+                          bounds=(None, None), basis_cache=basis_cache)
+    np.testing.assert_allclose(point.vertices(), [[0.5, 0.5]])
+    C = np.random.default_rng(0).normal(size=(30, 2))
+    W, z = point.solve(C)
+    np.testing.assert_allclose(W, 0.5)
+    close(z, C.sum(axis=1) / 2, np.abs(C).max())
+    # Linearly dependent equality rows.
+    dup = LinearProgram(A_eq=[[1.0, 1.0], [2.0, 2.0]], b_eq=[1.0, 2.0], basis_cache=basis_cache)
+    np.testing.assert_allclose(dup.vertices(), [[0.0, 1.0], [1.0, 0.0]])
+    W, z = dup.solve(C)
+    close(z, C.min(axis=1), np.abs(C).max())
+
+
 # ----------------------------------------------------------------- errors
 def test_infeasible_raises_at_construction():
     with pytest.raises(ValueError, match="infeasible"):
