@@ -9,6 +9,7 @@ from . import datasets, metrics, problems
 from .problems import (CallableProblem, DecisionProblem, FiniteDecisions, LinearProgram,
                        ShortestPath)
 from .tree import OptimalSPOTree, SPOTree, export_text, load
+from .forest import SPOForest, tune_max_features
 
 __version__ = "0.1.0"
 
@@ -18,10 +19,12 @@ __all__ = [
     "FiniteDecisions",
     "LinearProgram",
     "OptimalSPOTree",
+    "SPOForest",
     "SPOTree",
     "ShortestPath",
     "export_text",
     "load",
+    "tune_max_features",
     "datasets",
     "metrics",
     "problems",

@@ -1,0 +1,563 @@
+"""SPO Forests (paper section 4.3): bagged SPO Trees whose predicted costs are averaged.
+
+Every tree is an :class:`~spotree.SPOTree` grown on a bootstrap sample with
+feature bagging at each split. The sample is never copied: a tree sees all
+rows, weighted by how often the bootstrap drew them (times the user's
+weights), and rows drawn zero times drop out of its split search. The
+per-fit statistics that need the decision oracle (the optimal values
+``z*(c_i)``, or ``G = C V^T`` on the vertex path) are computed once for the
+whole forest and shared by all trees, which only differ in their weights.
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, MultiOutputMixin, clone
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._params import InstanceOf, Interval, Options, validate_params
+from ._validation import check_costs, check_sample_weight
+from .metrics import normalized_spo_loss
+from .tree import SPOTree, register_model
+from .tree._classes import BaseSPOTree
+from .tree._criterion import Criterion
+from .tree._tree import TREE_LEAF
+
+__all__ = ["SPOForest", "tune_max_features"]
+
+_MAX_SEED = np.iinfo(np.int32).max
+# Redraws allowed when a bootstrap sample holds only zero-weight rows.
+_MAX_REDRAWS = 100
+
+
+def _n_bootstrap_draws(n, max_samples):
+    if max_samples is None:
+        return n
+    if isinstance(max_samples, numbers.Integral):
+        if max_samples > n:
+            raise ValueError(f"The 'max_samples' parameter of SPOForest must be at most the "
+                             f"number of samples ({n}) when it is an int. Got {max_samples} "
+                             "instead.")
+        return int(max_samples)
+    return max(int(round(n * max_samples)), 1)
+
+
+def _bootstrap_counts(seed, sw, n_draws):
+    """How often each row is drawn in the bootstrap sample of the tree seeded by ``seed``.
+
+    Rows are drawn uniformly with replacement (the user's weights multiply
+    the counts afterwards, as in scikit-learn). A draw in which every drawn
+    row has zero weight cannot grow a tree, so it is redrawn.
+    """
+    n = sw.shape[0]
+    # PCG64 here, MT19937 (the tree's RandomState) for the feature draws:
+    # one seed, two independent streams.
+    rng = np.random.default_rng(seed)
+    for _ in range(_MAX_REDRAWS):
+        counts = np.bincount(rng.integers(0, n, n_draws), minlength=n)
+        if (sw[counts > 0] > 0).any():
+            return counts
+    raise ValueError(f"{_MAX_REDRAWS} bootstrap samples in a row drew only rows with zero "
+                     "sample_weight; give more rows a positive weight or raise max_samples.")
+
+
+def _reweighted(base, w):
+    """The shared per-fit statistics of ``base`` under other sample weights.
+
+    ``Criterion`` reads the weights only through ``self.w``; the arrays it
+    precomputed (C, G = C V^T, z*, squared norms) do not depend on them, so a
+    shallow copy shares them and the tree pays nothing for the oracle calls.
+    """
+    crit = copy.copy(base)
+    crit.w = w
+    crit.n_oracle_calls = 0
+    crit.n_oracle_rows = 0
+    return crit
+
+
+def _fit_tree(tree_params, seed, X, C, sw, problem, base, n_draws):
+    """Grow one tree of the forest (runs in a joblib worker)."""
+    if n_draws is None:
+        w = sw
+    else:
+        w = _bootstrap_counts(seed, sw, n_draws) * sw
+    crit = _reweighted(base, w)
+    if not base.use_vertices:
+        # Off the vertex path the tree calls the oracle at every node, and a
+        # solver handle (HiGHS) must not be shared between threads.
+        problem = copy.deepcopy(problem)
+        crit.problem = problem
+    tree = SPOTree(problem, random_state=seed, **tree_params)
+    return tree._fit_arrays(X, C, w, problem, criterion_obj=crit)
+
+
+def _tree_importances(tree):
+    """Criterion-loss decrease per feature, recomputed from the tree arrays.
+
+    The same quantity the builder accumulates while growing, so loaded trees
+    get back the importances they had when fitted.
+    """
+    imp = np.zeros(tree.n_features)
+    internal = np.flatnonzero(tree.children_left != TREE_LEAF)
+    dec = (tree.impurity[internal] - tree.impurity[tree.children_left[internal]]
+           - tree.impurity[tree.children_right[internal]])
+    np.add.at(imp, tree.feature[internal], np.maximum(dec, 0.0))
+    return imp
+
+
+@register_model
+class SPOForest(MultiOutputMixin, BaseEstimator):
+    """A forest of SPO Trees: bagged trees whose predicted costs are averaged.
+
+    Each tree is a greedy :class:`~spotree.SPOTree` with no depth limit by
+    default, grown on a bootstrap sample of the training set with a random
+    subset of the features considered at every split (feature bagging). For
+    a new ``x``, the forest averages the trees' predicted cost vectors and
+    decides the optimal decision for that average (paper section 4.3).
+    ``criterion="mse"`` grows CART trees instead, which is the random forest
+    baseline of the paper, through the same code.
+
+    Parameters
+    ----------
+    problem : DecisionProblem or None, default=None
+        The optimization problem whose costs are predicted. None means "pick
+        the cheapest of the d options" (``FiniteDecisions(np.eye(d))``, d
+        taken from ``C`` at fit time).
+    n_estimators : int, default=100
+        Number of trees.
+    criterion : {"spo", "mse"}, default="spo"
+        ``"spo"`` grows SPO Trees (splits minimize decision regret);
+        ``"mse"`` grows CART trees (splits minimize squared error).
+    max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
+        Number of features drawn at random at each split: an int, a fraction
+        of the features, ``sqrt(p)``, ``log2(p)`` or all of them (None). The
+        paper tunes it on a validation set, see :func:`tune_max_features`.
+    bootstrap : bool, default=True
+        Whether each tree sees a bootstrap sample. Without it every tree sees
+        the whole training set and only feature bagging differs.
+    max_samples : int, float or None, default=None
+        Rows drawn (with replacement) per bootstrap sample: None for
+        ``n_samples``, an int, or a fraction of ``n_samples``.
+    max_depth : int or None, default=None
+        Maximum depth of each tree.
+    min_samples_leaf : int or float, default=1
+        Minimum total weight of a leaf. A bootstrap sample weighs a row by
+        how often it was drawn, so this counts drawn rows, duplicates
+        included (as if the sample had been copied). A float in (0, 1) is a
+        fraction of the tree's total weight.
+    thresholds : "all" or int, default="all"
+        Candidate thresholds per feature per node, as in SPOTree.
+    oob_score : bool, default=False
+        Whether to score the forest on the out-of-bag samples (needs
+        ``bootstrap=True``).
+    n_jobs : int or None, default=None
+        Number of trees grown in parallel by joblib (None: 1 unless inside a
+        ``joblib.parallel_config`` context; -1: all cores).
+    random_state : int, RandomState instance or None, default=None
+        Draws one seed per tree up front; each seed fixes its tree's
+        bootstrap sample and feature draws. The fitted forest therefore does
+        not depend on ``n_jobs`` or on the joblib backend.
+    verbose : int, default=0
+        Progress of the fit, printed by joblib (0 is silent; higher values
+        report more often).
+
+    Attributes
+    ----------
+    estimators_ : list of SPOTree
+        The fitted trees. They share the forest's ``problem_`` object.
+    problem_ : DecisionProblem
+        The problem used (``problem`` or the default one).
+    feature_importances_ : ndarray of shape (n_features,)
+        Mean over the trees of their normalized criterion-loss decrease per
+        feature (trees that are a single leaf left out), normalized to sum
+        to 1.
+    oob_score_ : float
+        Only with ``oob_score=True``: minus the normalized SPO loss of the
+        out-of-bag decisions, greater is better (the same sign convention as
+        :meth:`score` and scikit-learn's ``oob_score_``). Each row is judged
+        by the decision for the average cost predicted by the trees whose
+        bootstrap sample left it out; rows left out by no tree are skipped
+        (with a warning).
+    oob_prediction_ : ndarray of shape (n_samples, n_costs)
+        Only with ``oob_score=True``: the averaged out-of-bag predicted costs
+        of the training rows (NaN for rows that no tree left out).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only for DataFrame input with string column names.
+
+    See Also
+    --------
+    SPOTree : a single SPO tree.
+    tune_max_features : choose ``max_features`` on a validation set.
+
+    Notes
+    -----
+    **Shared statistics.** What a tree needs from the oracle does not depend
+    on its weights: the optimal value ``z*(c_i)`` of every training row (one
+    batched oracle call over all rows) or, for problems that list their
+    vertices, ``G = C V^T``. The forest computes them once and every tree
+    reuses them; a 100-tree forest costs one such call, not 100.
+
+    **Parallelism.** Trees are grown by joblib. When the problem lists its
+    vertices (shortest paths, finite decision sets, small LPs), growing a
+    tree calls no oracle: its split sweeps are compiled numba kernels that
+    release the GIL, so the forest asks joblib for threads, which share the
+    data without copying or pickling it and start instantly. Otherwise each
+    tree calls the oracle at every node (Python and solver code holding the
+    GIL), so the forest asks for processes (joblib's default, loky), and
+    every tree gets a private copy of the problem. Both are only
+    preferences: a backend chosen with ``joblib.parallel_config`` wins.
+
+    **Dask.** With the ``spotree[dask]`` extra the same fit runs on a
+    dask.distributed cluster, one task per tree, through joblib's dask
+    backend. The result is identical to a local fit with the same
+    ``random_state``::
+
+        from dask.distributed import Client, LocalCluster
+        from joblib import parallel_config
+
+        client = Client(LocalCluster(n_workers=4))  # or Client("scheduler:8786")
+        with parallel_config(backend="dask"):
+            forest = SPOForest(ShortestPath((4, 4)), n_estimators=500).fit(X, C)
+
+    Examples
+    --------
+    >>> from spotree import SPOForest, ShortestPath
+    >>> from spotree.datasets import make_shortest_path
+    >>> X, C, B = make_shortest_path(300, degree=4, noise=0.25, random_state=0,
+    ...                              return_B=True)
+    >>> X_test, C_test = make_shortest_path(500, degree=4, noise=0.25, B=B,
+    ...                                     random_state=1)
+    >>> forest = SPOForest(ShortestPath((4, 4)), n_estimators=20, min_samples_leaf=20,
+    ...                    max_features=3, random_state=0).fit(X, C)
+    >>> forest.predict(X_test).shape
+    (500, 24)
+    >>> decisions = forest.predict_decision(X_test)  # one shortest path per row
+    >>> bool(decisions.sum(axis=1).max() == 6)         # 6 edges per path on a 4x4 grid
+    True
+    """
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(int, 1, None)],
+        "criterion": [Options("spo", "mse")],
+        "max_features": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"),
+                         Options("sqrt", "log2"), None],
+        "bootstrap": [InstanceOf((bool, np.bool_), "a bool")],
+        "max_samples": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"), None],
+        "max_depth": [Interval(int, 1, None), None],
+        "min_samples_leaf": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "neither")],
+        "thresholds": [Options("all"), Interval(int, 1, None)],
+        "oob_score": [InstanceOf((bool, np.bool_), "a bool")],
+        "n_jobs": [Interval(int, None, -1), Interval(int, 1, None), None],
+        "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
+    }
+
+    # Fitted attributes written to and read from JSON besides the trees.
+    _persist_extra = ("oob_score_",)
+
+    def __init__(self, problem=None, *, n_estimators=100, criterion="spo", max_features="sqrt",
+                 bootstrap=True, max_samples=None, max_depth=None, min_samples_leaf=1,
+                 thresholds="all", oob_score=False, n_jobs=None, random_state=None,
+                 verbose=0):
+        self.problem = problem
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.max_samples = max_samples
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.thresholds = thresholds
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ---------------------------------------------------------------- fit
+    def _tree_params(self):
+        return {"criterion": self.criterion, "max_depth": self.max_depth,
+                "min_samples_leaf": self.min_samples_leaf, "max_features": self.max_features,
+                "thresholds": self.thresholds}
+
+    def _check_fit_inputs(self, X, C, sample_weight):
+        if C is None:
+            raise ValueError(f"{type(self).__name__}.fit needs the realized costs C of shape "
+                             "(n_samples, n_costs). Expected array-like (array or non-string "
+                             "sequence), got None.")
+        # Exactly SPOTree's checks, so that bad input fails the same way.
+        return BaseSPOTree._check_fit_inputs(self, X, C, sample_weight)
+
+    def _base_criterion(self, C, sw, problem):
+        """The per-fit statistics shared by all trees (the only full oracle call)."""
+        return Criterion(problem, C, sw, spo_weight=1.0 if self.criterion == "spo" else 0.0)
+
+    def fit(self, X, C, sample_weight=None):
+        """Grow the forest on features X and realized costs C.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Finite numeric features.
+        C : array-like of shape (n_samples, n_costs)
+            Realized cost vectors; ``n_costs`` must match the problem.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, not all zero. With ``bootstrap=True`` they
+            multiply the bootstrap counts.
+
+        Returns
+        -------
+        self : SPOForest
+        """
+        validate_params(self)
+        X, C, sw, problem = self._check_fit_inputs(X, C, sample_weight)
+        return self._fit_validated(X, C, sw, problem, self._base_criterion(C, sw, problem))
+
+    def _fit_validated(self, X, C, sw, problem, base):
+        if self.oob_score and not self.bootstrap:
+            raise ValueError("Out-of-bag estimation (oob_score=True) needs bootstrap=True: "
+                             "without bootstrap no sample is out of bag.")
+        n = X.shape[0]
+        n_draws = _n_bootstrap_draws(n, self.max_samples) if self.bootstrap else None
+        # All seeds drawn before any tree is grown: tree k's randomness is
+        # fixed by random_state and k alone, whatever runs it.
+        seeds = check_random_state(self.random_state).randint(_MAX_SEED,
+                                                              size=self.n_estimators)
+        prefer = "threads" if base.use_vertices else "processes"
+        params = self._tree_params()
+        trees = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer=prefer)(
+            delayed(_fit_tree)(params, int(s), X, C, sw, problem, base, n_draws)
+            for s in seeds)
+        for tree in trees:
+            # One problem object for the whole forest (workers return copies).
+            tree.problem = tree.problem_ = problem
+            tree.n_features_in_ = self.n_features_in_
+        self.problem_ = problem
+        self.estimators_ = trees
+        self.feature_importances_ = self._mean_importances(
+            [t.feature_importances_ for t in trees], [t.tree_.node_count for t in trees])
+        if self.oob_score:
+            self._set_oob_score(X, C, sw, seeds, n_draws)
+        elif hasattr(self, "oob_score_"):
+            del self.oob_score_, self.oob_prediction_
+        return self
+
+    @staticmethod
+    def _mean_importances(per_tree, node_counts):
+        used = [imp for imp, k in zip(per_tree, node_counts) if k > 1]
+        if not used:
+            return np.zeros_like(per_tree[0])
+        mean = np.mean(used, axis=0)
+        s = mean.sum()
+        return mean / s if s > 0 else mean
+
+    def _set_oob_score(self, X, C, sw, seeds, n_draws):
+        n, d = C.shape
+        total = np.zeros((n, d))
+        n_pred = np.zeros(n, dtype=np.int64)
+        for seed, est in zip(seeds, self.estimators_):
+            oob = np.flatnonzero(_bootstrap_counts(int(seed), sw, n_draws) == 0)
+            if oob.size:
+                tree = est.tree_
+                total[oob] += tree.value[tree.apply(X[oob])]
+                n_pred[oob] += 1
+        has = n_pred > 0
+        pred = np.full((n, d), np.nan)
+        pred[has] = total[has] / n_pred[has, None]
+        self.oob_prediction_ = pred
+        if not has.all():
+            warnings.warn(f"{int((~has).sum())} of {n} training samples were in every "
+                          "bootstrap sample and have no out-of-bag prediction; oob_score_ "
+                          "is computed without them (more trees make this rarer).",
+                          UserWarning, stacklevel=4)
+        if not (sw[has] > 0).any():
+            self.oob_score_ = np.nan
+            return
+        self.oob_score_ = -normalized_spo_loss(C[has], pred[has], problem=self.problem_,
+                                               sample_weight=sw[has])
+
+    # ---------------------------------------------------------- predict
+    def _validate_X_predict(self, X):
+        check_is_fitted(self, "estimators_")
+        return validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True)
+
+    def apply(self, X):
+        """Leaf index of every sample in every tree.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_estimators)
+        """
+        X = self._validate_X_predict(X)
+        return np.column_stack([est.tree_.apply(X) for est in self.estimators_])
+
+    def predict(self, X):
+        """Predicted costs: the average of the trees' predicted costs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_costs)
+        """
+        X = self._validate_X_predict(X)
+        out = np.zeros((X.shape[0], self.problem_.n_costs))
+        for est in self.estimators_:
+            tree = est.tree_
+            out += tree.value[tree.apply(X)]
+        out /= len(self.estimators_)
+        return out
+
+    def predict_decision(self, X):
+        """Decisions: the optimal decision for each sample's averaged predicted costs.
+
+        All rows are solved in one batched oracle call.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_costs)
+        """
+        P = self.predict(X)
+        W, _ = self.problem_.solve(P)
+        return W
+
+    def score(self, X, C, sample_weight=None):
+        """Minus the normalized SPO loss of the forest's decisions (greater is better).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        C : array-like of shape (n_samples, n_costs)
+            Realized costs.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        C = np.asarray(C, dtype=np.float64)
+        if C.ndim == 1 and self.problem is None:
+            C = C.reshape(-1, 1)
+        return -normalized_spo_loss(C, self.predict(X), problem=self.problem_,
+                                    sample_weight=sample_weight)
+
+    # ------------------------------------------------------ persistence
+    def _set_trees_from_load(self, trees):
+        """Rebuild ``estimators_`` from the tree arrays of a saved forest."""
+        if len(trees) != self.n_estimators:
+            raise ValueError(f"a SPOForest file with n_estimators={self.n_estimators} holds "
+                             f"{len(trees)} trees.")
+        names = getattr(self, "feature_names_in_", None)
+        ests = []
+        for t in trees:
+            est = SPOTree(self.problem_, **self._tree_params())
+            est.problem_ = self.problem_
+            est.tree_ = t
+            est.n_features_in_ = self.n_features_in_
+            if names is not None:
+                est.feature_names_in_ = names
+            imp = _tree_importances(t)
+            s = imp.sum()
+            est.feature_importances_ = imp / s if s > 0 else imp
+            est.loss_scales_ = (1.0, 1.0)  # pure criteria: no mixing scales
+            ests.append(est)
+        self.estimators_ = ests
+
+    def save(self, path):
+        """Write the fitted forest as JSON (see :func:`spotree.load`); no pickle involved."""
+        from .tree._persist import save_model
+
+        save_model(self, path)
+
+    def __getitem__(self, k):
+        check_is_fitted(self, "estimators_")
+        return self.estimators_[k]
+
+    def __iter__(self):
+        check_is_fitted(self, "estimators_")
+        return iter(self.estimators_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.target_tags.single_output = False
+        tags.target_tags.multi_output = True
+        tags.regressor_tags = None
+        return tags
+
+
+def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 4, 5),
+                      sample_weight=None, sample_weight_val=None, refit=False):
+    """Choose a forest's ``max_features`` by its normalized SPO loss on a validation set.
+
+    The paper's protocol for SPO and CART forests: grow one forest per
+    candidate number of features ``f`` on the training set and keep the one
+    whose decisions are best on held-out data. The oracle statistics of the
+    training set are computed once for all candidates.
+
+    Parameters
+    ----------
+    forest : SPOForest
+        Template; its other parameters are kept (it is not modified).
+    X_train : array-like of shape (n_train, n_features)
+    C_train : array-like of shape (n_train, n_costs)
+    X_val : array-like of shape (n_val, n_features)
+    C_val : array-like of shape (n_val, n_costs)
+    candidates : sequence of int, float, str or None, default=(2, 3, 4, 5)
+        Values of ``max_features`` to try (the paper's f in {2, 3, 4, 5}).
+    sample_weight : array-like of shape (n_train,), default=None
+    sample_weight_val : array-like of shape (n_val,), default=None
+    refit : bool, default=False
+        False returns the best candidate as grown on the training set (the
+        paper's protocol). True refits it with the chosen ``max_features``
+        on the training and validation sets together.
+
+    Returns
+    -------
+    best : SPOForest
+        The fitted forest with the chosen ``max_features``.
+    results : Bunch
+        ``max_features`` (the candidates, in order), ``val_loss`` (their
+        validation normalized SPO loss, lower is better), ``best_index`` and
+        ``best_max_features``. Ties go to the candidate listed first.
+        ``pandas.DataFrame({k: results[k] for k in ("max_features",
+        "val_loss")})`` shows it as a table.
+    """
+    if not isinstance(forest, SPOForest):
+        raise TypeError(f"forest must be an SPOForest; got {type(forest).__name__}.")
+    candidates = list(candidates)
+    if not candidates:
+        raise ValueError("candidates must hold at least one value of max_features.")
+    base = None
+    fitted, losses = [], []
+    for f in candidates:
+        est = clone(forest).set_params(max_features=f)
+        validate_params(est)
+        X, C, sw, problem = est._check_fit_inputs(X_train, C_train, sample_weight)
+        if base is None:
+            # Candidates differ in feature draws only: one oracle pass for all.
+            base = est._base_criterion(C, sw, problem)
+        est._fit_validated(X, C, sw, problem, base)
+        losses.append(-est.score(X_val, C_val, sample_weight=sample_weight_val))
+        fitted.append(est)
+    losses = np.asarray(losses, dtype=np.float64)
+    k = int(np.argmin(losses))
+    best = fitted[k]
+    if refit:
+        X_all = np.vstack([validate_data(best, X_train, reset=False, dtype=np.float64),
+                           validate_data(best, X_val, reset=False, dtype=np.float64)])
+        C_tr = check_costs(C_train, n_costs=best.problem_.n_costs, name="C_train")
+        C_va = check_costs(C_val, n_costs=best.problem_.n_costs, name="C_val")
+        sw_all = np.concatenate([check_sample_weight(sample_weight, C_tr.shape[0]),
+                                 check_sample_weight(sample_weight_val, C_va.shape[0])])
+        best = clone(best).fit(X_all, np.vstack([C_tr, C_va]), sample_weight=sw_all)
+    results = Bunch(max_features=candidates, val_loss=losses, best_index=k,
+                    best_max_features=candidates[k])
+    return best, results

@@ -1,0 +1,545 @@
+"""Tests of SPOForest: agreement with SPOTree, bootstrap by weights, OOB, parallel
+determinism (joblib and dask), persistence, bad input, scikit-learn checks."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from joblib import parallel_config
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import spotree
+from spotree import SPOForest, SPOTree
+from spotree.datasets import make_shortest_path
+from spotree.forest import _bootstrap_counts, tune_max_features
+from spotree.metrics import normalized_spo_loss
+from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
+
+SP = ShortestPath((3, 3))  # 12 edges, 6 paths: small and fast
+
+
+def _data(n=300, seed=0, degree=4, noise=0.25):
+    X, C, B = make_shortest_path(n, grid=(3, 3), degree=degree, noise=noise,
+                                 random_state=seed, return_B=True)
+    Xt, Ct = make_shortest_path(200, grid=(3, 3), degree=degree, noise=noise, B=B,
+                                random_state=seed + 1000)
+    return X, C, Xt, Ct
+
+
+class CountingRoads(FiniteDecisions):
+    """FiniteDecisions that counts its batched oracle calls."""
+
+    calls = 0
+
+    def _solve(self, C):
+        type(self).calls += 1
+        return super()._solve(C)
+
+
+def _module_oracle(C):
+    W = np.zeros_like(C)
+    W[np.arange(C.shape[0]), np.argmin(C, axis=1)] = 1.0
+    return W
+
+
+# ------------------------------------------------------------ one tree
+@pytest.mark.parametrize("criterion", ["spo", "mse"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_one_tree_without_bagging_is_spotree(criterion, weighted):
+    X, C, Xt, Ct = _data()
+    sw = np.random.default_rng(3).uniform(0.2, 2.0, X.shape[0]) if weighted else None
+    tree = SPOTree(SP, criterion=criterion, min_samples_leaf=10).fit(X, C, sample_weight=sw)
+    forest = SPOForest(SP, n_estimators=1, bootstrap=False, max_features=None,
+                       criterion=criterion, min_samples_leaf=10, random_state=0)
+    forest.fit(X, C, sample_weight=sw)
+    assert_array_equal(forest.predict(Xt), tree.predict(Xt))
+    assert_array_equal(forest.predict_decision(Xt), tree.predict_decision(Xt))
+    assert forest.score(Xt, Ct) == tree.score(Xt, Ct)
+    # Renormalized after averaging, hence equal up to rounding.
+    assert_allclose(forest.feature_importances_, tree.feature_importances_, rtol=1e-13)
+    t_f, t_s = forest.estimators_[0].tree_, tree.tree_
+    for name in ("children_left", "feature", "threshold", "value", "loss", "impurity"):
+        assert_array_equal(getattr(t_f, name), getattr(t_s, name))
+
+
+def test_one_tree_without_bagging_is_spotree_off_the_vertex_path():
+    X, C, Xt, Ct = _data(n=150)
+    problem = CallableProblem(_module_oracle, SP.n_costs, batched=True)
+    tree = SPOTree(problem, min_samples_leaf=15).fit(X, C)
+    forest = SPOForest(problem, n_estimators=1, bootstrap=False, max_features=None,
+                       min_samples_leaf=15).fit(X, C)
+    assert not forest.estimators_[0].n_oracle_calls_ == 0  # really on the oracle path
+    assert_array_equal(forest.predict(Xt), tree.predict(Xt))
+    assert_array_equal(forest.predict_decision(Xt), tree.predict_decision(Xt))
+
+
+def test_default_problem_is_the_cheapest_option():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(200, 3))
+    C = np.column_stack([X[:, 0], 1 - X[:, 0], 0.5 + 0 * X[:, 1]])
+    forest = SPOForest(n_estimators=5, min_samples_leaf=10, random_state=0).fit(X, C)
+    tree = SPOTree(min_samples_leaf=10).fit(X, C)
+    assert forest.problem_.n_costs == 3
+    assert_array_equal(forest.problem_.V, np.eye(3))
+    assert forest.score(X, C) <= 0.0
+    assert tree.problem_.n_costs == forest.problem_.n_costs
+
+
+# ----------------------------------------------------- bootstrap weights
+def test_each_tree_is_a_spotree_on_its_bootstrap_weights():
+    X, C, Xt, _ = _data(n=250)
+    sw = np.random.default_rng(1).integers(0, 3, X.shape[0]).astype(float)
+    forest = SPOForest(SP, n_estimators=4, max_features=2, min_samples_leaf=8,
+                       random_state=7).fit(X, C, sample_weight=sw)
+    for est in forest.estimators_:
+        counts = _bootstrap_counts(est.random_state, sw, X.shape[0])
+        assert counts.sum() == X.shape[0]
+        w = counts * sw
+        # The root holds exactly the in-bag rows with positive weight.
+        assert est.tree_.n_node_samples[0] == (w > 0).sum()
+        assert est.tree_.weighted_n_node_samples[0] == pytest.approx(w.sum())
+        alone = SPOTree(SP, max_features=2, min_samples_leaf=8,
+                        random_state=est.random_state).fit(X, C, sample_weight=w)
+        assert_array_equal(alone.predict(Xt), est.predict(Xt))
+
+
+def test_bootstrap_weights_act_like_copied_rows():
+    # min_samples_leaf counts drawn rows, duplicates included: a tree grown on
+    # the weights splits like a tree grown on the physically resampled rows.
+    X, C, Xt, _ = _data(n=200, seed=4)
+    forest = SPOForest(SP, n_estimators=2, max_features=None, min_samples_leaf=12,
+                       random_state=3).fit(X, C)
+    for est in forest.estimators_:
+        counts = _bootstrap_counts(est.random_state, np.ones(X.shape[0]), X.shape[0])
+        rows = np.repeat(np.arange(X.shape[0]), counts)
+        copied = SPOTree(SP, min_samples_leaf=12).fit(X[rows], C[rows])
+        assert_array_equal(copied.tree_.feature, est.tree_.feature)
+        assert_array_equal(copied.tree_.threshold, est.tree_.threshold)
+        assert_allclose(copied.predict(Xt), est.predict(Xt), rtol=1e-12)
+
+
+@pytest.mark.parametrize("max_samples, expected", [(None, 100), (40, 40), (0.25, 25)])
+def test_max_samples_sets_the_bootstrap_size(max_samples, expected):
+    X, C, _, _ = _data(n=100)
+    forest = SPOForest(SP, n_estimators=3, max_samples=max_samples, random_state=0).fit(X, C)
+    for est in forest.estimators_:
+        assert est.tree_.weighted_n_node_samples[0] == expected
+
+
+def test_max_samples_larger_than_n_is_rejected():
+    X, C, _, _ = _data(n=50)
+    with pytest.raises(ValueError, match="'max_samples' parameter of SPOForest"):
+        SPOForest(SP, n_estimators=2, max_samples=51).fit(X, C)
+
+
+def test_trees_differ_and_predictions_average_the_trees():
+    X, C, Xt, _ = _data()
+    forest = SPOForest(SP, n_estimators=6, min_samples_leaf=10, random_state=0).fit(X, C)
+    preds = np.array([est.predict(Xt) for est in forest.estimators_])
+    assert len({p.tobytes() for p in preds}) > 1
+    assert_allclose(forest.predict(Xt), preds.mean(axis=0), rtol=1e-13)
+    W, _ = SP.solve(preds.mean(axis=0))
+    assert_array_equal(forest.predict_decision(Xt), W)
+    # apply: one leaf per tree per sample, the ones each tree routes to.
+    leaves = forest.apply(Xt)
+    assert leaves.shape == (Xt.shape[0], 6)
+    for k, est in enumerate(forest.estimators_):
+        assert_array_equal(leaves[:, k], est.apply(Xt))
+
+
+def test_predict_decision_is_one_batched_oracle_call():
+    X, C, Xt, _ = _data(n=120)
+    V = SP.vertices()
+    problem = CountingRoads(V)
+    forest = SPOForest(problem, n_estimators=5, min_samples_leaf=10, random_state=0).fit(X, C)
+    CountingRoads.calls = 0
+    W = forest.predict_decision(Xt)
+    assert CountingRoads.calls == 1
+    assert_array_equal(W, V[np.argmin(forest.predict(Xt) @ V.T, axis=1)])
+
+
+def test_maximization_problem_decides_the_argmax():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(200, 2))
+    C = np.column_stack([X[:, 0], X[:, 1], 0.4 + 0 * X[:, 0]]) + rng.normal(0, .05, (200, 3))
+    V = np.eye(3)
+    forest = SPOForest(FiniteDecisions(V, sense="max"), n_estimators=8, min_samples_leaf=10,
+                       random_state=0).fit(X, C)
+    P = forest.predict(X)
+    assert_array_equal(forest.predict_decision(X), V[np.argmax(P, axis=1)])
+    assert forest.score(X, C) > -0.2
+
+
+def test_statistics_are_computed_once_per_fit(monkeypatch):
+    import spotree.forest as forest_module
+
+    made = []
+    real = forest_module.Criterion
+
+    class Recording(real):
+        def __init__(self, *args, **kwargs):
+            made.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(forest_module, "Criterion", Recording)
+    X, C, _, _ = _data(n=120)
+    problem = CallableProblem(_module_oracle, SP.n_costs, batched=True)
+    SPOForest(problem, n_estimators=4, min_samples_leaf=20, random_state=0).fit(X, C)
+    assert len(made) == 1
+
+
+def test_feature_importances_average_the_trees():
+    X, C, _, _ = _data()
+    forest = SPOForest(SP, n_estimators=5, min_samples_leaf=10, random_state=0).fit(X, C)
+    mean = np.mean([est.feature_importances_ for est in forest.estimators_], axis=0)
+    assert_allclose(forest.feature_importances_, mean / mean.sum(), rtol=1e-12)
+    assert forest.feature_importances_.sum() == pytest.approx(1.0)
+
+
+def test_feature_importances_of_single_leaf_trees_are_zero():
+    X, C, _, _ = _data(n=30)
+    forest = SPOForest(SP, n_estimators=3, min_samples_leaf=30, random_state=0).fit(X, C)
+    assert all(est.get_n_leaves() == 1 for est in forest.estimators_)
+    assert_array_equal(forest.feature_importances_, np.zeros(X.shape[1]))
+
+
+# ------------------------------------------------------------------ OOB
+@pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction")
+def test_oob_prediction_and_score_by_brute_force():
+    X, C, _, _ = _data(n=150)
+    forest = SPOForest(SP, n_estimators=12, min_samples_leaf=10, oob_score=True,
+                       random_state=5).fit(X, C)
+    n = X.shape[0]
+    expected = np.full(C.shape, np.nan)
+    for i in range(n):
+        preds = [est.predict(X[i:i + 1])[0] for est in forest.estimators_
+                 if _bootstrap_counts(est.random_state, np.ones(n), n)[i] == 0]
+        if preds:
+            expected[i] = np.mean(preds, axis=0)
+    has = ~np.isnan(expected[:, 0])
+    assert has.sum() > 0.9 * n
+    assert_allclose(forest.oob_prediction_, expected, rtol=1e-12, equal_nan=True)
+    assert forest.oob_score_ == pytest.approx(
+        -normalized_spo_loss(C[has], expected[has], problem=SP), rel=1e-12)
+    assert forest.oob_score_ <= 0.0
+
+
+def test_oob_warns_when_some_rows_are_never_out_of_bag():
+    X, C, _, _ = _data(n=80)
+    with pytest.warns(UserWarning, match="no out-of-bag prediction"):
+        forest = SPOForest(SP, n_estimators=1, oob_score=True, random_state=0).fit(X, C)
+    assert np.isfinite(forest.oob_score_)
+    assert np.isnan(forest.oob_prediction_).any()
+
+
+def test_oob_needs_bootstrap():
+    X, C, _, _ = _data(n=50)
+    with pytest.raises(ValueError, match="needs bootstrap=True"):
+        SPOForest(SP, n_estimators=2, bootstrap=False, oob_score=True).fit(X, C)
+
+
+@pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction")
+def test_refit_without_oob_drops_the_old_oob_score():
+    X, C, _, _ = _data(n=80)
+    forest = SPOForest(SP, n_estimators=10, oob_score=True, random_state=0).fit(X, C)
+    forest.set_params(oob_score=False).fit(X, C)
+    assert not hasattr(forest, "oob_score_")
+
+
+# --------------------------------------------------------- determinism
+def test_same_random_state_same_forest_for_any_n_jobs_and_backend():
+    X, C, Xt, _ = _data()
+    kw = dict(n_estimators=8, min_samples_leaf=10, max_features=2, random_state=11)
+    ref = SPOForest(SP, n_jobs=1, **kw).fit(X, C).predict(Xt)
+    assert_array_equal(SPOForest(SP, n_jobs=2, **kw).fit(X, C).predict(Xt), ref)
+    with parallel_config(backend="loky"):
+        assert_array_equal(SPOForest(SP, n_jobs=2, **kw).fit(X, C).predict(Xt), ref)
+    other = SPOForest(SP, n_jobs=1, **dict(kw, random_state=12)).fit(X, C).predict(Xt)
+    assert not np.array_equal(other, ref)
+
+
+def test_same_random_state_same_forest_off_the_vertex_path():
+    # Oracle path: each tree gets a private copy of the problem.
+    X, C, Xt, _ = _data(n=120)
+    problem = CallableProblem(_module_oracle, SP.n_costs, batched=True)
+    kw = dict(n_estimators=4, min_samples_leaf=15, max_features=3, random_state=2)
+    ref = SPOForest(problem, n_jobs=1, **kw).fit(X, C)
+    par = SPOForest(problem, n_jobs=2, **kw).fit(X, C)
+    assert_array_equal(par.predict(Xt), ref.predict(Xt))
+    assert all(est.problem_ is par.problem_ for est in par.estimators_)
+
+
+def test_same_random_state_same_forest_on_a_dask_cluster():
+    distributed = pytest.importorskip("distributed")
+    X, C, Xt, _ = _data()
+    kw = dict(n_estimators=8, min_samples_leaf=10, max_features=2, random_state=11)
+    ref = SPOForest(SP, n_jobs=1, **kw).fit(X, C).predict(Xt)
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        with parallel_config(backend="dask"):
+            forest = SPOForest(SP, n_jobs=2, **kw).fit(X, C)
+        assert_array_equal(forest.predict(Xt), ref)
+    finally:
+        client.close()
+        cluster.close()
+
+
+def test_random_state_instance_is_accepted():
+    X, C, Xt, _ = _data(n=100)
+    a = SPOForest(SP, n_estimators=3, random_state=np.random.RandomState(4)).fit(X, C)
+    b = SPOForest(SP, n_estimators=3, random_state=4).fit(X, C)
+    assert_array_equal(a.predict(Xt), b.predict(Xt))
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n_estimators=st.integers(1, 4),
+       leaf=st.integers(1, 30), bootstrap=st.booleans())
+def test_predictions_are_convex_combinations_of_training_costs(seed, n_estimators, leaf,
+                                                               bootstrap):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(60, 2))
+    C = rng.uniform(0.5, 2.0, size=(60, 3))
+    forest = SPOForest(n_estimators=n_estimators, min_samples_leaf=leaf, bootstrap=bootstrap,
+                       random_state=seed).fit(X, C)
+    P = forest.predict(rng.uniform(-0.5, 1.5, size=(40, 2)))
+    tol = 1e-12
+    assert (P >= C.min(axis=0) - tol).all() and (P <= C.max(axis=0) + tol).all()
+    # Leaves hold at least min_samples_leaf drawn rows.
+    for est in forest.estimators_:
+        t = est.tree_
+        assert (t.weighted_n_node_samples[t.is_leaf] >= min(leaf, 60) - 1e-9).all()
+
+
+# ---------------------------------------------------------- verbose
+def test_verbose_reports_progress_and_is_silent_by_default(capfd):
+    X, C, _, _ = _data(n=60)
+    SPOForest(SP, n_estimators=3, random_state=0).fit(X, C)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    SPOForest(SP, n_estimators=3, random_state=0, verbose=10).fit(X, C)
+    out, err = capfd.readouterr()
+    assert "Done" in out + err
+
+
+# ------------------------------------------------------------- tuning
+def test_tune_max_features_scores_every_candidate_on_validation_data():
+    X, C, Xt, Ct = _data(n=200)
+    X_val, C_val = Xt[:80], Ct[:80]
+    template = SPOForest(SP, n_estimators=6, min_samples_leaf=10, random_state=3)
+    best, table = tune_max_features(template, X, C, X_val, C_val, candidates=(1, 2, 5))
+    assert table.max_features == [1, 2, 5]
+    for f, loss in zip(table.max_features, table.val_loss):
+        alone = SPOForest(SP, n_estimators=6, min_samples_leaf=10, random_state=3,
+                          max_features=f).fit(X, C)
+        assert loss == -alone.score(X_val, C_val)
+    k = int(np.argmin(table.val_loss))
+    assert table.best_index == k and table.best_max_features == table.max_features[k]
+    assert best.max_features == table.best_max_features
+    assert template.max_features == "sqrt"  # the template is untouched
+    assert not hasattr(template, "estimators_")
+    assert -best.score(X_val, C_val) == table.val_loss.min()
+
+
+def test_tune_max_features_refit_uses_training_and_validation_rows():
+    X, C, Xt, Ct = _data(n=120)
+    template = SPOForest(SP, n_estimators=4, min_samples_leaf=10, random_state=1)
+    best, table = tune_max_features(template, X, C, Xt[:50], Ct[:50], candidates=(2, 3),
+                                    refit=True)
+    direct = SPOForest(SP, n_estimators=4, min_samples_leaf=10, random_state=1,
+                       max_features=table.best_max_features).fit(
+        np.vstack([X, Xt[:50]]), np.vstack([C, Ct[:50]]))
+    assert_array_equal(best.predict(Xt), direct.predict(Xt))
+
+
+def test_tune_max_features_rejects_bad_arguments():
+    X, C, Xt, Ct = _data(n=60)
+    with pytest.raises(TypeError, match="forest must be an SPOForest"):
+        tune_max_features(SPOTree(SP), X, C, Xt, Ct)
+    with pytest.raises(ValueError, match="candidates must hold"):
+        tune_max_features(SPOForest(SP), X, C, Xt, Ct, candidates=())
+    with pytest.raises(ValueError, match="'max_features' parameter of SPOForest"):
+        tune_max_features(SPOForest(SP, n_estimators=2), X, C, Xt, Ct, candidates=(0,))
+
+
+# -------------------------------------------------------- persistence
+@pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction")
+def test_pickle_round_trip_keeps_predictions_and_shared_problem():
+    X, C, Xt, _ = _data()
+    forest = SPOForest(SP, n_estimators=5, min_samples_leaf=10, oob_score=True,
+                       random_state=0).fit(X, C)
+    back = pickle.loads(pickle.dumps(forest))
+    assert_array_equal(back.predict(Xt), forest.predict(Xt))
+    assert_array_equal(back.predict_decision(Xt), forest.predict_decision(Xt))
+    assert back.oob_score_ == forest.oob_score_
+    assert all(est.problem_ is back.problem_ for est in back.estimators_)
+
+
+@pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction")
+@pytest.mark.parametrize("criterion", ["spo", "mse"])
+def test_save_load_round_trip(tmp_path, criterion):
+    X, C, Xt, Ct = _data()
+    forest = SPOForest(SP, n_estimators=5, criterion=criterion, min_samples_leaf=10,
+                       max_features=3, oob_score=True, random_state=0).fit(X, C)
+    path = tmp_path / "forest.json"
+    forest.save(path)
+    back = spotree.load(path)
+    assert isinstance(back, SPOForest)
+    assert back.get_params(deep=False)["criterion"] == criterion
+    assert back.max_features == 3 and back.n_estimators == 5
+    assert_array_equal(back.predict(Xt), forest.predict(Xt))
+    assert_array_equal(back.predict_decision(Xt), forest.predict_decision(Xt))
+    assert back.score(Xt, Ct) == forest.score(Xt, Ct)
+    assert back.oob_score_ == forest.oob_score_
+    assert_array_equal(back.feature_importances_, forest.feature_importances_)
+    for est_back, est in zip(back.estimators_, forest.estimators_):
+        assert isinstance(est_back, SPOTree)
+        assert est_back.problem_ is back.problem_
+        # Per-tree importances are rebuilt from the stored node losses.
+        assert_allclose(est_back.feature_importances_, est.feature_importances_,
+                        rtol=1e-12, atol=1e-15)
+        assert_array_equal(est_back.predict_decision(Xt), est.predict_decision(Xt))
+
+
+def test_save_load_keeps_feature_names(tmp_path):
+    pd = pytest.importorskip("pandas")
+    X, C, Xt, _ = _data(n=100)
+    cols = [f"x{j}" for j in range(X.shape[1])]
+    forest = SPOForest(SP, n_estimators=3, random_state=0).fit(pd.DataFrame(X, columns=cols), C)
+    forest.save(tmp_path / "f.json")
+    back = spotree.load(tmp_path / "f.json")
+    assert list(back.feature_names_in_) == cols
+    assert_array_equal(back.predict(pd.DataFrame(Xt, columns=cols)),
+                       forest.predict(pd.DataFrame(Xt, columns=cols)))
+
+
+def test_load_rejects_a_forest_file_with_the_wrong_number_of_trees(tmp_path):
+    import json
+
+    X, C, _, _ = _data(n=60)
+    SPOForest(SP, n_estimators=3, random_state=0).fit(X, C).save(tmp_path / "f.json")
+    doc = json.loads((tmp_path / "f.json").read_text())
+    doc["trees"] = doc["trees"][:2]
+    (tmp_path / "g.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="n_estimators=3 holds 2 trees"):
+        spotree.load(tmp_path / "g.json")
+
+
+# ---------------------------------------------------------- bad input
+def test_predict_before_fit_raises_not_fitted():
+    X, _, _, _ = _data(n=20)
+    forest = SPOForest(SP)
+    for method in (forest.predict, forest.predict_decision, forest.apply):
+        with pytest.raises(NotFittedError):
+            method(X)
+
+
+@pytest.mark.parametrize("case", ["nan_X", "nan_C", "inf_C", "width", "rows", "neg_w",
+                                  "zero_w", "C_none", "X_1d"])
+def test_bad_input_fails_like_spotree(case):
+    X, C, _, _ = _data(n=40)
+    sw = None
+    if case == "nan_X":
+        X = X.copy()
+        X[3, 1] = np.nan
+    elif case == "nan_C":
+        C = C.copy()
+        C[5, 2] = np.nan
+    elif case == "inf_C":
+        C = C.copy()
+        C[5, 2] = np.inf
+    elif case == "width":
+        C = C[:, :-1]
+    elif case == "rows":
+        C = C[:-1]
+    elif case == "neg_w":
+        sw = np.ones(X.shape[0])
+        sw[2] = -1.0
+    elif case == "zero_w":
+        sw = np.zeros(X.shape[0])
+    elif case == "X_1d":
+        X = X[:, 0]
+    if case == "C_none":
+        with pytest.raises(ValueError, match="realized costs C"):
+            SPOForest(SP, n_estimators=2).fit(X, None)
+        return
+    with pytest.raises(ValueError) as tree_err:
+        SPOTree(SP).fit(X, C, sample_weight=sw)
+    with pytest.raises(ValueError) as forest_err:
+        SPOForest(SP, n_estimators=2).fit(X, C, sample_weight=sw)
+    assert str(forest_err.value).replace("SPOForest", "SPOTree") == str(tree_err.value)
+
+
+def test_predict_checks_the_features():
+    X, C, _, _ = _data(n=60)
+    forest = SPOForest(SP, n_estimators=2, random_state=0).fit(X, C)
+    with pytest.raises(ValueError, match="features"):
+        forest.predict(X[:, :3])
+    with pytest.raises(ValueError, match="features"):
+        forest.score(X[:, :3], C)
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        forest.predict(bad)
+
+
+@pytest.mark.parametrize("param, value, expected", [
+    ("n_estimators", 0, "an int in the range [1, inf)"),
+    ("criterion", "gini", "a str among {'spo', 'mse'}"),
+    ("max_features", 0, "an int in the range [1, inf)"),
+    ("max_features", "all", "a str among {'sqrt', 'log2'}"),
+    ("bootstrap", "yes", "a bool"),
+    ("max_samples", 1.5, "a float in the range (0.0, 1.0]"),
+    ("min_samples_leaf", 0, "an int in the range [1, inf)"),
+    ("n_jobs", 0, "an int in the range (-inf, -1]"),
+    ("thresholds", "some", "a str among {'all'}"),
+])
+def test_bad_parameters_are_named(param, value, expected):
+    X, C, _, _ = _data(n=30)
+    with pytest.raises(ValueError) as err:
+        SPOForest(SP, **{param: value}).fit(X, C)
+    msg = str(err.value)
+    assert msg.startswith(f"The {param!r} parameter of SPOForest must be")
+    assert expected in msg and msg.endswith(f"Got {value!r} instead.")
+
+
+def test_problem_must_be_a_decision_problem():
+    X, C, _, _ = _data(n=30)
+    with pytest.raises(TypeError, match="DecisionProblem"):
+        SPOForest("shortest path").fit(X, C)
+
+
+# ------------------------------------------------- scikit-learn checks
+def _expected_failed_checks(estimator):
+    why = ("fit and score take the realized costs as C, not y (the spotree API, "
+           "shared with SPOTree); the check passes them as y=")
+    return {
+        "check_fit_score_takes_y": why,
+        "check_n_features_in_after_fitting": why + " (tested in "
+        "test_predict_checks_the_features)",
+        "check_sample_weight_equivalence_on_dense_data": why + "; besides, bootstrap "
+        "samples drawn from repeated rows differ from those drawn from weighted rows, as "
+        "for scikit-learn's random forests",
+    }
+
+
+@parametrize_with_checks([SPOForest(n_estimators=3, random_state=0)],
+                         expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_clone_and_get_params():
+    from sklearn.base import clone
+
+    forest = SPOForest(SP, n_estimators=7, max_features=0.5, oob_score=True)
+    c = clone(forest)
+    assert c.get_params()["n_estimators"] == 7 and c.get_params()["max_features"] == 0.5
+    assert copy.deepcopy(forest).get_params(deep=False).keys() == forest.get_params(
+        deep=False).keys()
