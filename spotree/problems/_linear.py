@@ -355,8 +355,12 @@ class LinearProgram(DecisionProblem):
     **Solving.** The HiGHS model is created on first use and kept in an
     attribute that is dropped on pickling (and rebuilt on the other side);
     each cost vector only changes the objective and re-runs the dual simplex
-    from the previous basis. An instance is not safe to share between
-    threads; processes (joblib, dask) each get their own copy.
+    from the previous basis. HiGHS runs with one thread: with its default
+    setting it reads the CPU topology on every run, which doubles the cost of
+    a small LP (if another model of the process already started HiGHS's
+    global thread pool with another size, the default is used instead). An
+    instance is not safe to share between threads; processes (joblib, dask)
+    each get their own copy.
 
     **Basis cache** (pure LPs). After each HiGHS solve, the optimal basis is
     factorized with numpy on the computational form ``A w - r = 0`` (``r``
@@ -373,7 +377,9 @@ class LinearProgram(DecisionProblem):
     When recent HiGHS calls stop paying for themselves (cached bases answer
     fewer rows than go to HiGHS, e.g. uncorrelated costs on a large LP), only
     every 16th new basis is factorized, so the cache then costs about what
-    plain HiGHS calls cost. The cache is dropped on pickling.
+    plain HiGHS calls cost. The certificate products run with BLAS limited
+    to one thread (through threadpoolctl), as they are far too small to gain
+    from a thread pool. The cache is dropped on pickling.
 
     **Vertices.** :meth:`vertices` lists the vertices of a pure LP by brute
     force: every choice of ``d - rank(A_eq)`` active inequalities (rows of
@@ -571,9 +577,9 @@ class LinearProgram(DecisionProblem):
         status, _ = self._run(h, np.zeros(d))
         if status in (MS.kInfeasible, MS.kUnboundedOrInfeasible):
             kind = "mixed-integer program" if self.is_milp else "linear program"
-            raise _InfeasibleError(f"The LinearProgram is infeasible: no w satisfies the constraints "
-                             f"and bounds of this {kind} (HiGHS status: "
-                             f"{_status_name(h, status)}).")
+            raise _InfeasibleError(f"The LinearProgram is infeasible: no w satisfies the "
+                                   f"constraints and bounds of this {kind} (HiGHS status: "
+                                   f"{_status_name(h, status)}).")
         if status != MS.kOptimal:
             raise ValueError(f"HiGHS could not decide whether the LinearProgram is feasible "
                              f"(status: {_status_name(h, status)}).")

@@ -53,7 +53,8 @@ def assert_feasible(problem, W, tol=1e-7):
     if problem.A_ub is not None:
         assert (W @ problem.A_ub.T <= problem.b_ub + tol).all()
     if problem.A_eq is not None:
-        np.testing.assert_allclose(W @ problem.A_eq.T, np.broadcast_to(problem.b_eq, (len(W), len(problem.b_eq))), atol=tol)
+        residual = W @ problem.A_eq.T - problem.b_eq
+        np.testing.assert_allclose(residual, 0.0, atol=tol)
     assert (W >= problem._lo - tol).all() and (W <= problem._hi + tol).all()
 
 
