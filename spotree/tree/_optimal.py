@@ -102,8 +102,9 @@ class OptimalSPOTree(BaseSPOTree):
     tree_ : Tree
     problem_ : DecisionProblem
     result_ : dict
-        ``method``, ``status`` (``"optimal"`` / ``"time_limit"`` for the
-        search, the solver's model status for the MILP), ``objective`` (the
+        ``method``, ``status`` (``"optimal"``, ``"time_limit"``, or for the
+        MILP another status of the solver, whose own wording is in
+        ``solver_status``), ``objective`` (the
         training objective of ``tree_``: mean SPO loss plus alpha per
         split), ``bound`` (a proven lower bound on the optimal objective),
         ``gap`` (``(objective - bound) / objective``, 0 when both are 0),
@@ -121,6 +122,14 @@ class OptimalSPOTree(BaseSPOTree):
     is weak (the bound stays near 0), so within a time limit it mostly
     improves the warm start; the search certifies depth 2 in well under a
     second on a few thousand samples.
+
+    The search's depth-2 routine costs ``O(p^2 m^2 K)`` for ``m`` candidate
+    thresholds per feature and K vertices, and runs uninterrupted: the time
+    limit is checked between its calls. With ``thresholds="all"`` on many
+    thousands of samples, prefer an int (e.g. 99). Candidate thresholds are
+    computed once on the whole training set, so with an int the search is
+    exact over those thresholds only; the greedy :class:`SPOTree` draws its
+    quantiles per node and may find splits the search does not consider.
 
     Examples
     --------
@@ -289,7 +298,10 @@ class OptimalSPOTree(BaseSPOTree):
         objective = self._objective(tree, W)
         bound = res["bound"] if np.isfinite(res["bound"]) else 0.0
         bound = min(max(bound, 0.0), objective)
-        return tree, dict(method="milp", solver=res["solver"], status=res["status"],
+        status = {"Optimal": "optimal", "Time limit reached": "time_limit"}.get(
+            res["status"], res["status"])
+        return tree, dict(method="milp", solver=res["solver"], status=status,
+                          solver_status=res["status"],
                           objective=objective, bound=bound, gap=self._gap(objective, bound),
                           solver_objective=res["objective"], solver_gap=res["gap"],
                           warm_start_objective=warm_obj, used_warm_start_tree=used_warm,

@@ -17,6 +17,7 @@ candidate thresholds.
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import numpy as np
@@ -369,15 +370,17 @@ def _depth2_oracle(idx, B, n_bins, Cw, sign, solve, min_leaf, penalty, max_depth
                 L, Lw = parts[s_]
                 R = S_tot[:, None, :] - L
                 Rw = S_w[:, None] - Lw
-                ok = (Lw >= min_leaf) & (Rw >= min_leaf) & (S_w[:, None] >= min_leaf)
-                c1s, c2s = np.nonzero(ok)
-                if not c1s.size:
+                ok = (Lw >= min_leaf) & (Rw >= min_leaf)
+                if not ok.any():
                     continue
-                cost = f(L[c1s, c2s]) + f(R[c1s, c2s]) + penalty
-                for c1, c2, v in zip(c1s, c2s, cost):
-                    if v < child_best[s_][c1] - tol:
-                        child_best[s_][c1] = v
-                        child_spl[s_][c1] = (j2, occ[j2][c2])
+                cost = np.full(ok.shape, np.inf)
+                cost[ok] = f(L[ok]) + f(R[ok]) + penalty
+                c2 = np.argmin(cost, axis=1)
+                v = cost[np.arange(m1 - 1), c2]
+                better = v < child_best[s_] - tol
+                child_best[s_][better] = v[better]
+                child_spl[s_][better, 0] = j2
+                child_spl[s_][better, 1] = occ[j2][c2[better]]
         for c1 in range(m1 - 1):
             if w1[c1] < min_leaf or W - w1[c1] < min_leaf:
                 continue
@@ -480,7 +483,8 @@ class OptimalSearch:
         if depth <= 2:
             cost, spl = self._small(idx, depth)
             return cost, self._nested(spl)
-        key = (idx.tobytes(), depth)
+        # A 128-bit digest of the subset keeps the cache small on large data.
+        key = (hashlib.blake2b(idx.tobytes(), digest_size=16).digest(), depth)
         hit = self.cache.get(key)
         if hit is not None:
             if hit[1] is not False or hit[0] >= ub:

@@ -124,7 +124,7 @@ def test_milp_is_exact(inst, depth):
     best = _enumerate_best(X, C, w, problem, depth, 2)
     est = OptimalSPOTree(problem, max_depth=depth, min_samples_leaf=2, method="milp",
                          time_limit=60).fit(X, C, w)
-    assert est.result_["status"] == "Optimal"
+    assert est.result_["status"] == "optimal"
     assert est.result_["objective"] == pytest.approx(best, rel=1e-6, abs=1e-9)
     assert est.result_["warm_start_objective"] >= best - 1e-9
 
