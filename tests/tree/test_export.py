@@ -1,0 +1,165 @@
+"""export_text: parse the text back into a tree and check it routes and decides like the model."""
+
+import re
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from spotree import SPOTree, export_text
+from spotree.datasets import make_shortest_path
+from spotree.problems import FiniteDecisions, ShortestPath
+
+_LINE = re.compile(r"^((?:\|   )*)\|--- (.*)$")
+
+
+def _parse(text):
+    """Nested dicts from export_text output (splits, leaves, bracketed info)."""
+    lines = text.rstrip("\n").split("\n")
+    pos = [0]
+
+    def info(s):
+        m = re.search(r"\[(.*)\]\s*$", s)
+        fields = {}
+        if m:
+            for part in m.group(1).split(", "):
+                k, v = part.split("=")
+                fields[k] = float(v)
+            s = s[:m.start()].rstrip()
+        return s, fields
+
+    def node(depth):
+        m = _LINE.match(lines[pos[0]])
+        assert m, lines[pos[0]]
+        assert len(m.group(1)) // 4 == depth
+        body, fields = info(m.group(2))
+        pos[0] += 1
+        if body.startswith("decision: "):
+            return {"leaf": body[len("decision: "):], **fields}
+        cat = re.match(r"^(.+) in \{(.*)\}$", body)
+        if cat:
+            name, test = cat.group(1), ("in", {float(c) for c in cat.group(2).split(", ")})
+        else:
+            num = re.match(r"^(.+) <= (\S+)$", body)
+            assert num, body
+            name, test = num.group(1), ("<=", float(num.group(2)))
+        left = node(depth + 1)
+        m2 = _LINE.match(lines[pos[0]])
+        assert len(m2.group(1)) // 4 == depth
+        other = m2.group(2)
+        if test[0] == "in":
+            assert other.startswith(f"{name} not in {{")
+        else:
+            assert re.match(rf"^{re.escape(name)} >\s+\S+$", other), other
+        pos[0] += 1
+        right = node(depth + 1)
+        return {"name": name, "test": test, "left": left, "right": right, **fields}
+
+    root = node(0)
+    assert pos[0] == len(lines)  # nothing left over
+    return root
+
+
+def _route(root, x, names):
+    u = root
+    while "leaf" not in u:
+        v = x[names.index(u["name"])]
+        kind, arg = u["test"]
+        u = u["left"] if (v in arg if kind == "in" else v <= arg) else u["right"]
+    return u
+
+
+def _path_string(grid, w):
+    """The node sequence of a grid path, numbered row by row from the south-west."""
+    rows, cols = grid
+    edges = [(r * cols + c + 1, r * cols + c + 2) for r in range(rows) for c in range(cols - 1)]
+    edges += [(r * cols + c + 1, r * cols + c + 1 + cols) for r in range(rows - 1)
+              for c in range(cols)]
+    nxt = {edges[k][0]: edges[k][1] for k in np.flatnonzero(w > 0.5)}
+    seq = [1]
+    while seq[-1] in nxt:
+        seq.append(nxt[seq[-1]])
+    assert seq[-1] == rows * cols
+    return "->".join(map(str, seq))
+
+
+def _check(model, X, text, names, describe):
+    root = _parse(text)
+    t = model.tree_
+    leaves = model.apply(X)
+    dec = model.predict_decision(X)
+    for i, x in enumerate(np.asarray(X, dtype=float)):
+        leaf = _route(root, x, names)
+        assert leaf["leaf"] == describe(dec[i])
+        u = leaves[i]
+        if "samples" in leaf:
+            assert leaf["samples"] == t.n_node_samples[u]
+        else:
+            assert leaf["weight"] == pytest.approx(t.weighted_n_node_samples[u], abs=1e-3)
+        if "spo_loss" in leaf:
+            assert leaf["spo_loss"] == pytest.approx(t.loss[u], abs=1e-3)
+    n_internal = int((t.children_left != -1).sum())
+    assert len(text.rstrip("\n").split("\n")) == 2 * n_internal + t.n_leaves
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("grid", [(3, 3), (2, 4)])
+def test_shortest_path_leaves_show_their_paths(seed, grid):
+    problem = ShortestPath(grid)
+    X, C = make_shortest_path(120, n_features=4, grid=grid, noise=0.5, random_state=seed)
+    model = SPOTree(problem, max_depth=3).fit(X, C)
+    text = export_text(model, decimals=12)
+    _check(model, X, text, [f"x{j}" for j in range(4)], lambda w: _path_string(grid, w))
+    assert "->" in text
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_finite_decisions_leaves_show_the_option_index(sense):
+    rng = np.random.default_rng(0)
+    V = rng.uniform(-1, 1, size=(5, 3))
+    X = rng.uniform(size=(80, 3))
+    X[:, 2] = rng.integers(0, 4, size=80)
+    C = rng.uniform(size=(80, 3)) + X[:, :1] * np.array([1.0, -1.0, 0.0])
+    C[X[:, 2] == 1] *= -1
+    w = rng.uniform(0.5, 2.0, size=80)
+    model = SPOTree(FiniteDecisions(V, sense=sense), max_depth=3,
+                    categorical_features=[2]).fit(X, C, w)
+
+    def option(d):
+        return f"option {int(np.flatnonzero((V == d).all(axis=1))[0])}"
+
+    names = ["a", "b", "code"]
+    text = export_text(model, feature_names=names, decimals=12)
+    _check(model, X, text, names, option)
+    assert "weight=" in text  # non-unit weights are shown as weights
+    assert model.tree_.is_categorical.any()  # the data make the code feature split
+    assert " in {" in text and " not in {" in text
+
+
+def test_feature_names_from_a_dataframe_and_options():
+    pd = pytest.importorskip("pandas")
+    X, C = make_shortest_path(80, n_features=3, grid=(3, 3), noise=0.5, random_state=1)
+    df = pd.DataFrame(X, columns=["speed", "hour", "rain"])
+    model = SPOTree(ShortestPath((3, 3)), max_depth=2).fit(df, C)
+    text = export_text(model, decimals=12)
+    _check(model, df, text, ["speed", "hour", "rain"], lambda w: _path_string((3, 3), w))
+    assert "x0" not in text
+    quiet = export_text(model, show_loss=False)
+    assert "spo_loss" not in quiet
+    assert len(quiet.split("\n")) == len(text.split("\n"))
+    short = export_text(model, decimals=1)
+    thr = re.findall(r"<= (\S+)", short)
+    assert thr and all(re.fullmatch(r"-?\d+\.\d", s) for s in thr)
+    with pytest.raises(ValueError, match="feature_names"):
+        export_text(model, feature_names=["a", "b"])
+
+
+def test_single_leaf_and_unfitted():
+    X = np.zeros((6, 2))
+    C = np.arange(12.0).reshape(6, 2)
+    model = SPOTree(FiniteDecisions(np.eye(2))).fit(X, C)
+    text = export_text(model)
+    assert text.strip().split("\n") == [text.strip()]
+    assert "decision: option 0" in text
+    with pytest.raises(NotFittedError):
+        export_text(SPOTree())
