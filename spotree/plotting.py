@@ -19,7 +19,7 @@ __all__ = ["plot_tree", "plot_by_depth", "plot_predicted_costs", "decision_bound
 
 #: Colours of the paper's figures: SPO methods blue, CART methods orange.
 METHOD_COLORS = {
-    "SPOT": "#1f77b4", "CART": "#ff7f0e", "SPOT MILP": "#2ca02c",
+    "SPOT": "#1f77b4", "CART": "#ff7f0e", "SPOT Optimal": "#2ca02c",
     "SPO Forest": "#6baed6", "CART Forest": "#fdae6b",
 }
 _FALLBACK = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
@@ -225,16 +225,19 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
     return ax
 
 
-def decision_boundaries(model, x, feature=0):
+def _boundaries(W, x):
+    change = np.flatnonzero(np.any(np.abs(np.diff(W, axis=0)) > 1e-9, axis=1))
+    return [float(0.5 * (x[k] + x[k + 1])) for k in change]
+
+
+def decision_boundaries(model, x):
     """Feature values where a one-feature model's decision changes.
 
     Parameters
     ----------
-    model : fitted estimator with ``predict_decision``
+    model : fitted estimator of one feature with ``predict_decision``
     x : array-like of shape (m,)
         Increasing grid of values of the feature.
-    feature : int, default=0
-        Unused placeholder for models of one feature (kept for clarity).
 
     Returns
     -------
@@ -242,13 +245,12 @@ def decision_boundaries(model, x, feature=0):
         Midpoints between consecutive grid values whose decisions differ.
     """
     x = np.asarray(x, dtype=np.float64).ravel()
-    W = model.predict_decision(x.reshape(-1, 1))
-    change = np.flatnonzero(np.any(np.abs(np.diff(W, axis=0)) > 1e-9, axis=1))
-    return [float(0.5 * (x[k] + x[k + 1])) for k in change]
+    return _boundaries(np.asarray(model.predict_decision(x.reshape(-1, 1))), x)
 
 
-def plot_predicted_costs(model, x, C_true=None, *, true_boundary=None, ax=None, label=None,
-                         color="#1f77b4", cost_names=None, title=None):
+def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
+                         true_boundary=None, ax=None, label=None, color="#1f77b4",
+                         cost_names=None, title=None):
     """A one-feature model's predicted costs, with true and learned decision boundaries.
 
     The paper's figure 2 (a)-(c): the true costs in grey, the model's
@@ -259,11 +261,15 @@ def plot_predicted_costs(model, x, C_true=None, *, true_boundary=None, ax=None, 
 
     Parameters
     ----------
-    model : fitted estimator of one feature with ``predict`` and ``predict_decision``
+    model : fitted estimator of one feature, or None
+        Provides ``predict`` and ``predict_decision`` on the grid; None when
+        ``C_pred`` and ``W_pred`` are given.
     x : array-like of shape (m,)
         Increasing grid of feature values.
     C_true : array-like of shape (m, d), default=None
         True costs on the grid.
+    C_pred, W_pred : array-like of shape (m, d), default=None
+        Precomputed predicted costs and decisions on the grid.
     true_boundary : float or list of float, default=None
     ax : matplotlib Axes, default=None
     label : str, default=None
@@ -278,17 +284,25 @@ def plot_predicted_costs(model, x, C_true=None, *, true_boundary=None, ax=None, 
     ax : matplotlib Axes
     """
     x = np.asarray(x, dtype=np.float64).ravel()
-    C_pred = np.asarray(model.predict(x.reshape(-1, 1)))
+    if model is not None:
+        C_pred = model.predict(x.reshape(-1, 1))
+        W_pred = model.predict_decision(x.reshape(-1, 1))
+    elif C_pred is None or W_pred is None:
+        raise ValueError("plot_predicted_costs needs a model, or both C_pred and W_pred.")
+    C_pred, W_pred = np.asarray(C_pred, dtype=np.float64), np.asarray(W_pred, dtype=np.float64)
+    if C_pred.shape[0] != x.size or W_pred.shape != C_pred.shape:
+        raise ValueError(f"C_pred and W_pred must have shape ({x.size}, d) to match x; got "
+                         f"{C_pred.shape} and {W_pred.shape}.")
     d = C_pred.shape[1]
     cost_names = cost_names or [f"c{k + 1}" for k in range(d)]
     if ax is None:
         ax = _new_axes("plot_predicted_costs", (5.5, 4.0))
     styles = ("-", "--", "-.", ":")
-    label = label or type(model).__name__
+    label = label or (type(model).__name__ if model is not None else "model")
     if C_true is not None:
         C_true = np.asarray(C_true, dtype=np.float64)
         for k in range(d):
-            ax.plot(x, C_true[:, k], color="0.6", lw=2.5, ls=styles[k % 4],
+            ax.plot(x, C_true[:, k], color="0.65", lw=2.5, ls=styles[k % 4],
                     label=f"true {cost_names[k]}")
     for k in range(d):
         ax.plot(x, C_pred[:, k], color=color, lw=1.8, ls=styles[k % 4],
@@ -297,15 +311,13 @@ def plot_predicted_costs(model, x, C_true=None, *, true_boundary=None, ax=None, 
         for i, b in enumerate(np.atleast_1d(true_boundary)):
             ax.axvline(b, color="0.3", ls=":", lw=2,
                        label=f"true boundary x = {b:.2f}" if i == 0 else None)
-    learned = decision_boundaries(model, x)
-    if not learned:
-        learned = [x[0]]
+    learned = _boundaries(W_pred, x) or [float(x[0])]
     for i, b in enumerate(learned):
         ax.axvline(b, color=color, ls="--", lw=1.5,
                    label=f"{label} boundary x = {b:.2f}" if i == 0 else None)
     ax.set_xlabel("x")
     ax.set_ylabel("cost")
-    ax.legend(fontsize=7, frameon=False, loc="upper left")
+    ax.legend(fontsize=7, frameon=False, loc="best")
     if title:
         ax.set_title(title)
     return ax

@@ -1,0 +1,157 @@
+"""The paper's figures from an experiment's records, saved as PNG files."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ._tables import depth_label
+
+__all__ = ["draw", "CAPTIONS", "TRUE_BOUNDARY"]
+
+#: Where the two roads of the illustrative example cost the same: 5x + 1.9 = (5x + 0.4)^2.
+TRUE_BOUNDARY = (0.1 + np.sqrt(1.75)) / 5
+
+#: Captions of the figures, by file name (shown in summary.md).
+CAPTIONS = {
+    "illustrative.png": (
+        "Paper figure 2. (a)-(c): predicted costs of road 1 (solid) and road 2 (dashed) of "
+        "SPOT (blue) and CART (orange) against the true costs (grey); the grey dotted line is "
+        "the true decision boundary x = 0.2846 (0.28 in the paper), the coloured dashed "
+        "lines the learned ones (a "
+        "tree that always picks the same road is drawn at x = 0). (d): test normalized "
+        "SPO loss against training depth."),
+    "news.png": (
+        "Paper figure 6. Test average click probability (higher is better) of each method "
+        "and training depth over the constraint sets."),
+}
+for _n in (200, 10000):
+    CAPTIONS[f"shortest_path_n{_n}.png"] = (
+        f"Paper figure {3 if _n == 200 else 4}. Test normalized SPO loss (normalized extra "
+        f"travel time) over the seeds, n = {_n}, by training depth; one panel per degree and "
+        "noise. Forests have unrestricted depth.")
+    CAPTIONS[f"shortest_path_n{_n}_leaves.png"] = (
+        f"{'Paper figure 5. ' if _n == 10000 else ''}Number of leaves of the pruned SPOT and "
+        f"CART trees of the n = {_n} runs, by training depth.")
+
+
+def _figure(figsize):
+    from .._compat import import_optional
+
+    # A bare Figure with the Agg canvas: no pyplot state, safe on servers.
+    mfig = import_optional("matplotlib.figure", purpose="drawing the result figures")
+    return mfig.Figure(figsize=figsize)
+
+
+def _save(fig, out, name):
+    from ._runner import atomic_write
+
+    path = os.path.join(out, name)
+    fig.tight_layout()
+    atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=110), mode="wb")
+    return path
+
+
+def _grid_of_settings(rows, value, methods, ylabel, out, name, title):
+    from ..plotting import plot_by_depth
+
+    settings = sorted({(r["degree"], r["noise"]) for r in rows})
+    degrees = sorted({d for d, _ in settings})
+    noises = sorted({n for _, n in settings})
+    fig = _figure((5.2 * len(noises), 3.7 * len(degrees)))
+    depths = sorted({depth_label(r["depth"]) for r in rows},
+                    key=lambda d: (d == "unrestricted", int(d) if d != "unrestricted" else 0))
+    for i, deg in enumerate(degrees):
+        for j, noise in enumerate(noises):
+            ax = fig.add_subplot(len(degrees), len(noises), i * len(noises) + j + 1)
+            sub = [r for r in rows if r["degree"] == deg and r["noise"] == noise]
+            plot_by_depth(sub, value=value, methods=[m for m in methods
+                                                     if any(r["method"] == m for r in sub)],
+                          depths=depths, ax=ax, ylabel=ylabel,
+                          title=f"degree {deg}, noise {noise}")
+    fig.suptitle(title)
+    return _save(fig, out, name)
+
+
+def _shortest_path(records, out):
+    files = {}
+    methods = list(dict.fromkeys(r["method"] for r in records))
+    for n in sorted({r["n_train"] for r in records}):
+        rows = [r for r in records if r["n_train"] == n]
+        name = f"shortest_path_n{n}.png"
+        files[name] = _grid_of_settings(rows, "normalized_spo_loss", methods,
+                                        "test normalized SPO loss", out, name,
+                                        f"Shortest path, n = {n}")
+        trees = [r for r in rows if r.get("n_leaves") not in (None, "")
+                 and r["method"] in ("SPOT", "CART", "SPOT Optimal")]
+        if trees:
+            name = f"shortest_path_n{n}_leaves.png"
+            files[name] = _grid_of_settings(trees, "n_leaves",
+                                            [m for m in methods if m in ("SPOT", "CART",
+                                                                         "SPOT Optimal")],
+                                            "leaves", out, name,
+                                            f"Leaves of the pruned trees, n = {n}")
+    return files
+
+
+def _illustrative(records, out):
+    from ..datasets import make_illustrative  # noqa: F401  (documents the data source)
+    from ..plotting import METHOD_COLORS, plot_predicted_costs
+
+    def find(method, depth):
+        for r in records:
+            if r["method"] == method and r["depth"] == depth:
+                return r
+        return None
+
+    panels = [("SPOT", 1, "(a) SPOT (depth 1)"), ("CART", 1, "(b) CART (depth 1)"),
+              ("CART", 4, "(c) CART (depth 4)")]
+    fig = _figure((10.5, 8.0))
+    for i, (m, d, title) in enumerate(panels):
+        ax = fig.add_subplot(2, 2, i + 1)
+        r = find(m, d)
+        if r is None:
+            ax.set_axis_off()
+            ax.set_title(f"{title}: not run")
+            continue
+        x = np.asarray(r["_extra"]["x"])
+        C_true = np.column_stack([5 * x + 1.9, (5 * x + 0.4) ** 2])
+        plot_predicted_costs(None, x, C_true, C_pred=r["_extra"]["C_pred"],
+                             W_pred=r["_extra"]["W_pred"], true_boundary=TRUE_BOUNDARY, ax=ax,
+                             label=m, color=METHOD_COLORS.get(m, "C0"),
+                             cost_names=["road 1", "road 2"], title=title)
+    ax = fig.add_subplot(2, 2, 4)
+    for m in dict.fromkeys(r["method"] for r in records):
+        rs = sorted((r for r in records if r["method"] == m and r["depth"] is not None),
+                    key=lambda r: r["depth"])
+        ax.plot([r["depth"] for r in rs], [r["normalized_spo_loss"] for r in rs], "o-",
+                color=METHOD_COLORS.get(m, "C0"), label=m)
+    ax.set_xlabel("training depth")
+    ax.set_xticks(sorted({r["depth"] for r in records if r["depth"] is not None}))
+    ax.set_ylabel("test normalized SPO loss")
+    ax.set_title("(d) SPOT vs CART loss")
+    ax.legend(frameon=False)
+    ax.grid(alpha=0.3)
+    return {"illustrative.png": _save(fig, out, "illustrative.png")}
+
+
+def _news(records, out):
+    from ..plotting import plot_by_depth
+
+    fig = _figure((8.0, 4.2))
+    ax = fig.add_subplot(1, 1, 1)
+    methods = list(dict.fromkeys(r["method"] for r in records))
+    plot_by_depth(records, value="click_probability", methods=methods, ax=ax,
+                  ylabel="test average click probability",
+                  title="News recommendation: constraint sets")
+    return {"news.png": _save(fig, out, "news.png")}
+
+
+def draw(experiment, records, out):
+    """Draw an experiment's figures into ``out``; returns {file name: path}."""
+    if experiment == "shortest-path":
+        return _shortest_path(records, out)
+    if experiment == "illustrative":
+        return _illustrative(records, out)
+    return _news(records, out)

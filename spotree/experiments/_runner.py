@@ -1,0 +1,456 @@
+"""Run an experiment's grid: cached, resumable, parallel (joblib or dask), with progress."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from ._configs import METHODS, make_grid, run_key
+
+__all__ = ["run_experiment", "execute_run", "atomic_write"]
+
+
+# ---------------------------------------------------------------- file helpers
+def atomic_write(path, writer, mode="w"):
+    """Write ``path`` through ``writer(fh)`` on a temp file, then rename it into place.
+
+    An interrupted or failed write leaves no partial file under ``path``.
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".spotree-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode) as fh:
+            writer(fh)
+        # mkstemp creates 0600 files; give the result the usual permissions.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    return value
+
+
+# ----------------------------------------------------------------- one run
+def _split_validation(X, C, fraction, sw=None):
+    """The first ``fraction`` of the training rows validate, the rest train (paper 5.1)."""
+    n_val = int(round(fraction * X.shape[0]))
+    parts = (X[n_val:], C[n_val:], X[:n_val], C[:n_val])
+    if sw is None:
+        return parts + (None, None)
+    return parts + (sw[n_val:], sw[:n_val])
+
+
+def _kwargs_for(cls, **kwargs):
+    """Keep the keyword arguments that ``cls`` accepts (estimators differ slightly)."""
+    params = inspect.signature(cls).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return kwargs
+    return {k: v for k, v in kwargs.items() if k in params}
+
+
+def _fit_method(method, problem, run, X, C, sw, X_val, C_val, sw_val):
+    """Fit one method as the paper does; returns (estimator, fit seconds, info dict)."""
+    from ..metrics import normalized_spo_loss
+
+    cls = method.estimator_class()
+    if cls is None:
+        raise RuntimeError(f"{method.estimator} is not available in this spotree.")
+    seed = int(run.get("seed", run.get("constraint_set", 0)))
+    common = dict(min_samples_leaf=run.get("min_samples_leaf", 1), random_state=seed,
+                  **method.params)
+    info = {}
+    t0 = time.perf_counter()
+    if method.kind == "forest":
+        best = None
+        for f in run["max_features_grid"]:
+            f = min(f, X.shape[1])
+            est = cls(problem, **_kwargs_for(cls, n_estimators=run["n_estimators"],
+                                             max_features=f, n_jobs=1, **common))
+            est.fit(X, C, sample_weight=sw)
+            val = normalized_spo_loss(C_val, est.predict(X_val), problem=problem,
+                                      sample_weight=sw_val)
+            if best is None or val < best[0]:
+                best = (val, f, est)
+        info.update(val_normalized_spo_loss=best[0], max_features=best[1])
+        est = best[2]
+    else:
+        kwargs = dict(common)
+        if run.get("depth") is not None or method.kind == "tree":
+            kwargs["max_depth"] = run.get("depth")
+        est = cls(problem, **_kwargs_for(cls, **kwargs))
+        est.fit(X, C, sample_weight=sw)
+        if X_val is not None and hasattr(est, "prune"):
+            est = est.prune(X_val, C_val, sample_weight=sw_val)
+            info["val_normalized_spo_loss"] = normalized_spo_loss(
+                C_val, est.predict(X_val), problem=problem, sample_weight=sw_val)
+    return est, time.perf_counter() - t0, info
+
+
+def _tree_shape(est):
+    out = {}
+    if hasattr(est, "get_n_leaves"):
+        out["n_leaves"] = int(est.get_n_leaves())
+    if hasattr(est, "get_depth"):
+        out["fitted_depth"] = int(est.get_depth())
+    return out
+
+
+def _run_shortest_path(run, data=None):
+    from ..datasets import make_shortest_path
+    from ..metrics import normalized_spo_loss
+    from ..problems import ShortestPath
+
+    # One RandomState per (setting, seed): SPOT and CART see identical data.
+    ss = np.random.SeedSequence([run["seed"], run["n_train"], run["degree"],
+                                 int(round(1000 * run["noise"]))])
+    rng = np.random.RandomState(ss.generate_state(1)[0])
+    X, C, B = make_shortest_path(run["n_train"], degree=run["degree"], noise=run["noise"],
+                                 random_state=rng, return_B=True)
+    Xt, Ct = make_shortest_path(run["n_test"], degree=run["degree"], noise=run["noise"], B=B,
+                                random_state=rng)
+    problem = ShortestPath((4, 4))
+    X_fit, C_fit, X_val, C_val, _, _ = _split_validation(X, C, run["validation_fraction"])
+    method = METHODS[run["method"]]
+    est, secs, info = _fit_method(method, problem, run, X_fit, C_fit, None, X_val, C_val, None)
+    row = dict(normalized_spo_loss=normalized_spo_loss(Ct, est.predict(Xt), problem=problem),
+               fit_time=secs, **_tree_shape(est), **info)
+    return row, {}
+
+
+def _run_illustrative(run, data=None):
+    from ..datasets import make_illustrative
+    from ..metrics import normalized_spo_loss
+    from ..plotting import decision_boundaries
+    from ..problems import FiniteDecisions
+
+    problem = FiniteDecisions(np.eye(2))
+    X, C = make_illustrative(run["n_train"], random_state=run["seed"])
+    Xt, Ct = make_illustrative(run["n_test"], random_state=run["seed"] + 1000)
+    method = METHODS[run["method"]]
+    # No pruning here: the paper compares trees grown to each depth.
+    est, secs, info = _fit_method(method, problem, run, X, C, None, None, None, None)
+    W_opt, _ = problem.solve(Ct)
+    wrong = np.mean(np.any(np.abs(est.predict_decision(Xt) - W_opt) > 1e-9, axis=1))
+    grid = np.linspace(0.0, 1.0, 1001)
+    bounds = decision_boundaries(est, grid)
+    tree = est.tree_
+    row = dict(normalized_spo_loss=normalized_spo_loss(Ct, est.predict(Xt), problem=problem),
+               fit_time=secs, wrong_decisions=float(wrong),
+               root_threshold=float(tree.threshold[0]) if tree.node_count > 1 else None,
+               decision_boundaries=" ".join(f"{b:.3f}" for b in bounds) or "none",
+               **_tree_shape(est))
+    extra = {"x": grid, "C_pred": est.predict(grid.reshape(-1, 1)),
+             "W_pred": est.predict_decision(grid.reshape(-1, 1))}
+    return row, extra
+
+
+def news_synthetic_data(sizes, random_state=0):
+    """make_news split into train / validation / test of the given sizes (one draw,
+    so the three sets share one distribution)."""
+    from ..datasets import make_news
+
+    X, C, w = make_news(int(sum(sizes)), random_state=random_state)
+    a, b = sizes[0], sizes[0] + sizes[1]
+    return {"X_train": X[:a], "C_train": C[:a], "sample_weight_train": w[:a],
+            "X_val": X[a:b], "C_val": C[a:b], "sample_weight_val": w[a:b],
+            "X_test": X[b:], "C_test": C[b:], "sample_weight_test": w[b:]}
+
+
+def _run_news(run, data=None):
+    from ..metrics import normalized_spo_loss
+    from ..problems import news_recommendation
+
+    if data is None:
+        data = news_synthetic_data(run["synthetic_sizes"])
+    # The real log may keep a number of article types other than the paper's 6.
+    problem = news_recommendation(n_articles=data["C_train"].shape[1],
+                                  random_state=run["constraint_set"])
+    method = METHODS[run["method"]]
+    est, secs, info = _fit_method(method, problem, run, data["X_train"], data["C_train"],
+                                  data["sample_weight_train"], data["X_val"], data["C_val"],
+                                  data["sample_weight_val"])
+    Ct, wt = data["C_test"], data["sample_weight_test"]
+    W = est.predict_decision(data["X_test"])
+    _, z = problem.solve(Ct)
+    click = float(np.dot(wt, np.einsum("ij,ij->i", Ct, W)) / wt.sum())
+    row = dict(click_probability=click, optimal_click_probability=float(np.dot(wt, z) / wt.sum()),
+               normalized_spo_loss=normalized_spo_loss(Ct, est.predict(data["X_test"]),
+                                                       problem=problem, sample_weight=wt),
+               fit_time=secs, **_tree_shape(est), **info)
+    return row, {}
+
+
+_RUNNERS = {"shortest-path": _run_shortest_path, "illustrative": _run_illustrative,
+            "news": _run_news}
+
+
+def execute_run(run, data=None):
+    """Run one configuration; never raises (errors come back as ``{"error": ...}``).
+
+    Returns
+    -------
+    dict with ``run``, and either ``row`` (scalars for the CSV) and ``extra``
+    (arrays for the figures), or ``error``.
+    """
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            row, extra = _RUNNERS[run["experiment"]](run, data)
+        return {"run": run, "row": _jsonable(row), "extra": _jsonable(extra)}
+    except Exception as exc:  # reported by the parent, never cached
+        msg = " ".join(str(exc).split())
+        return {"run": run, "error": f"{type(exc).__name__}: {msg}"}
+
+
+# ---------------------------------------------------------------- progress
+class _Progress:
+    """One status line on stderr (rewritten in place on a terminal)."""
+
+    def __init__(self, label, total, cached, enabled=True, stream=None):
+        self.label, self.total, self.done = label, total, cached
+        self.cached = cached
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.t0 = time.perf_counter()
+        self.last = -1.0
+        self.errors = 0
+
+    def update(self, n=1, force=False):
+        self.done += n
+        if not self.enabled:
+            return
+        now = time.perf_counter() - self.t0
+        if not (force or self.tty or now - self.last >= 2.0 or self.done == self.total):
+            return
+        self.last = now
+        new = self.done - self.cached
+        left = self.total - self.done
+        eta = f", about {now / new * left:.0f}s left" if new and left else ""
+        err = f", {self.errors} failed" if self.errors else ""
+        msg = (f"[{self.label}] {self.done}/{self.total} runs ({self.cached} cached{err}), "
+               f"{now:.0f}s{eta}")
+        if self.tty:
+            self.stream.write("\r" + msg.ljust(78) + ("\n" if self.done == self.total else ""))
+        else:
+            self.stream.write(msg + "\n")
+        self.stream.flush()
+
+    def note(self, msg):
+        if self.enabled:
+            if self.tty:
+                self.stream.write("\r" + " " * 78 + "\r")
+            self.stream.write(f"[{self.label}] {msg}\n")
+            self.stream.flush()
+
+
+# ------------------------------------------------------------------ runner
+def _load_cached(path, run):
+    try:
+        with open(path) as fh:
+            rec = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or rec.get("run") != _jsonable(run) or "row" not in rec:
+        return None  # a stale, foreign or damaged file: recompute
+    return rec
+
+
+def _news_data(data_dir, cache_dir, progress, options=None):
+    """Preprocess the real Yahoo! log once; the arrays are cached as .npz."""
+    import hashlib
+
+    from ..datasets import load_yahoo_r6
+    from ..datasets._yahoo import _list_files
+
+    files = _list_files(data_dir)
+    params = {"n_user_clusters": 10000, "n_article_clusters": 7, "min_records": 50,
+              "random_state": 0}
+    unknown = set(options or {}) - set(params) - {"min_article_coverage"}
+    if unknown:
+        raise ValueError(f"unknown news data option(s): {sorted(unknown)}.")
+    params.update(options or {})
+    stamp = [(os.path.basename(f), os.path.getsize(f), int(os.path.getmtime(f)))
+             for f in files]
+    data_id = "yahoo-" + hashlib.sha1(json.dumps([stamp, params]).encode()).hexdigest()[:12]
+    path = os.path.join(cache_dir, f"{data_id}.npz")
+    keys = [f"{a}_{s}" for a in ("X", "C", "sample_weight") for s in ("train", "val", "test")]
+    if os.path.exists(path):
+        with np.load(path) as z:
+            if all(k in z for k in keys):
+                return data_id, {k: z[k] for k in keys}
+    progress.note(f"preprocessing the Yahoo! log in {data_dir} (once; cached in {path})")
+    out = load_yahoo_r6(files, verbose=progress.enabled, **params)
+    data = {k: out[k] for k in keys}
+    atomic_write(path, lambda fh: np.savez(fh, **data), mode="wb")
+    return data_id, data
+
+
+def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, methods=None,
+                   n_train=None, depths=None, data=None, data_options=None, scheduler=None,
+                   progress=True, figures=True, stream=None):
+    """Run (or resume) one of the paper's experiments and write its results.
+
+    Each run is cached as ``<out>/cache/<hash>.json`` as soon as it finishes,
+    so an interrupted experiment resumes where it stopped and a finished one
+    only redraws its tables and figures.
+
+    Parameters
+    ----------
+    experiment : {"shortest-path", "illustrative", "news"}
+    quick : bool, default=False
+        The reduced grid (minutes instead of hours).
+    out : str or path-like, default=None
+        Output directory; ``./spotree-results/<experiment>`` by default.
+    jobs : int, default=1
+        Parallel runs (joblib processes); -1 for all cores.
+    seeds : list of int, default=None
+        Override the seeds (news: the constraint sets).
+    methods : list of str, default=None
+        Override the methods (see :data:`spotree.experiments.METHODS`).
+    n_train : list of int, default=None
+        Shortest path: only these training sizes (200 and/or 10000).
+    depths : list of (int or None), default=None
+        Override the depths.
+    data : str or path-like, default=None
+        News: directory of the licensed Yahoo! R6A log; synthetic
+        :func:`~spotree.datasets.make_news` data when None.
+    data_options : dict, default=None
+        News with ``data``: overrides of the preprocessing parameters of
+        :func:`~spotree.datasets.load_yahoo_r6` (``n_user_clusters=10000``,
+        ``n_article_clusters=7``, ``min_records=50``, ``min_article_coverage``).
+    scheduler : str, default=None
+        Address of a dask.distributed scheduler to send the runs to.
+    progress : bool, default=True
+        Report progress on stderr.
+    figures : bool, default=True
+        Draw PNG figures (needs matplotlib).
+
+    Returns
+    -------
+    dict with ``rows`` (one dict per run), ``records`` (rows with their run
+    settings and figure data), ``skipped`` (unavailable methods), ``errors``
+    and ``files`` (paths written).
+    """
+    from . import _figures, _tables
+
+    out = os.fspath(out) if out is not None else os.path.join("spotree-results", experiment)
+    cache_dir = os.path.join(out, "cache")
+    os.makedirs(cache_dir, exist_ok=True)
+    prog = _Progress(experiment, 0, 0, enabled=progress, stream=stream)
+    data_arrays, data_id = None, None
+    if experiment == "news" and data is not None:
+        data_id, data_arrays = _news_data(data, cache_dir, prog, data_options)
+    elif data is not None:
+        raise ValueError(f"--data is only used by the news experiment, not {experiment!r}.")
+    runs, skipped = make_grid(experiment, quick=quick, seeds=seeds, methods=methods,
+                              n_train=n_train, depths=depths, data_id=data_id)
+    if not runs:
+        raise ValueError("no runs to do: every selected method is unavailable "
+                         f"({', '.join(skipped)}).")
+    keys = [run_key(r) for r in runs]
+    if len(set(keys)) != len(keys):  # the same run twice (e.g. repeated seeds)
+        uniq = dict(zip(keys, runs))
+        keys, runs = list(uniq), list(uniq.values())
+    results = {}
+    for k, r in zip(keys, runs):
+        rec = _load_cached(os.path.join(cache_dir, f"{k}.json"), r)
+        if rec is not None:
+            results[k] = rec
+    todo = [(k, r) for k, r in zip(keys, runs) if k not in results]
+    prog.total, prog.done, prog.cached = len(runs), len(results), len(results)
+    if skipped:
+        prog.note("skipping methods whose estimator is not available yet: "
+                  + ", ".join(skipped))
+    if experiment == "news" and data is None:
+        prog.note("no --data given: running on synthetic make_news data, not the Yahoo! "
+                  "log (see `spotree reproduce --help`)")
+    prog.update(0, force=True)
+    errors = []
+
+    def collect(k, rec):
+        if "error" in rec:
+            errors.append(rec)
+            prog.errors += 1
+            prog.note(f"run failed: {rec['run']['method']} {_short(rec['run'])}: "
+                      f"{rec['error']}")
+        else:
+            atomic_write(os.path.join(cache_dir, f"{k}.json"),
+                         lambda fh: json.dump(rec, fh))
+            results[k] = rec
+        prog.update()
+
+    if todo:
+        if jobs == 1 and scheduler is None:
+            for k, r in todo:
+                collect(k, execute_run(r, data_arrays))
+        else:
+            _run_parallel(todo, data_arrays, jobs, scheduler, collect)
+    records = [dict(results[k]["run"], **results[k]["row"], key=k, _extra=results[k]["extra"])
+               for k in keys if k in results]
+    rows = [{k: v for k, v in r.items() if k != "_extra"} for r in records]
+    files = {}
+    meta = {"experiment": experiment, "quick": quick, "skipped": skipped,
+            "errors": [e["error"] for e in errors], "n_runs": len(runs),
+            "n_cached": prog.cached, "data": data_id or ("synthetic" if experiment == "news"
+                                                         else None)}
+    if figures and rows:
+        files.update(_figures.draw(experiment, records, out))
+    files["results.csv"] = _tables.write_csv(rows, os.path.join(out, "results.csv"))
+    text = _tables.summary_markdown(experiment, rows, meta, figures=files)
+    files["summary.md"] = os.path.join(out, "summary.md")
+    atomic_write(files["summary.md"], lambda fh: fh.write(text))
+    return {"rows": rows, "records": records, "skipped": skipped, "errors": errors,
+            "files": files, "summary": text, "n_runs": len(runs), "n_cached": prog.cached}
+
+
+def _short(run):
+    keys = ("n_train", "degree", "noise", "depth", "seed", "constraint_set")
+    return " ".join(f"{k}={run[k]}" for k in keys if k in run)
+
+
+def _run_parallel(todo, data, jobs, scheduler, collect):
+    from joblib import Parallel, delayed, parallel_config
+
+    tasks = (delayed(execute_run)(r, data) for _, r in todo)
+    by_run = {json.dumps(_jsonable(r), sort_keys=True): k for k, r in todo}
+
+    def consume(results):
+        for rec in results:
+            collect(by_run[json.dumps(_jsonable(rec["run"]), sort_keys=True)], rec)
+
+    if scheduler is not None:
+        from .._compat import import_optional
+
+        distributed = import_optional("dask.distributed", purpose="--scheduler")
+        with distributed.Client(scheduler, timeout="20s") as client:  # noqa: F841
+            with parallel_config(backend="dask"):
+                consume(Parallel(n_jobs=-1, return_as="generator_unordered")(tasks))
+    else:
+        consume(Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks))

@@ -1,0 +1,293 @@
+"""Result tables: the per-run CSV and the markdown summary."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections import OrderedDict
+
+import numpy as np
+
+__all__ = ["write_csv", "read_csv", "summary_markdown", "improvement_table"]
+
+_FIRST = ("experiment", "method", "n_train", "degree", "noise", "constraint_set", "depth",
+          "seed", "normalized_spo_loss", "click_probability", "optimal_click_probability",
+          "n_leaves", "fitted_depth", "fit_time", "val_normalized_spo_loss", "max_features",
+          "wrong_decisions", "root_threshold", "decision_boundaries")
+
+#: The paper's % improvement of greedy SPOT over CART (n = 200, averaged over
+#: the four degree/noise settings), section 5.1.
+PAPER_IMPROVEMENT_N200 = {"1": 26.7, "2": 26.8, "3": 23.1, "unrestricted": 23.6}
+#: SPO Forest over CART Forest, n = 200, section 5.1.
+PAPER_FOREST_IMPROVEMENT_N200 = 20.5
+#: News: % improvement in click probability of a depth-2 SPOT over CART at
+#: depths 2, 4, 6 and unrestricted, section 5.2.
+PAPER_NEWS_DEPTH2_OVER_CART = {"2": 4.3, "4": 1.6, "6": 0.05, "unrestricted": 0.17}
+
+
+def _cell(v):
+    if v is None:
+        return ""
+    if isinstance(v, (list, tuple)):
+        return " ".join(str(x) for x in v)
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def write_csv(rows, path):
+    """Write one row per run (atomically); returns the path."""
+    from ._runner import atomic_write
+
+    cols = [c for c in _FIRST if any(c in r for r in rows)]
+    cols += sorted({k for r in rows for k in r} - set(cols) - {"key"}) + ["key"]
+
+    def writer(fh):
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(cols)
+        for r in rows:
+            w.writerow([_cell(r.get(c)) for c in cols])
+
+    atomic_write(path, writer)
+    return os.fspath(path)
+
+
+def read_csv(path):
+    """Rows of a ``results.csv`` as dicts of strings."""
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def depth_label(d):
+    return "unrestricted" if d in (None, "", "None") else str(int(float(d)))
+
+
+def _num(v):
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def _group(rows, keys):
+    out = OrderedDict()
+    for r in rows:
+        out.setdefault(tuple(r.get(k) for k in keys), []).append(r)
+    return out
+
+
+def _stats(rows, value):
+    v = np.array([_num(r.get(value)) for r in rows], dtype=float)
+    v = v[~np.isnan(v)]
+    if not v.size:
+        return math.nan, math.nan, 0
+    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0, int(v.size)
+
+
+def _fmt(mean, std=None, digits=4):
+    if math.isnan(mean):
+        return "-"
+    return f"{mean:.{digits}f}" if std is None else f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def _pct(a, b):
+    """% improvement of a over b when lower is better: (b - a) / b."""
+    if math.isnan(a) or math.isnan(b) or b == 0:
+        return math.nan
+    return 100.0 * (b - a) / b
+
+
+def improvement_table(rows, better="SPOT", worse="CART", value="normalized_spo_loss",
+                      setting_keys=("degree", "noise")):
+    """% improvement of ``better`` over ``worse`` per depth, averaged over settings.
+
+    For each setting and depth the improvement is ``(mean_worse - mean_better)
+    / mean_worse`` of the mean test loss over seeds; the table averages it over
+    the settings, as the paper does.
+
+    Returns
+    -------
+    dict of depth label -> (mean improvement %, per-setting improvements, wins)
+        ``wins`` counts the settings where ``better`` has the lower mean.
+    """
+    out = OrderedDict()
+    by_depth = _group(rows, ("depth",))
+    for (d,), rs in by_depth.items():
+        label = depth_label(d)
+        imps, wins = [], 0
+        for _, srs in _group(rs, setting_keys).items():
+            a = _stats([r for r in srs if r["method"] == better], value)[0]
+            b = _stats([r for r in srs if r["method"] == worse], value)[0]
+            if not (math.isnan(a) or math.isnan(b)):
+                imps.append(_pct(a, b))
+                wins += a < b
+        if imps:
+            out[label] = (float(np.mean(imps)), imps, wins)
+    return out
+
+
+def _methods(rows):
+    return list(OrderedDict.fromkeys(r["method"] for r in rows))
+
+
+def _depth_order(rows):
+    labels = OrderedDict.fromkeys(depth_label(r.get("depth")) for r in rows)
+    nums = sorted((lbl for lbl in labels if lbl != "unrestricted"), key=int)
+    return nums + (["unrestricted"] if "unrestricted" in labels else [])
+
+
+def _header(meta):
+    lines = [f"# spotree reproduce {meta['experiment']}" + (" --quick" if meta["quick"] else ""),
+             "",
+             f"{meta['n_runs']} runs ({meta['n_cached']} reused from the cache). "
+             "Test losses are normalized SPO losses (the paper's normalized extra travel "
+             "time; lower is better); mean ± standard deviation over seeds.", ""]
+    if meta.get("skipped"):
+        lines += ["Methods skipped because their estimator is not available in this spotree: "
+                  + ", ".join(meta["skipped"]) + ".", ""]
+    if meta.get("errors"):
+        lines += [f"**{len(meta['errors'])} runs failed** and are missing from the tables; "
+                  f"first error: `{meta['errors'][0]}`.", ""]
+    return lines
+
+
+def _per_setting_table(rows, methods, value="normalized_spo_loss", digits=4):
+    depths = _depth_order(rows)
+    cols = ["depth"] + methods
+    has_pair = "SPOT" in methods and "CART" in methods
+    if has_pair:
+        cols += ["SPOT vs CART", "leaves SPOT / CART", "fit s SPOT / CART"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for d in depths:
+        at = [r for r in rows if depth_label(r.get("depth")) == d]
+        cells = [d]
+        for m in methods:
+            mean, std, n = _stats([r for r in at if r["method"] == m], value)
+            cells.append(_fmt(mean, std, digits) if n else "")
+        if has_pair:
+            s = [r for r in at if r["method"] == "SPOT"]
+            c = [r for r in at if r["method"] == "CART"]
+            imp = _pct(_stats(s, value)[0], _stats(c, value)[0])
+            cells.append("" if math.isnan(imp) else f"{imp:+.1f}%")
+            cells.append(f"{_fmt(_stats(s, 'n_leaves')[0], digits=1)} / "
+                         f"{_fmt(_stats(c, 'n_leaves')[0], digits=1)}")
+            cells.append(f"{_fmt(_stats(s, 'fit_time')[0], digits=3)} / "
+                         f"{_fmt(_stats(c, 'fit_time')[0], digits=3)}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _fit_time_table(rows):
+    lines = ["| method | runs | mean fit s | max fit s | mean leaves |", "|---|---|---|---|---|"]
+    for m in _methods(rows):
+        rs = [r for r in rows if r["method"] == m]
+        t = np.array([_num(r.get("fit_time")) for r in rs])
+        leaves = _stats(rs, "n_leaves")[0]
+        lines.append(f"| {m} | {len(rs)} | {np.nanmean(t):.3f} | {np.nanmax(t):.3f} | "
+                     f"{_fmt(leaves, digits=1)} |")
+    return lines
+
+
+def _shortest_path_summary(rows):
+    lines = []
+    for (n,), rs in _group(rows, ("n_train",)).items():
+        lines += [f"## n = {n}", ""]
+        imp = improvement_table(rs)
+        if imp:
+            lines += ["% improvement of greedy SPOT over CART in mean test normalized SPO loss, "
+                      "averaged over the degree/noise settings (positive: SPOT better):", ""]
+            head = "| depth | SPOT vs CART | settings where SPOT < CART |"
+            sep = "|---|---|---|"
+            if int(n) == 200:
+                head, sep = head + " paper |", sep + "---|"
+            lines += [head, sep]
+            for d, (m, per, wins) in imp.items():
+                cell = f"| {d} | {m:+.1f}% | {wins}/{len(per)} |"
+                if int(n) == 200:
+                    cell += f" +{PAPER_IMPROVEMENT_N200.get(d, math.nan)}% |"
+                lines.append(cell)
+            lines.append("")
+        fimp = improvement_table(rs, "SPO Forest", "CART Forest")
+        if fimp:
+            m, per, wins = next(iter(fimp.values()))
+            paper = (f" (paper: +{PAPER_FOREST_IMPROVEMENT_N200}%)" if int(n) == 200 else "")
+            lines += [f"SPO Forest vs CART Forest: {m:+.1f}%{paper}; SPO Forest better in "
+                      f"{wins}/{len(per)} settings.", ""]
+        methods = _methods(rs)
+        for (deg, noise), srs in _group(rs, ("degree", "noise")).items():
+            lines += [f"### degree {deg}, noise {noise}", ""]
+            lines += _per_setting_table(srs, methods) + [""]
+    return lines
+
+
+def _illustrative_summary(rows):
+    lines = ["True decision boundary: x = (0.1 + sqrt(1.75)) / 5 = 0.2846 (the paper rounds it to "
+             "0.28); road 2 is cheaper below it, road 1 above.", "",
+             "| method | depth | test normalized SPO loss | wrong decisions | root split | "
+             "learned decision boundaries | leaves |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        rt = r.get("root_threshold")
+        lines.append(
+            f"| {r['method']} | {depth_label(r['depth'])} | {_num(r['normalized_spo_loss']):.4f} | "
+            f"{100 * _num(r['wrong_decisions']):.1f}% | "
+            f"{'-' if rt in (None, '') else f'x <= {_num(rt):.3f}'} | "
+            f"{r.get('decision_boundaries', '')} | {r.get('n_leaves', '')} |")
+    return lines + [""]
+
+
+def _news_summary(rows, meta):
+    src = ("the Yahoo! R6A log (" + meta["data"] + ")" if meta.get("data") not in
+           (None, "synthetic") else "**synthetic `make_news` data** (no --data given; this is "
+           "not the paper's Yahoo! data, so the numbers are not comparable to the paper's)")
+    lines = [f"Data: {src}.", "",
+             "Test average click probability (weighted by record counts; higher is better), "
+             "mean ± std over constraint sets:", ""]
+    methods = _methods(rows)
+    depths = _depth_order(rows)
+    lines += ["| depth | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
+    for d in depths:
+        cells = [d]
+        for m in methods:
+            mean, std, n = _stats([r for r in rows if r["method"] == m
+                                   and depth_label(r.get("depth")) == d], "click_probability")
+            cells.append(_fmt(mean, std, 5) if n else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    opt = _stats(rows, "optimal_click_probability")[0]
+    lines += ["", f"Perfect-information click probability: {opt:.5f}.", ""]
+    spot2 = _stats([r for r in rows if r["method"] == "SPOT"
+                    and depth_label(r.get("depth")) == "2"], "click_probability")[0]
+    if not math.isnan(spot2):
+        lines += ["% improvement in click probability of SPOT at depth 2 over CART at each "
+                  "depth:", "", "| CART depth | improvement | paper |", "|---|---|---|"]
+        for d in depths:
+            c = _stats([r for r in rows if r["method"] == "CART"
+                        and depth_label(r.get("depth")) == d], "click_probability")[0]
+            if not math.isnan(c):
+                lines.append(f"| {d} | {100 * (spot2 - c) / c:+.2f}% | "
+                             f"+{PAPER_NEWS_DEPTH2_OVER_CART.get(d, math.nan)}% |")
+        lines.append("")
+    lines += ["Test normalized SPO loss:", ""] + _per_setting_table(rows, methods) + [""]
+    return lines
+
+
+
+def summary_markdown(experiment, rows, meta, figures=None):
+    """The markdown summary of an experiment's rows."""
+    from ._figures import CAPTIONS
+
+    lines = _header(meta)
+    if experiment == "shortest-path":
+        lines += _shortest_path_summary(rows)
+    elif experiment == "illustrative":
+        lines += _illustrative_summary(rows)
+    else:
+        lines += _news_summary(rows, meta)
+    lines += ["## Fit times", ""] + _fit_time_table(rows) + [""]
+    figs = [f for f in (figures or {}) if f.endswith(".png")]
+    if figs:
+        lines += ["## Figures", ""]
+        for f in figs:
+            lines += [f"![{f}]({f})", "", CAPTIONS.get(f, ""), ""]
+    return "\n".join(lines).rstrip() + "\n"
