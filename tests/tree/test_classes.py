@@ -462,6 +462,18 @@ def test_min_samples_leaf_as_fraction_and_min_samples_split():
     assert (t.weighted_n_node_samples[internal] >= 30).all()
 
 
+def test_a_leaf_may_weigh_exactly_min_samples_leaf():
+    problem = FiniteDecisions(np.eye(2))
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    C = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 1.0]])
+    for kw, w in [(dict(min_samples_leaf=2), None), (dict(min_samples_leaf=0.5), None),
+                  (dict(min_samples_leaf=2), [1.0, 1.0, 0.5, 1.5])]:
+        t = SPOTree(problem, **kw).fit(X, C, sample_weight=w).tree_
+        assert t.n_leaves == 2 and 1.0 <= t.threshold[0] < 2.0
+    # One unit more and no split is admissible.
+    assert SPOTree(problem, min_samples_leaf=3).fit(X, C).get_n_leaves() == 1
+
+
 def test_max_depth_and_min_loss_decrease():
     X, C = _sp_data(150, seed=11)
     for depth in (1, 2, 3):

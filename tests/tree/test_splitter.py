@@ -356,3 +356,23 @@ def test_oracle_path_grows_the_same_tree(seed, make):
         np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
         np.testing.assert_array_equal(a.decision, b.decision)
         np.testing.assert_allclose(a.loss, b.loss, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_subset_search_falls_back_to_one_vs_rest_beyond_ten_categories(seed):
+    problem = _random_finite(seed)
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([np.arange(24) % 12, rng.uniform(size=24)]).astype(float)
+    C = rng.uniform(0.2, 2.0, size=(24, problem.n_costs))
+    w = np.ones(24)
+    tree = SPOTree(problem, max_depth=1, categorical_features=[0],
+                   categorical_splits="subset").fit(X, C)
+
+    def loss(masks):
+        return spo_loss_of_partition(problem, C, w, masks)
+
+    ranked = brute_force_best(itertools.chain(equality_partitions(X, 0),
+                                              numeric_partitions(X, [1])), loss, w)
+    check_root(tree, X, C, w, ranked, loss, loss([np.ones(24, dtype=bool)]))
+    if tree.tree_.feature[0] == 0:
+        assert tree.tree_.categories[0].size == 1
