@@ -118,7 +118,7 @@ EXPERIMENTS = {
         "quick": {
             "settings": [{"n_train": 200, "depths": [1, 2, 3, None], "noises": [0.0, 0.25]}],
             "degrees": [2, 10], "seeds": 5, "n_test": 1000, "min_samples_leaf": 20,
-            "validation_fraction": 0.2, "n_estimators": 25, "max_features_grid": [2, 3, 4, 5],
+            "validation_fraction": 0.2, "n_estimators": 50, "max_features_grid": [2, 3, 4, 5],
             "methods": ["SPOT", "CART", "SPO Forest", "CART Forest"],
         },
     },

@@ -1,0 +1,217 @@
+"""Experiment grids, the cached runner, tables and figures (small grids, in process)."""
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+import spotree
+from spotree.experiments import METHODS, Method, make_grid, parse_seeds, register_method
+from spotree.experiments import _runner, run_experiment
+from spotree.experiments._tables import improvement_table, read_csv
+
+def no_time(rows):
+    return [{k: v for k, v in r.items() if k != "fit_time"} for r in rows]
+
+
+SMALL = dict(seeds=[0, 1], methods=["SPOT", "CART"], n_train=[200], depths=[1, None],
+             figures=False, progress=False)
+
+
+def test_full_shortest_path_grid_is_the_papers():
+    runs, _ = make_grid("shortest-path", methods=["SPOT", "CART"])
+    assert len(runs) == 2 * (2 * 2 * 4 * 10 * 2)  # n, degree, noise, depth, seed, method
+    for n, depths, noises in ((200, {1, 2, 3, None}, {0.0, 0.25}),
+                              (10000, {2, 4, 6, None}, {0.0, 0.5})):
+        sub = [r for r in runs if r["n_train"] == n]
+        assert {r["depth"] for r in sub} == depths
+        assert {r["noise"] for r in sub} == noises
+        assert {r["degree"] for r in sub} == {2, 10}
+        assert {r["seed"] for r in sub} == set(range(10))
+        assert all(r["min_samples_leaf"] == 20 and r["n_test"] == 1000
+                   and r["validation_fraction"] == 0.2 for r in sub)
+
+
+def test_method_kinds_choose_their_depths(monkeypatch):
+    class Fake:
+        def __init__(self, problem=None, **kw):
+            pass
+
+    monkeypatch.setattr(spotree, "FakeForest", Fake, raising=False)
+    monkeypatch.setattr(spotree, "FakeOptimal", Fake, raising=False)
+    monkeypatch.setitem(METHODS, "FF", Method("FF", "FakeForest", "forest"))
+    monkeypatch.setitem(METHODS, "FO", Method("FO", "FakeOptimal", "optimal"))
+    runs, skipped = make_grid("shortest-path", methods=["FF", "FO"], n_train=[200])
+    assert not skipped
+    assert {r["depth"] for r in runs if r["method"] == "FF"} == {None}
+    assert all(r["n_estimators"] == 100 and r["max_features_grid"] == [2, 3, 4, 5]
+               for r in runs if r["method"] == "FF")
+    assert {r["depth"] for r in runs if r["method"] == "FO"} == {1, 2, 3}
+
+
+def test_unavailable_methods_are_skipped_and_reported(tmp_path, monkeypatch):
+    monkeypatch.setitem(METHODS, "Later", Method("Later", "NotWrittenYet", "tree"))
+    runs, skipped = make_grid("shortest-path", methods=["SPOT", "Later"])
+    assert skipped == ["Later"] and all(r["method"] == "SPOT" for r in runs)
+    res = run_experiment("shortest-path", out=tmp_path, **dict(SMALL, seeds=[0],
+                                                               methods=["SPOT", "Later"]))
+    assert res["skipped"] == ["Later"]
+    assert "not available" in res["summary"] and "Later" in res["summary"]
+    with pytest.raises(ValueError, match="unknown method"):
+        make_grid("shortest-path", methods=["Nope"])
+    with pytest.raises(ValueError, match="kind"):
+        register_method(Method("X", "SPOTree", "boosting"))
+
+
+def test_parse_seeds():
+    assert parse_seeds("3") == [0, 1, 2]
+    assert parse_seeds("0,5,7") == [0, 5, 7]
+    assert parse_seeds("2:5") == [2, 3, 4]
+    for bad in ("x", "0", "-1,2"):
+        with pytest.raises(ValueError, match="--seeds"):
+            parse_seeds(bad)
+
+
+def test_runs_are_cached_and_resume_after_interruption(tmp_path, monkeypatch):
+    calls = []
+    real = _runner.execute_run
+
+    def counting(run, data=None):
+        calls.append(run)
+        return real(run, data)
+
+    monkeypatch.setattr(_runner, "execute_run", counting)
+    first = run_experiment("shortest-path", out=tmp_path, **SMALL)
+    n = 2 * 2 * 2 * 2 * 2  # degrees, noises, methods, depths, seeds
+    assert len(calls) == n == first["n_runs"] and first["n_cached"] == 0
+    cache = sorted(os.listdir(tmp_path / "cache"))
+    assert len(cache) == n and all(f.endswith(".json") for f in cache)
+
+    calls.clear()
+    again = run_experiment("shortest-path", out=tmp_path, **SMALL)
+    assert calls == [] and again["n_cached"] == n
+    assert again["rows"] == first["rows"]
+
+    # An interrupted run leaves one result missing and another half-written.
+    os.remove(tmp_path / "cache" / cache[0])
+    (tmp_path / "cache" / cache[1]).write_text('{"run": {"experi')
+    calls.clear()
+    third = run_experiment("shortest-path", out=tmp_path, **SMALL)
+    assert len(calls) == 2 and third["n_cached"] == n - 2
+    # Deterministic: the recomputed runs give the same numbers (fit times aside).
+    assert no_time(third["rows"]) == no_time(first["rows"])
+    assert not [f for f in os.listdir(tmp_path / "cache") if f.startswith(".")]
+
+
+def test_csv_has_one_row_per_run_and_summary_matches_it(tmp_path):
+    res = run_experiment("shortest-path", out=tmp_path, **SMALL)
+    rows = read_csv(tmp_path / "results.csv")
+    assert len(rows) == res["n_runs"] == 32
+    for col in ("method", "n_train", "degree", "noise", "depth", "seed",
+                "normalized_spo_loss", "n_leaves", "fit_time", "key"):
+        assert col in rows[0]
+    assert len({r["key"] for r in rows}) == 32
+    # The summary's cell is the mean ± std of the CSV's rows of that cell.
+    text = (tmp_path / "summary.md").read_text()
+    cell = [float(r["normalized_spo_loss"]) for r in rows if r["method"] == "SPOT"
+            and r["degree"] == "2" and r["noise"] == "0.25" and r["depth"] == "1"]
+    assert len(cell) == 2
+    expected = f"{np.mean(cell):.4f} ± {np.std(cell, ddof=1):.4f}"
+    section = text.split("### degree 2, noise 0.25")[1].split("###")[0]
+    assert f"| 1 | {expected} |" in section
+    assert "% improvement of greedy SPOT over CART" in text and "paper" in text
+
+
+def test_improvement_table_by_hand():
+    rows = []
+    for deg, spot, cart in ((2, [1.0, 3.0], [4.0, 4.0]), (10, [2.0, 2.0], [1.0, 3.0])):
+        for m, vals in (("SPOT", spot), ("CART", cart)):
+            for v in vals:
+                rows.append({"method": m, "depth": 1, "degree": deg, "noise": 0.0,
+                             "normalized_spo_loss": v})
+    imp = improvement_table(rows)
+    mean, per, wins = imp["1"]
+    assert per == [pytest.approx(50.0), pytest.approx(0.0)]
+    assert mean == pytest.approx(25.0) and wins == 1
+
+
+def test_a_failing_method_is_reported_not_cached(tmp_path, monkeypatch):
+    class Broken:
+        def __init__(self, problem=None, **kw):
+            pass
+
+        def fit(self, X, C, sample_weight=None):
+            raise RuntimeError("solver exploded")
+
+    monkeypatch.setattr(spotree, "BrokenTree", Broken, raising=False)
+    monkeypatch.setitem(METHODS, "Broken", Method("Broken", "BrokenTree", "tree"))
+    res = run_experiment("shortest-path", out=tmp_path,
+                         **dict(SMALL, seeds=[0], methods=["SPOT", "Broken"], depths=[1]))
+    assert len(res["errors"]) == 4 and "solver exploded" in res["errors"][0]["error"]
+    assert len(res["rows"]) == 4 and {r["method"] for r in res["rows"]} == {"SPOT"}
+    assert len(os.listdir(tmp_path / "cache")) == 4
+    assert "4 runs failed" in res["summary"]
+
+
+def test_parallel_jobs_give_the_same_rows(tmp_path):
+    kw = dict(SMALL, seeds=[3], depths=[2])
+    serial = run_experiment("shortest-path", out=tmp_path / "a", **kw)
+    parallel = run_experiment("shortest-path", out=tmp_path / "b", jobs=2, **kw)
+    assert no_time(serial["rows"]) == no_time(parallel["rows"])
+
+
+def test_dask_scheduler_runs_the_grid(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    kw = dict(SMALL, seeds=[4], depths=[1], methods=["SPOT"])
+    serial = run_experiment("shortest-path", out=tmp_path / "a", **kw)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        res = run_experiment("shortest-path", out=tmp_path / "b",
+                             scheduler=cluster.scheduler_address, **kw)
+    assert [r["normalized_spo_loss"] for r in res["rows"]] == \
+        [r["normalized_spo_loss"] for r in serial["rows"]]
+
+
+def test_illustrative_spot_finds_the_true_boundary_and_cart_does_not(tmp_path):
+    mpimg = pytest.importorskip("matplotlib.image")
+    res = run_experiment("illustrative", out=tmp_path, depths=[1, 4], progress=False)
+    by = {(r["method"], r["depth"]): r for r in res["rows"]}
+    true = (0.1 + math.sqrt(1.75)) / 5
+    spot = by[("SPOT", 1)]
+    assert abs(spot["root_threshold"] - true) < 0.01
+    assert abs(float(spot["decision_boundaries"]) - true) < 0.01
+    assert spot["normalized_spo_loss"] < 1e-3 and spot["wrong_decisions"] < 0.01
+    cart = by[("CART", 1)]
+    assert abs(cart["root_threshold"] - 0.62) < 0.01
+    assert cart["decision_boundaries"] == "none"  # always road 1
+    assert 0.25 < cart["wrong_decisions"] < 0.31
+    assert by[("CART", 4)]["normalized_spo_loss"] < cart["normalized_spo_loss"]
+    img = mpimg.imread(res["files"]["illustrative.png"])
+    assert img[..., :3].std() > 0.05
+    assert "illustrative.png" in (tmp_path / "summary.md").read_text()
+
+
+def test_news_on_synthetic_data_says_so(tmp_path):
+    res = run_experiment("news", quick=True, out=tmp_path, seeds=[0], depths=[2],
+                         progress=False, figures=False)
+    assert "synthetic" in res["summary"]
+    for r in res["rows"]:
+        assert 0 < r["click_probability"] <= r["optimal_click_probability"] + 1e-12
+
+
+def test_news_on_a_synthetic_yahoo_log(tmp_path):
+    from spotree.datasets._yahoo import write_synthetic_r6
+
+    (tmp_path / "log").mkdir()
+    write_synthetic_r6(tmp_path / "log" / "ydata.gz", 6000, n_articles=10, random_state=2)
+    res = run_experiment("news", quick=True, out=tmp_path / "out", seeds=[0], depths=[2],
+                         data=tmp_path / "log", progress=False, figures=False,
+                         data_options={"n_user_clusters": 30, "min_records": 5})
+    assert not res["errors"]
+    assert "R6A" in res["summary"] and res["rows"][0]["data"].startswith("yahoo-")
+    npz = [f for f in os.listdir(tmp_path / "out" / "cache") if f.endswith(".npz")]
+    assert len(npz) == 1  # the preprocessed log is cached for the next run
+    rows = read_csv(tmp_path / "out" / "results.csv")
+    assert len(rows) == 2 and json.dumps(rows)
