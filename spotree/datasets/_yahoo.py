@@ -95,7 +95,7 @@ def read_yahoo_r6(data, *, max_lines=None):
         article : ndarray of int64, shape (n,)
             The displayed article's id.
         click : ndarray of int8, shape (n,)
-        user : ndarray of float64, shape (n, p)
+        user : ndarray of float32, shape (n, p)
             User features, columns in increasing feature id.
         feature_ids : list of int
             The feature id of each column of ``user``.
@@ -105,7 +105,9 @@ def read_yahoo_r6(data, *, max_lines=None):
         n_skipped : int
             Number of malformed lines skipped.
     """
-    ts, art, clk, usr = array("q"), array("q"), array("b"), array("d")
+    # Typed buffers, not lists: the real log has 45 million records. User
+    # features are stored as float32 (the files give 6 decimals).
+    ts, art, clk, usr = array("q"), array("q"), array("b"), array("f")
     article_features = {}
     feature_ids = article_ids = None
     n_skipped = n_lines = 0
@@ -153,11 +155,13 @@ def read_yahoo_r6(data, *, max_lines=None):
         if max_lines is not None and n_lines >= max_lines:
             break
     p = len(feature_ids) if feature_ids else 0
+    # frombuffer shares the buffers' memory instead of copying it.
     return Bunch(
-        timestamp=np.frombuffer(ts, dtype=np.int64).copy(),
-        article=np.frombuffer(art, dtype=np.int64).copy(),
-        click=np.frombuffer(clk, dtype=np.int8).copy(),
-        user=np.frombuffer(usr, dtype=np.float64).reshape(-1, p).copy() if p else np.empty((0, 0)),
+        timestamp=np.frombuffer(ts, dtype=np.int64) if ts else np.empty(0, np.int64),
+        article=np.frombuffer(art, dtype=np.int64) if art else np.empty(0, np.int64),
+        click=np.frombuffer(clk, dtype=np.int8) if clk else np.empty(0, np.int8),
+        user=(np.frombuffer(usr, dtype=np.float32).reshape(-1, p) if p and usr
+              else np.empty((0, p), np.float32)),
         feature_ids=list(feature_ids or []),
         article_features=article_features,
         article_feature_ids=list(article_ids or []),
@@ -318,9 +322,11 @@ def load_yahoo_r6(data, *, n_user_clusters=10000, n_article_clusters=7, min_reco
     ukm.fit(uniq[fit_rows], sample_weight=pool_counts[fit_rows])
     user_cluster = ukm.predict(uniq)[inverse]
     # Mean features of each cluster over the training and validation records.
-    sums = np.zeros((n_user_clusters, U.shape[1]))
-    np.add.at(sums, user_cluster[pool], U[pool])
-    n_in = np.bincount(user_cluster[pool], minlength=n_user_clusters)
+    pool_cluster = user_cluster[pool]
+    sums = np.column_stack([np.bincount(pool_cluster, weights=U[pool, j],
+                                        minlength=n_user_clusters)
+                            for j in range(U.shape[1])])
+    n_in = np.bincount(pool_cluster, minlength=n_user_clusters)
     with np.errstate(invalid="ignore", divide="ignore"):
         centers = sums / n_in[:, None]
 
@@ -337,9 +343,11 @@ def load_yahoo_r6(data, *, n_user_clusters=10000, n_article_clusters=7, min_reco
     akm = KMeans(n_clusters=n_article_clusters, n_init=10,
                  random_state=rng.randint(2**31 - 1)).fit(A[:, acols])
     all_articles = np.unique(log.article[np.concatenate([pool, test])])
-    a_type = dict(zip(all_articles.tolist(), akm.predict(
-        np.array([log.article_features[a][acols] for a in all_articles])).tolist()))
-    article_cluster = np.array([a_type.get(a, -1) for a in log.article.tolist()])
+    types = akm.predict(np.array([log.article_features[a][acols] for a in all_articles]))
+    a_type = dict(zip(all_articles.tolist(), types.tolist()))
+    # Records outside both periods get a type too; they are never aggregated.
+    article_cluster = types[np.searchsorted(all_articles, log.article).clip(
+        0, all_articles.size - 1)]
 
     def counts_of(rows):
         return _aggregate(user_cluster[rows], article_cluster[rows],

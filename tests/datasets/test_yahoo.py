@@ -36,7 +36,8 @@ def test_gzip_and_plain_files_parse_to_the_records_written(tmp_path):
         np.testing.assert_array_equal(log.click, truth.click)
         # Column 0 is feature 1, the constant; 2..6 are the user's five features.
         np.testing.assert_array_equal(log.user[:, 0], 1.0)
-        np.testing.assert_allclose(log.user[:, 1:], truth.user, atol=5e-7)
+        # Stored as float32: exactly the float32 nearest to each 6-decimal value.
+        np.testing.assert_array_equal(log.user[:, 1:], truth.user.astype(np.float32))
         for a, f in truth.article_features.items():
             if a in log.article_features:
                 np.testing.assert_allclose(log.article_features[a][1:], f, atol=5e-7)
@@ -62,16 +63,16 @@ def test_pipeline_matches_brute_force_on_test_days(log_dir):
     assert out.n_records["skipped"] == 3
     # Six distinct profiles into six clusters: each cluster is one profile, and
     # its mean features are the profile itself.
-    profiles = np.unique(truth.user, axis=0)
-    np.testing.assert_allclose(np.sort(out.user_centers, axis=0), np.sort(profiles, axis=0),
-                               atol=1e-9)
+    profiles = np.unique(truth.user.astype(np.float32), axis=0)
+    np.testing.assert_array_equal(np.sort(out.user_centers, axis=0),
+                                  np.sort(profiles, axis=0))
     # Brute force: click rate per (profile, article type) over the test days.
-    ucl = out.user_clusterer.predict(truth.user)
+    ucl = out.user_clusterer.predict(truth.user.astype(np.float32))
     acl = np.array([out.article_type_of[a] for a in truth.article])
     assert len(set(out.article_type_of.values())) == 7
     for row, u in enumerate(out.cluster_test):
         sel = test & (ucl == u)
-        np.testing.assert_allclose(out.X_test[row], truth.user[sel][0], atol=1e-9)
+        np.testing.assert_array_equal(out.X_test[row], truth.user[sel][0].astype(np.float32))
         assert out.sample_weight_test[row] == sel.sum()
         for col, k in enumerate(out.article_types):
             cell = sel & (acl == k)
@@ -87,7 +88,7 @@ def test_filters_drop_rare_article_types_and_thin_user_clusters(log_dir):
     d, truth = log_dir
     out = load_yahoo_r6(d, n_user_clusters=6, n_article_clusters=7, min_records=40,
                         min_article_coverage=0.5, random_state=0)
-    ucl = out.user_clusterer.predict(truth.user)
+    ucl = out.user_clusterer.predict(truth.user.astype(np.float32))
     acl = np.array([out.article_type_of[a] for a in truth.article])
     day = (truth.timestamp - MAY1) // DAY
     test = (day >= 5) & (day < 10)
