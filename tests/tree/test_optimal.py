@@ -269,3 +269,50 @@ def test_rejects_bad_parameters(param, value):
     est = OptimalSPOTree(ShortestPath((2, 2)), **{param: value})
     with pytest.raises(ValueError, match=f"'{param}' parameter of OptimalSPOTree"):
         est.fit(X, C)
+
+
+# ------------------------------------------------------------ MILP encoding
+@pytest.mark.parametrize("depth, min_leaf", [(2, 3), (3, 8)])
+def test_greedy_tree_is_a_feasible_milp_assignment(depth, min_leaf):
+    """The warm start satisfies every row and bound, and its objective is the tree's loss."""
+    from spotree.tree._optimal_milp import MilpModel
+
+    X, C = make_shortest_path(30, n_features=3, grid=(3, 3), noise=0.5, random_state=5)
+    problem = ShortestPath((3, 3))
+    w = np.random.default_rng(1).integers(1, 3, size=30).astype(float)
+    greedy = SPOTree(problem, max_depth=depth, min_samples_leaf=min_leaf).fit(X, C, w)
+    _, z = problem.solve(C)
+    model = MilpModel(X, C, w, z, problem, depth, min_leaf).build()
+    x = model.assignment_from_tree(greedy.tree_)
+    Ax = model.A @ x
+    assert (Ax >= model.row_lo - 1e-9).all() and (Ax <= model.row_hi + 1e-9).all()
+    assert (x >= model.col_lo - 1e-12).all() and (x <= model.col_hi + 1e-12).all()
+    integral = model.integ > 0
+    np.testing.assert_array_equal(x[integral], np.round(x[integral]))
+    t = greedy.tree_
+    assert model.objective_of(x) == pytest.approx(t.loss[t.is_leaf].sum() / w.sum())
+    # Reading the structure back gives a tree that routes every sample alike.
+    back = model.structure_from_solution(x)
+    from spotree.tree._structure import tree_from_structure
+
+    rebuilt = tree_from_structure(*back, X, C, w, problem, z=z)
+    assert rebuilt.loss[rebuilt.is_leaf].sum() == pytest.approx(t.loss[t.is_leaf].sum())
+
+
+def test_milp_feature_precision_keeps_tied_values_together():
+    X, C = make_shortest_path(12, n_features=2, grid=(2, 2), noise=0.5, random_state=8)
+    problem = ShortestPath((2, 2))
+    est = OptimalSPOTree(problem, max_depth=2, method="milp", feature_precision=0.25,
+                         time_limit=30).fit(X, C)
+    scaled = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    rounded = np.round(scaled / 0.25) * 0.25
+    t = est.tree_
+    assert t.n_leaves > 1
+    for node in np.flatnonzero(~t.is_leaf):
+        j = t.feature[node]
+        for v in np.unique(rounded[:, j]):
+            # Samples that tie after rounding are never separated.
+            side = X[rounded[:, j] == v, j] <= t.threshold[node]
+            assert side.all() or not side.any()
+    exact = OptimalSPOTree(problem, max_depth=2).fit(X, C)
+    assert est.result_["objective"] >= exact.result_["objective"] - 1e-9
