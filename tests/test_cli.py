@@ -234,3 +234,21 @@ def test_reproduce_option_errors(tmp_path, capsys):
         code = main(["reproduce", *args, "--out", str(tmp_path / "o")])
         err = capsys.readouterr().err.strip()
         assert code == 1 and needle in err and len(err.splitlines()) == 1, err
+
+
+def test_fit_predict_show_without_pandas(tmp_path, capsys, monkeypatch):
+    """A plain `pip install spotree` has no pandas: column names come from the model file."""
+    from spotree import _compat
+
+    monkeypatch.setattr(_compat, "PANDAS_INSTALLED", False)
+    model = tmp_path / "m.json"
+    assert main(["fit", "--data", str(TRAIN), "--features", "x2,x4", "--costs", "c*",
+                 "--problem", str(SPEC), "--model", str(model), "--max-depth", "2"]) == 0
+    assert getattr(spotree.load(model), "feature_names_in_", None) is None
+    capsys.readouterr()
+    assert main(["show", str(model)]) == 0
+    shown = capsys.readouterr().out
+    assert "x2 <= " in shown or "x4 <= " in shown
+    assert main(["predict", "--model", str(model), "--data", str(NEW)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 21 and out[0].startswith("pred_c1,")

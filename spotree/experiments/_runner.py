@@ -420,7 +420,12 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
             "errors": [e["error"] for e in errors], "n_runs": len(runs),
             "n_cached": prog.cached, "data": data_id or ("synthetic" if experiment == "news"
                                                          else None)}
-    if figures and rows:
+    from .. import _compat
+
+    if figures and rows and not _compat.MATPLOTLIB_INSTALLED:
+        prog.note("matplotlib is not installed, so no figures are drawn: "
+                  "pip install spotree[plot]")
+    elif figures and rows:
         files.update(_figures.draw(experiment, records, out))
     files["results.csv"] = _tables.write_csv(rows, os.path.join(out, "results.csv"))
     text = _tables.summary_markdown(experiment, rows, meta, figures=files)

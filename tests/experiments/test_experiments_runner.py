@@ -215,3 +215,17 @@ def test_news_on_a_synthetic_yahoo_log(tmp_path):
     assert len(npz) == 1  # the preprocessed log is cached for the next run
     rows = read_csv(tmp_path / "out" / "results.csv")
     assert len(rows) == 2 and json.dumps(rows)
+
+
+def test_without_matplotlib_tables_are_written_and_figures_skipped(tmp_path, monkeypatch):
+    import io
+
+    from spotree import _compat
+
+    monkeypatch.setattr(_compat, "MATPLOTLIB_INSTALLED", False)
+    err = io.StringIO()
+    res = run_experiment("shortest-path", out=tmp_path, stream=err,
+                         **dict(SMALL, seeds=[0], depths=[1], figures=True, progress=True))
+    assert "pip install spotree[plot]" in err.getvalue()
+    assert sorted(res["files"]) == ["results.csv", "summary.md"]
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".png")]
