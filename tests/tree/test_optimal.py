@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import spotree.tree._optimal as optimal_module
 from spotree.datasets import make_news, make_shortest_path
@@ -171,7 +172,7 @@ def test_milp_never_worse_than_its_warm_start():
     X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=2)
     problem = ShortestPath((3, 3))
     est = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=3, method="milp",
-                         time_limit=3).fit(X, C)
+                         time_limit=1).fit(X, C)
     greedy = SPOTree(problem, max_depth=2, min_samples_leaf=3).fit(X, C)
     g = greedy.tree_
     r = est.result_
@@ -316,3 +317,23 @@ def test_milp_feature_precision_keeps_tied_values_together():
             assert side.all() or not side.any()
     exact = OptimalSPOTree(problem, max_depth=2).fit(X, C)
     assert est.result_["objective"] >= exact.result_["objective"] - 1e-9
+
+
+# ------------------------------------------------------- scikit-learn checks
+_NAMED_C = "the target is the cost matrix C (fit(X, C)); the check needs the name y"
+_INHERITED = "inherited from BaseSPOTree (see tests/tree/test_estimator_checks.py)"
+
+
+@parametrize_with_checks(
+    [OptimalSPOTree(max_depth=2)],
+    expected_failed_checks=lambda est: {
+        "check_fit_score_takes_y": _NAMED_C,
+        "check_n_features_in_after_fitting": _NAMED_C,
+        "check_sample_weight_equivalence_on_dense_data": _NAMED_C,
+        "check_estimators_unfitted": _INHERITED,
+        "check_requires_y_none": _INHERITED,
+    },
+    # Not strict: the inherited failures go away when BaseSPOTree is fixed.
+    xfail_strict=False)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
