@@ -268,9 +268,22 @@ def test_prune_picks_the_subtree_with_the_lowest_validation_loss(seed):
     # A copy: the original is untouched.
     assert est.tree_.to_dict() == before
     assert pruned is not est and pruned.tree_ is not est.tree_
-    # One-SE rule: never larger, and no worse than best + a standard error.
+    # One-SE rule: the smallest subtree within one standard error of the best
+    # total validation loss (the standard error of the best subtree's mean
+    # per-sample loss, scaled to a total).
     se_tree = est.prune(Xv, Cv, one_se_rule=True)
     assert se_tree.get_n_leaves() <= pruned.get_n_leaves()
+    _, zv = SP.solve(Cv)
+    totals, per_best = [], None
+    for j, mask in enumerate(masks):
+        sub = est.tree_.pruned(mask)
+        per = np.einsum("ij,ij->i", Cv, sub.decision[sub.apply(Xv)]) - zv
+        totals.append(per.sum())
+        if j == k:
+            per_best = per
+    se = per_best.std(ddof=1) / np.sqrt(len(per_best)) * len(per_best)
+    k_se = np.flatnonzero(np.array(totals) <= totals[k] + se)[-1]
+    assert se_tree.get_n_leaves() == est.tree_.pruned(masks[k_se]).n_leaves
     assert est.tree_.to_dict() == before
 
 

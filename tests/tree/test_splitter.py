@@ -376,3 +376,58 @@ def test_subset_search_falls_back_to_one_vs_rest_beyond_ten_categories(seed):
     check_root(tree, X, C, w, ranked, loss, loss([np.ones(24, dtype=bool)]))
     if tree.tree_.feature[0] == 0:
         assert tree.tree_.categories[0].size == 1
+
+
+# finite-random-max with seed 2 has a zero root SPO loss that the library computes as
+# rounding noise: see the xfail below.
+_MIXED_CASES = [(n, s) for n in ("sp33", "finite-random-max") for s in SEEDS
+                if (n, s) != ("finite-random-max", 2)]
+
+
+def _mixed_loss(problem, C, w, a):
+    """loss = a * SPO / SPO_root + (1 - a) * SSE / SSE_root, the root's losses as scales."""
+    everything = [np.ones(len(C), dtype=bool)]
+    spo_root = spo_loss_of_partition(problem, C, w, everything)
+    sse_root = sse_of_partition(C, w, everything)
+    # A zero root loss cannot normalize: that part is then left unscaled.
+    spo_root, sse_root = spo_root or 1.0, sse_root or 1.0
+
+    def loss(masks):
+        return (a * spo_loss_of_partition(problem, C, w, masks) / spo_root
+                + (1 - a) * sse_of_partition(C, w, masks) / sse_root)
+
+    return loss
+
+
+@pytest.mark.parametrize("name, seed", _MIXED_CASES)
+@pytest.mark.parametrize("a", [0.3, 0.8])
+def test_root_split_mixed_criterion_matches_brute_force(name, seed, a):
+    problem = PROBLEMS[name](seed)
+    X, C = _data(problem, seed)
+    w = np.ones(len(X))
+    tree = SPOTree(problem, spo_weight=a, max_depth=1).fit(X, C)
+    loss = _mixed_loss(problem, C, w, a)
+    ranked = brute_force_best(numeric_partitions(X, range(3)), loss, w)
+    root = loss([w > 0])
+    assert tree.tree_.impurity[0] == pytest.approx(root)
+    check_root(tree, X, C, w, ranked, loss, root)
+
+
+@pytest.mark.xfail(strict=True, reason="bug: Criterion.set_scales (spotree/tree/_criterion.py) "
+                   "takes the root SPO loss as the scale whenever it is > 0, so a root loss "
+                   "that is rounding noise (1.8e-15 here: one decision is optimal for every "
+                   "sample) becomes the scale; the SPO part of the mixed criterion is then "
+                   "noise / noise, the root impurity is 1.0 instead of 1 - a, and the root "
+                   "split is not the best one (0.642 vs brute force 0.603 for a=0.3)")
+@pytest.mark.parametrize("a", [0.3, 0.8])
+def test_mixed_criterion_with_a_zero_spo_root_loss(a):
+    problem = PROBLEMS["finite-random-max"](2)
+    X, C = _data(problem, 2)
+    w = np.ones(len(X))
+    assert spo_loss_of_partition(problem, C, w, [w > 0]) == 0.0
+    tree = SPOTree(problem, spo_weight=a, max_depth=1).fit(X, C)
+    loss = _mixed_loss(problem, C, w, a)
+    ranked = brute_force_best(numeric_partitions(X, range(3)), loss, w)
+    _, left = tree_root_partition(tree, X)
+    assert loss([left, ~left]) == pytest.approx(ranked[0][0], rel=1e-9)
+    assert tree.tree_.impurity[0] == pytest.approx(1 - a)
