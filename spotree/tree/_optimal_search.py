@@ -292,12 +292,15 @@ def _depth2_kernel(idx, B, n_bins, G, wt, min_leaf, penalty, max_depth, tol):
 
 
 # ------------------------------------------------ oracle (no vertices)
-def _depth2_oracle(idx, B, n_bins, Cw, sign, solve, min_leaf, penalty, max_depth, tol):
+def _depth2_oracle(idx, B, n_bins, Cw, sign, solve, min_leaf, penalty, max_depth, tol,
+                   deadline=np.inf):
     """Same contract as :func:`_depth2_kernel`, scoring leaves with the oracle.
 
     ``Cw`` holds the weighted costs ``w_i c_i``; the cost of a leaf with summed
     cost ``S`` is ``sign * z*(S)``. All leaves of one sweep are solved in a
-    single batch.
+    single batch. Oracle calls can be slow, so the clock is checked between
+    sweeps: past ``deadline`` (a ``time.perf_counter`` value) the best tree
+    found so far is returned with a third value ``True``.
     """
     def f(S):
         if S.shape[0] == 0:
@@ -311,7 +314,7 @@ def _depth2_oracle(idx, B, n_bins, Cw, sign, solve, min_leaf, penalty, max_depth
     W = ws.sum()
     best = float(f(tot[None, :])[0])
     if max_depth == 0 or W < 2.0 * min_leaf:
-        return best, out
+        return best, out, False
     occ, CB = [], []
     for j in range(B.shape[1]):
         u, inv = np.unique(B[idx, j], return_inverse=True)
@@ -328,6 +331,8 @@ def _depth2_oracle(idx, B, n_bins, Cw, sign, solve, min_leaf, penalty, max_depth
         return P, wl
 
     for j in range(B.shape[1]):
+        if time.perf_counter() > deadline:
+            return best, out, True
         if occ[j].size < 2:
             continue
         P, wl = split_scan(j, Cs, ws, CB[j])
@@ -340,7 +345,7 @@ def _depth2_oracle(idx, B, n_bins, Cw, sign, solve, min_leaf, penalty, max_depth
                 out[:] = -1
                 out[0], out[1] = j, occ[j][ok[c]]
     if max_depth == 1 or W < 3.0 * min_leaf:
-        return best, out
+        return best, out, False
     p = B.shape[1]
     for j1 in range(p):
         m1 = occ[j1].size
@@ -352,6 +357,8 @@ def _depth2_oracle(idx, B, n_bins, Cw, sign, solve, min_leaf, penalty, max_depth
         child_best = [leaf_cost[0].copy(), leaf_cost[1].copy()]
         child_spl = [-np.ones((m1 - 1, 2), dtype=np.int64), -np.ones((m1 - 1, 2), dtype=np.int64)]
         for j2 in range(p):
+            if time.perf_counter() > deadline:
+                return best, out, True
             m2 = occ[j2].size
             if m2 < 2:
                 continue
@@ -388,7 +395,7 @@ def _depth2_oracle(idx, B, n_bins, Cw, sign, solve, min_leaf, penalty, max_depth
             if cost < best - tol:
                 best = float(cost)
                 out[:] = (j1, occ[j1][c1], *child_spl[0][c1], *child_spl[1][c1])
-    return best, out
+    return best, out, False
 
 
 # ------------------------------------------------------------- search
@@ -438,12 +445,19 @@ class OptimalSearch:
         self.n_nodes_explored = 0
 
     def _small(self, idx, depth):
+        """Best tree of depth <= 2: ``(cost, split, timed_out)``.
+
+        The compiled routine runs to the end (it is checked between calls);
+        the oracle routine stops at the deadline with its best tree so far.
+        """
         self.n_nodes_explored += 1
         if self.G is not None:
-            return _depth2_kernel(idx, self.B, self.n_bins, self.G, self.w, self.min_leaf,
-                                  self.penalty, depth, self.tol)
+            cost, spl = _depth2_kernel(idx, self.B, self.n_bins, self.G, self.w,
+                                       self.min_leaf, self.penalty, depth, self.tol)
+            return cost, spl, False
         return _depth2_oracle(idx, self.B, self.n_bins, self.Cw, self.sign, self.solve_fn,
-                              self.min_leaf, self.penalty, depth, self.tol)
+                              self.min_leaf, self.penalty, depth, self.tol,
+                              deadline=self.start + self.time_limit)
 
     def run(self, max_depth):
         """Search; returns ``(cost, nested, status, bound)``.
@@ -453,18 +467,22 @@ class OptimalSearch:
         """
         self.start = time.perf_counter()
         idx = np.arange(self.B.shape[0], dtype=np.int64)
+        # Any tree with a split costs at least every sample's own optimum plus
+        # the penalty; the single leaf is always evaluated first. Hence the
+        # bound at the time limit.
+        weak_bound = self.row_bound.sum() + self.penalty
         if max_depth <= 2:
-            cost, spl = self._small(idx, max_depth)
+            cost, spl, timed_out = self._small(idx, max_depth)
+            if timed_out:
+                return cost, self._nested(spl), "time_limit", min(cost, weak_bound)
             return cost, self._nested(spl), "optimal", cost
         self.root_best = None
         try:
             cost, tree = self._solve(idx, max_depth, np.inf, root=True)
             return cost, tree, "optimal", cost
         except _Timeout:
-            # Unfinished root cuts are bounded only by every sample's own optimum.
             cost, tree = self.root_best
-            bound = min(cost, self.row_bound.sum() + self.penalty)
-            return cost, tree, "time_limit", bound
+            return cost, tree, "time_limit", min(cost, weak_bound)
 
     @staticmethod
     def _nested(spl):
@@ -481,7 +499,9 @@ class OptimalSearch:
         costs less than ``ub``.
         """
         if depth <= 2:
-            cost, spl = self._small(idx, depth)
+            cost, spl, timed_out = self._small(idx, depth)
+            if timed_out:
+                raise _Timeout
             return cost, self._nested(spl)
         # A 128-bit digest of the subset keeps the cache small on large data.
         key = (hashlib.blake2b(idx.tobytes(), digest_size=16).digest(), depth)
@@ -492,11 +512,13 @@ class OptimalSearch:
         if not root and time.perf_counter() - self.start > self.time_limit:
             raise _Timeout
         # The best tree of depth 2 is a valid incumbent for any deeper budget.
-        best_cost, spl = self._small(idx, 2)
+        best_cost, spl, timed_out = self._small(idx, 2)
         best = self._nested(spl)
         lb_all = self.row_bound[idx].sum()
         if root:
             self.root_best = (best_cost, best)
+        if timed_out:
+            raise _Timeout
         w_idx = self.w[idx]
         W = w_idx.sum()
         if best_cost > lb_all + self.tol and W >= 4.0 * self.min_leaf:

@@ -194,6 +194,18 @@ def test_search_time_limit_returns_incumbent_with_gap():
     assert full["status"] == "optimal" and full["gap"] == 0.0
 
 
+def test_oracle_search_stops_at_the_time_limit():
+    X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=0)
+    problem = _no_vertices(ShortestPath((3, 3)))
+    est = OptimalSPOTree(problem, max_depth=2, time_limit=1e-9).fit(X, C)
+    full = OptimalSPOTree(problem, max_depth=2).fit(X, C)
+    r = est.result_
+    assert r["status"] == "time_limit" and full.result_["status"] == "optimal"
+    assert r["bound"] <= full.result_["objective"] + 1e-12
+    assert full.result_["objective"] <= r["objective"] + 1e-12
+    assert r["objective"] == pytest.approx(est.tree_.loss[est.tree_.is_leaf].sum() / 40)
+
+
 def test_quantile_thresholds_match_the_binarized_search():
     X, C = make_shortest_path(50, n_features=2, grid=(3, 3), noise=0.3, random_state=1)
     problem = ShortestPath((3, 3))
