@@ -95,7 +95,8 @@ class OptimalSPOTree(BaseSPOTree):
     random_state : int or None, default=None
         Seed of the MILP solver.
     verbose : bool, default=False
-        Print the solver log (MILP) or a summary line (search).
+        Print the solver log (MILP), or the search's incumbent after each
+        root feature (depth >= 3) and a summary line.
 
     Attributes
     ----------
@@ -243,11 +244,13 @@ class OptimalSPOTree(BaseSPOTree):
         if V is not None:
             G = s * (C @ V.T) * sw[:, None]
             search = OptimalSearch(B, n_bins, sw, min_leaf, penalty, G.min(axis=1), G=G,
-                                   time_limit=float(self.time_limit))
+                                   time_limit=float(self.time_limit),
+                                   verbose=bool(self.verbose))
         else:
             search = OptimalSearch(B, n_bins, sw, min_leaf, penalty, s * sw * z, C=C,
                                    sign=s, solve=problem.solve,
-                                   time_limit=float(self.time_limit))
+                                   time_limit=float(self.time_limit),
+                                   verbose=bool(self.verbose))
         cost, nested, status, bound = search.run(self.max_depth)
         structure = nested_to_structure(nested, X, B, thr, self.thresholds == "all")
         tree = tree_from_structure(*structure, X, C, sw, problem, z=z)

@@ -424,10 +424,12 @@ class OptimalSearch:
         ``sign * w_i * z*(c_i)``: a sample's cost in a leaf of its own, so
         the sum over a subset lower-bounds any tree on it.
     time_limit : float
+    verbose : bool
+        Print the incumbent after each root feature (depth >= 3).
     """
 
     def __init__(self, B, n_bins, sample_weight, min_leaf, penalty, row_bound, *, G=None,
-                 C=None, sign=1.0, solve=None, time_limit=np.inf):
+                 C=None, sign=1.0, solve=None, time_limit=np.inf, verbose=False):
         self.B = B
         self.n_bins = n_bins
         self.w = sample_weight
@@ -441,6 +443,7 @@ class OptimalSearch:
         scale = np.abs(row_bound).sum() + 1.0
         self.tol = 1e-11 * scale
         self.time_limit = time_limit
+        self.verbose = verbose
         self.cache = {}
         self.n_nodes_explored = 0
 
@@ -531,9 +534,14 @@ class OptimalSearch:
                 for c in range(occ.size - 1):
                     if wl[c] >= self.min_leaf and W - wl[c] >= self.min_leaf:
                         cuts.append((j, int(occ[c])))
-            for j, b in cuts:
+            for n_cut, (j, b) in enumerate(cuts):
                 if time.perf_counter() - self.start > self.time_limit:
                     raise _Timeout
+                if root and self.verbose and (n_cut == 0 or cuts[n_cut - 1][0] != j):
+                    print(f"  root feature {j}: incumbent objective "
+                          f"{(best_cost - lb_all) / W:.6g}, "
+                          f"{time.perf_counter() - self.start:.2f} s, "
+                          f"{self.n_nodes_explored} subproblems")
                 go_left = self.B[idx, j] <= b
                 L, R = idx[go_left], idx[~go_left]
                 lbR = self.row_bound[R].sum()

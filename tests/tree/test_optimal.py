@@ -206,6 +206,15 @@ def test_oracle_search_stops_at_the_time_limit():
     assert r["objective"] == pytest.approx(est.tree_.loss[est.tree_.is_leaf].sum() / 40)
 
 
+def test_verbose_search_logs_progress(capsys):
+    X, C = make_shortest_path(40, n_features=2, grid=(2, 2), noise=0.5, random_state=0)
+    est = OptimalSPOTree(ShortestPath((2, 2)), max_depth=3, min_samples_leaf=3,
+                         verbose=True).fit(X, C)
+    out = capsys.readouterr().out
+    assert "root feature 0: incumbent objective" in out
+    assert f"objective {est.result_['objective']:.6g}" in out
+
+
 def test_quantile_thresholds_match_the_binarized_search():
     X, C = make_shortest_path(50, n_features=2, grid=(3, 3), noise=0.3, random_state=1)
     problem = ShortestPath((3, 3))
