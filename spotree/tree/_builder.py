@@ -68,6 +68,7 @@ def grow_tree(crit_obj, X, is_categorical, *, max_depth, min_leaf, min_split,
         return len(nodes["left"]) - 1
 
     mse_crit = crit_obj.with_spo_weight(0.0)
+    tol = crit_obj.tol
     # Every feature's samples kept sorted; children inherit the order.
     order_all = np.ascontiguousarray(
         idx_all[np.argsort(X[idx_all].T, axis=1, kind="stable")].reshape(p, -1))
@@ -77,13 +78,13 @@ def grow_tree(crit_obj, X, is_categorical, *, max_depth, min_leaf, min_split,
     while stack:
         node_id, order, sums, depth = stack.pop()
         impurity = nodes["impurity"][node_id]
-        scale = max(abs(nodes["impurity"][0]), 1e-300)
         if ((max_depth is not None and depth >= max_depth) or sums["w"] < min_split
-                or sums["w"] < 2 * min_leaf or impurity <= 1e-12 * scale):
+                or sums["w"] < 2 * min_leaf or impurity <= tol):
             continue
         split = _search(crit_obj, X, order, sums, p, max_features, rng, is_categorical,
                         min_leaf, n_quantiles, categorical_subsets, max_subset_categories)
-        if split.feature >= 0 and pure_spo and impurity - split.crit <= 1e-9 * impurity:
+        if split.feature >= 0 and pure_spo and impurity - split.crit <= max(1e-9 * impurity,
+                                                                             tol):
             # No split lowers the SPO loss here, so all splits tie on it; break
             # the tie by squared error (the CART split) instead of by position.
             split = _search(mse_crit, X, order, sums, p, max_features, rng, is_categorical,
@@ -93,7 +94,7 @@ def grow_tree(crit_obj, X, is_categorical, *, max_depth, min_leaf, min_split,
         if split.feature < 0:
             continue
         decrease = impurity - split.crit
-        if decrease < min_loss_decrease - 1e-12 * scale:
+        if decrease < min_loss_decrease - tol:
             continue
         idx = order[0]
         x = X[idx, split.feature]
@@ -113,8 +114,9 @@ def grow_tree(crit_obj, X, is_categorical, *, max_depth, min_leaf, min_split,
             nodes["cats"][node_id] = np.asarray(split.categories, dtype=np.float64)
         else:
             nodes["threshold"][node_id] = split.threshold
-        importances[split.feature] += max(
-            impurity - nodes["impurity"][left_id] - nodes["impurity"][right_id], 0.0)
+        gain = impurity - nodes["impurity"][left_id] - nodes["impurity"][right_id]
+        if gain > tol:
+            importances[split.feature] += gain
         # Right pushed first so the left subtree is grown (and numbered) first.
         stack.append((right_id, order_r, sums_r, depth + 1))
         stack.append((left_id, order_l, sums_l, depth + 1))

@@ -65,6 +65,10 @@ class BaseSPOTree(MultiOutputMixin, BaseEstimator):
     def _check_fit_inputs(self, X, C, sample_weight):
         X = validate_data(self, X, reset=True, dtype=np.float64, ensure_all_finite=True,
                           ensure_min_samples=1)
+        if C is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
+                             "y is None: pass the realized costs C of shape "
+                             "(n_samples, n_costs).")
         C = np.asarray(C) if not hasattr(C, "to_numpy") else C.to_numpy()
         if C.ndim == 1:
             C = C.reshape(-1, 1) if self.problem is None else C
@@ -79,11 +83,13 @@ class BaseSPOTree(MultiOutputMixin, BaseEstimator):
     # -------------------------------------------------------- prediction
     def apply(self, X):
         """Index of the leaf each sample ends in."""
-        return self.tree_.apply(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.apply(X)
 
     def decision_path(self, X):
         """Sparse indicator matrix (n_samples, n_nodes) of the nodes each sample visits."""
-        return self.tree_.decision_path(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.decision_path(X)
 
     def predict(self, X):
         """Predicted costs: the weighted mean cost of each sample's leaf.
@@ -96,7 +102,8 @@ class BaseSPOTree(MultiOutputMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, n_costs)
         """
-        return self.tree_.value[self.apply(X)]
+        leaves = self.apply(X)
+        return self.tree_.value[leaves]
 
     def predict_decision(self, X):
         """Decisions: the optimal decision for each sample's leaf mean (stored, no oracle call).
@@ -105,7 +112,8 @@ class BaseSPOTree(MultiOutputMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, n_costs)
         """
-        return self.tree_.decision[self.apply(X)]
+        leaves = self.apply(X)
+        return self.tree_.decision[leaves]
 
     def score(self, X, C, sample_weight=None):
         """Minus the normalized SPO loss of the tree's decisions (greater is better).

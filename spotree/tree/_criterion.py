@@ -70,6 +70,9 @@ class Criterion:
         self.sq = np.einsum("ij,ij->i", C, C)
         self.spo_scale = 1.0
         self.mse_scale = 1.0
+        # Losses below these are rounding noise of sums of this magnitude.
+        self.spo_tol = 1e-12 * (w @ np.abs(self.zs)) + 1e-300
+        self.mse_tol = 1e-12 * (w @ self.sq) + 1e-300
 
     def with_spo_weight(self, a):
         """A view of the same statistics under another criterion mix (no copies)."""
@@ -109,8 +112,13 @@ class Criterion:
         """Normalize the two parts of a mixed criterion by the root's losses."""
         if 0.0 < self.a < 1.0:
             spo, mse = self.node_losses(sums)[2:]
-            self.spo_scale = spo if spo > 0 else 1.0
-            self.mse_scale = mse if mse > 0 else 1.0
+            self.spo_scale = spo if spo > self.spo_tol else 1.0
+            self.mse_scale = mse if mse > self.mse_tol else 1.0
+
+    @property
+    def tol(self):
+        """Noise level of the combined criterion."""
+        return self.combine(self.spo_tol, self.mse_tol)
 
     def combine(self, spo, mse):
         if self.a == 1.0:
@@ -124,8 +132,12 @@ class Criterion:
         value = sums["S"] / sums["w"]
         G = sums["G"][None, :] if self.use_vertices else None
         W, zmin = self.decide_sums(value[None, :], None if G is None else G / sums["w"])
-        spo = max(zmin[0] * sums["w"] - sums["z"], 0.0)
-        mse = max(sums["sq"] - sums["S"] @ sums["S"] / sums["w"], 0.0)
+        spo = zmin[0] * sums["w"] - sums["z"]
+        mse = sums["sq"] - sums["S"] @ sums["S"] / sums["w"]
+        # Exact zeros where the loss is rounding noise, so that zero-loss
+        # nodes stop splitting and zero-gain splits count for nothing.
+        spo = spo if spo > self.spo_tol else 0.0
+        mse = mse if mse > self.mse_tol else 0.0
         return value, W[0], spo, mse
 
     # ------------------------------------------------------- candidates

@@ -124,11 +124,16 @@ def load(path):
         if t.n_features != p or t.n_outputs != problem.n_costs:
             raise ValueError(f"{path} is a malformed spotree model: tree shapes do not match "
                              "the problem and features.")
+    names = fitted.get("feature_names_in_")
+    importances = np.asarray(fitted.get("feature_importances_", np.zeros(p)), dtype=np.float64)
+    if importances.shape != (p,) or (names is not None and len(names) != p):
+        raise ValueError(f"{path} is a malformed spotree model: feature_importances_ and "
+                         f"feature_names_in_ must have n_features_in_={p} entries.")
     model.problem_ = problem
     model.n_features_in_ = p
-    if fitted.get("feature_names_in_") is not None:
-        model.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
-    model.feature_importances_ = np.asarray(fitted.get("feature_importances_", np.zeros(p)))
+    if names is not None:
+        model.feature_names_in_ = np.asarray([str(n) for n in names], dtype=object)
+    model.feature_importances_ = importances
     for extra in getattr(model, "_persist_extra", ()):
         if extra in fitted:
             setattr(model, extra, fitted[extra])

@@ -411,9 +411,6 @@ def test_feature_importances_and_shape_accessors():
     np.testing.assert_array_equal(P.toarray()[np.arange(150), leaves], 1)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: when no split lowers the SPO loss (every split "
-                   "taken by the squared-error tie-break), feature_importances_ normalizes "
-                   "rounding noise (~1e-15) to sum to 1 instead of being all zero")
 def test_zero_gain_splits_give_zero_importances():
     X, C = _sp_data(150, seed=8, p=3)
     X = np.column_stack([X, np.full(150, 0.5), np.random.default_rng(0).uniform(size=150)])
@@ -541,8 +538,6 @@ def test_wrong_shapes_and_weights_are_rejected():
         est.predict(X[:, :2])
 
 
-@pytest.mark.xfail(strict=True, reason="bug: fit(X, None) reports 'V is empty' (the default "
-                   "problem is built from a 0-column C) instead of naming C")
 def test_missing_costs_are_named_in_the_error():
     X, _ = _sp_data(10)
     with pytest.raises(ValueError, match=r"\bC\b"):
@@ -574,10 +569,6 @@ def test_unfitted_accessors_raise_not_fitted():
             call()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: apply/decision_path/predict/predict_decision "
-                   "evaluate self.tree_ before the fitted check runs (spotree/tree/"
-                   "_classes.py lines 82, 86, 99, 108), so an unfitted SPOTree raises "
-                   "AttributeError instead of NotFittedError")
 @pytest.mark.parametrize("method", ["apply", "decision_path", "predict", "predict_decision",
                                     "score"])
 def test_predict_before_fit_raises_not_fitted(method):

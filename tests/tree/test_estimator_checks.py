@@ -32,15 +32,7 @@ PRINCIPLED = {
     "check_sample_weight_equivalence_on_dense_data": _NAMED_C,
 }
 
-BUGS = {
-    "check_estimators_unfitted": (
-        "bug: predict/apply/decision_path on an unfitted SPOTree raise AttributeError, "
-        "not NotFittedError (self.tree_ is read before the fitted check, "
-        "spotree/tree/_classes.py:82,86,99,108)"),
-    "check_requires_y_none": (
-        "bug: fit(X, None) fails with 'V is empty: at least one row is required.' "
-        "instead of an error naming the missing costs C"),
-}
+BUGS = {}
 
 
 def _expected_failed_checks(estimator):

@@ -208,10 +208,6 @@ def test_load_rejects_bad_problem_and_params(tmp_path):
         spotree.load(_write(tmp_path, {k: v for k, v in doc.items() if k != "trees"}))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: spotree/tree/_persist.py load() does not check "
-                   "the length of fitted['feature_importances_'] and "
-                   "fitted['feature_names_in_'] against n_features_in_ (the module "
-                   "docstring promises every array's shape is checked)")
 @pytest.mark.parametrize("field, value", [("feature_importances_", [1.0]),
                                           ("feature_names_in_", ["a"])])
 def test_load_rejects_fitted_arrays_of_the_wrong_length(tmp_path, field, value):

@@ -378,10 +378,8 @@ def test_subset_search_falls_back_to_one_vs_rest_beyond_ten_categories(seed):
         assert tree.tree_.categories[0].size == 1
 
 
-# finite-random-max with seed 2 has a zero root SPO loss that the library computes as
-# rounding noise: see the xfail below.
-_MIXED_CASES = [(n, s) for n in ("sp33", "finite-random-max") for s in SEEDS
-                if (n, s) != ("finite-random-max", 2)]
+# finite-random-max with seed 2 has a zero root SPO loss (computed up to rounding noise).
+_MIXED_CASES = [(n, s) for n in ("sp33", "finite-random-max") for s in SEEDS]
 
 
 def _mixed_loss(problem, C, w, a):
@@ -413,12 +411,6 @@ def test_root_split_mixed_criterion_matches_brute_force(name, seed, a):
     check_root(tree, X, C, w, ranked, loss, root)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Criterion.set_scales (spotree/tree/_criterion.py) "
-                   "takes the root SPO loss as the scale whenever it is > 0, so a root loss "
-                   "that is rounding noise (1.8e-15 here: one decision is optimal for every "
-                   "sample) becomes the scale; the SPO part of the mixed criterion is then "
-                   "noise / noise, the root impurity is 1.0 instead of 1 - a, and the root "
-                   "split is not the best one (0.642 vs brute force 0.603 for a=0.3)")
 @pytest.mark.parametrize("a", [0.3, 0.8])
 def test_mixed_criterion_with_a_zero_spo_root_loss(a):
     problem = PROBLEMS["finite-random-max"](2)
@@ -433,10 +425,6 @@ def test_mixed_criterion_with_a_zero_spo_root_loss(a):
     assert tree.tree_.impurity[0] == pytest.approx(1 - a)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the builder's zero-loss stop (spotree/tree/"
-                   "_builder.py, 'impurity <= 1e-12 * scale' with scale = the root's own "
-                   "impurity) never fires when the root SPO loss is rounding noise (1.8e-15), "
-                   "so a node whose SPO loss is zero is split, against SPOTree's Notes")
 def test_a_root_with_zero_spo_loss_is_not_split():
     problem = PROBLEMS["finite-random-max"](2)
     X, C = _data(problem, 2)
