@@ -29,7 +29,7 @@ from scipy import sparse
 
 from ._tree import TREE_LEAF
 
-__all__ = ["MILP_MAX_BINARIES", "milp_n_binaries", "MilpModel"]
+__all__ = ["MILP_MAX_BINARIES", "milp_n_binaries", "milp_can_encode", "MilpModel"]
 
 #: Largest number of binary variables the MILP may have. ``n * 2^H`` leaf
 #: assignments dominate; beyond this HiGHS cannot make progress in any
@@ -94,7 +94,8 @@ class MilpModel:
     problem : DecisionProblem
     max_depth : int
     min_leaf : float
-        N_min, the minimum weight of a used leaf.
+        N_min, the minimum total sample weight of a used leaf (the paper's
+        count of samples when the weights are 1).
     alpha : float
     feature_precision : float or None
     """
@@ -312,7 +313,7 @@ class MilpModel:
     # ----------------------------------------------------- warm start
     def assignment_from_tree(self, tree):
         """A full feasible assignment (a, b, d, r, k, w, y) from a fitted Tree of depth <= H."""
-        n, p, L = self.n, self.p, self.L
+        n, L = self.n, self.L
         x = np.zeros(self.n_cols)
         leaf_of = tree.apply(self.X)
         # Map tree nodes to heap positions of the complete tree.
