@@ -483,6 +483,12 @@ def _save_model(model, path, columns):
             os.unlink(tmp)
 
 
+def _require_tree(model, path, command):
+    if getattr(model, "tree_", None) is None:
+        raise CLIError(f"'spotree {command}' draws a single tree, but {path} holds a "
+                       f"{type(model).__name__}")
+
+
 def _model_features(model, columns):
     names = columns.get("features")
     if names is None and getattr(model, "feature_names_in_", None) is not None:
@@ -525,6 +531,7 @@ def _cmd_predict(args):
 
 def _cmd_show(args):
     model, columns = _load_model(args.model)
+    _require_tree(model, args.model, "show")
     names = _model_features(model, columns)
     if args.dot:
         from .tree._export_graphviz import export_graphviz
@@ -544,6 +551,7 @@ def _cmd_plot(args):
     from .experiments._runner import atomic_write
 
     model, columns = _load_model(args.model)
+    _require_tree(model, args.model, "plot")
     ext = os.path.splitext(args.out)[1].lower().lstrip(".") or "png"
     if ext not in ("png", "pdf", "svg"):
         raise CLIError(f"--out must end in .png, .pdf or .svg; got {args.out!r}")

@@ -118,7 +118,8 @@ def read_yahoo_r6(data, *, max_lines=None):
                     break
                 n_lines += 1
                 try:
-                    sections = line.split("|")
+                    # Article sections are only parsed for a not-yet-seen article.
+                    sections = line.split("|", 2)
                     head = sections[0].split()
                     if len(head) != 3 or len(sections) < 2:
                         raise ValueError
@@ -134,7 +135,7 @@ def read_yahoo_r6(data, *, max_lines=None):
                     elif ids != feature_ids:
                         raise ValueError
                     if a not in article_features:
-                        for sec in sections[2:]:
+                        for sec in (sections[2].split("|") if len(sections) > 2 else ()):
                             toks = sec.split()
                             if toks and int(toks[0]) == a:
                                 aids, avals = _parse_features(toks[1:])
