@@ -14,8 +14,29 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+from numba import njit
 
 __all__ = ["Criterion", "VERTEX_PATH_MAX_ENTRIES"]
+
+
+@njit(cache=True, nogil=True)
+def _weighted_sums(idx, w, C, G, zs, sq):
+    """A node's sufficient statistics in one pass, without gathering row copies."""
+    S = np.zeros(C.shape[1])
+    Gs = np.zeros(G.shape[1])
+    wsum = 0.0
+    z = 0.0
+    q = 0.0
+    for i in idx:
+        wi = w[i]
+        wsum += wi
+        z += wi * zs[i]
+        q += wi * sq[i]
+        for j in range(C.shape[1]):
+            S[j] += wi * C[i, j]
+        for k in range(G.shape[1]):
+            Gs[k] += wi * G[i, k]
+    return wsum, S, Gs, z, q
 
 #: Largest n_samples * n_vertices for which G = C V^T is precomputed.
 VERTEX_PATH_MAX_ENTRIES = 50_000_000
@@ -99,14 +120,8 @@ class Criterion:
 
     # ------------------------------------------------------------- nodes
     def node_sums(self, idx):
-        w = self.w[idx]
-        return {
-            "w": w.sum(),
-            "S": w @ self.C[idx],
-            "G": w @ self.G[idx],
-            "z": w @ self.zs[idx],
-            "sq": w @ self.sq[idx],
-        }
+        wsum, S, G, z, sq = _weighted_sums(idx, self.w, self.C, self.G, self.zs, self.sq)
+        return {"w": wsum, "S": S, "G": G, "z": z, "sq": sq}
 
     def set_scales(self, sums):
         """Normalize the two parts of a mixed criterion by the root's losses."""
