@@ -15,7 +15,7 @@ from .tree._export_graphviz import _decision_keys, _describe, _resolve
 from .tree._tree import TREE_LEAF
 
 __all__ = ["plot_tree", "plot_by_depth", "plot_predicted_costs", "decision_boundaries",
-           "METHOD_COLORS"]
+           "method_patches", "METHOD_COLORS"]
 
 #: Colours of the paper's figures: SPO methods blue, CART methods orange.
 METHOD_COLORS = {
@@ -159,21 +159,27 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
 
 
 def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=None, ax=None,
-                  ylabel=None, title=None, depth_key="depth", method_key="method"):
+                  ylabel=None, title=None, legend=True, depth_key="depth",
+                  method_key="method"):
     """Boxplots of ``value`` for each method, grouped by tree depth (paper figures 3-5).
+
+    Within each depth group the boxes of the methods present at that depth
+    sit side by side, centred on the group; a method keeps its colour
+    everywhere (:data:`METHOD_COLORS`).
 
     Parameters
     ----------
     rows : list of dict
         One dict per run with at least ``method_key``, ``depth_key`` and
         ``value`` (e.g. the rows of an experiment's ``results.csv``). A depth
-        of ``None`` or ``""`` is drawn as "unrestricted"; methods without a
-        depth (forests) as "-".
+        of ``None`` or ``""`` is drawn as "unrestricted" (where forests go).
     value : str, default="normalized_spo_loss"
     methods, depths : list, default=None
         Order of the boxes; by default their order of appearance.
     ax : matplotlib Axes, default=None
     ylabel, title : str, default=None
+    legend : bool, default=True
+        Draw a legend of the methods on ``ax``.
 
     Returns
     -------
@@ -185,44 +191,51 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
     rows = [r for r in rows if r.get(value) not in (None, "")]
     if methods is None:
         methods = list(dict.fromkeys(r[method_key] for r in rows))
-    if depths is None:
-        depths = list(dict.fromkeys(dkey(r[depth_key]) for r in rows))
-    else:
-        depths = [dkey(d) for d in depths]
+    depths = (list(dict.fromkeys(dkey(r[depth_key]) for r in rows)) if depths is None
+              else [dkey(d) for d in depths])
+    cells = {}
+    for r in rows:
+        cells.setdefault((r[method_key], dkey(r[depth_key])), []).append(float(r[value]))
+    present = {d: [m for m in methods if (m, d) in cells] for d in depths}
+    n_max = max([len(v) for v in present.values()] + [1])
     if ax is None:
-        ax = _new_axes("plot_by_depth", (1.6 + 1.4 * len(depths) * max(len(methods), 1) ** 0.5,
-                                         3.8))
-    width = 0.8 / max(len(methods), 1)
-    handles = []
-    for i, m in enumerate(methods):
-        data, pos = [], []
-        for j, d in enumerate(depths):
-            vals = [float(r[value]) for r in rows
-                    if r[method_key] == m and dkey(r[depth_key]) == d]
-            if vals:
-                data.append(vals)
-                pos.append(j - 0.4 + width * (i + 0.5))
-        if not data:
-            continue
-        color = _method_color(m, i)
-        bp = ax.boxplot(data, positions=pos, widths=width * 0.85, patch_artist=True,
-                        manage_ticks=False, medianprops=dict(color="black"),
-                        flierprops=dict(marker=".", markersize=3))
-        for box in bp["boxes"]:
-            box.set_facecolor(color)
-            box.set_alpha(0.85)
-        handles.append((bp["boxes"][0], m))
+        ax = _new_axes("plot_by_depth", (1.6 + 1.4 * len(depths) * n_max ** 0.5, 3.8))
+    width = 0.8 / n_max
+    used = []
+    for j, d in enumerate(depths):
+        for i, m in enumerate(present[d]):
+            pos = j + width * (i - (len(present[d]) - 1) / 2)
+            color = _method_color(m, methods.index(m))
+            bp = ax.boxplot([cells[(m, d)]], positions=[pos], widths=width * 0.85,
+                            patch_artist=True, manage_ticks=False,
+                            medianprops=dict(color="black"),
+                            flierprops=dict(marker=".", markersize=3))
+            for box in bp["boxes"]:
+                box.set_facecolor(color)
+                box.set_alpha(0.85)
+            if m not in used:
+                used.append(m)
     ax.set_xticks(range(len(depths)))
     ax.set_xticklabels(depths)
     ax.set_xlim(-0.6, len(depths) - 0.4)
     ax.set_xlabel("training depth")
     ax.set_ylabel(ylabel or value.replace("_", " "))
-    if handles:
-        ax.legend([h for h, _ in handles], [m for _, m in handles], fontsize=8, frameon=False)
+    if legend and used:
+        ax.legend(handles=method_patches([m for m in methods if m in used], methods),
+                  fontsize=8, frameon=False)
     if title:
         ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     return ax
+
+
+def method_patches(names, order=None):
+    """Legend handles (coloured patches) for methods, in the colours of the plots."""
+    from matplotlib.patches import Patch
+
+    order = list(order or names)
+    return [Patch(facecolor=_method_color(m, order.index(m) if m in order else i),
+                  edgecolor="black", alpha=0.85, label=m) for i, m in enumerate(names)]
 
 
 def _boundaries(W, x):

@@ -144,5 +144,10 @@ def test_plot_by_depth_groups_boxes_by_method_and_depth(tmp_path):
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["SPOT", "CART",
                                                                    "SPO Forest"]
     assert len(ax.patches) == 3 + 3 + 1  # one box per method and depth present
+    # The boxes of each depth group are centred on its tick.
+    centres = sorted(p.get_path().get_extents().x0 / 2 + p.get_path().get_extents().x1 / 2
+                     for p in ax.patches)
+    for j, group in enumerate((centres[0:2], centres[2:4], centres[4:7])):
+        assert np.mean(group) == pytest.approx(j)
     img = saved_pixels(ax.figure, tmp_path / "b.png")
     assert img[..., :3].std() > 0.05

@@ -44,17 +44,18 @@ def _figure(figsize):
     return mfig.Figure(figsize=figsize)
 
 
-def _save(fig, out, name):
+def _save(fig, out, name, tight=True):
     from ._runner import atomic_write
 
     path = os.path.join(out, name)
-    fig.tight_layout()
+    if tight:
+        fig.tight_layout()
     atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=110), mode="wb")
     return path
 
 
 def _grid_of_settings(rows, value, methods, ylabel, out, name, title):
-    from ..plotting import plot_by_depth
+    from ..plotting import method_patches, plot_by_depth
 
     settings = sorted({(r["degree"], r["noise"]) for r in rows})
     degrees = sorted({d for d, _ in settings})
@@ -66,12 +67,15 @@ def _grid_of_settings(rows, value, methods, ylabel, out, name, title):
         for j, noise in enumerate(noises):
             ax = fig.add_subplot(len(degrees), len(noises), i * len(noises) + j + 1)
             sub = [r for r in rows if r["degree"] == deg and r["noise"] == noise]
-            plot_by_depth(sub, value=value, methods=[m for m in methods
-                                                     if any(r["method"] == m for r in sub)],
-                          depths=depths, ax=ax, ylabel=ylabel,
-                          title=f"degree {deg}, noise {noise}")
+            plot_by_depth(sub, value=value, methods=methods, depths=depths, ax=ax,
+                          ylabel=ylabel, title=f"degree {deg}, noise {noise}", legend=False)
+    present = [m for m in methods if any(r["method"] == m for r in rows)]
     fig.suptitle(title)
-    return _save(fig, out, name)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    # One legend for all panels, under the title, so it never hides a box.
+    fig.legend(handles=method_patches(present, methods), loc="upper center",
+               ncol=len(present), frameon=False, bbox_to_anchor=(0.5, 0.955), fontsize=9)
+    return _save(fig, out, name, tight=False)
 
 
 def _shortest_path(records, out):
