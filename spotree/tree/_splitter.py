@@ -105,42 +105,49 @@ def _sweep_numeric(X, order, features, w, G, C, sq, zs, a, spo_scale, mse_scale,
             wi = w[i]
             wL += wi
             zL += wi * zs[i]
-            if use_spo:
-                for k in range(K):
-                    GL[k] += wi * G[i, k]
-            if use_mse:
-                sqL += wi * sq[i]
-                for j in range(d):
-                    SL[j] += wi * C[i, j]
             if tot_w - wL < min_leaf:
                 break
-            if wL < min_leaf or not allowed[p] or xs[p] == xs[p + 1]:
-                continue
+            # Children's losses are only needed where a cut is admissible; the
+            # running sums are updated in the same loop that scores it.
+            score = wL >= min_leaf and allowed[p] and xs[p] != xs[p + 1]
             crit = 0.0
-            mse = 0.0
-            if use_mse:
-                nl = 0.0
-                nr = 0.0
-                for j in range(d):
-                    nl += SL[j] * SL[j]
-                    r = tot_S[j] - SL[j]
-                    nr += r * r
-                mse = sqL - nl / wL + (tot_sq - sqL) - nr / (tot_w - wL)
             if use_spo:
-                gl = np.inf
-                gr = np.inf
-                for k in range(K):
-                    if GL[k] < gl:
-                        gl = GL[k]
-                    r = tot_G[k] - GL[k]
-                    if r < gr:
-                        gr = r
-                spo = (gl - zL) + (gr - (tot_z - zL))
-                if spo < 0.0:
-                    spo = 0.0
-                crit += spo if a == 1.0 else a * spo / spo_scale
-            if a < 1.0:
-                crit += mse if a == 0.0 else (1.0 - a) * mse / mse_scale
+                if score:
+                    gl = np.inf
+                    gr = np.inf
+                    for k in range(K):
+                        g = GL[k] + wi * G[i, k]
+                        GL[k] = g
+                        if g < gl:
+                            gl = g
+                        r = tot_G[k] - g
+                        if r < gr:
+                            gr = r
+                    spo = (gl - zL) + (gr - (tot_z - zL))
+                    if spo < 0.0:
+                        spo = 0.0
+                    crit += spo if a == 1.0 else a * spo / spo_scale
+                else:
+                    for k in range(K):
+                        GL[k] += wi * G[i, k]
+            if use_mse:
+                sqL += wi * sq[i]
+                if score:
+                    nl = 0.0
+                    nr = 0.0
+                    for j in range(d):
+                        v = SL[j] + wi * C[i, j]
+                        SL[j] = v
+                        nl += v * v
+                        r = tot_S[j] - v
+                        nr += r * r
+                    mse = sqL - nl / wL + (tot_sq - sqL) - nr / (tot_w - wL)
+                    crit += mse if a == 0.0 else (1.0 - a) * mse / mse_scale
+                else:
+                    for j in range(d):
+                        SL[j] += wi * C[i, j]
+            if not score:
+                continue
             if best_f < 0 or crit < best_crit - _REL_TOL * abs(best_crit) - 1e-300:
                 best_crit = crit
                 best_f = f
