@@ -241,6 +241,11 @@ def test_shares_the_fitted_tree_api(tmp_path):
     assert est.feature_importances_.sum() == pytest.approx(1.0)
     pruned = est.prune(X[:30], C[:30])
     assert pruned.get_n_leaves() <= est.get_n_leaves()
+    path = est.cost_complexity_pruning_path(X, C)
+    assert (np.diff(path.ccp_alphas) >= 0).all()
+    assert path.impurities[0] == pytest.approx(est.tree_.loss[est.tree_.is_leaf].sum())
+    from spotree import export_text
+    assert export_text(est).count("decision:") == est.get_n_leaves()
     path = tmp_path / "opt.json"
     est.save(path)
     from spotree.tree import load
