@@ -84,7 +84,17 @@ def _fit_method(method, problem, run, X, C, sw, X_val, C_val, sw_val):
                   **method.params)
     info = {}
     t0 = time.perf_counter()
-    if method.kind == "forest":
+    tuner = getattr(sys.modules.get("spotree"), "tune_max_features", None)
+    if method.kind == "forest" and tuner is not None and method.estimator == "SPOForest":
+        # The forest module's tuner shares the oracle statistics across candidates.
+        template = cls(problem, **_kwargs_for(cls, n_estimators=run["n_estimators"],
+                                              n_jobs=1, **common))
+        grid = [min(f, X.shape[1]) for f in run["max_features_grid"]]
+        est, res = tuner(template, X, C, X_val, C_val, candidates=grid, sample_weight=sw,
+                         sample_weight_val=sw_val)
+        info.update(val_normalized_spo_loss=float(res.val_loss[res.best_index]),
+                    max_features=res.best_max_features)
+    elif method.kind == "forest":
         best = None
         for f in run["max_features_grid"]:
             f = min(f, X.shape[1])
