@@ -70,14 +70,22 @@ def _bootstrap_counts(seed, sw, n_draws):
 def _reweighted(base, w):
     """The shared per-fit statistics of ``base`` under other sample weights.
 
-    ``Criterion`` reads the weights only through ``self.w``; the arrays it
-    precomputed (C, G = C V^T, z*, squared norms) do not depend on them, so a
-    shallow copy shares them and the tree pays nothing for the oracle calls.
+    The arrays a Criterion precomputes (C, G = C V^T, z*, squared norms) do
+    not depend on the weights, so a shallow copy shares them and the tree
+    pays nothing for the oracle calls; only the weights and what
+    ``Criterion.__init__`` derives from them are replaced.
     """
+    if hasattr(base, "with_weights"):
+        return base.with_weights(w)
     crit = copy.copy(base)
     crit.w = w
     crit.n_oracle_calls = 0
     crit.n_oracle_rows = 0
+    # Weight-dependent state set in Criterion.__init__ (the rounding-noise
+    # levels); test_each_tree_is_a_spotree_on_its_bootstrap_weights checks
+    # that the result matches a Criterion built from scratch.
+    crit.spo_tol = 1e-12 * (w @ np.abs(crit.zs)) + 1e-300
+    crit.mse_tol = 1e-12 * (w @ crit.sq) + 1e-300
     return crit
 
 
@@ -100,14 +108,17 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, base, n_draws):
 def _tree_importances(tree):
     """Criterion-loss decrease per feature, recomputed from the tree arrays.
 
-    The same quantity the builder accumulates while growing, so loaded trees
-    get back the importances they had when fitted.
+    The quantity the builder accumulates while growing, for trees loaded from
+    JSON. The builder drops gains below the rounding-noise level of its
+    training sums, which the file does not hold; gains below 1e-12 of the
+    root's loss are dropped here instead, so the two agree up to noise.
     """
     imp = np.zeros(tree.n_features)
     internal = np.flatnonzero(tree.children_left != TREE_LEAF)
-    dec = (tree.impurity[internal] - tree.impurity[tree.children_left[internal]]
-           - tree.impurity[tree.children_right[internal]])
-    np.add.at(imp, tree.feature[internal], np.maximum(dec, 0.0))
+    gain = (tree.impurity[internal] - tree.impurity[tree.children_left[internal]]
+            - tree.impurity[tree.children_right[internal]])
+    keep = gain > 1e-12 * abs(tree.impurity[0])
+    np.add.at(imp, tree.feature[internal[keep]], gain[keep])
     return imp
 
 
