@@ -347,7 +347,6 @@ def test_milp_feature_precision_keeps_tied_values_together():
 
 # ------------------------------------------------------- scikit-learn checks
 _NAMED_C = "the target is the cost matrix C (fit(X, C)); the check needs the name y"
-_INHERITED = "inherited from BaseSPOTree (see tests/tree/test_estimator_checks.py)"
 
 
 @parametrize_with_checks(
@@ -356,10 +355,7 @@ _INHERITED = "inherited from BaseSPOTree (see tests/tree/test_estimator_checks.p
         "check_fit_score_takes_y": _NAMED_C,
         "check_n_features_in_after_fitting": _NAMED_C,
         "check_sample_weight_equivalence_on_dense_data": _NAMED_C,
-        "check_estimators_unfitted": _INHERITED,
-        "check_requires_y_none": _INHERITED,
     },
-    # Not strict: the inherited failures go away when BaseSPOTree is fixed.
-    xfail_strict=False)
+    xfail_strict=True)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
