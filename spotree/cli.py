@@ -394,8 +394,6 @@ def _cmd_reproduce(args):
 
 
 def _cmd_fit(args):
-    import numpy as np
-
     from . import SPOTree
     from .metrics import normalized_spo_loss
     from .problems._spec import load_problem

@@ -8,7 +8,10 @@ same from the command line.
 
 Log format, one line per displayed article::
 
-    <timestamp> <displayed_article_id> <click> |user 2:0.01 3:0.00 4:0.00 5:0.02 6:0.97 1:1.0 |<article_id> 2:0.30 ... 1:1.0 |<article_id> ...
+    <timestamp> <displayed_article_id> <click> |user 2:0.01 3:0.00 ... 1:1.0 \
+        |<article_id> 2:0.30 ... 1:1.0 |<article_id> ...
+
+(one line; the backslash only wraps it here)
 
 ``timestamp`` is in UTC seconds, ``click`` is 0 or 1, the ``|user`` section holds
 the user's features as ``id:value`` pairs and each ``|<article_id>`` section the

@@ -205,8 +205,9 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
                     for m in chosen:
                         for depth in m.depths(depths if depths is not None else s["depths"]):
                             for seed in seed_list:
-                                run = dict(base, method=m.name, params=m.params, n_train=s["n_train"],
-                                           degree=degree, noise=noise, depth=depth, seed=seed,
+                                run = dict(base, method=m.name, params=m.params,
+                                           n_train=s["n_train"], degree=degree,
+                                           noise=noise, depth=depth, seed=seed,
                                            n_test=grid["n_test"],
                                            min_samples_leaf=grid["min_samples_leaf"],
                                            validation_fraction=grid["validation_fraction"])

@@ -230,7 +230,8 @@ def _illustrative_summary(rows):
     for r in rows:
         rt = r.get("root_threshold")
         lines.append(
-            f"| {r['method']} | {depth_label(r['depth'])} | {_num(r['normalized_spo_loss']):.4f} | "
+            f"| {r['method']} | {depth_label(r['depth'])} | "
+            f"{_num(r['normalized_spo_loss']):.4f} | "
             f"{100 * _num(r['wrong_decisions']):.1f}% | "
             f"{'-' if rt in (None, '') else f'x <= {_num(rt):.3f}'} | "
             f"{r.get('decision_boundaries', '')} | {r.get('n_leaves', '')} |")
@@ -284,7 +285,9 @@ def summary_markdown(experiment, rows, meta, figures=None):
         lines += _illustrative_summary(rows)
     else:
         lines += _news_summary(rows, meta)
-    lines += ["## Fit times", ""] + _fit_time_table(rows) + [""]
+    lines += ["## Fit times", "", "Seconds per run (forests: all max_features candidates); "
+              "the first fit in each process includes numba's compilation.", ""]
+    lines += _fit_time_table(rows) + [""]
     figs = [f for f in (figures or {}) if f.endswith(".png")]
     if figs:
         lines += ["## Figures", ""]

@@ -1,7 +1,6 @@
 """The Yahoo! R6A pipeline on small synthetic logs written in the real format."""
 
 import gzip
-import os
 
 import numpy as np
 import pytest
