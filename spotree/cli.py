@@ -158,8 +158,11 @@ def build_parser():
     fp.add_argument("--model", default="model.json", metavar="OUT",
                     help="where to save the model (default: model.json)")
     opt = fp.add_argument_group("model options")
+    opt.add_argument("--estimator", choices=("tree", "optimal", "forest"), default="tree",
+                     help="tree: greedy SPOTree (default); optimal: OptimalSPOTree of depth "
+                          "--max-depth (default 2); forest: SPOForest")
     opt.add_argument("--criterion", choices=("spo", "mse"), default="spo",
-                     help="spo: SPO tree (default); mse: CART tree")
+                     help="spo: SPO tree (default); mse: CART tree (tree and forest)")
     opt.add_argument("--max-depth", type=_depth, default=None, metavar="N",
                      help="maximum depth (default: unrestricted)")
     opt.add_argument("--min-samples-leaf", type=_number, default=1, metavar="N",
@@ -177,9 +180,13 @@ def build_parser():
                           "(default: 1)")
     opt.add_argument("--ccp-alpha", type=float, default=0.0, metavar="ALPHA",
                      help="cost-complexity pruning strength (default: 0)")
+    opt.add_argument("--n-estimators", type=int, default=100, metavar="N",
+                     help="forest: number of trees (default: 100)")
     opt.add_argument("--validation-fraction", type=float, default=0.0, metavar="F",
                      help="hold out the first F of the rows and prune the tree on them, "
-                          "as the paper does with 0.2 (default: 0, no pruning)")
+                          "as the paper does with 0.2; for a forest without "
+                          "--max-features, tune max_features in {2, 3, 4, 5} on them "
+                          "instead (default: 0)")
     opt.add_argument("--random-state", type=int, default=None, metavar="SEED")
     fp.set_defaults(func=_cmd_fit)
 
@@ -394,7 +401,6 @@ def _cmd_reproduce(args):
 
 
 def _cmd_fit(args):
-    from . import SPOTree
     from .metrics import normalized_spo_loss
     from .problems._spec import load_problem
 
@@ -438,27 +444,64 @@ def _cmd_fit(args):
     if vf > 0 and (n_val < 1 or n_val >= X.shape[0]):
         raise CLIError(f"--validation-fraction {vf} leaves no rows to validate or to fit "
                        f"({X.shape[0]} rows)")
-    model = SPOTree(problem, criterion=args.criterion, max_depth=args.max_depth,
-                    min_samples_leaf=args.min_samples_leaf,
-                    min_samples_split=args.min_samples_split, max_features=args.max_features,
-                    thresholds=thresholds, spo_weight=args.spo_weight,
-                    ccp_alpha=args.ccp_alpha, random_state=args.random_state)
+    model = _make_estimator(args, problem, thresholds)
     fit_sw = None if sw is None else sw[n_val:]
-    model.fit(_frame(X[n_val:], features), C[n_val:], sample_weight=fit_sw)
+    val_sw = None if sw is None else sw[:n_val]
+    X_fit, X_val = _frame(X[n_val:], features), _frame(X[:n_val], features)
     note = ""
-    if n_val:
-        val_sw = None if sw is None else sw[:n_val]
+    if args.estimator == "forest" and n_val and args.max_features is None:
+        from .forest import tune_max_features
+
+        grid = sorted({min(f, X.shape[1]) for f in (2, 3, 4, 5)})
+        model, res = tune_max_features(model, X_fit, C[n_val:], X_val, C[:n_val],
+                                       candidates=grid, sample_weight=fit_sw,
+                                       sample_weight_val=val_sw)
+        note = f", max_features={res.best_max_features} chosen on the first {n_val} rows"
+    else:
+        model.fit(X_fit, C[n_val:], sample_weight=fit_sw)
+    if n_val and hasattr(model, "prune"):
         before = model.get_n_leaves()
-        model = model.prune(_frame(X[:n_val], features), C[:n_val], sample_weight=val_sw)
+        model = model.prune(X_val, C[:n_val], sample_weight=val_sw)
         note = f", pruned from {before} leaves on the first {n_val} rows"
-    train_loss = normalized_spo_loss(C[n_val:], model.predict(_frame(X[n_val:], features)),
-                                     problem=problem, sample_weight=fit_sw)
+    train_loss = normalized_spo_loss(C[n_val:], model.predict(X_fit), problem=problem,
+                                     sample_weight=fit_sw)
     _save_model(model, args.model, {"features": features, "costs": costs,
                                     "weights": args.weights})
-    print(f"fitted {type(model).__name__} ({args.criterion}): {model.get_n_leaves()} leaves, "
-          f"depth {model.get_depth()}{note}; training normalized SPO loss "
-          f"{train_loss:.4f}; saved to {args.model}")
+    shape = (f"{len(model.estimators_)} trees" if hasattr(model, "estimators_")
+             else f"{model.get_n_leaves()} leaves, depth {model.get_depth()}")
+    print(f"fitted {type(model).__name__} ({args.criterion}): {shape}{note}; training "
+          f"normalized SPO loss {train_loss:.4f}; saved to {args.model}")
     return 0
+
+
+def _make_estimator(args, problem, thresholds):
+    from . import SPOTree
+
+    if args.estimator == "tree":
+        return SPOTree(problem, criterion=args.criterion, max_depth=args.max_depth,
+                       min_samples_leaf=args.min_samples_leaf,
+                       min_samples_split=args.min_samples_split,
+                       max_features=args.max_features, thresholds=thresholds,
+                       spo_weight=args.spo_weight, ccp_alpha=args.ccp_alpha,
+                       random_state=args.random_state)
+    if args.estimator == "optimal":
+        from . import OptimalSPOTree
+
+        if args.criterion != "spo":
+            raise CLIError("--estimator optimal trains on the SPO loss only; drop "
+                           "--criterion mse")
+        return OptimalSPOTree(problem, max_depth=args.max_depth or 2,
+                              min_samples_leaf=args.min_samples_leaf, thresholds=thresholds,
+                              random_state=args.random_state)
+    from . import SPOForest
+
+    if args.n_estimators < 1:
+        raise CLIError(f"--n-estimators must be a positive int; got {args.n_estimators}")
+    return SPOForest(problem, n_estimators=args.n_estimators, criterion=args.criterion,
+                     max_features=args.max_features if args.max_features is not None
+                     else "sqrt", max_depth=args.max_depth,
+                     min_samples_leaf=args.min_samples_leaf, thresholds=thresholds,
+                     random_state=args.random_state)
 
 
 def _save_model(model, path, columns):
@@ -483,7 +526,7 @@ def _save_model(model, path, columns):
 
 def _require_tree(model, path, command):
     if getattr(model, "tree_", None) is None:
-        raise CLIError(f"'spotree {command}' draws a single tree, but {path} holds a "
+        raise CLIError(f"'spotree {command}' works on a single tree, but {path} holds a "
                        f"{type(model).__name__}")
 
 

@@ -252,3 +252,30 @@ def test_fit_predict_show_without_pandas(tmp_path, capsys, monkeypatch):
     assert main(["predict", "--model", str(model), "--data", str(NEW)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 21 and out[0].startswith("pred_c1,")
+
+
+def test_fit_forest_and_optimal_estimators(tmp_path, capsys):
+    forest = tmp_path / "f.json"
+    assert main(["fit", "--data", str(TRAIN), "--features", "x*", "--costs", "c*",
+                 "--problem", str(SPEC), "--model", str(forest), "--estimator", "forest",
+                 "--n-estimators", "5", "--min-samples-leaf", "20",
+                 "--validation-fraction", "0.2", "--random-state", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "SPOForest" in out and "5 trees" in out and "max_features=" in out
+    model = spotree.load(forest)
+    assert len(model.estimators_) == 5 and model.max_features in (2, 3, 4, 5)
+    assert main(["predict", "--model", str(forest), "--data", str(NEW)]) == 0
+    assert capsys.readouterr().out.count("\n") == 21
+    assert main(["show", str(forest)]) == 1
+    assert "holds a SPOForest" in capsys.readouterr().err
+
+    optimal = tmp_path / "o.json"
+    assert main(["fit", "--data", str(TRAIN), "--features", "x*", "--costs", "c*",
+                 "--problem", str(SPEC), "--model", str(optimal), "--estimator", "optimal",
+                 "--max-depth", "2", "--min-samples-leaf", "20"]) == 0
+    model = spotree.load(optimal)
+    assert type(model).__name__ == "OptimalSPOTree" and model.get_depth() <= 2
+    assert main(["fit", "--data", str(TRAIN), "--features", "x*", "--costs", "c*",
+                 "--problem", str(SPEC), "--model", str(tmp_path / "x.json"),
+                 "--estimator", "optimal", "--criterion", "mse"]) == 1
+    assert "SPO loss only" in capsys.readouterr().err
