@@ -217,13 +217,18 @@ class SPOForest(MultiOutputMixin, BaseEstimator):
 
     **Parallelism.** Trees are grown by joblib. When the problem lists its
     vertices (shortest paths, finite decision sets, small LPs), growing a
-    tree calls no oracle: its split sweeps are compiled numba kernels that
-    release the GIL, so the forest asks joblib for threads, which share the
-    data without copying or pickling it and start instantly. Otherwise each
-    tree calls the oracle at every node (Python and solver code holding the
-    GIL), so the forest asks for processes (joblib's default, loky), and
-    every tree gets a private copy of the problem. Both are only
-    preferences: a backend chosen with ``joblib.parallel_config`` wins.
+    tree calls no oracle and the forest asks joblib for threads: they share
+    the data with no pickling and no worker start-up, and the compiled split
+    sweeps and node sums (about 40% of a tree's time) release the GIL.
+    Processes (loky) would also run the per-node Python work in parallel,
+    but pay for worker start-up and for pickling every fitted tree back; on
+    a two-core machine they were slower than threads
+    (``benchmarks/bench_forest.py --backend loky``).
+    Otherwise every tree calls the oracle at every node (Python and solver
+    code holding the GIL, solver handles that must not be shared between
+    threads), so the forest asks for processes and gives every tree a
+    private copy of the problem. Both are only preferences: a backend chosen
+    with ``joblib.parallel_config`` wins.
 
     **Dask.** With the ``spotree[dask]`` extra the same fit runs on a
     dask.distributed cluster, one task per tree, through joblib's dask
