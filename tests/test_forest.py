@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 from joblib import parallel_config
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import (
+    check_fit_score_takes_y,
+    check_n_features_in_after_fitting,
+    check_sample_weight_equivalence_on_dense_data,
+    parametrize_with_checks,
+)
 
 import spotree
 from spotree import SPOForest, SPOTree
@@ -551,23 +556,48 @@ def test_problem_must_be_a_decision_problem():
 
 
 # ------------------------------------------------- scikit-learn checks
-def _expected_failed_checks(estimator):
-    why = ("fit and score take the realized costs as C, not y (the spotree API, "
-           "shared with SPOTree); the check passes them as y=")
-    return {
-        "check_fit_score_takes_y": why,
-        "check_n_features_in_after_fitting": why + " (tested in "
-        "test_predict_checks_the_features)",
-        "check_sample_weight_equivalence_on_dense_data": why + "; besides, bootstrap "
-        "samples drawn from repeated rows differ from those drawn from weighted rows, as "
-        "for scikit-learn's random forests",
-    }
+_NAMED_C = ("fit and score take the realized costs as C, not y (the spotree API, shared "
+            "with SPOTree); this check passes y by keyword or requires the name y")
+PRINCIPLED = {
+    "check_fit_score_takes_y": _NAMED_C,
+    "check_n_features_in_after_fitting": _NAMED_C,
+    "check_sample_weight_equivalence_on_dense_data": _NAMED_C + "; with bootstrap=True, "
+    "besides, samples drawn from repeated rows differ from samples drawn from weighted rows, "
+    "as for scikit-learn's random forests",
+}
 
 
-@parametrize_with_checks([SPOForest(n_estimators=3, random_state=0)],
-                         expected_failed_checks=_expected_failed_checks)
+@parametrize_with_checks([SPOForest(n_estimators=3, random_state=0),
+                          SPOForest(n_estimators=3, criterion="mse", bootstrap=False,
+                                    max_features=None, random_state=0)],
+                         expected_failed_checks=lambda est: PRINCIPLED, xfail_strict=True)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+class _TargetNamedY(SPOForest):
+    """SPOForest with its target argument renamed from C to y, nothing else."""
+
+    def fit(self, X, y=None, sample_weight=None):
+        return super().fit(X, y, sample_weight=sample_weight)
+
+    def score(self, X, y=None, sample_weight=None):
+        return super().score(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("check", [check_fit_score_takes_y, check_n_features_in_after_fitting,
+                                   check_sample_weight_equivalence_on_dense_data])
+@pytest.mark.parametrize("criterion", ["spo", "mse"])
+def test_failed_checks_only_fail_on_the_name(check, criterion):
+    # Without bootstrap, weights and repeated rows give the same forest.
+    est = _TargetNamedY(n_estimators=3, criterion=criterion, bootstrap=False, random_state=0)
+    check(type(est).__name__, est)
+
+
+def test_bootstrap_is_why_weights_differ_from_repeated_rows():
+    est = _TargetNamedY(n_estimators=3, random_state=0)
+    with pytest.raises(AssertionError):
+        check_sample_weight_equivalence_on_dense_data(type(est).__name__, est)
 
 
 def test_clone_and_get_params():
