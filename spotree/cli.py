@@ -146,8 +146,8 @@ def build_parser():
             "'x*'; patterns keep the file's column order."),
         epilog=("example:\n  spotree fit --data examples/shortest_path_train.csv "
                 "--features 'x*' --costs 'c*' \\\n"
-                "              --problem examples/shortest_path.json --model model.json "
-                "--max-depth 3 --min-samples-leaf 20 --validation-fraction 0.2"))
+                "              --problem examples/shortest_path.json --model model.json \\\n"
+                "              --max-depth 3 --min-samples-leaf 20 --validation-fraction 0.2"))
     req = fp.add_argument_group("required")
     req.add_argument("--data", required=True, metavar="CSV", help="training data")
     req.add_argument("--features", required=True, metavar="COLS", help="feature columns")
@@ -171,7 +171,7 @@ def build_parser():
     opt.add_argument("--min-samples-split", type=_number, default=2, metavar="N",
                      help="minimum weight to split a node (default: 2)")
     opt.add_argument("--max-features", type=_number, default=None, metavar="N",
-                     help="features searched per split (default: all)")
+                     help="features searched per split (default: all; forest: sqrt)")
     opt.add_argument("--thresholds", default="all", metavar="all|K",
                      help="'all' boundaries between distinct values or K quantiles per "
                           "feature (default: all)")
