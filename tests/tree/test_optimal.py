@@ -139,6 +139,43 @@ def test_search_depth3_matches_enumeration():
     assert est.result_["objective"] == pytest.approx(best, rel=1e-9, abs=1e-12)
 
 
+def _recursive_best(X, G, z, depth, min_leaf):
+    """Best depth-limited tree by exhaustive recursion (every split at every node)."""
+    cols = []
+    for j in range(X.shape[1]):
+        u = np.unique(X[:, j])
+        cols += [X[:, j] <= t for t in (u[:-1] + u[1:]) / 2]
+    memo = {}
+
+    def best(mask, d):
+        key = (mask.tobytes(), d)
+        if key not in memo:
+            b = G[mask].sum(axis=0).min()
+            if d > 0:
+                for col in cols:
+                    left, right = mask & col, mask & ~col
+                    if left.sum() >= min_leaf and right.sum() >= min_leaf:
+                        b = min(b, best(left, d - 1) + best(right, d - 1))
+            memo[key] = b
+        return memo[key]
+
+    return (best(np.ones(X.shape[0], dtype=bool), depth) - z.sum()) / X.shape[0]
+
+
+@pytest.mark.parametrize("seed, n, depth", [(0, 20, 4), (1, 20, 4), (1, 22, 5)])
+def test_deep_search_matches_exhaustive_recursion(seed, n, depth):
+    """Depth 5 reaches the same subsets along several paths: it exercises the
+    subset cache, both its exact entries and its lower-bound entries."""
+    X, C = make_shortest_path(n, n_features=2, grid=(2, 3), noise=0.5, random_state=seed)
+    problem = ShortestPath((2, 3))
+    _, z = problem.solve(C)
+    best = _recursive_best(X, C @ problem.vertices().T, z, depth, 2)
+    est = OptimalSPOTree(problem, max_depth=depth, min_samples_leaf=2).fit(X, C)
+    assert est.result_["status"] == "optimal"
+    assert est.result_["objective"] == pytest.approx(best, rel=1e-9, abs=1e-12)
+    assert est.get_depth() <= depth
+
+
 @pytest.mark.parametrize("method", ["search", "milp"])
 def test_alpha_penalizes_splits_exactly(method):
     _, X, C, w, problem = INSTANCES[1]
