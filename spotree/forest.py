@@ -227,8 +227,10 @@ class SPOForest(MultiOutputMixin, BaseEstimator):
     Otherwise every tree calls the oracle at every node (Python and solver
     code holding the GIL, solver handles that must not be shared between
     threads), so the forest asks for processes and gives every tree a
-    private copy of the problem. Both are only preferences: a backend chosen
-    with ``joblib.parallel_config`` wins.
+    private copy of the problem; the first parallel fit of a session waits
+    for the worker processes to start (seconds), later fits reuse them. Both
+    are only preferences: a backend chosen with ``joblib.parallel_config``
+    wins.
 
     **Dask.** With the ``spotree[dask]`` extra the same fit runs on a
     dask.distributed cluster, one task per tree, through joblib's dask
