@@ -509,8 +509,7 @@ def _save_model(model, path, columns):
     import tempfile
 
     folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise CLIError(f"--model: directory does not exist: {folder}")
+    os.makedirs(folder, exist_ok=True)  # like every other output of the command
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".spotree-", suffix=".json")
     os.close(fd)
     try:
