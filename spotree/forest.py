@@ -355,6 +355,8 @@ class SPOForest(MultiOutputMixin, BaseEstimator):
             # One problem object for the whole forest (workers return copies).
             tree.problem = tree.problem_ = problem
             tree.n_features_in_ = self.n_features_in_
+            if hasattr(self, "feature_names_in_"):
+                tree.feature_names_in_ = self.feature_names_in_
         self.problem_ = problem
         self.estimators_ = trees
         self.feature_importances_ = self._mean_importances(

@@ -452,6 +452,11 @@ def test_save_load_keeps_feature_names(tmp_path):
     X, C, Xt, _ = _data(n=100)
     cols = [f"x{j}" for j in range(X.shape[1])]
     forest = SPOForest(SP, n_estimators=3, random_state=0).fit(pd.DataFrame(X, columns=cols), C)
+    # The trees know the names too: they predict on the DataFrame silently.
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        forest.estimators_[0].predict(pd.DataFrame(Xt, columns=cols))
     forest.save(tmp_path / "f.json")
     back = spotree.load(tmp_path / "f.json")
     assert list(back.feature_names_in_) == cols
