@@ -71,22 +71,10 @@ def _reweighted(base, w):
     """The shared per-fit statistics of ``base`` under other sample weights.
 
     The arrays a Criterion precomputes (C, G = C V^T, z*, squared norms) do
-    not depend on the weights, so a shallow copy shares them and the tree
-    pays nothing for the oracle calls; only the weights and what
-    ``Criterion.__init__`` derives from them are replaced.
+    not depend on the weights, so the copy shares them and the tree pays
+    nothing for the oracle calls.
     """
-    if hasattr(base, "with_weights"):
-        return base.with_weights(w)
-    crit = copy.copy(base)
-    crit.w = w
-    crit.n_oracle_calls = 0
-    crit.n_oracle_rows = 0
-    # Weight-dependent state set in Criterion.__init__ (the rounding-noise
-    # levels); test_each_tree_is_a_spotree_on_its_bootstrap_weights checks
-    # that the result matches a Criterion built from scratch.
-    crit.spo_tol = 1e-12 * (w @ np.abs(crit.zs)) + 1e-300
-    crit.mse_tol = 1e-12 * (w @ crit.sq) + 1e-300
-    return crit
+    return base.with_weights(w)
 
 
 def _fit_tree(tree_params, seed, X, C, sw, problem, base, n_draws):

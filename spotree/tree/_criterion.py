@@ -89,11 +89,28 @@ class Criterion:
                 z = self.solve(C)[1]
             self.zs = self.sign * np.asarray(z, dtype=np.float64)
         self.sq = np.einsum("ij,ij->i", C, C)
+        self._set_weight_state()
+
+    def _set_weight_state(self):
+        """Everything derived from the weights (kept in one place for with_weights)."""
         self.spo_scale = 1.0
         self.mse_scale = 1.0
         # Losses below these are rounding noise of sums of this magnitude.
-        self.spo_tol = 1e-12 * (w @ np.abs(self.zs)) + 1e-300
-        self.mse_tol = 1e-12 * (w @ self.sq) + 1e-300
+        self.spo_tol = 1e-12 * (self.w @ np.abs(self.zs)) + 1e-300
+        self.mse_tol = 1e-12 * (self.w @ self.sq) + 1e-300
+
+    def with_weights(self, w):
+        """The same precomputed statistics (C, G, z*) under other sample weights.
+
+        A forest builds one Criterion and derives each tree's from it, so the
+        oracle is called once per forest, not once per tree.
+        """
+        other = copy.copy(self)
+        other.w = w
+        other.n_oracle_calls = 0
+        other.n_oracle_rows = 0
+        other._set_weight_state()
+        return other
 
     def with_spo_weight(self, a):
         """A view of the same statistics under another criterion mix (no copies)."""
@@ -145,15 +162,19 @@ class Criterion:
     def node_losses(self, sums):
         """(value, decision, spo_loss, mse_loss) of a node given its sums."""
         value = sums["S"] / sums["w"]
-        G = sums["G"][None, :] if self.use_vertices else None
-        W, zmin = self.decide_sums(value[None, :], None if G is None else G / sums["w"])
-        spo = zmin[0] * sums["w"] - sums["z"]
+        if self.use_vertices:
+            k = int(np.argmin(sums["G"]))
+            decision, opt = self.V[k], sums["G"][k]
+        else:
+            W, zmin = self.decide_sums(value[None, :])
+            decision, opt = W[0], zmin[0] * sums["w"]
+        spo = opt - sums["z"]
         mse = sums["sq"] - sums["S"] @ sums["S"] / sums["w"]
         # Exact zeros where the loss is rounding noise, so that zero-loss
         # nodes stop splitting and zero-gain splits count for nothing.
         spo = spo if spo > self.spo_tol else 0.0
         mse = mse if mse > self.mse_tol else 0.0
-        return value, W[0], spo, mse
+        return value, decision, spo, mse
 
     # ------------------------------------------------------- candidates
     def partition_losses(self, wL, SL, GL, zL, sqL, total):

@@ -93,7 +93,13 @@ class Tree:
 
     @property
     def is_categorical(self):
-        return np.array([c.size > 0 for c in self.categories], dtype=bool)
+        # Cached: routing reads it at every level. Trees are not mutated in
+        # place (pruning builds a new one), so the cache stays valid.
+        cached = self.__dict__.get("_is_categorical")
+        if cached is None or cached.shape[0] != len(self.categories):
+            cached = np.array([c.size > 0 for c in self.categories], dtype=bool)
+            self._is_categorical = cached
+        return cached
 
     def node_depth(self):
         """Depth of every node (root = 0)."""
@@ -299,7 +305,9 @@ class Tree:
         return cls(n_features=n_features, n_outputs=n_outputs, categories=categories, **kwargs)
 
     def __getstate__(self):
-        return self.__dict__.copy()
+        state = self.__dict__.copy()
+        state.pop("_is_categorical", None)
+        return state
 
     def __repr__(self):
         return f"Tree(node_count={self.node_count}, n_leaves={self.n_leaves})"
