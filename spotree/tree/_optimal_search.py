@@ -437,6 +437,8 @@ class OptimalSearch:
         self.penalty = float(penalty)
         self.row_bound = row_bound
         self.G = G
+        # Largest cost of each sample over the vertices (similarity bounds).
+        self.row_max = None if G is None else G.max(axis=1)
         self.Cw = None if G is not None else (C * sample_weight[:, None], sample_weight)
         self.sign = sign
         self.solve_fn = solve
@@ -534,6 +536,7 @@ class OptimalSearch:
                 for c in range(occ.size - 1):
                     if wl[c] >= self.min_leaf and W - wl[c] >= self.min_leaf:
                         cuts.append((j, int(occ[c])))
+            chain_j, chain_b, chain_lb = -1, -1, 0.0
             for n_cut, (j, b) in enumerate(cuts):
                 if time.perf_counter() - self.start > self.time_limit:
                     raise _Timeout
@@ -545,6 +548,16 @@ class OptimalSearch:
                 go_left = self.B[idx, j] <= b
                 L, R = idx[go_left], idx[~go_left]
                 lbR = self.row_bound[R].sum()
+                if self.row_max is not None and chain_j == j:
+                    # Similarity bound: R is the previous cut's right part R' minus
+                    # the samples M that moved left. The best tree for R, applied
+                    # to R', stays feasible (its leaves only grow) and costs at
+                    # most sum_{i in M} max_k G[i, k] more, so
+                    # opt(R) >= opt(R') - sum_M max_k G[i, k].
+                    bj = self.B[idx, j]
+                    moved = idx[(bj > chain_b) & (bj <= b)]
+                    lbR = max(lbR, chain_lb - self.row_max[moved].sum())
+                chain_j, chain_b, chain_lb = j, b, lbR
                 bound = min(best_cost, ub)
                 if self.row_bound[L].sum() + lbR + self.penalty >= bound - self.tol:
                     continue
@@ -552,6 +565,8 @@ class OptimalSearch:
                 if tL is False or cL + lbR + self.penalty >= bound - self.tol:
                     continue
                 cR, tR = self._solve(R, depth - 1, bound - self.penalty - cL)
+                # Exact, or a lower bound when no tree is below the budget.
+                chain_lb = max(chain_lb, cR)
                 if tR is False:
                     continue
                 total = cL + cR + self.penalty
