@@ -100,7 +100,6 @@ def _shortest_path(records, out):
 
 
 def _illustrative(records, out):
-    from ..datasets import make_illustrative  # noqa: F401  (documents the data source)
     from ..plotting import METHOD_COLORS, plot_predicted_costs
 
     def find(method, depth):
