@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._compiled_builder import grow_compiled
 from ._splitter import find_best_split, partition_sorted
 from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
 __all__ = ["grow_tree"]
+
+
+class _AllFeatures(dict):
+    """``_ALL_FEATURES[p]`` is ``arange(p)``, built once per p."""
+
+    def __missing__(self, p):
+        self[p] = np.arange(p, dtype=np.int64)
+        return self[p]
+
+
+_ALL_FEATURES = _AllFeatures()
 
 
 def _search(crit_obj, X, order, sums, p, max_features, rng, is_categorical, min_leaf,
@@ -16,7 +28,7 @@ def _search(crit_obj, X, order, sums, p, max_features, rng, is_categorical, min_
     args = (is_categorical, sums, min_leaf, n_quantiles, categorical_subsets,
             max_subset_categories)
     if max_features is None or max_features >= p:
-        return find_best_split(crit_obj, X, order, np.arange(p, dtype=np.int64), *args)
+        return find_best_split(crit_obj, X, order, _ALL_FEATURES[p], *args)
     perm = rng.permutation(p)
     split = find_best_split(crit_obj, X, order, np.sort(perm[:max_features]), *args)
     if split.feature < 0:
@@ -25,10 +37,25 @@ def _search(crit_obj, X, order, sums, p, max_features, rng, is_categorical, min_
     return split
 
 
+def _grow_compiled_tree(crit_obj, X, order_all, *, max_features, rng, **kwargs):
+    seed = -1 if max_features is None else int(rng.randint(np.iinfo(np.int32).max))
+    (left, right, feature, threshold, value, k_dec, loss, impurity, n_samples, wn,
+     importances) = grow_compiled(crit_obj, X, order_all, max_features=max_features,
+                                  seed=seed, **kwargs)
+    tree = Tree(n_features=X.shape[1], n_outputs=crit_obj.C.shape[1], children_left=left,
+                children_right=right, feature=feature, threshold=threshold, value=value,
+                decision=crit_obj.V[k_dec], loss=loss, impurity=impurity,
+                n_node_samples=n_samples, weighted_n_node_samples=wn)
+    return tree, importances
+
+
 def grow_tree(crit_obj, X, is_categorical, *, max_depth, min_leaf, min_split,
               max_features, n_quantiles, min_loss_decrease, rng,
-              categorical_subsets=False, max_subset_categories=10):
+              categorical_subsets=False, max_subset_categories=10, compiled=True):
     """Grow a tree greedily until a stopping rule fires.
+
+    On the vertex path without categorical features the growth runs in one
+    compiled function (``compiled=False`` forces this Python reference).
 
     A node becomes a leaf when it is at ``max_depth``, when it weighs less
     than ``min_split`` or ``2 * min_leaf``, when its criterion loss is zero
@@ -72,6 +99,11 @@ def grow_tree(crit_obj, X, is_categorical, *, max_depth, min_leaf, min_split,
     # Every feature's samples kept sorted; children inherit the order.
     order_all = np.ascontiguousarray(
         idx_all[np.argsort(X[idx_all].T, axis=1, kind="stable")].reshape(p, -1))
+    if compiled and crit_obj.use_vertices and not is_categorical.any():
+        return _grow_compiled_tree(crit_obj, X, order_all, max_depth=max_depth,
+                                   min_leaf=min_leaf, min_split=min_split,
+                                   max_features=max_features, n_quantiles=n_quantiles,
+                                   min_loss_decrease=min_loss_decrease, rng=rng)
     go_left = np.zeros(n, dtype=np.bool_)
     pure_spo = crit_obj.a == 1.0
     stack = [(add_node(idx_all, root), order_all, root, 0)]
