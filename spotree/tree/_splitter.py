@@ -267,6 +267,8 @@ def find_best_split(crit_obj, X, order, features, is_categorical, total, min_lea
             int(n_quantiles), total["w"], total["G"], total["S"], total["z"], total["sq"])
         if f >= 0:
             best = SplitResult(int(f), float(thr), None, float(crit))
+        if numeric.size == features.size:
+            return best
     # Everything else is scored in one batched evaluation (one oracle call).
     cands = []
     for f in features:
