@@ -25,7 +25,7 @@ from ._params import InstanceOf, Interval, Options, validate_params
 from ._validation import check_costs, check_sample_weight
 from .metrics import normalized_spo_loss
 from .tree import SPOTree, register_model
-from .tree._classes import BaseSPOTree
+from .tree._classes import BaseSPOTree, SPOScoreMixin
 from .tree._criterion import Criterion
 from .tree._tree import TREE_LEAF
 
@@ -111,7 +111,7 @@ def _tree_importances(tree):
 
 
 @register_model
-class SPOForest(MultiOutputMixin, BaseEstimator):
+class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     """A forest of SPO Trees: bagged trees whose predicted costs are averaged.
 
     Each tree is a greedy :class:`~spotree.SPOTree` with no depth limit by
@@ -435,26 +435,6 @@ class SPOForest(MultiOutputMixin, BaseEstimator):
         P = self.predict(X)
         W, _ = self.problem_.solve(P)
         return W
-
-    def score(self, X, C, sample_weight=None):
-        """Minus the normalized SPO loss of the forest's decisions (greater is better).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        C : array-like of shape (n_samples, n_costs)
-            Realized costs.
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        float
-        """
-        C = np.asarray(C, dtype=np.float64)
-        if C.ndim == 1 and self.problem is None:
-            C = C.reshape(-1, 1)
-        return -normalized_spo_loss(C, self.predict(X), problem=self.problem_,
-                                    sample_weight=sample_weight)
 
     # ------------------------------------------------------ persistence
     def _set_trees_from_load(self, trees):

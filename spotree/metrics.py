@@ -6,7 +6,8 @@ import numpy as np
 
 from ._validation import check_costs, check_sample_weight
 
-__all__ = ["spo_loss", "normalized_spo_loss", "make_spo_scorer", "decision_loss"]
+__all__ = ["spo_loss", "normalized_spo_loss", "normalized_decision_loss", "make_spo_scorer",
+           "decision_loss"]
 
 _TIES = ("first", "worst")
 
@@ -43,6 +44,24 @@ def decision_loss(C_true, W_pred, problem, z_true=None):
     return np.maximum(regret, 0.0)
 
 
+def _predicted_decisions(C_true, C_pred, problem, ties):
+    """The decisions charged for predictions ``C_pred`` under the tie rule."""
+    if ties not in _TIES:
+        raise ValueError(f"ties must be 'first' or 'worst'; got {ties!r}.")
+    if ties == "first":
+        return problem.solve(C_pred)[0]
+    V = problem.vertices()
+    if V is None:
+        raise ValueError("ties='worst' needs a problem with a vertex list "
+                         f"(vertices()); {type(problem).__name__} has none.")
+    Gp = problem.sign * (C_pred @ V.T)
+    best = Gp.min(axis=1, keepdims=True)
+    tol = 1e-9 * np.maximum(1.0, np.abs(best))
+    tied = Gp <= best + tol
+    Gt = problem.sign * (C_true @ V.T)
+    return V[np.where(tied, Gt, -np.inf).argmax(axis=1)]
+
+
 def spo_loss(C_true, C_pred, *, problem, sample_weight=None, ties="first"):
     """Per-sample SPO loss of predicted costs.
 
@@ -71,26 +90,44 @@ def spo_loss(C_true, C_pred, *, problem, sample_weight=None, ties="first"):
     loss : ndarray of shape (m,)
     """
     C_true, C_pred = _check_pair(C_true, C_pred, problem)
-    if ties not in _TIES:
-        raise ValueError(f"ties must be 'first' or 'worst'; got {ties!r}.")
     sw = check_sample_weight(sample_weight, C_true.shape[0], allow_all_zero=True)
+    W_pred = _predicted_decisions(C_true, C_pred, problem, ties)
     if C_true.shape[0] == 0:
         return np.empty(0)
-    if ties == "first":
-        W_pred, _ = problem.solve(C_pred)
-    else:
-        V = problem.vertices()
-        if V is None:
-            raise ValueError("ties='worst' needs a problem with a vertex list "
-                             f"(vertices()); {type(problem).__name__} has none.")
-        Gp = problem.sign * (C_pred @ V.T)
-        best = Gp.min(axis=1, keepdims=True)
-        tol = 1e-9 * np.maximum(1.0, np.abs(best))
-        tied = Gp <= best + tol
-        Gt = problem.sign * (C_true @ V.T)
-        worst = np.where(tied, Gt, -np.inf).argmax(axis=1)
-        W_pred = V[worst]
     return sw * decision_loss(C_true, W_pred, problem)
+
+
+def normalized_decision_loss(C_true, W_pred, *, problem, sample_weight=None):
+    """Total SPO loss of given decisions divided by the total ``|z*(c)|``.
+
+    Like :func:`normalized_spo_loss`, for decisions already taken (a
+    fitted tree's stored leaf decisions, a forest's averaged-cost decisions).
+
+    Parameters
+    ----------
+    C_true : array-like of shape (m, d)
+    W_pred : array-like of shape (m, d)
+    problem : DecisionProblem
+    sample_weight : array-like of shape (m,), default=None
+
+    Returns
+    -------
+    float
+    """
+    C_true = check_costs(C_true, n_costs=problem.n_costs, name="C_true")
+    W_pred = check_costs(W_pred, n_costs=problem.n_costs, name="W_pred")
+    if C_true.shape[0] != W_pred.shape[0]:
+        raise ValueError(f"C_true and W_pred must have the same number of rows; got "
+                         f"{C_true.shape[0]} and {W_pred.shape[0]}.")
+    sw = check_sample_weight(sample_weight, C_true.shape[0])
+    if C_true.shape[0] == 0:
+        raise ValueError("C_true is empty: the normalized SPO loss needs at least one row.")
+    _, z = problem.solve(C_true)
+    denom = np.dot(sw, np.abs(z))
+    if denom == 0:
+        raise ValueError("the optimal values z*(C_true) are all zero, so the normalized "
+                         "SPO loss is undefined; use spo_loss instead.")
+    return float(np.dot(sw, decision_loss(C_true, W_pred, problem, z)) / denom)
 
 
 def normalized_spo_loss(C_true, C_pred, *, problem, sample_weight=None, ties="first"):
@@ -112,16 +149,11 @@ def normalized_spo_loss(C_true, C_pred, *, problem, sample_weight=None, ties="fi
     float
     """
     C_true, C_pred = _check_pair(C_true, C_pred, problem)
-    sw = check_sample_weight(sample_weight, C_true.shape[0])
     if C_true.shape[0] == 0:
         raise ValueError("C_true is empty: the normalized SPO loss needs at least one row.")
-    loss = spo_loss(C_true, C_pred, problem=problem, ties=ties)
-    _, z = problem.solve(C_true)
-    denom = np.dot(sw, np.abs(z))
-    if denom == 0:
-        raise ValueError("the optimal values z*(C_true) are all zero, so the normalized "
-                         "SPO loss is undefined; use spo_loss instead.")
-    return float(np.dot(sw, loss) / denom)
+    W_pred = _predicted_decisions(C_true, C_pred, problem, ties)
+    return normalized_decision_loss(C_true, W_pred, problem=problem,
+                                    sample_weight=sample_weight)
 
 
 def make_spo_scorer(problem, *, ties="first"):

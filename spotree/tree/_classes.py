@@ -12,12 +12,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import InstanceOf, Interval, Options, validate_params
 from .._validation import check_costs, check_sample_weight
-from ..metrics import decision_loss, normalized_spo_loss
+from ..metrics import normalized_decision_loss
 from ..problems import DecisionProblem, FiniteDecisions
 from ._builder import grow_tree
 from ._criterion import Criterion
 
-__all__ = ["BaseSPOTree", "SPOTree"]
+__all__ = ["BaseSPOTree", "SPOScoreMixin", "SPOTree"]
 
 
 def _resolve_problem(problem, n_costs):
@@ -48,7 +48,34 @@ def _resolve_max_features(max_features, p):
     return max(1, int(max_features * p))
 
 
-class BaseSPOTree(MultiOutputMixin, BaseEstimator):
+class SPOScoreMixin:
+    """``score`` shared by trees and forests: minus the normalized SPO loss."""
+
+    def score(self, X, C, sample_weight=None):
+        """Minus the normalized SPO loss of the model's decisions (greater is better).
+
+        The decisions are those of :meth:`predict_decision`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        C : array-like of shape (n_samples, n_costs)
+            Realized costs.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        W = self.predict_decision(X)
+        C = np.asarray(C, dtype=np.float64)
+        if C.ndim == 1 and self.problem is None:
+            C = C.reshape(-1, 1)
+        return -normalized_decision_loss(C, W, problem=self.problem_,
+                                         sample_weight=sample_weight)
+
+
+class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     """Everything a fitted SPO tree can do once ``tree_`` exists.
 
     Subclasses set ``tree_`` (a :class:`~spotree.tree.Tree`), ``problem_``,
@@ -114,26 +141,6 @@ class BaseSPOTree(MultiOutputMixin, BaseEstimator):
         """
         leaves = self.apply(X)
         return self.tree_.decision[leaves]
-
-    def score(self, X, C, sample_weight=None):
-        """Minus the normalized SPO loss of the tree's decisions (greater is better).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        C : array-like of shape (n_samples, n_costs)
-            Realized costs.
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        float
-        """
-        C = np.asarray(C, dtype=np.float64)
-        if C.ndim == 1 and self.problem is None:
-            C = C.reshape(-1, 1)
-        return -normalized_spo_loss(C, self.predict(X), problem=self.problem_,
-                                    sample_weight=sample_weight)
 
     def get_depth(self):
         """Depth of the tree (a single leaf has depth 0)."""
