@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._criterion import _weighted_sums
 from ._splitter import _sweep_numeric, partition_sorted
 
 __all__ = ["grow_compiled"]
@@ -20,24 +21,9 @@ __all__ = ["grow_compiled"]
 
 @njit(cache=True, nogil=True)
 def _node_stats(idx, w, G, C, zs, sq, a, spo_scale, mse_scale, spo_tol, mse_tol):
-    d = C.shape[1]
-    K = G.shape[1]
-    S = np.zeros(d)
-    Gs = np.zeros(K)
-    wsum = 0.0
-    z = 0.0
-    q = 0.0
-    for i in idx:
-        wi = w[i]
-        wsum += wi
-        z += wi * zs[i]
-        q += wi * sq[i]
-        for j in range(d):
-            S[j] += wi * C[i, j]
-        for k in range(K):
-            Gs[k] += wi * G[i, k]
+    wsum, S, Gs, z, q = _weighted_sums(idx, w, C, G, zs, sq)
     k_best = 0
-    for k in range(1, K):
+    for k in range(1, G.shape[1]):
         if Gs[k] < Gs[k_best]:
             k_best = k
     spo = Gs[k_best] - z
