@@ -41,6 +41,12 @@ def _wrap(text, width=16):
     return lines or [text]
 
 
+def _rgb(color):
+    from matplotlib.colors import to_rgb
+
+    return to_rgb(color)
+
+
 def _plt(purpose):
     return import_optional("matplotlib.pyplot", purpose=purpose)
 
@@ -206,9 +212,12 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
         for i, m in enumerate(present[d]):
             pos = j + width * (i - (len(present[d]) - 1) / 2)
             color = _method_color(m, methods.index(m))
+            # A darker shade of the method's colour for the median, so a box of
+            # identical values (zero height) still shows whose it is.
+            dark = tuple(0.55 * c for c in _rgb(color))
             bp = ax.boxplot([cells[(m, d)]], positions=[pos], widths=width * 0.85,
                             patch_artist=True, manage_ticks=False,
-                            medianprops=dict(color="black"),
+                            medianprops=dict(color=dark, linewidth=2),
                             flierprops=dict(marker=".", markersize=3))
             for box in bp["boxes"]:
                 box.set_facecolor(color)
