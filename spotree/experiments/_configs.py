@@ -190,7 +190,10 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
     chosen = _select_methods(grid, methods)
     skipped = [m.name for m in chosen if not m.available()]
     chosen = [m for m in chosen if m.available()]
-    base = {"experiment": experiment, "version": CONFIG_VERSION}
+    from .. import __version__
+
+    # A new spotree release is a new run: cached results of older code are not reused.
+    base = {"experiment": experiment, "version": CONFIG_VERSION, "spotree": __version__}
     runs = []
     if experiment == "shortest-path":
         seed_list = seeds if seeds is not None else list(range(grid["seeds"]))
