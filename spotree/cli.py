@@ -324,7 +324,7 @@ def _frame(X, names):
 
 # --------------------------------------------------------------- writing
 def _atomic_text(path, text):
-    from .experiments._runner import atomic_write
+    from ._atomic import atomic_write
 
     atomic_write(path, lambda fh: fh.write(text))
 
@@ -506,21 +506,9 @@ def _make_estimator(args, problem, thresholds):
 
 def _save_model(model, path, columns):
     """model.save, plus the CSV column names the CLI needs to predict later."""
-    import tempfile
+    from .tree._persist import save_model
 
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)  # like every other output of the command
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".spotree-", suffix=".json")
-    os.close(fd)
-    try:
-        model.save(tmp)
-        with open(tmp) as fh:
-            doc = json.load(fh)
-        doc["columns"] = columns
-        _atomic_text(path, json.dumps(doc))
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    save_model(model, path, extra={"columns": columns})
 
 
 def _require_tree(model, path, command):
@@ -588,7 +576,7 @@ def _cmd_show(args):
 
 def _cmd_plot(args):
     from ._compat import import_optional
-    from .experiments._runner import atomic_write
+    from ._atomic import atomic_write
 
     model, columns = _load_model(args.model)
     _require_tree(model, args.model, "plot")

@@ -6,38 +6,14 @@ import inspect
 import json
 import os
 import sys
-import tempfile
 import time
 
 import numpy as np
 
+from .._atomic import atomic_write
 from ._configs import METHODS, make_grid, run_key
 
 __all__ = ["run_experiment", "execute_run", "atomic_write"]
-
-
-# ---------------------------------------------------------------- file helpers
-def atomic_write(path, writer, mode="w"):
-    """Write ``path`` through ``writer(fh)`` on a temp file, then rename it into place.
-
-    An interrupted or failed write leaves no partial file under ``path``.
-    """
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".spotree-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode) as fh:
-            writer(fh)
-        # mkstemp creates 0600 files; give the result the usual permissions.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _jsonable(value):

@@ -38,7 +38,7 @@ def _cell(v):
 
 def write_csv(rows, path):
     """Write one row per run (atomically); returns the path."""
-    from ._runner import atomic_write
+    from .._atomic import atomic_write
 
     cols = [c for c in _FIRST if any(c in r for r in rows)]
     cols += sorted({k for r in rows for k in r} - set(cols) - {"key"}) + ["key"]

@@ -8,6 +8,7 @@ from ._base import CallableProblem, DecisionProblem, FiniteDecisions
 from ._io import problem_from_dict
 from ._linear import LinearProgram, news_recommendation
 from ._shortest_path import ShortestPath
+from ._spec import load_problem
 
 __all__ = [
     "CallableProblem",
@@ -15,6 +16,7 @@ __all__ = [
     "FiniteDecisions",
     "LinearProgram",
     "ShortestPath",
+    "load_problem",
     "news_recommendation",
     "problem_from_dict",
 ]

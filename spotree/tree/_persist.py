@@ -8,7 +8,8 @@ Format (version 1), one JSON object::
      "problem": {"type": ..., ...},        # see spotree.problems.problem_from_dict
      "fitted": {"n_features_in_": 5, "feature_names_in_": [...] or null,
                 "feature_importances_": [...], ...},
-     "trees": [ {tree arrays}, ... ]}      # see Tree.to_dict; one per tree
+     "trees": [ {tree arrays}, ... ],      # see Tree.to_dict; one per tree
+     "columns": {...}}                     # optional: CSV column names (spotree fit)
 
 Loading never imports or executes anything named in the file: the estimator
 name must be one of the registered classes, the problem is rebuilt from its
@@ -18,11 +19,10 @@ declarative spec, and every array's shape is checked.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 
 import numpy as np
 
+from .._atomic import atomic_write
 from ..problems import problem_from_dict
 from ._tree import Tree
 
@@ -49,8 +49,12 @@ def _json_param(value):
     raise ValueError(f"parameter value {value!r} cannot be written to JSON.")
 
 
-def save_model(model, path):
-    """Write a fitted model to ``path`` (atomically: temp file, then rename)."""
+def save_model(model, path, extra=None):
+    """Write a fitted model to ``path`` (atomically: temp file, then rename).
+
+    ``extra`` adds top-level keys (the CLI stores the CSV column names under
+    ``"columns"``); ``load`` ignores keys it does not know.
+    """
     from sklearn.utils.validation import check_is_fitted
 
     name = type(model).__name__
@@ -64,26 +68,18 @@ def save_model(model, path):
     names = getattr(model, "feature_names_in_", None)
     fitted["feature_names_in_"] = None if names is None else [str(n) for n in names]
     fitted["feature_importances_"] = np.asarray(model.feature_importances_).tolist()
-    for extra in getattr(model, "_persist_extra", ()):
-        if hasattr(model, extra):
-            fitted[extra] = _json_param(getattr(model, extra))
+    for attr in getattr(model, "_persist_extra", ()):
+        if hasattr(model, attr):
+            fitted[attr] = _json_param(getattr(model, attr))
     doc = {
         "format": FORMAT, "version": VERSION, "estimator": name, "params": params,
         "problem": model.problem_.to_dict(), "fitted": fitted,
         "trees": ([model.tree_.to_dict()] if trees is None
                   else [est.tree_.to_dict() for est in trees]),
     }
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".spotree-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    if extra:
+        doc.update({k: v for k, v in extra.items() if k not in doc})
+    atomic_write(path, lambda fh: json.dump(doc, fh))
 
 
 def load(path):
