@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pathlib
 from dataclasses import dataclass, field
 
 __all__ = ["Method", "METHODS", "register_method", "EXPERIMENTS", "make_grid", "run_key",
@@ -143,6 +144,25 @@ EXPERIMENTS = {
 }
 
 
+_FINGERPRINT = []
+
+
+def code_fingerprint():
+    """Hash of the library code that produces results (not the CLI or the plots)."""
+    if not _FINGERPRINT:
+        root = pathlib.Path(__file__).resolve().parents[1]
+        h = hashlib.sha1()
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith(("cli", "plotting", "__main__", "experiments/_figures",
+                               "experiments/_tables")):
+                continue
+            h.update(rel.encode())
+            h.update(path.read_bytes())
+        _FINGERPRINT.append(h.hexdigest()[:12])
+    return _FINGERPRINT[0]
+
+
 def run_key(run):
     """Stable hash of a run's settings (its cache file name)."""
     blob = json.dumps(run, sort_keys=True, separators=(",", ":"))
@@ -192,8 +212,10 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
     chosen = [m for m in chosen if m.available()]
     from .. import __version__
 
-    # A new spotree release is a new run: cached results of older code are not reused.
-    base = {"experiment": experiment, "version": CONFIG_VERSION, "spotree": __version__}
+    # Changed code is a new run: cached results of older code are never reused,
+    # neither across releases nor across edits of a development checkout.
+    base = {"experiment": experiment, "version": CONFIG_VERSION, "spotree": __version__,
+            "code": code_fingerprint()}
     runs = []
     if experiment == "shortest-path":
         seed_list = seeds if seeds is not None else list(range(grid["seeds"]))

@@ -229,3 +229,15 @@ def test_without_matplotlib_tables_are_written_and_figures_skipped(tmp_path, mon
     assert "pip install spotree[plot]" in err.getvalue()
     assert sorted(res["files"]) == ["results.csv", "summary.md"]
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".png")]
+
+
+def test_cache_keys_change_with_the_library_code(monkeypatch):
+    from spotree.experiments import _configs
+
+    runs, _ = _configs.make_grid("illustrative", quick=True)
+    keys = {_configs.run_key(r) for r in runs}
+    # Another version of the code gives other keys, so stale results are recomputed.
+    monkeypatch.setattr(_configs, "_FINGERPRINT", ["0123456789ab"])
+    other, _ = _configs.make_grid("illustrative", quick=True)
+    assert keys.isdisjoint({_configs.run_key(r) for r in other})
+    assert all(r["code"] == "0123456789ab" for r in other)
