@@ -474,7 +474,7 @@ class SPOTree(BaseSPOTree):
         X, C, sw, problem = self._check_fit_inputs(X, C, sample_weight)
         return self._fit_arrays(X, C, sw, problem)
 
-    def _fit_arrays(self, X, C, sw, problem, z=None, criterion_obj=None):
+    def _fit_arrays(self, X, C, sw, problem, criterion_obj=None):
         """Fit on validated arrays (the forest reuses one Criterion across trees)."""
         self.problem_ = problem
         total = sw.sum()
@@ -482,7 +482,7 @@ class SPOTree(BaseSPOTree):
         min_split = _resolve_min_weight(self.min_samples_split, total, "min_samples_split")
         a = self.spo_weight if self.criterion == "spo" else 0.0
         if criterion_obj is None:
-            crit = Criterion(problem, C, sw, spo_weight=a, z=z)
+            crit = Criterion(problem, C, sw, spo_weight=a)
         else:
             crit = criterion_obj
         is_cat = self._categorical_mask(X.shape[1])
