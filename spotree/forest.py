@@ -67,23 +67,14 @@ def _bootstrap_counts(seed, sw, n_draws):
                      "sample_weight; give more rows a positive weight or raise max_samples.")
 
 
-def _reweighted(base, w):
-    """The shared per-fit statistics of ``base`` under other sample weights.
-
-    The arrays a Criterion precomputes (C, G = C V^T, z*, squared norms) do
-    not depend on the weights, so the copy shares them and the tree pays
-    nothing for the oracle calls.
-    """
-    return base.with_weights(w)
-
-
 def _fit_tree(tree_params, seed, X, C, sw, problem, base, n_draws):
     """Grow one tree of the forest (runs in a joblib worker)."""
     if n_draws is None:
         w = sw
     else:
         w = _bootstrap_counts(seed, sw, n_draws) * sw
-    crit = _reweighted(base, w)
+    # Shares C, G = C V^T and z* with the other trees: no oracle call per tree.
+    crit = base.with_weights(w)
     if not base.use_vertices:
         # Off the vertex path the tree calls the oracle at every node, and a
         # solver handle (HiGHS) must not be shared between threads.

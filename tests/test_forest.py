@@ -123,7 +123,6 @@ def test_each_tree_is_a_spotree_on_its_bootstrap_weights():
 @pytest.mark.parametrize("criterion", ["spo", "mse"])
 @pytest.mark.parametrize("vertex_path", [True, False])
 def test_reweighted_statistics_equal_a_criterion_built_from_scratch(criterion, vertex_path):
-    from spotree.forest import _reweighted
     from spotree.tree._criterion import Criterion
 
     X, C, _, _ = _data(n=120)
@@ -133,7 +132,7 @@ def test_reweighted_statistics_equal_a_criterion_built_from_scratch(criterion, v
     base = Criterion(problem, C, rng.uniform(0.5, 2.0, C.shape[0]), spo_weight=a)
     w = rng.integers(0, 4, C.shape[0]) * rng.uniform(0.5, 2.0, C.shape[0])
     fresh = Criterion(problem, C, w, spo_weight=a)
-    derived = _reweighted(base, w)
+    derived = base.with_weights(w)
     assert derived.use_vertices == vertex_path
     state_fresh, state_derived = vars(fresh), vars(derived)
     assert state_fresh.keys() == state_derived.keys()
