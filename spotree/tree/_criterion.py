@@ -54,14 +54,12 @@ class Criterion:
     spo_weight : float in [0, 1]
         1 for the SPO criterion, 0 for MSE (CART); in between, the mix
         ``a * SPO / SPO_root + (1 - a) * MSE / MSE_root``.
-    z : ndarray of shape (n,), optional
-        Optimal values of the rows of C in the problem's own sense.
-    use_vertices : bool or None
-        Force (True) or forbid (False) the vertex fast path; None decides
-        from the problem and the data size.
+
+    The vertex fast path is used when the problem lists its vertices and
+    ``n * K`` stays below ``VERTEX_PATH_MAX_ENTRIES``.
     """
 
-    def __init__(self, problem, C, w, spo_weight=1.0, z=None, use_vertices=None):
+    def __init__(self, problem, C, w, spo_weight=1.0):
         self.problem = problem
         self.sign = problem.sign
         self.C = C
@@ -69,11 +67,7 @@ class Criterion:
         self.a = float(spo_weight)
         n, d = C.shape
         V = problem.vertices()
-        if use_vertices is None:
-            use_vertices = V is not None and n * V.shape[0] <= VERTEX_PATH_MAX_ENTRIES
-        elif use_vertices and V is None:
-            raise ValueError(f"{type(problem).__name__} has no vertex list.")
-        self.use_vertices = bool(use_vertices)
+        self.use_vertices = V is not None and n * V.shape[0] <= VERTEX_PATH_MAX_ENTRIES
         self.n_oracle_calls = 0
         self.n_oracle_rows = 0
         if self.use_vertices:
@@ -85,9 +79,7 @@ class Criterion:
         else:
             self.V = None
             self.G = np.empty((n, 0))
-            if z is None:
-                z = self.solve(C)[1]
-            self.zs = self.sign * np.asarray(z, dtype=np.float64)
+            self.zs = self.sign * self.solve(C)[1]
         self.sq = np.einsum("ij,ij->i", C, C)
         self._set_weight_state()
 
