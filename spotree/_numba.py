@@ -1,0 +1,111 @@
+"""One place that compiles spotree's kernels with numba, and where their cache lives.
+
+Every compiled function in spotree is decorated with :func:`jit`. It is
+``numba.njit(nogil=True, cache=...)`` with the on-disk cache moved out of the
+installed package and keyed by the source of *every* kernel module:
+
+- numba invalidates a cached function only when its own source file changes,
+  so a kernel that calls a kernel of another file would keep running the old
+  callee after an edit. The cache folder is named by a hash of all kernel
+  sources (and the numba and Python versions): any edit anywhere starts a
+  fresh folder, and stale machine code is never loaded.
+- The folder is in the user's cache directory (``$SPOTREE_CACHE_DIR``, else
+  ``$XDG_CACHE_HOME/spotree`` or ``~/.cache/spotree``), never inside
+  ``site-packages``: a reinstall cannot leave numba files behind that shadow
+  an editable install, and a read-only install still caches.
+- ``SPOTREE_NUMBA_CACHE=0`` turns the disk cache off (every process compiles).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import sys
+import threading
+
+import numba
+
+__all__ = ["jit", "cache_dir", "KERNEL_MODULES"]
+
+_PKG = pathlib.Path(__file__).resolve().parent
+
+#: Source files (relative to the package) holding compiled kernels; their
+#: content keys the cache folder. A new kernel module must be listed here.
+KERNEL_MODULES = (
+    "tree/_kernels.py",
+    "problems/_compiled.py",
+)
+
+_LOCK = threading.Lock()
+_CACHE_DIR = []
+
+
+def _fingerprint():
+    h = hashlib.sha256()
+    h.update(numba.__version__.encode())
+    h.update(sys.version.encode())
+    for rel in KERNEL_MODULES:
+        path = _PKG / rel
+        h.update(rel.encode())
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"<missing>")
+    return h.hexdigest()[:16]
+
+
+def _user_cache_root():
+    env = os.environ.get("SPOTREE_CACHE_DIR")
+    if env:
+        return pathlib.Path(env)
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or pathlib.Path.home() / "AppData" / "Local"
+        return pathlib.Path(base) / "spotree" / "cache"
+    base = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
+    return pathlib.Path(base) / "spotree"
+
+
+def cache_dir():
+    """The folder numba caches spotree's kernels in, or None when caching is off.
+
+    None when ``SPOTREE_NUMBA_CACHE=0`` or when no writable folder exists.
+    """
+    with _LOCK:
+        if not _CACHE_DIR:
+            path = None
+            if os.environ.get("SPOTREE_NUMBA_CACHE", "1") != "0":
+                try:
+                    path = _user_cache_root() / "numba" / _fingerprint()
+                    path.mkdir(parents=True, exist_ok=True)
+                    probe = path / f".probe-{os.getpid()}"
+                    probe.write_bytes(b"")
+                    probe.unlink()
+                except OSError:
+                    path = None
+            _CACHE_DIR.append(path)
+        return _CACHE_DIR[0]
+
+
+def jit(fn=None, **options):
+    """``numba.njit`` with spotree's cache location (see the module docstring).
+
+    Usable bare (``@jit``) or with numba options (``@jit(fastmath=False)``).
+    Functions are compiled with ``nogil=True`` unless told otherwise.
+    """
+    if fn is None:
+        return lambda f: jit(f, **options)
+    options.setdefault("nogil", True)
+    folder = cache_dir()
+    if folder is None:
+        return numba.njit(cache=False, **options)(fn)
+    # numba picks a function's cache locator when the function is decorated,
+    # reading config.CACHE_DIR at that moment; set it only for the decoration
+    # so that other libraries' numba caches stay where they are.
+    with _LOCK:
+        saved = numba.config.CACHE_DIR
+        numba.config.CACHE_DIR = str(folder)
+        try:
+            return numba.njit(cache=True, **options)(fn)
+        finally:
+            numba.config.CACHE_DIR = saved
