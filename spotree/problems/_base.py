@@ -133,6 +133,25 @@ class DecisionProblem:
         W = V[k]
         return W, np.einsum("ij,ij->i", C, W), k
 
+    def compiled_oracle(self):
+        """A :class:`~spotree.problems._compiled.CompiledOracle`, or None.
+
+        Problems with an exact solver written for numba (grid and DAG shortest
+        paths, knapsacks) return its plain-data description; the tree's split
+        search then solves candidate children inside its compiled sweep.
+        """
+        return None
+
+    def relaxation(self):
+        """A problem whose optimal value bounds this one's from the optimist's side, or None.
+
+        For a mixed-integer program, its LP relaxation: ``sign * z`` of the
+        relaxation is at most ``sign * z`` of the problem for every cost
+        vector. The split search uses it to rule out candidates without an
+        exact solve.
+        """
+        return None
+
     # ------------------------------------------------------------ subclass
     def _solve(self, C):  # pragma: no cover - abstract
         raise NotImplementedError
