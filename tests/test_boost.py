@@ -78,7 +78,7 @@ def test_one_round_equals_hand_computation(sense, weighted):
     sw = (np.random.default_rng(1).integers(1, 4, X.shape[0]).astype(float) if weighted
           else np.ones(X.shape[0]))
     lr = 0.3
-    model = SPOBoost(problem, n_estimators=1, learning_rate=lr, max_depth=2,
+    model = SPOBoost(problem, init="mean", n_estimators=1, learning_rate=lr, max_depth=2,
                      min_samples_leaf=10, n_iter_no_change=None,
                      random_state=0).fit(X, C, sample_weight=sw if weighted else None)
     V, sign = problem.V, problem.sign
@@ -106,17 +106,17 @@ def test_one_round_equals_hand_computation(sense, weighted):
         gamma = float(step[0] @ v / (v @ v))
         assert_allclose(step, np.tile(gamma * v, (rows.sum(), 1)), atol=1e-10)
         # ... by a step whose weighted SPO+ loss is the exact minimum (to the
-        # line search's tolerance of 1% of the decrease).
+        # line search's tolerance of 5% of the decrease).
         rep = np.repeat(np.flatnonzero(rows), sw[rows].astype(int))
         f, fmin = _exact_leaf_min(V, sign, F0[rep], C[rep], v)
         assert gamma >= 0
-        assert f(gamma) <= fmin + 1e-2 * (f(0.0) - fmin) + 1e-9
+        assert f(gamma) <= fmin + 5e-2 * (f(0.0) - fmin) + 1e-9
 
 
 def test_least_squares_boosting_equals_hand_loop():
     X, C, Xt, _ = _sp_data(n=200)
     lr, rounds = 0.2, 4
-    model = SPOBoost(SP, loss="mse", n_estimators=rounds, learning_rate=lr, max_depth=3,
+    model = SPOBoost(SP, loss="mse", init="mean", n_estimators=rounds, learning_rate=lr, max_depth=3,
                      min_samples_leaf=8, n_iter_no_change=None, random_state=0).fit(X, C)
     F = np.tile(C.mean(axis=0), (X.shape[0], 1))
     Ft = np.tile(C.mean(axis=0), (Xt.shape[0], 1))
@@ -132,7 +132,8 @@ def test_least_squares_boosting_equals_hand_loop():
 
 def test_early_stopping_keeps_the_round_with_the_lowest_validation_loss():
     X, C, Xv, Cv = _sp_data(n=300, n_test=60)
-    params = dict(learning_rate=0.5, max_depth=3, min_samples_leaf=5, random_state=0)
+    params = dict(init="mean", learning_rate=0.5, max_depth=3, min_samples_leaf=5,
+                  random_state=0)
     stopped = SPOBoost(SP, n_estimators=200, n_iter_no_change=5, **params).fit(
         X, C, X_val=Xv, C_val=Cv)
     n = stopped.n_iter_
@@ -206,8 +207,9 @@ def test_boosting_improves_on_its_start_and_on_the_tree():
 def test_integer_weights_equal_repeated_rows():
     X, C, Xt, _ = _sp_data(n=120)
     reps = np.random.default_rng(0).integers(0, 3, X.shape[0])
-    params = dict(n_estimators=5, learning_rate=0.3, max_depth=2, min_samples_leaf=10,
-                  n_iter_no_change=None, random_state=0)
+    # The "spo+" start is trained by minibatches, which repeated rows change.
+    params = dict(init="linear", n_estimators=5, learning_rate=0.3, max_depth=2,
+                  min_samples_leaf=10, n_iter_no_change=None, random_state=0)
     a = SPOBoost(SP, **params).fit(X, C, sample_weight=reps)
     b = SPOBoost(SP, **params).fit(np.repeat(X, reps, axis=0), np.repeat(C, reps, axis=0))
     assert_allclose(a.predict(Xt), b.predict(Xt), atol=1e-9)
@@ -352,8 +354,9 @@ def test_costs_not_matching_the_problem():
 # ------------------------------------------------------------ sklearn checks
 _NAMED_C = ("the target is the cost matrix C (fit(X, C), score(X, C)); this check passes y "
             "by keyword or requires the name y")
-_SPLIT = ("early stopping holds out a random validation part, so repeating a row changes "
-          "the split; with n_iter_no_change=None integer weights equal repeated rows (see "
+_SPLIT = ("early stopping holds out a random validation part and the default 'spo+' start "
+          "is trained by minibatches, so repeating a row changes both; with "
+          "n_iter_no_change=None and init='linear' integer weights equal repeated rows (see "
           "test_integer_weights_equal_repeated_rows)")
 
 
@@ -377,7 +380,8 @@ def _expected_failed_checks(estimator):
 # Seeded: with random_state=None some checks would hold out a different part each run.
 @parametrize_with_checks([SPOBoost(n_estimators=5, random_state=0),
                           SPOBoost(n_estimators=5, loss="mse", random_state=0),
-                          SPOBoost(n_estimators=5, n_iter_no_change=None, random_state=0)],
+                          SPOBoost(n_estimators=5, n_iter_no_change=None, init="linear",
+                                   random_state=0)],
                          expected_failed_checks=_expected_failed_checks, xfail_strict=True)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
@@ -397,4 +401,5 @@ class _TargetNamedY(SPOBoost):
 def test_failed_checks_only_fail_on_the_name(check_name):
     import sklearn.utils.estimator_checks as ec
 
-    getattr(ec, check_name)("SPOBoost", _TargetNamedY(n_estimators=5, n_iter_no_change=None))
+    getattr(ec, check_name)("SPOBoost", _TargetNamedY(n_estimators=5, n_iter_no_change=None,
+                                                      init="linear"))
