@@ -336,3 +336,55 @@ def test_failed_checks_only_fail_on_the_name(check_name):
     import sklearn.utils.estimator_checks as ec
 
     getattr(ec, check_name)("SPOPlusLinear", _TargetNamedY(max_iter=5))
+
+
+# ------------------------------------------- normalized regret = PyEPO's regret
+def _pyepo_regret(optmodel, X, C_pyepo, P_pyepo):
+    """pyepo.metric.regret of fixed predictions, through PyEPO's own data pipeline."""
+    from pyepo.data.dataset import optDataset
+    from pyepo.metric import regret
+    from torch.utils.data import DataLoader
+
+    data = optDataset(optmodel, X.astype(np.float32), C_pyepo.astype(np.float32))
+    lookup = {x.tobytes(): p for x, p in zip(X.astype(np.float32), P_pyepo)}
+    # PyEPO hands the callable the batch's features; map them back to our predictions.
+    predict = lambda xb: np.array([lookup[x.tobytes()] for x in np.asarray(xb)])  # noqa: E731
+    return regret(predict, optmodel, DataLoader(data, batch_size=16, shuffle=False))
+
+
+def test_normalized_regret_equals_pyepo_regret_shortest_path():
+    pytest.importorskip("torch")
+    optmodel = _pyepo_sp_model((5, 5))
+    X, C, B = make_pyepo_shortest_path(60, degree=4, noise=0.5, random_state=0,
+                                       return_B=True)
+    sp = ShortestPath((5, 5))
+    m = SPOPlusLinear(sp, max_iter=3, random_state=0).fit(X, C)
+    Xt, Ct = make_pyepo_shortest_path(80, degree=4, noise=0.5, B=B, random_state=1)
+    P = m.predict(Xt)
+    inv = np.argsort(pyepo_shortest_path_columns((5, 5)))  # spotree -> PyEPO order
+    theirs = _pyepo_regret(optmodel, Xt, Ct[:, inv], P[:, inv])
+    ours = normalized_spo_loss(Ct, P, problem=sp)
+    assert ours > 0.01
+    # PyEPO works in float32.
+    assert ours == pytest.approx(theirs, rel=1e-5)
+
+
+def test_normalized_regret_equals_pyepo_regret_knapsack():
+    pytest.importorskip("torch")
+    pytest.importorskip("pyepo")
+    pytest.importorskip("ortools")
+    from pyepo.model.ort import knapsackModel
+
+    from spotree.datasets import make_pyepo_knapsack
+    from spotree.problems import LinearProgram
+
+    X, C, weights = make_pyepo_knapsack(40, n_items=12, n_resources=2, degree=2, noise=0.5,
+                                        random_state=0)
+    caps = np.array([12.0, 12.0])
+    kp = LinearProgram(A_ub=weights, b_ub=caps, bounds=(0, 1), integrality=np.ones(12),
+                       sense="max")
+    P = C + np.random.default_rng(0).normal(scale=2.0, size=C.shape)
+    ours = normalized_spo_loss(C, P, problem=kp)
+    theirs = _pyepo_regret(knapsackModel(weights, caps), X, C, P)
+    assert ours > 0.01
+    assert ours == pytest.approx(theirs, rel=1e-5)
