@@ -130,8 +130,10 @@ def test_least_squares_boosting_equals_hand_loop():
     assert np.mean(np.isclose(model.predict(Xt), Ft, atol=1e-10).all(axis=1)) > 0.9
 
 
-def test_early_stopping_keeps_the_round_with_the_lowest_validation_loss():
-    X, C, Xv, Cv = _sp_data(n=300, n_test=60)
+@pytest.mark.parametrize("n_val", [60, 12])
+def test_early_stopping_keeps_the_round_with_the_lowest_validation_loss(n_val):
+    # With 12 validation rows the loss has plateaus: the earliest best round must win.
+    X, C, Xv, Cv = _sp_data(n=300, n_test=n_val)
     params = dict(init="mean", learning_rate=0.5, max_depth=3, min_samples_leaf=5,
                   random_state=0)
     stopped = SPOBoost(SP, n_estimators=200, n_iter_no_change=5, **params).fit(
@@ -145,6 +147,8 @@ def test_early_stopping_keeps_the_round_with_the_lowest_validation_loss():
     val += [normalized_spo_loss(Cv, P, problem=SP) for P in full.staged_predict(Xv)]
     assert_allclose(-stopped.validation_score_, val, rtol=1e-12)
     best = int(np.argmin(val))  # the earliest of the lowest
+    if n_val == 12:
+        assert np.sum(np.isclose(val, min(val), rtol=0, atol=1e-15)) > 1  # a tie to break
     assert stopped.best_iteration_ == best
     assert n - best == 5
     assert stopped.n_estimators_ == best and full.n_estimators_ == n
