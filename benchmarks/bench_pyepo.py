@@ -439,7 +439,7 @@ def main(argv=None):
           f"{os.cpu_count()} CPUs visible")
     if args.init_study:
         rows = []
-        for init in ("mean", "linear", "spo+"):
+        for init in ("mean", "linear", "spo+", "auto"):
             part = run_pyepo_comparison(["shortest_path"], args.degrees, [1000],
                                         range(args.seeds), ["SPOBoost"],
                                         boost_params={"init": init}, progress=None)

@@ -206,11 +206,13 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         (0, 1].
     max_features : int, float, {"sqrt", "log2"} or None, default=None
         Features drawn at random at each split of each tree.
-    init : {"spo+", "linear", "mean"}, default="spo+"
+    init : {"auto", "spo+", "linear", "mean"}, default="auto"
         The starting model ``F_0``: an :class:`SPOPlusLinear` trained with
-        its defaults (PyEPO's protocol: 20 epochs of Adam); a weighted
-        least-squares linear model; or the weighted mean cost vector. See
-        Notes.
+        its defaults (PyEPO's protocol: 20 epochs of Adam), a weighted
+        least-squares linear model, or the weighted mean cost vector.
+        ``"auto"`` fits the first two and keeps the one whose decisions have
+        the lower regret on the validation part (``"spo+"`` when there is
+        none; ties go to ``"linear"``). See Notes.
     validation_fraction : float, default=0.1
         Fraction of the rows held out for early stopping, in (0, 1). Ignored
         when ``n_iter_no_change`` is None or when ``fit`` is given ``X_val``.
@@ -235,6 +237,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     init_coef_ : ndarray of shape (n_costs, n_features)
     init_intercept_ : ndarray of shape (n_costs,)
         The starting model ``F_0(x) = init_coef_ @ x + init_intercept_``.
+    init_choice_ : str
+        The start used (``init`` itself unless it is ``"auto"``).
     n_estimators_ : int
         Number of kept trees (``best_iteration_`` with early stopping).
     n_iter_ : int
@@ -261,14 +265,23 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     from a constant needs many rounds to fit a trend that a linear model
     captures at once, and early stopping on a noisy validation part often
     fires before that. A linear start lets the trees spend their rounds on
-    what a linear model misses. On PyEPO's 5x5 shortest path (1000 rows,
-    noise 0.5, seeds 100-102, test regret at degrees 1/2/4/6), the mean
-    start gave about 0.162/0.111/0.095/0.092 (seed 0 only), the
-    least-squares start 0.161/0.109/0.078/0.095 and the SPO+ start
-    0.161/0.110/0.079/0.084, against 0.168/0.115/0.081/0.089 for an SPO+
-    linear model alone: only the SPO+ start was better than it at every
-    degree, hence the default. ``benchmarks/bench_pyepo.py --init-study``
-    reruns the comparison.
+    what a linear model misses. Mean test regret on PyEPO's 5x5 shortest
+    path (1000 rows, noise 0.5, seeds 100-104, degrees 1/2/4/6):
+
+    ============================  =====  =====  =====  =====
+    start                         1      2      4      6
+    ============================  =====  =====  =====  =====
+    ``"spo+"``                    0.165  0.112  0.077  0.077
+    ``"linear"``                  0.159  0.109  0.079  0.080
+    ``"auto"``                    0.161  0.110  0.079  0.077
+    SPOPlusLinear alone           0.167  0.113  0.078  0.081
+    ============================  =====  =====  =====  =====
+
+    (The mean start was well behind in a first run: 0.162/0.111/0.095/0.092
+    on one seed.) Only the SPO+ start was better than the SPO+ linear model
+    at every degree, hence the default; least squares is the better start
+    when the costs are nearly linear in the features (degree 1, 2).
+    ``benchmarks/bench_pyepo.py --init-study`` reruns the comparison.
 
     **Cost.** A round makes one oracle call for the subgradients, a few
     (typically 3 to 8) for the line searches of all leaves together, and one
@@ -301,15 +314,15 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "subsample": [Interval(float, 0.0, 1.0, "right")],
         "max_features": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"),
                          Options("sqrt", "log2"), None],
-        "init": [Options("mean", "linear", "spo+")],
+        "init": [Options("auto", "spo+", "linear", "mean")],
         "validation_fraction": [Interval(float, 0.0, 1.0, "neither")],
         "n_iter_no_change": [Interval(int, 1, None), None],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
     }
 
     # Fitted attributes written to and read from JSON besides the trees.
-    _persist_extra = ("init_coef_", "init_intercept_", "n_iter_", "best_iteration_",
-                      "train_score_", "validation_score_")
+    _persist_extra = ("init_coef_", "init_intercept_", "init_choice_", "n_iter_",
+                      "best_iteration_", "train_score_", "validation_score_")
 
     def __init__(self, problem=None, *, loss="spo+", n_estimators=300, learning_rate=0.1,
                  max_depth=3, min_samples_leaf=20, subsample=1.0, max_features=None,
@@ -365,12 +378,12 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         return (X[tr], C[tr], sw[tr]), (X[va], C[va], sw[va]), "validation_fraction"
 
-    def _init_model(self, X, C, sw, W_true, problem, rng):
+    def _init_model(self, init, X, C, sw, W_true, problem, rng):
         n, p = X.shape
         d = C.shape[1]
-        if self.init == "mean":
+        if init == "mean":
             return np.zeros((d, p)), np.average(C, axis=0, weights=sw)
-        if self.init == "linear":
+        if init == "linear":
             # Weighted least squares with an unpenalized intercept (min-norm
             # solution when X is rank deficient).
             Xc = X - np.average(X, axis=0, weights=sw)
@@ -432,8 +445,22 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                     "the normalized SPO loss needs a positive total weight and optimal "
                     "values that are not all zero. Use more validation rows "
                     f"({val_arg}) or set n_iter_no_change=None.")
-        coef, intercept = self._init_model(X, C, sw, W_true, problem, rng)
-        self.init_coef_, self.init_intercept_ = coef, intercept
+        if self.init == "auto":
+            # Both linear starts; the one whose validation decisions are better.
+            starts = {k: self._init_model(k, X, C, sw, W_true, problem, rng)
+                      for k in ("linear", "spo+")}
+            if val is not None:
+                loss = {k: _normalized_regret(problem, Cv, zv,
+                                              problem.solve(Xv @ a.T + b)[0], swv)
+                        for k, (a, b) in starts.items()}
+                choice = min(loss, key=lambda k: (loss[k], k != "linear"))
+            else:
+                choice = "spo+"
+        else:
+            choice = self.init
+            starts = {choice: self._init_model(choice, X, C, sw, W_true, problem, rng)}
+        coef, intercept = starts[choice]
+        self.init_coef_, self.init_intercept_, self.init_choice_ = coef, intercept, choice
         F = X @ coef.T + intercept
         Fv = Xv @ coef.T + intercept if val is not None else None
         has_z = np.dot(sw, np.abs(z)) > 0
@@ -614,6 +641,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             self.init_coef_ = np.asarray(self.init_coef_, dtype=np.float64).reshape(d, p)
             self.init_intercept_ = np.asarray(self.init_intercept_,
                                               dtype=np.float64).reshape(d)
+            self.init_choice_ = str(getattr(self, "init_choice_", self.init))
             self.n_iter_ = int(self.n_iter_)
             self.best_iteration_ = int(self.best_iteration_)
             self.train_score_ = np.asarray(self.train_score_, dtype=np.float64)

@@ -407,3 +407,19 @@ def test_failed_checks_only_fail_on_the_name(check_name):
 
     getattr(ec, check_name)("SPOBoost", _TargetNamedY(n_estimators=5, n_iter_no_change=None,
                                                       init="linear"))
+
+
+def test_auto_init_keeps_the_start_with_the_better_validation_regret():
+    X, C, Xv, Cv = _sp_data(n=300, n_test=80, degree=1)
+    params = dict(n_estimators=1, n_iter_no_change=5, random_state=0)
+    auto = SPOBoost(SP, init="auto", **params).fit(X, C, X_val=Xv, C_val=Cv)
+    regrets = {}
+    for init in ("linear", "spo+"):
+        m = SPOBoost(SP, init=init, **params).fit(X, C, X_val=Xv, C_val=Cv)
+        regrets[init] = normalized_spo_loss(Cv, Xv @ m.init_coef_.T + m.init_intercept_,
+                                            problem=SP)
+    assert auto.init_choice_ == min(regrets, key=regrets.get)
+    assert -auto.validation_score_[0] == pytest.approx(min(regrets.values()))
+    # Without a validation part "auto" means "spo+".
+    off = SPOBoost(SP, init="auto", n_estimators=1, n_iter_no_change=None).fit(X, C)
+    assert off.init_choice_ == "spo+"
