@@ -252,6 +252,9 @@ def fit_method(name, problem, X, C, seed, boost_params=None):
     """Fit one method; returns an object with ``predict(X) -> costs``."""
     if name == "SPOBoost":
         return SPOBoost(problem, random_state=seed, **(boost_params or {})).fit(X, C)
+    if name.startswith("SPOBoost-"):  # e.g. "SPOBoost-auto": another start
+        return SPOBoost(problem, init=name.split("-", 1)[1], random_state=seed,
+                        **(boost_params or {})).fit(X, C)
     if name == "GB-mse":
         return SPOBoost(problem, loss="mse", random_state=seed).fit(X, C)
     if name == "SPOForest":
@@ -326,7 +329,7 @@ def run_pyepo_comparison(problems=("shortest_path", "knapsack"), degrees=(1, 2, 
                         row = {"problem": problem_name, "degree": degree, "n_train": n_train,
                                "seed": seed, "method": method, "regret": float(regret),
                                "fit_time": float(fit_time)}
-                        if method in ("SPOBoost", "GB-mse"):
+                        if method.startswith("SPOBoost") or method == "GB-mse":
                             row["rounds"] = int(model.n_iter_)
                             row["kept"] = int(model.best_iteration_)
                         rows.append(row)
@@ -382,7 +385,7 @@ def format_table(summary, methods=None):
 
 
 def _method_order(m):
-    order = list(METHODS) + ["SPOPlusLinear-conv"]
+    order = list(METHODS) + ["SPOPlusLinear-conv", "SPOBoost-auto", "SPOBoost-linear"]
     return order.index(m) if m in order else len(order)
 
 
