@@ -367,7 +367,7 @@ def format_table(summary, methods=None):
     degrees = sorted({s["degree"] for s in summary})
     by = {(s["problem"], s["n_train"], s["degree"], s["method"]): s for s in summary}
     lines = []
-    head = (f"| problem | n_train | method | "
+    head = ("| problem | n_train | method | "
             + " | ".join(f"deg {d}" for d in degrees) + " | mean fit (s) |")
     lines += [head, "|" + "---|" * (4 + len(degrees))]
     for problem in sorted({s["problem"] for s in summary}, reverse=True):
