@@ -22,10 +22,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._params import InstanceOf, Interval, Options, validate_params
 from ._validation import check_costs, check_sample_weight
-from .linear_model import SPOPlusLinear, _spo_plus
+from .linear_model import SPOPlusLinear, _check_fit_data, _spo_plus
 from .problems import FiniteDecisions
 from .tree import SPOTree, register_model
-from .tree._classes import BaseSPOTree, SPOScoreMixin
+from .tree._classes import SPOScoreMixin
 from .tree._tree import TREE_LEAF
 
 __all__ = ["SPOBoost"]
@@ -198,8 +198,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         Shrinkage of every tree, in (0, inf).
     max_depth : int or None, default=3
     min_samples_leaf : int or float, default=20
-        Minimum total sample weight of a leaf (a float in (0, 1) is a
-        fraction of the total weight of the round's sample).
+        Minimum number of training rows in a leaf, as in :class:`SPOTree`
+        (rows of zero weight, such as those left out by ``subsample``, do not
+        count); a float in (0, 1) is a fraction of the rows.
     subsample : float, default=1.0
         Fraction of the training rows drawn (without replacement) for each
         round's tree and line search (stochastic gradient boosting), in
@@ -423,7 +424,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             be scored (no rows, zero total weight, or all optimal values zero).
         """
         validate_params(self)
-        X, C, sw, problem = BaseSPOTree._check_fit_inputs(self, X, C, sample_weight)
+        X, C, sw, problem = _check_fit_data(self, X, C, sample_weight)
         self.problem_ = problem
         rng = check_random_state(self.random_state)
         (X, C, sw), val, val_arg = self._split(X, C, sw, problem, rng, X_val, C_val,

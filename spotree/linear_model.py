@@ -28,6 +28,16 @@ from .tree._classes import BaseSPOTree, SPOScoreMixin
 __all__ = ["SPOPlusLinear", "spo_plus_loss", "spo_plus_subgradient"]
 
 
+def _check_fit_data(est, X, C, sample_weight):
+    """The checks of the trees' ``fit``, without the missing values trees can route."""
+    X, C, sw, problem = BaseSPOTree._check_fit_inputs(est, X, C, sample_weight)
+    if not np.isfinite(X).all():
+        raise ValueError(f"Input X contains NaN or infinity; {type(est).__name__} does not "
+                         "support missing values (impute them, or use SPOTree/SPOForest, "
+                         "whose splits route them).")
+    return X, C, sw, problem
+
+
 def _spo_plus(problem, C, C_hat, W_true):
     """Per-row SPO+ loss and subgradient (one batched oracle call)."""
     W2, _ = problem.solve(2.0 * C_hat - C)
@@ -247,7 +257,7 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self : SPOPlusLinear
         """
         validate_params(self)
-        X, C, sw, problem = BaseSPOTree._check_fit_inputs(self, X, C, sample_weight)
+        X, C, sw, problem = _check_fit_data(self, X, C, sample_weight)
         self.problem_ = problem
         W_true = problem.solve(C)[0]
         self._fit_arrays(X, C, sw, W_true, check_random_state(self.random_state))

@@ -90,10 +90,9 @@ def test_one_round_equals_hand_computation(sense, weighted):
     W_true = V[np.argmin((sign * C) @ V.T, axis=1)]
     W2 = V[np.argmin((sign * (2 * F0 - C)) @ V.T, axis=1)]
     neg = -2 * sign * (W_true - W2)
-    # The tree: scikit-learn's, fitted to the negative subgradients (spotree's
-    # min_samples_leaf is a minimum leaf weight).
-    ref = DecisionTreeRegressor(max_depth=2, min_weight_fraction_leaf=10 / sw.sum())
-    ref.fit(X, neg, sample_weight=sw)
+    # The tree: scikit-learn's, fitted to the negative subgradients.
+    ref = DecisionTreeRegressor(max_depth=2, min_samples_leaf=10).fit(X, neg,
+                                                                      sample_weight=sw)
     leaf = ref.apply(X)
     assert _partition(leaf) == _partition(model.estimators_[0].apply(X))
     F1 = next(model.staged_predict(X))
@@ -212,8 +211,9 @@ def test_integer_weights_equal_repeated_rows():
     X, C, Xt, _ = _sp_data(n=120)
     reps = np.random.default_rng(0).integers(0, 3, X.shape[0])
     # The "spo+" start is trained by minibatches, which repeated rows change.
+    # min_samples_leaf counts rows (as in scikit-learn), so it must not bind here.
     params = dict(init="linear", n_estimators=5, learning_rate=0.3, max_depth=2,
-                  min_samples_leaf=10, n_iter_no_change=None, random_state=0)
+                  min_samples_leaf=1, n_iter_no_change=None, random_state=0)
     a = SPOBoost(SP, **params).fit(X, C, sample_weight=reps)
     b = SPOBoost(SP, **params).fit(np.repeat(X, reps, axis=0), np.repeat(C, reps, axis=0))
     assert_allclose(a.predict(Xt), b.predict(Xt), atol=1e-9)
@@ -343,6 +343,15 @@ def test_validation_part_too_small_or_unscorable():
         SPOBoost(SP).fit(X, C, X_val=X[:5], C_val=np.zeros((5, 12)))
     with pytest.raises(ValueError, match=r"cannot be scored.*\(validation_fraction\)"):
         SPOBoost(SP, random_state=0).fit(X, np.zeros_like(C))
+
+
+def test_missing_values_are_rejected():
+    X, C, _, _ = _sp_data(n=50)
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN.*does not support missing"):
+        SPOBoost(SP).fit(X, C)
+    with pytest.raises(ValueError, match="SPOPlusLinear does not support missing"):
+        spotree.SPOPlusLinear(SP).fit(X, C)
 
 
 def test_costs_not_matching_the_problem():
