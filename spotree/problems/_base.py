@@ -253,6 +253,10 @@ _PICKLE_HINT = (
     "which rebuilds the model in each worker.")
 
 
+class _NotPicklable(TypeError):
+    """Raised by an oracle that knows why it cannot be pickled; passed on as is."""
+
+
 def _dump_oracle(oracle):
     """The oracle as bytes, by cloudpickle (which joblib uses), or a clear TypeError.
 
@@ -269,6 +273,8 @@ def _dump_oracle(oracle):
             dumper = pickle
     try:
         return dumper.dumps(oracle, protocol=pickle.HIGHEST_PROTOCOL)
+    except _NotPicklable:
+        raise
     except Exception as exc:  # pickling raises many types (TypeError, PicklingError...)
         raise TypeError(f"The oracle {oracle_name(oracle)} of a CallableProblem cannot be "
                         f"pickled ({type(exc).__name__}: {exc}), and pickling is needed to "

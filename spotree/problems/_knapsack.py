@@ -58,6 +58,9 @@ class Knapsack(DecisionProblem):
       or for all of them with ``method="highs"``.
 
     Items of non-positive value (in the maximization sense) are never taken.
+    Feasibility allows a relative ``1e-9`` of each capacity, so that a
+    subset that fits exactly (common with weights of two decimals) is not
+    lost to the rounding of floating-point sums.
 
     **Ties** among optimal subsets: dynamic programming returns the one
     whose vector read from the last item to the first is lexicographically
@@ -146,13 +149,17 @@ class Knapsack(DecisionProblem):
                                  "use method='auto' or 'bb'.")
 
     # ------------------------------------------------------------ methods
+    def _capacities(self):
+        """The capacities with the relative feasibility tolerance added."""
+        return self.capacities * (1.0 + 1e-9)
+
     def _dp_obstacle(self, max_cells):
         """Why dynamic programming does not apply, or '' when it does."""
         if self.n_resources != 1:
             return f"dynamic programming needs one resource (got {self.n_resources})"
         if not (self.weights == np.floor(self.weights)).all():
             return "dynamic programming needs integer weights"
-        cells = self.n_costs * (np.floor(self.capacities[0]) + 1)
+        cells = self.n_costs * (np.floor(self._capacities()[0]) + 1)
         if cells > max_cells:
             return (f"its table would have {cells:.0f} cells (n_items * (capacity + 1)), "
                     f"more than {max_cells}")
@@ -176,9 +183,9 @@ class Knapsack(DecisionProblem):
         solver = self.solver
         if solver == "dp":
             return knapsack_dp_oracle(self.weights[0].astype(np.int64),
-                                      int(np.floor(self.capacities[0])))
+                                      int(np.floor(self._capacities()[0])))
         if solver == "bb":
-            return knapsack_bb_oracle(self.weights, self.capacities, self.max_nodes)
+            return knapsack_bb_oracle(self.weights, self._capacities(), self.max_nodes)
         return None
 
     def relaxation(self):
@@ -215,7 +222,7 @@ class Knapsack(DecisionProblem):
 
         lp = getattr(self, "_model_milp", None)
         if lp is None:
-            lp = LinearProgram(A_ub=self.weights, b_ub=self.capacities, bounds=(0, 1),
+            lp = LinearProgram(A_ub=self.weights, b_ub=self._capacities(), bounds=(0, 1),
                                integrality=np.ones(self.n_costs), sense="min")
             self._model_milp = lp
         Wr, _ = lp.solve(Cm[rows])
@@ -228,7 +235,7 @@ class Knapsack(DecisionProblem):
     # ----------------------------------------------------------- vertices
     def _vertices(self):
         """Every feasible subset, when there are at most ``max_vertices``."""
-        Wt, cap = self.weights, self.capacities
+        Wt, cap = self.weights, self._capacities()
         n = self.n_costs
         usable = [j for j in range(n) if (Wt[:, j] <= cap).all()]
         out = []
