@@ -294,8 +294,12 @@ class _OracleCarrier:
         return (_load_oracle, (_dump_oracle(self.oracle),))
 
     def __deepcopy__(self, memo):
-        # Deep copies (scikit-learn's clone) never pickle: any oracle copies.
-        return _OracleCarrier(copy.deepcopy(self.oracle, memo))
+        # Deep copies (scikit-learn's clone) never pickle; an oracle that
+        # cannot be deep-copied (it holds a lock or a solver handle) is shared.
+        try:
+            return _OracleCarrier(copy.deepcopy(self.oracle, memo))
+        except Exception:
+            return _OracleCarrier(self.oracle)
 
 
 def _load_oracle(data):
@@ -420,7 +424,7 @@ class CallableProblem(DecisionProblem):
     An oracle holding something that cannot be pickled (a solver handle, a
     lock) raises a TypeError that says how to make it picklable. Copies
     with :func:`copy.deepcopy` (as scikit-learn's ``clone`` makes) never
-    pickle.
+    pickle; an oracle that cannot be deep-copied is shared by the copy.
 
     Examples
     --------
