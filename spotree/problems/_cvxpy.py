@@ -218,7 +218,7 @@ def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
     >>> from spotree.problems import from_cvxpy
     >>> c, x = cp.Parameter(3), cp.Variable(3)
     >>> ball = cp.Problem(cp.Minimize(c @ x), [cp.sum_squares(x) <= 1])
-    >>> problem = from_cvxpy(ball, c, x)
+    >>> problem = from_cvxpy(ball, c, x, solver="CLARABEL")
     >>> W, z = problem.solve([[3.0, 0.0, 4.0]])
     >>> round(float(z[0]), 5)
     -5.0

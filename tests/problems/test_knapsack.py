@@ -332,3 +332,24 @@ def test_bad_costs_name_the_argument():
         ks.solve(np.ones((1, 3)))
     with pytest.raises(ValueError, match="C contains NaN"):
         ks.solve([[np.nan, 1.0]])
+
+
+def test_exact_fills_with_integer_values():
+    # The hardest case for the rounded-down bound: two-decimal weights, a
+    # capacity some subset fills exactly, integer values (so the bound is an
+    # integer up to rounding). Brute force on many small instances.
+    rng = np.random.default_rng(19)
+    n_fill = 0
+    for trial in range(400):
+        n = int(rng.integers(3, 8))
+        w = rng.integers(1, 60, size=n) / 100.0
+        mask = rng.random(n) < 0.5
+        mask[rng.integers(n)] = True
+        cap = float(np.round(w[mask].sum(), 2))
+        C = rng.integers(1, 6, size=(3, n)).astype(float)
+        W, z = Knapsack(w, cap, method="bb").solve(C)
+        z_bf, S, G = brute_force(w[None, :], np.array([cap]), C, "max")
+        assert_allclose(z, z_bf, rtol=0, atol=1e-9)
+        assert_feasible(W, w[None, :], np.array([cap]))
+        n_fill += int((np.abs(W @ w - cap) < 1e-9).sum())
+    assert n_fill > 200  # optimal subsets that fill the capacity exactly were common
