@@ -25,6 +25,7 @@ Contract of every kind (see :func:`solve_min`):
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -32,7 +33,8 @@ import numpy as np
 from .._numba import jit
 
 __all__ = ["CompiledOracle", "KIND_DAG", "KIND_KNAPSACK_DP", "KIND_KNAPSACK_BB", "solve_min",
-           "solve_batch", "dag_oracle", "knapsack_dp_oracle", "knapsack_bb_oracle"]
+           "solve_batch", "solve_rows", "dag_oracle", "knapsack_dp_oracle",
+           "knapsack_bb_oracle"]
 
 #: Shortest path on a directed acyclic graph (``ShortestPath``, grids and
 #: ``ShortestPath.from_edges``).
@@ -468,4 +470,28 @@ def solve_batch(kind, ints, floats, C, W, work, iwork):
     z = np.empty(m)
     for i in range(m):
         z[i] = solve_min(kind, ints, floats, C[i], W[i], work, iwork)
+    return z
+
+
+def solve_rows(oracle, Cm, W, seconds=0.05):
+    """:func:`solve_batch` over the rows of ``Cm`` in chunks of about ``seconds`` each.
+
+    Between chunks control returns to Python, so that Ctrl-C is seen quickly
+    whatever the time of one solve; the chunk size adapts to the measured
+    time per row. Returns the values (NaN where the solver gave up).
+    """
+    m = Cm.shape[0]
+    z = np.empty(m)
+    work = np.empty(oracle.work_size)
+    iwork = np.empty(oracle.iwork_size, dtype=np.int64)
+    step = 1
+    s = 0
+    while s < m:
+        t0 = time.perf_counter()
+        e = min(m, s + step)
+        z[s:e] = solve_batch(oracle.kind, oracle.ints, oracle.floats, Cm[s:e], W[s:e],
+                             work, iwork)
+        per_row = (time.perf_counter() - t0) / (e - s)
+        step = int(min(max(1, seconds / max(per_row, 1e-9)), 2 * step + 1, 1 << 16))
+        s = e
     return z

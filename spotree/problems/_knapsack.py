@@ -113,8 +113,6 @@ class Knapsack(DecisionProblem):
     dp_auto_cells = 1 << 16
     #: Largest DP table that ``method="dp"`` accepts.
     dp_max_cells = 1 << 22
-    #: Rows per compiled call of :meth:`solve`, so that Ctrl-C is seen.
-    _chunk_cost = 2e7
 
     def __init__(self, weights, capacities, sense="max", method="auto", max_nodes=1_000_000):
         Wt = _as_float_array(weights, "weights", (1, 2))
@@ -203,15 +201,9 @@ class Knapsack(DecisionProblem):
         if oracle is None:
             self._solve_highs(Cm, W, np.arange(C.shape[0]))
         else:
-            from ._compiled import solve_batch
+            from ._compiled import solve_rows
 
-            work = np.empty(oracle.work_size)
-            iwork = np.empty(oracle.iwork_size, dtype=np.int64)
-            step = max(1, int(self._chunk_cost / max(oracle.cost, 1.0)))
-            z = np.empty(C.shape[0])
-            for s in range(0, C.shape[0], step):
-                z[s:s + step] = solve_batch(oracle.kind, oracle.ints, oracle.floats,
-                                            Cm[s:s + step], W[s:s + step], work, iwork)
+            z = solve_rows(oracle, Cm, W)
             gave_up = np.flatnonzero(np.isnan(z))
             if gave_up.size:
                 self._solve_highs(Cm, W, gave_up)

@@ -383,18 +383,11 @@ class DAGShortestPath(DecisionProblem):
                           self._order)
 
     def _solve(self, C):
-        from ._compiled import solve_batch
+        from ._compiled import solve_rows
 
-        oracle = self.compiled_oracle()
         Cm = C if self.sense == "min" else -C
         W = np.empty_like(C)
-        work = np.empty(oracle.work_size)
-        iwork = np.empty(oracle.iwork_size, dtype=np.int64)
-        # Chunks of about 2e7 operations, so that Ctrl-C is seen between them.
-        step = max(1, int(2e7 / oracle.cost))
-        for s in range(0, C.shape[0], step):
-            solve_batch(oracle.kind, oracle.ints, oracle.floats, Cm[s:s + step],
-                        W[s:s + step], work, iwork)
+        solve_rows(self.compiled_oracle(), Cm, W)
         return W, np.einsum("ij,ij->i", C, W)
 
     def _vertices(self):

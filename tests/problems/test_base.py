@@ -15,7 +15,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import linprog
 
 from spotree.datasets import make_illustrative
-from spotree.problems import (CallableProblem, DecisionProblem, FiniteDecisions,
+from spotree.problems import (CallableProblem, DecisionProblem, FiniteDecisions, Knapsack,
                               ShortestPath, problem_from_dict)
 
 
@@ -467,6 +467,9 @@ def all_problems():
         CallableProblem(ArgminOracle(V), n_costs=5, vertices=V),
         CallableProblem(BatchedArgminOracle(V, "max"), n_costs=5, sense="max",
                         batched=True, vertices=V),
+        Knapsack([[1.5, 2.0, 3.25, 1.0, 0.5], [1.0, 1.0, 2.0, 3.0, 0.0]], [4.0, 3.0]),
+        Knapsack([3, 1, 4, 1, 5], 7, sense="min"),
+        ShortestPath.from_edges(4, [(0, 1), (0, 2), (1, 3), (2, 3), (0, 3)], 0, 3),
     ]
 
 

@@ -353,3 +353,38 @@ def test_exact_fills_with_integer_values():
         assert_feasible(W, w[None, :], np.array([cap]))
         n_fill += int((np.abs(W @ w - cap) < 1e-9).sum())
     assert n_fill > 200  # optimal subsets that fill the capacity exactly were common
+
+
+def test_tree_end_to_end_compiled_equals_highs():
+    # The same tree whether children are solved by branch and bound or by
+    # HiGHS (vertex lists disabled so that both go through solve()).
+    from spotree import SPOTree
+
+    rng = np.random.default_rng(20)
+    Wt = rng.integers(300, 800, size=(2, 10)) / 100.0
+    X = rng.normal(size=(80, 3))
+    C = np.abs(X[:, :1] * rng.normal(size=(1, 10)) + rng.normal(size=(80, 10))) + 1.0
+    preds = []
+    for method in ["bb", "highs"]:
+        ks = Knapsack(Wt, 0.5 * Wt.sum(axis=1), method=method)
+        ks.max_vertices = 0
+        tree = SPOTree(ks, max_depth=2, min_samples_leaf=10).fit(X, C)
+        W = tree.predict_decision(X)
+        assert_feasible(W, Wt, 0.5 * Wt.sum(axis=1))
+        preds.append(tree.predict(X))
+    assert_allclose(preds[0], preds[1], rtol=1e-12)
+
+
+def test_solve_rows_chunks_give_the_same_values():
+    from spotree.problems._compiled import solve_batch, solve_rows
+
+    rng = np.random.default_rng(21)
+    Wt = rng.integers(300, 800, size=(2, 16)) / 100.0
+    o = Knapsack(Wt, 0.5 * Wt.sum(axis=1)).compiled_oracle()
+    C = -rng.uniform(0, 10, size=(300, 16))
+    W1, W2 = np.empty_like(C), np.empty_like(C)
+    z1 = solve_batch(o.kind, o.ints, o.floats, C, W1, np.empty(o.work_size),
+                     np.empty(o.iwork_size, dtype=np.int64))
+    z2 = solve_rows(o, C, W2, seconds=1e-9)  # chunks of one or two rows
+    assert_array_equal(z2, z1)
+    assert_array_equal(W2, W1)

@@ -590,3 +590,18 @@ def test_dag_bad_input(args, match):
 def test_dag_bad_sense():
     with pytest.raises(ValueError, match="sense must be 'min' or 'max'"):
         ShortestPath.from_edges(2, [(0, 1)], 0, 1, sense="shortest")
+
+
+def test_tree_on_dag_equals_tree_on_grid():
+    from spotree import SPOTree
+
+    grid = ShortestPath((5, 5))
+    dag = ShortestPath.from_edges(25, [(i - 1, j - 1) for i, j in grid.edges()], 0, 24)
+    rng = np.random.default_rng(34)
+    X = rng.normal(size=(300, 3))
+    C = np.abs(X[:, :1] * rng.normal(size=(1, grid.n_costs))
+               + rng.normal(size=(300, grid.n_costs)))
+    t_grid = SPOTree(grid, max_depth=3, min_samples_leaf=10).fit(X, C)
+    t_dag = SPOTree(dag, max_depth=3, min_samples_leaf=10).fit(X, C)
+    assert_allclose(t_dag.predict(X), t_grid.predict(X), rtol=1e-12)
+    assert_array_equal(t_dag.predict_decision(X), t_grid.predict_decision(X))
