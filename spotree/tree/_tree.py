@@ -56,11 +56,19 @@ class Tree:
         pruning works on it.
     n_node_samples : ndarray of int64
     weighted_n_node_samples : ndarray of float64
+    missing_go_to_left : ndarray of uint8
+        1 where a sample whose split feature is missing (NaN) goes left. Where
+        no training sample of the node missed that feature, missing values go
+        to the child with more training weight. 0 at leaves.
+    missing_features : ndarray of bool of shape (n_features,)
+        Features that had missing values at fit (exporters show where their
+        missing values go).
     """
 
     def __init__(self, *, n_features, n_outputs, children_left, children_right, feature,
                  threshold, value, decision, loss, impurity, n_node_samples,
-                 weighted_n_node_samples, categories=None):
+                 weighted_n_node_samples, categories=None, missing_go_to_left=None,
+                 missing_features=None):
         self.n_features = int(n_features)
         self.n_outputs = int(n_outputs)
         self.children_left = np.asarray(children_left, dtype=np.int64)
@@ -77,6 +85,17 @@ class Tree:
         if categories is None:
             categories = [np.empty(0)] * n
         self.categories = [np.asarray(c, dtype=np.float64) for c in categories]
+        if missing_go_to_left is None:
+            # Trees without the field: missing values follow the heavier child.
+            left_ok = self.children_left != TREE_LEAF
+            heavier = np.zeros(n, dtype=np.uint8)
+            idx = np.flatnonzero(left_ok)
+            heavier[idx] = (self.weighted_n_node_samples[self.children_left[idx]]
+                            >= self.weighted_n_node_samples[self.children_right[idx]])
+            missing_go_to_left = heavier
+        self.missing_go_to_left = np.asarray(missing_go_to_left, dtype=np.uint8)
+        self.missing_features = (np.zeros(self.n_features, dtype=bool) if missing_features is None
+                                 else np.asarray(missing_features, dtype=bool))
 
     # --------------------------------------------------------------- shape
     @property
@@ -132,6 +151,9 @@ class Tree:
             for t in np.unique(nodes[cat]):
                 sel = nodes == t
                 left[sel] = np.isin(x[sel], self.categories[t])
+        missing = np.isnan(x)
+        if missing.any():
+            left[missing] = self.missing_go_to_left[nodes[missing]] == 1
         return left
 
     def _descend(self, X):
@@ -262,6 +284,8 @@ class Tree:
             weighted_n_node_samples=self.weighted_n_node_samples[order],
             categories=[np.empty(0) if becomes_leaf[i] else self.categories[t]
                         for i, t in enumerate(order)],
+            missing_go_to_left=np.where(becomes_leaf, 0, self.missing_go_to_left[order]),
+            missing_features=self.missing_features,
         )
 
     # --------------------------------------------------------------- I/O
@@ -271,6 +295,8 @@ class Tree:
         for name in _INT_FIELDS + _FLOAT_FIELDS + _MATRIX_FIELDS:
             out[name] = getattr(self, name).tolist()
         out["categories"] = [c.tolist() for c in self.categories]
+        out["missing_go_to_left"] = self.missing_go_to_left.tolist()
+        out["missing_features"] = self.missing_features.tolist()
         return out
 
     @classmethod
@@ -283,6 +309,16 @@ class Tree:
                            for name in _FLOAT_FIELDS + _MATRIX_FIELDS})
             n_features, n_outputs = int(d["n_features"]), int(d["n_outputs"])
             categories = [np.asarray(c, dtype=np.float64) for c in d["categories"]]
+            mgl = d.get("missing_go_to_left")
+            if mgl is not None:
+                mgl = np.asarray(mgl, dtype=np.int64)
+                if mgl.shape != (n,) or not np.isin(mgl, (0, 1)).all():
+                    raise ValueError("missing_go_to_left must hold one 0 or 1 per node")
+            mf = d.get("missing_features")
+            if mf is not None:
+                mf = np.asarray(mf)
+                if mf.dtype != bool or mf.shape != (int(d["n_features"]),):
+                    raise ValueError("missing_features must hold one bool per feature")
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed tree: {exc!r}") from None
         for name in _INT_FIELDS + _FLOAT_FIELDS:
@@ -302,7 +338,8 @@ class Tree:
                 or ((right[internal] <= ids[internal]) | (right[internal] >= n)).any()
                 or ((feat[internal] < 0) | (feat[internal] >= n_features)).any()):
             raise ValueError("malformed tree: child or feature indices out of range.")
-        return cls(n_features=n_features, n_outputs=n_outputs, categories=categories, **kwargs)
+        return cls(n_features=n_features, n_outputs=n_outputs, categories=categories,
+                   missing_go_to_left=mgl, missing_features=mf, **kwargs)
 
     def __getstate__(self):
         state = self.__dict__.copy()

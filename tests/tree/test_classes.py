@@ -110,7 +110,10 @@ def test_integer_weights_equal_duplicated_rows(seed):
     w[0] = 1
     Xr, Cr = np.repeat(X, w, axis=0), np.repeat(C, w, axis=0)
     perm = rng.permutation(30)
-    for kw in [dict(max_depth=3), dict(min_samples_leaf=4), dict(criterion="mse", max_depth=3)]:
+    # A leaf of at least 4 copies is a leaf of weight at least 4: by weight
+    # fraction, since min_samples_leaf counts rows whatever their weights.
+    frac = dict(min_weight_fraction_leaf=4 / w.sum())
+    for kw in [dict(max_depth=3), frac, dict(criterion="mse", max_depth=3)]:
         a = SPOTree(problem, **kw).fit(X[perm], C[perm], sample_weight=w[perm]).tree_
         b = SPOTree(problem, **kw).fit(Xr, Cr).tree_
         np.testing.assert_array_equal(a.feature, b.feature)
@@ -503,21 +506,23 @@ def test_max_depth_and_min_loss_decrease():
 
 
 # ---------------------------------------------------------------- bad input
-def test_nan_or_inf_is_rejected_with_a_clear_error():
+def test_inf_in_x_and_nan_or_inf_in_c_are_rejected_with_a_clear_error():
+    # NaN in X is a missing value (tests/tree/test_missing.py); infinity is not.
     X, C = _sp_data(30)
-    for bad in (np.nan, np.inf):
+    for bad in (-np.inf, np.inf):
         Xb = X.copy()
         Xb[3, 1] = bad
-        with pytest.raises(ValueError, match="NaN|infinity"):
+        with pytest.raises(ValueError, match="infinity"):
             SPOTree(SP).fit(Xb, C)
+    for bad in (np.nan, np.inf):
         Cb = C.copy()
         Cb[4, 2] = bad
         with pytest.raises(ValueError, match=r"C contains NaN or infinity"):
             SPOTree(SP).fit(X, Cb)
     est = SPOTree(SP).fit(X, C)
     Xb = X.copy()
-    Xb[0, 0] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
+    Xb[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
         est.predict(Xb)
 
 
