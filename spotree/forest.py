@@ -25,8 +25,9 @@ from ._params import InstanceOf, Interval, Options, validate_params
 from ._validation import check_costs, check_sample_weight
 from .metrics import normalized_spo_loss
 from .tree import SPOTree, register_model
-from .tree._classes import BaseSPOTree, SPOScoreMixin
+from .tree._classes import BaseSPOTree, SPOScoreMixin, categorical_mask, encode_categories
 from .tree._builder import AbortFlag, GrowthInterrupted
+from .tree._categories import unseen_to_missing
 from .tree._criterion import FitData
 from .tree._kernels import MODE_ORACLE
 from .tree._tree import TREE_LEAF
@@ -147,6 +148,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         fraction of the tree's total weight.
     thresholds : "all" or int, default="all"
         Candidate thresholds per feature per node, as in SPOTree.
+    categorical_features : array-like of int or str, array of bool, or None
+        Features split by category, as in SPOTree (DataFrame columns of dtype
+        ``category``, ``object`` or ``string`` are categorical in any case).
     oob_score : bool, default=False
         Whether to score the forest on the out-of-bag samples (needs
         ``bootstrap=True``).
@@ -254,6 +258,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "max_depth": [Interval(int, 1, None), None],
         "min_samples_leaf": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "neither")],
         "thresholds": [Options("all"), Interval(int, 1, None)],
+        "categorical_features": [InstanceOf((list, tuple, np.ndarray),
+                                            "an array-like of feature indices, names or a "
+                                            "boolean mask"), None],
         "oob_score": [InstanceOf((bool, np.bool_), "a bool")],
         "n_jobs": [Interval(int, None, -1), Interval(int, 1, None), None],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
@@ -264,8 +271,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     def __init__(self, problem=None, *, n_estimators=100, criterion="spo", max_features="sqrt",
                  bootstrap=True, max_samples=None, max_depth=None, min_samples_leaf=1,
-                 thresholds="all", oob_score=False, n_jobs=None, random_state=None,
-                 verbose=0):
+                 thresholds="all", categorical_features=None, oob_score=False, n_jobs=None,
+                 random_state=None, verbose=0):
         self.problem = problem
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -275,6 +282,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.thresholds = thresholds
+        self.categorical_features = categorical_features
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -284,7 +292,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     def _tree_params(self):
         return {"criterion": self.criterion, "max_depth": self.max_depth,
                 "min_samples_leaf": self.min_samples_leaf, "max_features": self.max_features,
-                "thresholds": self.thresholds}
+                "thresholds": self.thresholds,
+                "categorical_features": self.categorical_features}
 
     def _check_fit_inputs(self, X, C, sample_weight):
         if C is None:
@@ -296,8 +305,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     def _fit_data(self, X, C, problem):
         """The per-fit statistics shared by all trees (the only full oracle call)."""
-        return FitData(problem, X, C, np.zeros(X.shape[1], dtype=bool),
-                       need_spo=self.criterion == "spo")
+        mask = categorical_mask(self, X.shape[1])
+        return FitData(problem, X, C, mask, need_spo=self.criterion == "spo")
 
     def fit(self, X, C, sample_weight=None):
         """Grow the forest on features X and realized costs C.
@@ -342,10 +351,14 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             # Worker threads check this between chunks of compiled work.
             abort.set()
             raise
+        seen = [None if v is None else v.copy() for v in base.cat_values]
+        self.categories_seen_ = seen if any(v is not None for v in seen) else None
         for tree in trees:
             # One problem object for the whole forest (workers return copies).
             tree.problem = tree.problem_ = problem
             tree.n_features_in_ = self.n_features_in_
+            tree.category_values_ = self.category_values_
+            tree.categories_seen_ = self.categories_seen_
             if hasattr(self, "feature_names_in_"):
                 tree.feature_names_in_ = self.feature_names_in_
         self.problem_ = problem
@@ -417,8 +430,10 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     # ---------------------------------------------------------- predict
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")
-        return validate_data(self, X, reset=False, dtype=np.float64,
-                             ensure_all_finite="allow-nan")
+        X = encode_categories(self, X, reset=False)
+        X = validate_data(self, X, reset=False, dtype=np.float64,
+                          ensure_all_finite="allow-nan")
+        return unseen_to_missing(X, getattr(self, "categories_seen_", None))
 
     def apply(self, X):
         """Leaf index of every sample in every tree.

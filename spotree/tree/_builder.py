@@ -19,6 +19,7 @@ from ._kernels import (I_COUNT, I_NCAND, I_NEED, I_NODE, I_NPEND, I_PHASE, I_SP,
                        MODE_ORACLE, MODE_SOLVER, MODE_VERTEX, NAN_UNSEEN, N_FSTATE, N_ISTATE,
                        PH_POP,
                        ST_BUDGET, ST_DONE, ST_ORACLE, ST_SPACE, combine, grow_step)
+from ._oracle import make_oracle_handler
 from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
 __all__ = ["grow_tree", "AbortFlag", "GrowthInterrupted", "WORK_BUDGET"]
@@ -95,10 +96,10 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         Checked between chunks of compiled work; when set,
         :class:`GrowthInterrupted` is raised.
     oracle_handler : callable, optional
-        ``handler(R) -> (W0, z)`` for the oracle path: ``R`` holds scaled,
-        minimization-sense cost rows; return the decision of row 0 and the
-        scaled minimization-sense optimal values of every row. Defaults to
-        one batched call of the problem.
+        For the oracle path: ``handler(R, weights, const, a, spo_scale,
+        mse_part, tol) -> (w0, z)`` (see :mod:`spotree.tree._oracle`).
+        Defaults to :func:`~spotree.tree._oracle.make_oracle_handler`: one
+        batched call, or bounds first when the problem has a relaxation.
 
     Returns
     -------
@@ -207,7 +208,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     allowed = np.zeros(max(m, 1), dtype=np.bool_)
     max_depth_i = -1 if max_depth is None else int(max_depth)
     max_features_i = 0 if max_features is None else int(max_features)
-    handler = oracle_handler or data.solve_scaled
+    handler = oracle_handler or make_oracle_handler(data)
 
     while True:
         status = grow_step(
@@ -228,10 +229,12 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         if abort is not None and abort.is_set():
             raise GrowthInterrupted
         if status == ST_ORACLE:
-            r = 1 + 2 * int(istate[I_NCAND])
-            W, z = handler(req[:r] if r > 1 else req[:1])
+            n_c = int(istate[I_NCAND])
+            r = 1 + 2 * n_c
+            w0, z = handler(req[:r], req_w[:r], cand_f[:n_c, 1], float(a), float(spo_scale),
+                            cand_f[:n_c, 2], float(tol))
             resp[:r] = z
-            decision[istate[I_NODE]] = W[0]
+            decision[istate[I_NODE]] = w0
         elif status == ST_SPACE:
             rows = int(istate[I_NEED])
             req = np.zeros((rows, d))

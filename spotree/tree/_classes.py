@@ -16,6 +16,7 @@ from ..metrics import normalized_decision_loss
 from ..problems import DecisionProblem, FiniteDecisions
 from .._validation import check_random_state_seed
 from ._builder import grow_tree
+from ._categories import categorical_columns, encode_frame, is_dataframe, unseen_to_missing
 from ._criterion import FitData
 
 __all__ = ["BaseSPOTree", "SPOScoreMixin", "SPOTree"]
@@ -59,6 +60,60 @@ def _resolve_max_features(max_features, p):
     return max(1, int(max_features * p))
 
 
+def encode_categories(est, X, reset):
+    """DataFrame category / object / string columns as float codes (see _categories).
+
+    ``reset`` (at fit) learns the labels into ``est.category_values_``;
+    otherwise the stored labels code X.
+    """
+    if reset:
+        est.category_values_ = None
+        if is_dataframe(X) and categorical_columns(X).any():
+            X, est.category_values_ = encode_frame(X)
+        return X
+    cats = getattr(est, "category_values_", None)
+    if cats is not None and is_dataframe(X):
+        X, _ = encode_frame(X, cats)
+    elif is_dataframe(X) and categorical_columns(X).any():
+        raise ValueError("X has category or text columns, but the model was fitted on "
+                         "numeric features only.")
+    return X
+
+
+def categorical_mask(est, p):
+    """Which of the p features are categorical: by dtype at fit, or named by the user.
+
+    ``est.categorical_features`` lists indices, names (of a DataFrame's
+    columns) or is a boolean mask; either adds to the columns categorical
+    by dtype.
+    """
+    cats = getattr(est, "category_values_", None)
+    mask = (np.zeros(p, dtype=bool) if cats is None
+            else np.array([c is not None for c in cats], dtype=bool))
+    cf = est.categorical_features
+    if cf is None:
+        return mask
+    cf = np.asarray(cf)
+    if cf.dtype == bool:
+        if cf.shape != (p,):
+            raise ValueError(f"categorical_features as a boolean mask must have shape "
+                             f"({p},); got {cf.shape}.")
+        return cf | mask
+    for f in cf.ravel():
+        if isinstance(f, str) or (hasattr(f, "dtype") and f.dtype.kind in "US"):
+            names = getattr(est, "feature_names_in_", None)
+            if names is None or f not in list(names):
+                raise ValueError(f"categorical_features names {f!r}, which is not a "
+                                 "column of X.")
+            mask[list(names).index(f)] = True
+        else:
+            if not 0 <= int(f) < p:
+                raise ValueError(f"categorical_features index {f} is out of range for "
+                                 f"{p} features.")
+            mask[int(f)] = True
+    return mask
+
+
 class SPOScoreMixin:
     """``score`` shared by trees and forests: minus the normalized SPO loss."""
 
@@ -97,10 +152,16 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     # ----------------------------------------------------------- helpers
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
-        return validate_data(self, X, reset=False, dtype=np.float64,
-                             ensure_all_finite="allow-nan")
+        X = encode_categories(self, X, reset=False)
+        X = validate_data(self, X, reset=False, dtype=np.float64,
+                          ensure_all_finite="allow-nan")
+        return unseen_to_missing(X, getattr(self, "categories_seen_", None))
+
+    def _encode_categories(self, X, reset):
+        return encode_categories(self, X, reset)
 
     def _check_fit_inputs(self, X, C, sample_weight):
+        X = encode_categories(self, X, reset=True)
         X = validate_data(self, X, reset=True, dtype=np.float64,
                           ensure_all_finite="allow-nan", ensure_min_samples=1)
         if C is None:
@@ -360,8 +421,12 @@ class SPOTree(BaseSPOTree):
         scores ``q`` quantile thresholds per feature per node (the paper used
         99, i.e. quantiles at 1%, 2%, ..., 99%).
     categorical_features : array-like of int or str, array of bool, or None
-        Features split by category (``x == s``) instead of by threshold.
-        Categories are numeric codes; unseen categories go right.
+        Features split by category (``x == s``) instead of by threshold,
+        given as numeric codes. Columns of a DataFrame with dtype
+        ``category``, ``object`` or ``string`` are categorical in any case
+        (their labels are coded as listed in ``category_values_``). At
+        predict time a category never seen at fit is treated as missing: it
+        follows each split's missing-value side.
     categorical_splits : {"equal", "subset"}, default="equal"
         ``"equal"`` sends one category left (the paper's rule); ``"subset"``
         searches every subset of categories (up to 10 categories per node,
@@ -468,29 +533,7 @@ class SPOTree(BaseSPOTree):
         self.random_state = random_state
 
     def _categorical_mask(self, p):
-        mask = np.zeros(p, dtype=bool)
-        cf = self.categorical_features
-        if cf is None:
-            return mask
-        cf = np.asarray(cf)
-        if cf.dtype == bool:
-            if cf.shape != (p,):
-                raise ValueError(f"categorical_features as a boolean mask must have shape "
-                                 f"({p},); got {cf.shape}.")
-            return cf.copy()
-        for f in cf.ravel():
-            if isinstance(f, str) or (hasattr(f, "dtype") and f.dtype.kind in "US"):
-                names = getattr(self, "feature_names_in_", None)
-                if names is None or f not in list(names):
-                    raise ValueError(f"categorical_features names {f!r}, which is not a "
-                                     "column of X.")
-                mask[list(names).index(f)] = True
-            else:
-                if not 0 <= int(f) < p:
-                    raise ValueError(f"categorical_features index {f} is out of range for "
-                                     f"{p} features.")
-                mask[int(f)] = True
-        return mask
+        return categorical_mask(self, p)
 
     def fit(self, X, C, sample_weight=None):
         """Grow the tree on features X and realized costs C.
@@ -498,7 +541,8 @@ class SPOTree(BaseSPOTree):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Finite numeric features (missing values are not supported).
+            Features; NaN marks a missing value. DataFrame columns of dtype
+            ``category``, ``object`` or ``string`` are categorical features.
         C : array-like of shape (n_samples, n_costs)
             Realized cost vectors; ``n_costs`` must match the problem.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -540,6 +584,9 @@ class SPOTree(BaseSPOTree):
             seed=seed, categorical_subsets=self.categorical_splits == "subset",
             abort=abort)
         self.tree_ = tree
+        self.categories_seen_ = [None if v is None else v.copy() for v in fit_data.cat_values]
+        if not any(v is not None for v in self.categories_seen_):
+            self.categories_seen_ = None
         self.loss_scales_ = scales
         self.n_oracle_calls_ = fit_data.n_oracle_calls
         self._apply_ccp_alpha(self.ccp_alpha)

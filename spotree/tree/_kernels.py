@@ -164,6 +164,7 @@ def allowed_positions(xs, m, n_quantiles, allowed):
 
 @jit
 def combine(a, spo, mse, spo_scale, mse_scale):
+    """The mixed criterion ``a SPO / SPO_root + (1 - a) MSE / MSE_root`` (pure at 0 and 1)."""
     if a == 1.0:
         return spo
     if a == 0.0:
@@ -207,103 +208,29 @@ def node_sums(order0, s, e, w, cnt, Cm, G, zs, sq, use_G, use_S, S, Gs):
     return wsum, csum, z, q
 
 
-@jit
-def _pair_vertex(GL, GM, TG, use_m):
-    """min_k of the left and right G sums (left = GL (+ GM))."""
-    gl = np.inf
-    gr = np.inf
-    if use_m:
-        for k in range(GL.shape[0]):
-            v = GL[k] + GM[k]
-            if v < gl:
-                gl = v
-            r = TG[k] - v
-            if r < gr:
-                gr = r
-    else:
-        for k in range(GL.shape[0]):
-            v = GL[k]
-            if v < gl:
-                gl = v
-            r = TG[k] - v
-            if r < gr:
-                gr = r
-    return gl, gr
-
-
-@jit
-def _fill_pair(SL, SM, TS, use_m, bl, br):
-    """bl = SL (+ SM), br = TS - bl; returns their squared norms."""
-    nl = 0.0
-    nr = 0.0
-    for j in range(SL.shape[0]):
-        v = SL[j] + SM[j] if use_m else SL[j]
-        bl[j] = v
-        r = TS[j] - v
-        br[j] = r
-        nl += v * v
-        nr += r * r
-    return nl, nr
-
-
 # ------------------------------------------------------------- candidates
+# The evaluation of a candidate is written out inside each sweep's loop: a
+# call to a numba function taking dozens of arrays costs more per threshold
+# than the vertex-path arithmetic itself.
 @jit
-def _consider(mode, a, spo_scale, mse_scale, tols, kind, ints, floats, work, iwork, nowv,
-              use_m, lw, zl, ql, rw, zr, qr, GL, GM, SL, SM, T_G, T_S, bl, br,
-              f, split_kind, code, thr, nan_left, best_i, best_f,
-              req, req_w, cand_i, cand_f, istate):
-    """Score one candidate split (or queue it for the oracle).
-
-    Left child sums: weight lw, optimal-value sum zl, squared-norm sum ql and
-    vectors GL/SL (+ GM/SM when ``use_m``: the missing rows go left).
-    """
-    use_spo = a > 0.0
-    mse = 0.0
-    need_S = a < 1.0 or mode != MODE_VERTEX
-    nl = 0.0
-    nr = 0.0
-    if need_S:
-        nl, nr = _fill_pair(SL, SM, T_S, use_m, bl, br)
-    if a < 1.0:
-        mse = (ql - nl / lw) + (qr - nr / rw)
-        # Losses within rounding of zero are zero, so that they tie exactly.
-        if not mse > tols[1]:
-            mse = 0.0
-    if mode == MODE_ORACLE and use_spo:
-        j = istate[I_NCAND]
-        r = 1 + 2 * j
-        for t in range(bl.shape[0]):
-            req[r, t] = bl[t] / lw
-            req[r + 1, t] = br[t] / rw
-        req_w[r] = lw
-        req_w[r + 1] = rw
-        cand_i[j, 0] = f
-        cand_i[j, 1] = split_kind
-        cand_i[j, 2] = code
-        cand_i[j, 3] = nan_left
-        cand_f[j, 0] = thr
-        cand_f[j, 1] = zl + zr
-        cand_f[j, 2] = 0.0 if a == 1.0 else (1.0 - a) * mse / mse_scale
-        istate[I_NCAND] = j + 1
-        return
-    spo = 0.0
-    if use_spo:
-        if mode == MODE_VERTEX:
-            gl, gr = _pair_vertex(GL, GM, T_G, use_m)
-        else:
-            gl = solve_min(kind, ints, floats, bl, nowv, work, iwork)
-            gr = solve_min(kind, ints, floats, br, nowv, work, iwork)
-        spo = (gl - zl) + (gr - zr)
-        if not spo > tols[0]:
-            spo = 0.0
-    crit = combine(a, spo, mse, spo_scale, mse_scale)
-    if _better(crit, best_f[F_BEST_CRIT], best_i[I_BEST_F] >= 0, tols[2]):
-        best_f[F_BEST_CRIT] = crit
-        best_f[F_BEST_THR] = thr
-        best_i[I_BEST_F] = f
-        best_i[I_BEST_KIND] = split_kind
-        best_i[I_BEST_CAT] = code
-        best_i[I_BEST_NAN] = nan_left
+def _queue(req, req_w, cand_i, cand_f, istate, bl, br, lw, rw, zsum, mse_part, f,
+           split_kind, code, thr, nan_left):
+    """Queue a candidate for the batched oracle: its children's mean costs."""
+    j = istate[I_NCAND]
+    r = 1 + 2 * j
+    for t in range(bl.shape[0]):
+        req[r, t] = bl[t] / lw
+        req[r + 1, t] = br[t] / rw
+    req_w[r] = lw
+    req_w[r + 1] = rw
+    cand_i[j, 0] = f
+    cand_i[j, 1] = split_kind
+    cand_i[j, 2] = code
+    cand_i[j, 3] = nan_left
+    cand_f[j, 0] = thr
+    cand_f[j, 1] = zsum
+    cand_f[j, 2] = mse_part
+    istate[I_NCAND] = j + 1
 
 
 @jit
@@ -317,13 +244,18 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
     Rows whose value is missing (NaN) sit at the end of ``seg``; each
     threshold is tried with them on the right, then on the left, and the
     split "every present value left, missing right" (threshold +inf) is
-    tried last.
+    tried last. The best candidate goes to ``istate``/``fstate`` (or, on the
+    oracle path, every candidate to the request buffer).
     """
     m = seg.shape[0]
     K = G.shape[1]
     d = Cm.shape[1]
     use_G = mode == MODE_VERTEX and a > 0.0
     use_S = a < 1.0 or mode != MODE_VERTEX
+    queue = mode == MODE_ORACLE and a > 0.0
+    spo_tol = tols[0]
+    mse_tol = tols[1]
+    cmp_tol = tols[2]
     mn = m
     while mn > 0 and np.isnan(X[seg[mn - 1], f]):
         mn -= 1
@@ -350,69 +282,195 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
             for j in range(d):
                 SM[j] += wi * Cm[i, j]
     has_m = cM > 0.0
+    if mn == 0:
+        return
     for t in range(mn):
         xs[t] = X[seg[t], f]
-    if mn >= 2 and xs[0] != xs[mn - 1]:
+    varies = xs[0] != xs[mn - 1]
+    if varies:
         allowed_positions(xs, mn, n_quantiles, allowed)
-        for k in range(K):
-            GL[k] = 0.0
-        for j in range(d):
-            SL[j] = 0.0
-        wL = 0.0
-        cL = 0.0
-        zL = 0.0
-        qL = 0.0
-        for p in range(mn - 1):
-            i = seg[p]
-            wi = w[i]
-            wL += wi
-            cL += cnt[i]
-            zL += wi * zs[i]
-            qL += wi * sq[i]
-            if use_G:
+    fast = mode == MODE_VERTEX and a == 1.0 and not has_m
+    fast_mse = a == 0.0 and not has_m
+    if (fast or fast_mse) and not varies:
+        return
+    for k in range(K):
+        GL[k] = 0.0
+    for j in range(d):
+        SL[j] = 0.0
+    wL = 0.0
+    cL = 0.0
+    zL = 0.0
+    qL = 0.0
+    # Positions 0..mn-2 cut between present values; position mn-1 (with
+    # missing rows only) is the present/missing split.
+    for p in range(mn):
+        last = p == mn - 1
+        if last and not has_m:
+            break
+        i = seg[p]
+        wi = w[i]
+        wL += wi
+        cL += cnt[i]
+        zL += wi * zs[i]
+        qL += wi * sq[i]
+        if fast and not last:
+            # The common case, pure SPO on the vertex path with nothing
+            # missing: update the left sums and take both minima in one pass
+            # where the cut is admissible (as CART updates its sums).
+            if (allowed[p] and xs[p] != xs[p + 1] and cL >= min_leaf_cnt
+                    and wL >= min_leaf_w and T_c - cL >= min_leaf_cnt
+                    and T_w - wL >= min_leaf_w):
+                gl = np.inf
+                gr = np.inf
+                for k in range(K):
+                    v = GL[k] + wi * G[i, k]
+                    GL[k] = v
+                    if v < gl:
+                        gl = v
+                    r = T_G[k] - v
+                    if r < gr:
+                        gr = r
+                spo = (gl - zL) + (gr - (T_z - zL))
+                if not spo > spo_tol:
+                    spo = 0.0
+                found = istate[I_BEST_F] >= 0
+                best = fstate[F_BEST_CRIT]
+                if (not found) or spo < best - REL_TOL * abs(best) - cmp_tol:
+                    fstate[F_BEST_CRIT] = spo
+                    fstate[F_BEST_THR] = midpoint(xs[p], xs[p + 1])
+                    istate[I_BEST_F] = f
+                    istate[I_BEST_KIND] = SPLIT_NUMERIC
+                    istate[I_BEST_CAT] = -1
+                    istate[I_BEST_NAN] = NAN_UNSEEN
+            else:
                 for k in range(K):
                     GL[k] += wi * G[i, k]
-            if use_S:
+                if T_c - cL < min_leaf_cnt or T_w - wL < min_leaf_w:
+                    break
+            continue
+        if fast_mse and not last:
+            # Squared error with nothing missing (CART, and the tie-break):
+            # the update and both children's squared norms in one pass.
+            if (allowed[p] and xs[p] != xs[p + 1] and cL >= min_leaf_cnt
+                    and wL >= min_leaf_w and T_c - cL >= min_leaf_cnt
+                    and T_w - wL >= min_leaf_w):
+                nl = 0.0
+                nr = 0.0
+                for j in range(d):
+                    v = SL[j] + wi * Cm[i, j]
+                    SL[j] = v
+                    nl += v * v
+                    r = T_S[j] - v
+                    nr += r * r
+                mse = (qL - nl / wL) + (T_q - qL - nr / (T_w - wL))
+                if not mse > mse_tol:
+                    mse = 0.0
+                found = istate[I_BEST_F] >= 0
+                best = fstate[F_BEST_CRIT]
+                if (not found) or mse < best - REL_TOL * abs(best) - cmp_tol:
+                    fstate[F_BEST_CRIT] = mse
+                    fstate[F_BEST_THR] = midpoint(xs[p], xs[p + 1])
+                    istate[I_BEST_F] = f
+                    istate[I_BEST_KIND] = SPLIT_NUMERIC
+                    istate[I_BEST_CAT] = -1
+                    istate[I_BEST_NAN] = NAN_UNSEEN
+            else:
                 for j in range(d):
                     SL[j] += wi * Cm[i, j]
+                if T_c - cL < min_leaf_cnt or T_w - wL < min_leaf_w:
+                    break
+            continue
+        if use_G:
+            for k in range(K):
+                GL[k] += wi * G[i, k]
+        if use_S:
+            for j in range(d):
+                SL[j] += wi * Cm[i, j]
+        if last:
+            n_opt = 1
+            thr = np.inf
+            split_kind = SPLIT_MISSING
+        elif not varies:
+            continue
+        else:
             # The right child is largest with the missing rows on it.
             if T_c - cL < min_leaf_cnt or T_w - wL < min_leaf_w:
+                if has_m:
+                    # Skip to the present/missing split.
+                    continue
                 break
             if not allowed[p] or xs[p] == xs[p + 1]:
                 continue
+            n_opt = 2 if has_m else 1
             thr = midpoint(xs[p], xs[p + 1])
-            for opt in range(2 if has_m else 1):
-                lw = wL + wM if opt == 1 else wL
-                lc = cL + cM if opt == 1 else cL
-                if (lc < min_leaf_cnt or lw < min_leaf_w or T_c - lc < min_leaf_cnt
-                        or T_w - lw < min_leaf_w):
-                    continue
-                lz = zL + zM if opt == 1 else zL
-                lq = qL + qM if opt == 1 else qL
-                nan_opt = opt if has_m else NAN_UNSEEN
-                use_m = opt == 1
-                rw = T_w - lw
-                rz = T_z - lz
-                rq = T_q - lq
-                _consider(mode, a, spo_scale, mse_scale, tols, kind, ints, floats, work, iwork,
-                          nowv, use_m, lw, lz, lq, rw, rz, rq,
-                          GL, GM, SL, SM, T_G, T_S, bl, br, f, SPLIT_NUMERIC, -1, thr,
-                          nan_opt, istate, fstate, req, req_w, cand_i, cand_f, istate)
-    if has_m and mn > 0:
-        # Every present value left, the missing rows right.
-        lw = T_w - wM
-        lc = T_c - cM
-        if lc >= min_leaf_cnt and lw >= min_leaf_w and cM >= min_leaf_cnt and wM >= min_leaf_w:
-            for k in range(K):
-                GL[k] = T_G[k] - GM[k]
-            for j in range(d):
-                SL[j] = T_S[j] - SM[j]
-            lz = T_z - zM
-            lq = T_q - qM
-            _consider(mode, a, spo_scale, mse_scale, tols, kind, ints, floats, work, iwork, nowv,
-                      False, lw, lz, lq, wM, zM, qM, GL, GM, SL, SM, T_G, T_S,
-                      bl, br, f, SPLIT_MISSING, -1, np.inf, NAN_RIGHT, istate, fstate, req,
-                      req_w, cand_i, cand_f, istate)
+            split_kind = SPLIT_NUMERIC
+        for opt in range(n_opt):
+            use_m = opt == 1
+            lw = wL + wM if use_m else wL
+            lc = cL + cM if use_m else cL
+            rw = T_w - lw
+            rc = T_c - lc
+            if lc < min_leaf_cnt or lw < min_leaf_w or rc < min_leaf_cnt or rw < min_leaf_w:
+                continue
+            zl = zL + zM if use_m else zL
+            zr = T_z - zl
+            nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
+            # ---- the candidate's criterion (same block in sweep_categorical)
+            mse = 0.0
+            if use_S:
+                nl = 0.0
+                nr = 0.0
+                for j in range(d):
+                    v = SL[j] + SM[j] if use_m else SL[j]
+                    bl[j] = v
+                    r = T_S[j] - v
+                    br[j] = r
+                    nl += v * v
+                    nr += r * r
+                if a < 1.0:
+                    ql = qL + qM if use_m else qL
+                    mse = (ql - nl / lw) + (T_q - ql - nr / rw)
+                    # Within rounding of zero is zero, so that such candidates tie.
+                    if not mse > mse_tol:
+                        mse = 0.0
+            if queue:
+                mse_part = 0.0 if a == 1.0 else (1.0 - a) * mse / mse_scale
+                _queue(req, req_w, cand_i, cand_f, istate, bl, br, lw, rw, zl + zr,
+                       mse_part, f, split_kind, -1, thr, nan_opt)
+                continue
+            spo = 0.0
+            if a > 0.0:
+                if mode == MODE_VERTEX:
+                    gl = np.inf
+                    gr = np.inf
+                    for k in range(K):
+                        v = GL[k] + GM[k] if use_m else GL[k]
+                        if v < gl:
+                            gl = v
+                        r = T_G[k] - v
+                        if r < gr:
+                            gr = r
+                else:
+                    gl = solve_min(kind, ints, floats, bl, nowv, work, iwork)
+                    gr = solve_min(kind, ints, floats, br, nowv, work, iwork)
+                spo = (gl - zl) + (gr - zr)
+                if not spo > spo_tol:
+                    spo = 0.0
+            if a == 1.0:
+                crit = spo
+            elif a == 0.0:
+                crit = mse
+            else:
+                crit = a * spo / spo_scale + (1.0 - a) * mse / mse_scale
+            found = istate[I_BEST_F] >= 0
+            best = fstate[F_BEST_CRIT]
+            if (not found) or crit < best - REL_TOL * abs(best) - cmp_tol:
+                fstate[F_BEST_CRIT] = crit
+                fstate[F_BEST_THR] = thr
+                istate[I_BEST_F] = f
+                istate[I_BEST_KIND] = split_kind
+                istate[I_BEST_CAT] = -1
+                istate[I_BEST_NAN] = nan_opt
 
 
 @jit
@@ -434,8 +492,8 @@ def _category_blocks(seg, codes_f, n_codes_f):
 
 @jit
 def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, spo_scale,
-                      mse_scale, tols, kind, ints, floats, work, iwork, min_leaf_cnt, min_leaf_w,
-                      subsets, max_subset, T_w, T_c, T_z, T_q, T_S, T_G,
+                      mse_scale, tols, kind, ints, floats, work, iwork, min_leaf_cnt,
+                      min_leaf_w, subsets, max_subset, T_w, T_c, T_z, T_q, T_S, T_G,
                       GL, GM, SL, SM, bl, br, nowv,
                       req, req_w, cand_i, cand_f, istate, fstate):
     """Category splits of feature f: one category left, or every subset (Gray-code order).
@@ -452,11 +510,15 @@ def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, sp
     d = Cm.shape[1]
     use_G = mode == MODE_VERTEX and a > 0.0
     use_S = a < 1.0 or mode != MODE_VERTEX
+    queue = mode == MODE_ORACLE and a > 0.0
+    spo_tol = tols[0]
+    mse_tol = tols[1]
+    cmp_tol = tols[2]
     codes_f = codes[:, f]
     miss = n_codes[f]
     starts, nb = _category_blocks(seg, codes_f, miss)
     has_m = codes_f[seg[m - 1]] == miss
-    r = nb - 1 if has_m else nb  # present categories
+    r_cat = nb - 1 if has_m else nb  # present categories
     bw = np.zeros(nb)
     bc = np.zeros(nb)
     bz = np.zeros(nb)
@@ -497,19 +559,40 @@ def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, sp
         if use_S:
             for j in range(d):
                 SM[j] = bS[b, j]
-    if r >= 2:
-        use_subsets = subsets and r <= max_subset
-        n_iter = (1 << (r - 1)) - 1 if use_subsets else r
-        for k in range(K):
-            GL[k] = 0.0
-        for j in range(d):
-            SL[j] = 0.0
-        wL = 0.0
-        cL = 0.0
-        zL = 0.0
-        qL = 0.0
-        gray_prev = 0
-        for it in range(n_iter):
+    use_subsets = subsets and r_cat <= max_subset
+    if r_cat >= 2:
+        n_iter = (1 << (r_cat - 1)) - 1 if use_subsets else r_cat
+    else:
+        n_iter = 0
+    for k in range(K):
+        GL[k] = 0.0
+    for j in range(d):
+        SL[j] = 0.0
+    wL = 0.0
+    cL = 0.0
+    zL = 0.0
+    qL = 0.0
+    gray_prev = 0
+    # Iterations 0..n_iter-1 are the category splits; the last one, with
+    # every present category left, is the present/missing split.
+    for it in range(n_iter + 1):
+        last = it == n_iter
+        if last:
+            if not (has_m and r_cat >= 1):
+                break
+            wL = T_w - wM
+            cL = T_c - cM
+            zL = T_z - zM
+            qL = T_q - qM
+            for k in range(K):
+                GL[k] = T_G[k] - GM[k]
+            for j in range(d):
+                SL[j] = T_S[j] - SM[j]
+            n_opt = 1
+            split_kind = SPLIT_MISSING
+            code = -1
+            thr = np.inf
+        else:
             if use_subsets:
                 g = (it + 1) ^ ((it + 1) >> 1)
                 diff = g ^ gray_prev
@@ -521,7 +604,7 @@ def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, sp
                 code = g
                 split_kind = SPLIT_CAT_SUBSET
             else:
-                # One category alone: reset the left sums to that block.
+                # One category alone: take the previous block out first.
                 if it > 0:
                     bp = it - 1
                     wL -= bw[bp]
@@ -548,37 +631,74 @@ def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, sp
             if use_S:
                 for j in range(d):
                     SL[j] += sgn * bS[b, j]
-            for opt in range(2 if has_m else 1):
-                lw = wL + wM if opt == 1 else wL
-                lc = cL + cM if opt == 1 else cL
-                if (lc < min_leaf_cnt or lw < min_leaf_w or T_c - lc < min_leaf_cnt
-                        or T_w - lw < min_leaf_w):
-                    continue
-                lz = zL + zM if opt == 1 else zL
-                lq = qL + qM if opt == 1 else qL
-                nan_opt = opt if has_m else NAN_UNSEEN
-                use_m = opt == 1
-                rw = T_w - lw
-                rz = T_z - lz
-                rq = T_q - lq
-                _consider(mode, a, spo_scale, mse_scale, tols, kind, ints, floats, work, iwork,
-                          nowv, use_m, lw, lz, lq, rw, rz, rq,
-                          GL, GM, SL, SM, T_G, T_S, bl, br, f, split_kind, code, np.nan,
-                          nan_opt, istate, fstate, req, req_w, cand_i, cand_f, istate)
-    if has_m and r >= 1:
-        lw = T_w - wM
-        lc = T_c - cM
-        if lc >= min_leaf_cnt and lw >= min_leaf_w and cM >= min_leaf_cnt and wM >= min_leaf_w:
-            for k in range(K):
-                GL[k] = T_G[k] - GM[k]
-            for j in range(d):
-                SL[j] = T_S[j] - SM[j]
-            lz = T_z - zM
-            lq = T_q - qM
-            _consider(mode, a, spo_scale, mse_scale, tols, kind, ints, floats, work, iwork, nowv,
-                      False, lw, lz, lq, wM, zM, qM, GL, GM, SL, SM, T_G, T_S,
-                      bl, br, f, SPLIT_MISSING, -1, np.inf, NAN_RIGHT, istate, fstate, req,
-                      req_w, cand_i, cand_f, istate)
+            n_opt = 2 if has_m else 1
+            thr = np.nan
+        for opt in range(n_opt):
+            use_m = opt == 1
+            lw = wL + wM if use_m else wL
+            lc = cL + cM if use_m else cL
+            rw = T_w - lw
+            rc = T_c - lc
+            if lc < min_leaf_cnt or lw < min_leaf_w or rc < min_leaf_cnt or rw < min_leaf_w:
+                continue
+            zl = zL + zM if use_m else zL
+            zr = T_z - zl
+            nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
+            # ---- the candidate's criterion (same block in sweep_numeric)
+            mse = 0.0
+            if use_S:
+                nl = 0.0
+                nr = 0.0
+                for j in range(d):
+                    v = SL[j] + SM[j] if use_m else SL[j]
+                    bl[j] = v
+                    r = T_S[j] - v
+                    br[j] = r
+                    nl += v * v
+                    nr += r * r
+                if a < 1.0:
+                    ql = qL + qM if use_m else qL
+                    mse = (ql - nl / lw) + (T_q - ql - nr / rw)
+                    if not mse > mse_tol:
+                        mse = 0.0
+            if queue:
+                mse_part = 0.0 if a == 1.0 else (1.0 - a) * mse / mse_scale
+                _queue(req, req_w, cand_i, cand_f, istate, bl, br, lw, rw, zl + zr,
+                       mse_part, f, split_kind, code, thr, nan_opt)
+                continue
+            spo = 0.0
+            if a > 0.0:
+                if mode == MODE_VERTEX:
+                    gl = np.inf
+                    gr = np.inf
+                    for k in range(K):
+                        v = GL[k] + GM[k] if use_m else GL[k]
+                        if v < gl:
+                            gl = v
+                        r = T_G[k] - v
+                        if r < gr:
+                            gr = r
+                else:
+                    gl = solve_min(kind, ints, floats, bl, nowv, work, iwork)
+                    gr = solve_min(kind, ints, floats, br, nowv, work, iwork)
+                spo = (gl - zl) + (gr - zr)
+                if not spo > spo_tol:
+                    spo = 0.0
+            if a == 1.0:
+                crit = spo
+            elif a == 0.0:
+                crit = mse
+            else:
+                crit = a * spo / spo_scale + (1.0 - a) * mse / mse_scale
+            found = istate[I_BEST_F] >= 0
+            best = fstate[F_BEST_CRIT]
+            if (not found) or crit < best - REL_TOL * abs(best) - cmp_tol:
+                fstate[F_BEST_CRIT] = crit
+                fstate[F_BEST_THR] = thr
+                istate[I_BEST_F] = f
+                istate[I_BEST_KIND] = split_kind
+                istate[I_BEST_CAT] = code
+                istate[I_BEST_NAN] = nan_opt
 
 
 @jit

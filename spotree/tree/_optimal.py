@@ -202,6 +202,10 @@ class OptimalSPOTree(BaseSPOTree):
                               "gurobipy, which is not installed: pip install spotree[gurobi] "
                               "(or use solver='highs').")
         X, C, sw, problem = self._check_fit_inputs(X, C, sample_weight)
+        if self.category_values_ is not None:
+            raise ValueError("OptimalSPOTree splits features by thresholds only and X has "
+                             "categorical (category, object or string) columns; encode them "
+                             "as numbers, or use SPOTree for categorical splits.")
         self.problem_ = problem
         W = sw.sum()
         min_leaf = _resolve_min_count(self.min_samples_leaf, float((sw > 0).sum()))

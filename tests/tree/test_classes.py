@@ -451,16 +451,27 @@ def test_score_is_minus_the_normalized_spo_loss():
         -normalized_spo_loss(Cv, est.predict(Xv), problem=SP, sample_weight=w))
 
 
-def test_categorical_unseen_categories_go_right():
+def test_categorical_unseen_categories_follow_the_missing_side():
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.integers(0, 4, size=60).astype(float), rng.uniform(size=60)])
     C = np.where((X[:, 0] == 2)[:, None], [1.0, 3.0], [3.0, 1.0]) + rng.uniform(size=(60, 2))
     est = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1, categorical_features=[0]).fit(X, C)
     t = est.tree_
     assert t.feature[0] == 0 and t.categories[0].tolist() == [2.0]
-    Xnew = np.array([[7.0, 0.5], [-1.0, 0.5], [2.5, 0.5], [2.0, 0.5]])
-    np.testing.assert_array_equal(est.apply(Xnew), [t.children_right[0]] * 3
-                                  + [t.children_left[0]])
+    missing_side = t.children_left[0] if t.missing_go_to_left[0] else t.children_right[0]
+    Xnew = np.array([[7.0, 0.5], [-1.0, 0.5], [2.5, 0.5], [np.nan, 0.5], [2.0, 0.5],
+                     [1.0, 0.5]])
+    np.testing.assert_array_equal(est.apply(Xnew), [missing_side] * 4
+                                  + [t.children_left[0], t.children_right[0]])
+    # Rows missing the category at fit decide the missing side, for unseen ones too.
+    Xm = X.copy()
+    Xm[:15, 0] = np.nan
+    Cm = C.copy()
+    Cm[:15] = [1.0, 3.0]
+    est = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1, categorical_features=[0]).fit(Xm, Cm)
+    t = est.tree_
+    assert t.feature[0] == 0 and t.missing_go_to_left[0] == 1
+    assert (est.apply(Xnew[:4]) == t.children_left[0]).all()
 
 
 def test_min_samples_leaf_as_fraction_and_min_samples_split():
