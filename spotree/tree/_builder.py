@@ -18,7 +18,8 @@ import numpy as np
 from ._kernels import (I_COUNT, I_NCAND, I_NEED, I_NODE, I_NPEND, I_PHASE, I_SP,
                        MODE_ORACLE, MODE_SOLVER, MODE_VERTEX, NAN_UNSEEN, N_FSTATE, N_ISTATE,
                        PH_POP,
-                       ST_BUDGET, ST_DONE, ST_ORACLE, ST_SPACE, combine, grow_step)
+                       ST_BUDGET, ST_DONE, ST_ORACLE, ST_SOLVER_FAILED, ST_SPACE, combine,
+                       grow_step)
 from ._oracle import make_oracle_handler
 from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
@@ -242,6 +243,17 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
             resp = np.zeros(rows)
             cand_i = np.zeros(((rows - 1) // 2 + 1, 4), dtype=i64)
             cand_f = np.zeros(((rows - 1) // 2 + 1, 3))
+        elif status == ST_SOLVER_FAILED:
+            # A compiled solver gave up on some candidate (a search limit):
+            # grow the same tree from scratch through the problem's own solve,
+            # which has an exact fallback.
+            return grow_tree(data.on_oracle_path(), w, cnt, a=a, max_depth=max_depth,
+                             min_leaf_cnt=min_leaf_cnt, min_leaf_w=min_leaf_w,
+                             min_split_cnt=min_split_cnt, max_features=max_features,
+                             n_quantiles=n_quantiles, min_loss_decrease=min_loss_decrease,
+                             seed=seed, categorical_subsets=categorical_subsets,
+                             max_subset_categories=max_subset_categories, abort=abort,
+                             oracle_handler=oracle_handler)
         elif status != ST_BUDGET:  # pragma: no cover - the kernel returns only these
             raise RuntimeError(f"unexpected status {status} from the growth kernel")
 
@@ -327,6 +339,8 @@ def _root_losses(data, w):
         opt = float(solve_batch(o.kind, o.ints, o.floats, S[None, :], np.empty((1, S.size)),
                                 np.empty(max(o.work_size, 1)),
                                 np.empty(max(o.iwork_size, 1), dtype=np.int64))[0])
+        if np.isnan(opt):  # the compiled solver gave up: the problem's own solve
+            opt = float(data.solve_scaled((S / W)[None, :])[1][0]) * W
     else:
         opt = float(data.solve_scaled((S / W)[None, :])[1][0]) * W
     spo = max(opt - zsum, 0.0)

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._params import InstanceOf, Interval, Options, validate_params
 from .._validation import check_costs, check_sample_weight
 from ..metrics import normalized_decision_loss
-from ..problems import DecisionProblem, FiniteDecisions
+from ..problems import DecisionProblem, FiniteDecisions, describe_not_a_problem
 from .._validation import check_random_state_seed
 from ._builder import grow_tree
 from ._categories import categorical_columns, encode_frame, is_dataframe, unseen_to_missing
@@ -27,8 +27,7 @@ def _resolve_problem(problem, n_costs):
     if problem is None:
         return FiniteDecisions(np.eye(n_costs))
     if not isinstance(problem, DecisionProblem):
-        raise TypeError(f"problem must be a spotree DecisionProblem (or None); got "
-                        f"{type(problem).__name__}.")
+        raise TypeError(describe_not_a_problem(problem))
     return problem
 
 

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ..problems._compiled import solve_batch
+from ..problems._compiled import solve_rows
 from ._kernels import MODE_ORACLE, MODE_SOLVER, MODE_VERTEX
 
 __all__ = ["FitData", "choose_mode", "power_of_two_scale", "VERTEX_PATH_MAX_ENTRIES"]
@@ -136,9 +136,12 @@ class FitData:
             self.G = np.empty((n, 0))
             if mode == MODE_SOLVER:
                 W = np.empty((n, d))
-                self.zs = solve_batch(oracle.kind, oracle.ints, oracle.floats, self.Cm, W,
-                                      np.empty(max(oracle.work_size, 1)),
-                                      np.empty(max(oracle.iwork_size, 1), dtype=np.int64))
+                self.zs = solve_rows(oracle, self.Cm, W)
+                gave_up = np.isnan(self.zs)
+                if gave_up.any():
+                    # A search limit of the compiled solver: the problem's own
+                    # solve has an exact fallback.
+                    self.zs[gave_up] = self.sign * self.solve(C[gave_up])[1] / self.scale
             else:
                 self.zs = self.sign * self.solve(C)[1] / self.scale
         self.zs = np.ascontiguousarray(self.zs, dtype=np.float64)
@@ -185,6 +188,14 @@ class FitData:
         """
         W, z = self.solve(self.sign * self.scale * R)
         return W, self.sign * z / self.scale
+
+    def on_oracle_path(self):
+        """A copy of these statistics that grows trees through the batched oracle."""
+        import copy
+
+        other = copy.copy(self)
+        other.mode, other.oracle = MODE_ORACLE, None
+        return other
 
     def active_order(self, active):
         """The sorted rows of every feature restricted to ``active`` (a mask)."""

@@ -44,6 +44,7 @@ ST_DONE = 0
 ST_BUDGET = 1
 ST_ORACLE = 2
 ST_SPACE = 3
+ST_SOLVER_FAILED = 4
 
 PH_POP = 0
 PH_SWEEP = 1
@@ -66,6 +67,7 @@ I_NCAND = 11
 I_NEED = 12
 I_NPEND = 13
 I_NCAT = 14
+I_FAILED = 15
 N_ISTATE = 16
 
 # fstate slots
@@ -453,6 +455,11 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
                 else:
                     gl = solve_min(kind, ints, floats, bl, nowv, work, iwork)
                     gr = solve_min(kind, ints, floats, br, nowv, work, iwork)
+                    if np.isnan(gl) or np.isnan(gr):
+                        # The compiled solver gave up (a search limit): the
+                        # driver regrows the tree on the oracle path.
+                        istate[I_FAILED] = 1
+                        return
                 spo = (gl - zl) + (gr - zr)
                 if not spo > spo_tol:
                     spo = 0.0
@@ -681,6 +688,11 @@ def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, sp
                 else:
                     gl = solve_min(kind, ints, floats, bl, nowv, work, iwork)
                     gr = solve_min(kind, ints, floats, br, nowv, work, iwork)
+                    if np.isnan(gl) or np.isnan(gr):
+                        # The compiled solver gave up (a search limit): the
+                        # driver regrows the tree on the oracle path.
+                        istate[I_FAILED] = 1
+                        return
                 spo = (gl - zl) + (gr - zr)
                 if not spo > spo_tol:
                     spo = 0.0
@@ -868,6 +880,9 @@ def grow_step(X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
                     opt = cur_G[kb]
                 else:
                     opt = solve_min(kind, ints, floats, cur_S, decision[t], work, iwork)
+                    if np.isnan(opt):
+                        istate[I_FAILED] = 1
+                        return ST_SOLVER_FAILED
                 spo = opt - z
                 if not spo > spo_tol:
                     spo = 0.0
@@ -934,6 +949,8 @@ def grow_step(X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
                                   min_leaf_w, n_quantiles, T_w, T_c, T_z, T_q, cur_S, cur_G,
                                   GL, GM, SL, SM, bl, br, xs, allowed, nowv,
                                   req, req_w, cand_i, cand_f, istate, fstate)
+                if istate[I_FAILED]:
+                    return ST_SOLVER_FAILED
                 work_done += (e - s) * unit_cost
                 istate[I_CURSOR] += 1
             if phase == PH_SWEEP and mode == MODE_ORACLE and a > 0.0:

@@ -89,3 +89,26 @@ def test_relaxation_must_not_exceed_the_exact_value():
     z = problem.solve(C)[1]
     zr = problem.relaxation().solve(C)[1]
     assert (zr >= z - 1e-12).all()
+
+
+def test_a_compiled_solver_that_gives_up_falls_back_to_an_exact_solve():
+    from spotree import SPOTree
+    from spotree.problems import Knapsack
+
+    rng = np.random.default_rng(4)
+    weights = rng.uniform(3, 8, size=(2, 16)).round(2)
+    caps = 0.5 * weights.sum(axis=1)
+    X = rng.normal(size=(200, 3))
+    C = np.exp(0.3 * rng.normal(size=(200, 16)) + 0.4 * X[:, :1])
+    exact = SPOTree(Knapsack(weights, caps, method="highs"), max_depth=2,
+                    min_samples_leaf=20).fit(X, C)
+    # A search limit so small that the branch and bound gives up on most rows.
+    limited = Knapsack(weights, caps, method="bb", max_nodes=3)
+    assert limited.compiled_oracle() is not None
+    W = np.empty((len(C), 16))
+    from spotree.problems._compiled import solve_rows
+    assert np.isnan(solve_rows(limited.compiled_oracle(), -C, W)).any()  # it does give up
+    tree = SPOTree(limited, max_depth=2, min_samples_leaf=20).fit(X, C)
+    assert_array_equal(tree.tree_.feature, exact.tree_.feature)
+    assert_array_equal(tree.tree_.threshold, exact.tree_.threshold)
+    assert_array_equal(tree.predict_decision(X), exact.predict_decision(X))
