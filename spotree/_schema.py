@@ -291,8 +291,12 @@ def real_matrix(v, where, *, rows, cols, per="node"):
         i = _first(v, lambda r: not all(_is_number(x) for x in r))
         j = _first(v[i], lambda x: not _is_number(x))
         _fail(join(join(where, i), j), "a finite number", v[i][j])
-    flat = [x for r in v for x in r]
-    a = _to_floats(flat, where, "a finite number").reshape(rows, cols)
+    try:
+        a = np.array(v, dtype=np.float64).reshape(rows, cols)
+    except OverflowError:  # an int beyond the float range
+        i = _first(v, lambda r: any(_overflows(x) for x in r))
+        j = _first(v[i], _overflows)
+        _fail(join(join(where, i), j), "a finite number", v[i][j])
     bad = ~np.isfinite(a)
     if bad.any():
         i, j = (int(k) for k in np.argwhere(bad)[0])

@@ -72,7 +72,7 @@ def _check_structure(left, right, feature, threshold, categories, where):
     if bad.size:
         t = int(bad[0])
         name = "feature" if feature[t] != TREE_UNDEFINED else "threshold"
-        got = feature[t] if name == "feature" else threshold[t]
+        got = int(feature[t]) if name == "feature" else float(threshold[t])
         fail(name, t, f"must be {TREE_UNDEFINED} at a leaf; got {got!r}.")
     bad = np.flatnonzero(~leaf & (feature < 0))
     if bad.size:
@@ -86,7 +86,7 @@ def _check_structure(left, right, feature, threshold, categories, where):
     if bad.size:
         t = int(bad[0])
         fail("threshold", t, f"must be {TREE_UNDEFINED} at a categorical split (categories[{t}] "
-                             f"is not empty); got {threshold[t]!r}.")
+                             f"is not empty); got {float(threshold[t])!r}.")
 
 
 class Tree:
