@@ -14,6 +14,7 @@ otherwise.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -220,13 +221,21 @@ def _first(v, bad):
     return next(i for i, x in enumerate(v) if bad(x))
 
 
+_NUMBER_TYPES = frozenset((int, float))
+
+
+def _types(items):
+    """The set of the exact types in ``items`` (one pass in C: fast on big lists)."""
+    return set(map(type, items))
+
+
 def int_array(v, where, *, length=None, low=None, high=None, per="entry"):
     """``v`` (a list of ints in ``[low, high]``) as an int64 array."""
     _list(v, where, "ints")
     if length is not None and len(v) != length:
         raise SchemaError(where, f"must have {length} entries (one per {per}); got {len(v)}.")
     expected = _range_text("an int", low, high)
-    if not all(type(x) is int for x in v):
+    if not _types(v) <= {int}:
         i = _first(v, lambda x: type(x) is not int)
         _fail(join(where, i), expected, v[i])
     if v and ((low is not None and min(v) < low) or (high is not None and max(v) > high)):
@@ -266,7 +275,7 @@ def real_array(v, where, *, length=None, low=None, per="entry"):
     if length is not None and len(v) != length:
         raise SchemaError(where, f"must have {length} entries (one per {per}); got {len(v)}.")
     expected = _range_text("a finite number", low, None)
-    if not all(_is_number(x) for x in v):
+    if not _types(v) <= _NUMBER_TYPES:
         i = _first(v, lambda x: not _is_number(x))
         _fail(join(where, i), expected, v[i])
     a = _to_floats(v, where, expected)
@@ -282,12 +291,13 @@ def real_matrix(v, where, *, rows, cols, per="node"):
     _list(v, where, "lists of numbers")
     if len(v) != rows:
         raise SchemaError(where, f"must have {rows} rows (one per {per}); got {len(v)}.")
-    for i, r in enumerate(v):
-        if not isinstance(r, list) or len(r) != cols:
-            if isinstance(r, list):
+    if _types(v) != {list} or set(map(len, v)) != {cols}:
+        for i, r in enumerate(v):
+            if not isinstance(r, list):
+                _fail(join(where, i), f"a list of {cols} finite numbers", r)
+            if len(r) != cols:
                 raise SchemaError(join(where, i), f"must have {cols} entries; got {len(r)}.")
-            _fail(join(where, i), f"a list of {cols} finite numbers", r)
-    if not all(_is_number(x) for r in v for x in r):
+    if not _types(itertools.chain.from_iterable(v)) <= _NUMBER_TYPES:
         i = _first(v, lambda r: not all(_is_number(x) for x in r))
         j = _first(v[i], lambda x: not _is_number(x))
         _fail(join(join(where, i), j), "a finite number", v[i][j])
