@@ -45,26 +45,40 @@ def test_read_json_file_size_cap(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_read_json_file_caps_files_whose_size_is_unknown(tmp_path):
-    # A pipe reports size 0; reading must still stop at the limit.
+    # A pipe reports size 0, and this one never ends (like /dev/zero): reading
+    # must stop one byte past the limit instead of waiting for the end.
     import threading
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
+    done = threading.Event()
+    result = {}
 
     def feed():
         with open(fifo, "wb") as fh:
             try:
-                fh.write(b"[" + b"1," * 10_000 + b"1]")
+                fh.write(b"[" + b"1," * 10_000)
+                fh.flush()
+                done.wait(30)
             except BrokenPipeError:
                 pass
 
-    th = threading.Thread(target=feed)
-    th.start()
-    try:
-        with pytest.raises(ValueError, match="more than 1000 bytes, larger than the 1000-byte"):
+    def read():
+        try:
             _schema.read_json_file(fifo, max_bytes=1000, what="x")
-    finally:
-        th.join(timeout=10)
+        except ValueError as exc:
+            result["error"] = str(exc)
+
+    writer, reader = threading.Thread(target=feed), threading.Thread(target=read)
+    writer.start()
+    reader.start()
+    reader.join(timeout=20)
+    stuck = reader.is_alive()
+    done.set()
+    writer.join(timeout=30)
+    reader.join(timeout=30)
+    assert not stuck, "read_json_file waited for the end of an endless stream"
+    assert "more than 1000 bytes, larger than the 1000-byte limit" in result["error"]
 
 
 @pytest.mark.parametrize("content, match", [

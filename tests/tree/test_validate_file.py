@@ -152,10 +152,15 @@ def _sp_tree(grid=(3, 3), sense="min"):
     return SPOTree(sp, max_depth=3).fit(X, C).tree_, sp
 
 
-@pytest.mark.parametrize("scale", [1e-300, 1e-13, 1.0, 1e13, 1e300])
+@pytest.mark.parametrize("scale", [1e-310, 1e-300, 1e-13, 1.0, 1e13, 1e300, "max"])
 def test_the_verdicts_do_not_depend_on_the_scale_of_the_costs(scale):
+    # 1e-310: subnormal values; "max": the largest value is 90% of the largest
+    # float, so path costs overflow unless the check rescales the values.
     tree, sp = _sp_tree()
+    if scale == "max":
+        scale = 0.9 * np.finfo(np.float64).max / tree.value.max()
     scaled = _tree_with(tree, value=tree.value * scale)
+    assert np.isfinite(scaled.value).all()
     check_decisions([scaled], sp)
     # A flipped sense fails at every scale.
     _reject(scaled, ShortestPath((3, 3), sense="max"),
