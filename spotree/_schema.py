@@ -269,17 +269,21 @@ def _to_floats(v, where, expected):
         _fail(join(where, i), expected, v[i])
 
 
-def real_array(v, where, *, length=None, low=None, per="entry"):
-    """``v`` (a list of finite numbers >= ``low``) as a float64 array."""
+def real_array(v, where, *, length=None, low=None, per="entry", allow_inf=False):
+    """``v`` (a list of finite numbers >= ``low``) as a float64 array.
+
+    With ``allow_inf``, ``+inf`` is accepted as well.
+    """
     _list(v, where, "numbers")
     if length is not None and len(v) != length:
         raise SchemaError(where, f"must have {length} entries (one per {per}); got {len(v)}.")
-    expected = _range_text("a finite number", low, None)
+    expected = _range_text("a finite number", low, None) + (" or inf" if allow_inf else "")
     if not _types(v) <= _NUMBER_TYPES:
         i = _first(v, lambda x: not _is_number(x))
         _fail(join(where, i), expected, v[i])
     a = _to_floats(v, where, expected)
-    bad = ~np.isfinite(a) if low is None else ~(np.isfinite(a) & (a >= low))
+    ok = np.isfinite(a) | (allow_inf & (a == np.inf))
+    bad = ~ok if low is None else ~(ok & (a >= low))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         _fail(join(where, i), expected, v[i])

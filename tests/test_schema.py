@@ -166,6 +166,10 @@ def test_real_array_and_matrix_name_the_first_bad_entry():
             _schema.real_array(bad, "v")
     with pytest.raises(SchemaError, match=r"^v\[1\] must be a finite number >= 0.0; got -1"):
         _schema.real_array([0.0, -1.0], "v", low=0.0)
+    assert _schema.real_array([1.0, float("inf")], "v", allow_inf=True)[1] == np.inf
+    for bad in (float("nan"), -float("inf")):
+        with pytest.raises(SchemaError, match=r"^v\[0\] must be a finite number or inf; got"):
+            _schema.real_array([bad], "v", allow_inf=True)
     m = _schema.real_matrix([[1, 2], [3, 4.5]], "m", rows=2, cols=2)
     assert m.dtype == np.float64 and m.shape == (2, 2)
     cases = [([[1, 2], [3]], r"m\[1\] must have 2 entries; got 1"),

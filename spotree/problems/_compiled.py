@@ -27,7 +27,8 @@ import numpy as np
 
 from .._numba import jit
 
-__all__ = ["CompiledOracle", "KIND_DAG", "solve_min", "solve_batch", "dag_oracle"]
+__all__ = ["CompiledOracle", "KIND_DAG", "KIND_GRID", "solve_min", "solve_batch", "dag_oracle",
+           "grid_oracle"]
 
 #: Shortest path on a directed acyclic graph (``ShortestPath``, grids and
 #: ``ShortestPath.from_edges``).
@@ -35,6 +36,9 @@ KIND_DAG = 1
 #: Reserved for 0/1 knapsack kinds (``Knapsack``).
 KIND_KNAPSACK_DP = 2
 KIND_KNAPSACK_BB = 3
+#: Shortest path on a ``rows x cols`` grid with east and north edges
+#: (``ShortestPath(grid)``): the DAG dynamic program without index arrays.
+KIND_GRID = 4
 
 
 class CompiledOracle(NamedTuple):
@@ -131,11 +135,72 @@ def _dag_min(ints, c, w, work, iwork):
         for e in range(E):
             w[e] = 0.0
         v = target
-        while v != source:
+        # pred is -1 only where no in-edge had a finite cost (NaN input):
+        # stop rather than walk off the graph.
+        while v != source and pred[v] >= 0:
             e = pred[v]
             w[e] = 1.0
             v = ints[o_tail + e]
     return dist[target]
+
+
+# ------------------------------------------------------------------ grid
+def grid_oracle(rows, cols):
+    """Encode the grid shortest path of :class:`ShortestPath` for :func:`solve_min`.
+
+    Edge order as ``ShortestPath``: east edges row by row from the south-west
+    corner, then north edges. Ties arrive from the west. ``ints = [rows,
+    cols]``; ``work`` holds one distance per column, ``iwork`` one "from the
+    west" flag per node.
+    """
+    n_edges = rows * (cols - 1) + (rows - 1) * cols
+    return CompiledOracle(KIND_GRID, np.array([rows, cols], dtype=np.int64), np.zeros(0),
+                          cols, rows * cols, float(n_edges + rows * cols) * 0.5)
+
+
+@jit
+def _grid_min(ints, c, w, work, iwork):
+    rows = ints[0]
+    cols = ints[1]
+    n_east = rows * (cols - 1)
+    dist = work
+    want_w = w.shape[0] > 0
+    # Row 0: only from the west.
+    dist[0] = 0.0
+    for col in range(1, cols):
+        dist[col] = dist[col - 1] + c[col - 1]
+        if want_w:
+            iwork[col] = 1
+    for r in range(1, rows):
+        north = n_east + (r - 1) * cols
+        east = r * (cols - 1)
+        dist[0] = dist[0] + c[north]
+        if want_w:
+            iwork[r * cols] = 0
+        for col in range(1, cols):
+            west = dist[col - 1] + c[east + col - 1]
+            south = dist[col] + c[north + col]
+            if west <= south:
+                dist[col] = west
+                if want_w:
+                    iwork[r * cols + col] = 1
+            else:
+                dist[col] = south
+                if want_w:
+                    iwork[r * cols + col] = 0
+    if want_w:
+        for e in range(w.shape[0]):
+            w[e] = 0.0
+        r = rows - 1
+        col = cols - 1
+        while r > 0 or col > 0:
+            if iwork[r * cols + col] == 1:
+                w[r * (cols - 1) + col - 1] = 1.0
+                col -= 1
+            else:
+                w[n_east + (r - 1) * cols + col] = 1.0
+                r -= 1
+    return dist[cols - 1]
 
 
 # ------------------------------------------------------------- dispatch
@@ -145,6 +210,8 @@ def solve_min(kind, ints, floats, c, w, work, iwork):
 
     Writes the minimizer to ``w`` unless ``w.shape[0] == 0``.
     """
+    if kind == KIND_GRID:
+        return _grid_min(ints, c, w, work, iwork)
     if kind == KIND_DAG:
         return _dag_min(ints, c, w, work, iwork)
     return np.nan

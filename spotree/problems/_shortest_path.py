@@ -149,21 +149,14 @@ class ShortestPath(DecisionProblem):
         return V
 
     def compiled_oracle(self):
-        """The grid as a DAG for the compiled solver (see ``problems._compiled``).
+        """The grid's dynamic program for the compiled split search.
 
-        Nodes are numbered row by row from the south-west corner (0-based),
-        which is a topological order. Each node's in-edges are listed east
-        edge first, so ties arrive from the west, as in :meth:`solve`.
+        See :func:`spotree.problems._compiled.grid_oracle` (same edge order and
+        tie rule as :meth:`solve`).
         """
-        from ._compiled import dag_oracle
+        from ._compiled import grid_oracle
 
-        rows, cols = self.grid
-        tail, head = [], []
-        for (i, j) in self.edges():
-            tail.append(i - 1)
-            head.append(j - 1)
-        n = rows * cols
-        return dag_oracle(n, np.array(tail), np.array(head), 0, n - 1, np.arange(n))
+        return grid_oracle(*self.grid)
 
     def describe_decision(self, w):
         """Human-readable path, e.g. ``"1->2->6->..."`` for a decision vector."""

@@ -126,11 +126,19 @@ class Tree:
         pruning works on it.
     n_node_samples : ndarray of int64
     weighted_n_node_samples : ndarray of float64
+    missing_go_to_left : ndarray of uint8
+        1 where a sample whose split feature is missing (NaN) goes left. Where
+        no training sample of the node missed that feature, missing values go
+        to the child with more training weight. 0 at leaves.
+    missing_features : ndarray of bool of shape (n_features,)
+        Features that had missing values at fit (exporters show where their
+        missing values go).
     """
 
     def __init__(self, *, n_features, n_outputs, children_left, children_right, feature,
                  threshold, value, decision, loss, impurity, n_node_samples,
-                 weighted_n_node_samples, categories=None):
+                 weighted_n_node_samples, categories=None, missing_go_to_left=None,
+                 missing_features=None):
         self.n_features = int(n_features)
         self.n_outputs = int(n_outputs)
         self.children_left = np.asarray(children_left, dtype=np.int64)
@@ -147,6 +155,17 @@ class Tree:
         if categories is None:
             categories = [np.empty(0)] * n
         self.categories = [np.asarray(c, dtype=np.float64) for c in categories]
+        if missing_go_to_left is None:
+            # Trees without the field: missing values follow the heavier child.
+            left_ok = self.children_left != TREE_LEAF
+            heavier = np.zeros(n, dtype=np.uint8)
+            idx = np.flatnonzero(left_ok)
+            heavier[idx] = (self.weighted_n_node_samples[self.children_left[idx]]
+                            >= self.weighted_n_node_samples[self.children_right[idx]])
+            missing_go_to_left = heavier
+        self.missing_go_to_left = np.asarray(missing_go_to_left, dtype=np.uint8)
+        self.missing_features = (np.zeros(self.n_features, dtype=bool) if missing_features is None
+                                 else np.asarray(missing_features, dtype=bool))
 
     # --------------------------------------------------------------- shape
     @property
@@ -202,6 +221,9 @@ class Tree:
             for t in np.unique(nodes[cat]):
                 sel = nodes == t
                 left[sel] = np.isin(x[sel], self.categories[t])
+        missing = np.isnan(x)
+        if missing.any():
+            left[missing] = self.missing_go_to_left[nodes[missing]] == 1
         return left
 
     def _descend(self, X):
@@ -332,6 +354,8 @@ class Tree:
             weighted_n_node_samples=self.weighted_n_node_samples[order],
             categories=[np.empty(0) if becomes_leaf[i] else self.categories[t]
                         for i, t in enumerate(order)],
+            missing_go_to_left=np.where(becomes_leaf, 0, self.missing_go_to_left[order]),
+            missing_features=self.missing_features,
         )
 
     # --------------------------------------------------------------- I/O
@@ -341,6 +365,8 @@ class Tree:
         for name in _INT_FIELDS + _FLOAT_FIELDS + _MATRIX_FIELDS:
             out[name] = getattr(self, name).tolist()
         out["categories"] = [c.tolist() for c in self.categories]
+        out["missing_go_to_left"] = self.missing_go_to_left.tolist()
+        out["missing_features"] = self.missing_features.tolist()
         return out
 
     @classmethod
@@ -353,8 +379,11 @@ class Tree:
         of exactly one node, numbered after its parent, hence reached from the
         root and free of cycles); leaves carry ``TREE_UNDEFINED`` feature and
         threshold and no categories; internal nodes split on a feature in
-        ``[0, n_features)``, numerically (a finite threshold) or on a
-        non-empty list of categories (threshold ``TREE_UNDEFINED``).
+        ``[0, n_features)``, numerically (a finite threshold, or ``+inf`` for
+        the split of present from missing values) or on a non-empty list of
+        categories (threshold ``TREE_UNDEFINED``). The optional
+        ``missing_go_to_left`` holds 0 or 1 per node (0 at leaves) and
+        ``missing_features`` one bool per feature.
 
         Parameters
         ----------
@@ -374,7 +403,8 @@ class Tree:
             offending key, e.g. ``"tree.children_left[3] must be ..."``.
         """
         d = _schema.mapping(d, where)
-        _schema.check_keys(d, where, required=_DICT_KEYS)
+        _schema.check_keys(d, where, required=_DICT_KEYS,
+                           optional=("missing_go_to_left", "missing_features"))
         n_features = _schema.integer(d["n_features"], f"{where}.n_features", low=1)
         n_outputs = _schema.integer(d["n_outputs"], f"{where}.n_outputs", low=1)
         raw_left = d["children_left"]
@@ -392,16 +422,36 @@ class Tree:
         right = ints("children_right", TREE_LEAF, n - 1)
         feature = ints("feature", TREE_UNDEFINED, n_features - 1)
         n_node_samples = ints("n_node_samples", 0, None)
+        # A threshold of +inf splits the present values of a feature from its
+        # missing ones; every other float is finite.
         reals = {name: _schema.real_array(d[name], key(name), length=n, per="node",
-                                          low=None if name == "threshold" else 0.0)
+                                          low=None if name == "threshold" else 0.0,
+                                          allow_inf=name == "threshold")
                  for name in _FLOAT_FIELDS}
         mats = {name: _schema.real_matrix(d[name], key(name), rows=n, cols=n_outputs)
                 for name in _MATRIX_FIELDS}
         categories = _schema.real_lists(d["categories"], key("categories"), length=n)
         _check_structure(left, right, feature, reals["threshold"], categories, where)
+        # Optional (files written before missing-value support lack them).
+        mgl = d.get("missing_go_to_left")
+        if mgl is not None:
+            mgl = ints("missing_go_to_left", 0, 1)
+            bad = np.flatnonzero((left == TREE_LEAF) & (mgl != 0))
+            if bad.size:
+                raise _schema.SchemaError(f"{key('missing_go_to_left')}[{int(bad[0])}]",
+                                          "must be 0 at a leaf; got 1.")
+        mf = d.get("missing_features")
+        if mf is not None:
+            if (not isinstance(mf, list) or len(mf) != n_features
+                    or not all(type(x) is bool for x in mf)):
+                raise _schema.SchemaError(key("missing_features"),
+                                          f"must be a list of {n_features} bools (one per "
+                                          f"feature); got {_schema._show(mf)}.")
+            mf = np.array(mf, dtype=bool)
         return cls(n_features=n_features, n_outputs=n_outputs, children_left=left,
                    children_right=right, feature=feature, n_node_samples=n_node_samples,
-                   categories=categories, **reals, **mats)
+                   categories=categories, missing_go_to_left=mgl, missing_features=mf,
+                   **reals, **mats)
 
     def __getstate__(self):
         state = self.__dict__.copy()

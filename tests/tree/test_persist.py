@@ -43,6 +43,15 @@ def _models():
                         .fit(X, C), X, C)
     m, Xs, Cs = _sp_model(min_samples_leaf=5)
     out["pruned"] = (m.prune(Xs[:40], Cs[:40]), Xs, Cs)
+    # Missing values: a split on missingness alone (threshold +inf) and a
+    # feature missing at random.
+    Xm = rng.uniform(size=(200, 2))
+    miss = rng.uniform(size=200) < 0.4
+    Xm[miss, 0] = np.nan
+    Xm[rng.uniform(size=200) < 0.2, 1] = np.nan
+    Cm = np.column_stack([np.where(miss, 1.0, 3.0) + rng.normal(scale=0.1, size=200),
+                          1.5 + np.nan_to_num(Xm[:, 1], nan=0.9)])
+    out["missing"] = (SPOTree(FiniteDecisions(np.eye(2)), max_depth=3).fit(Xm, Cm), Xm, Cm)
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame(Xs, columns=["speed", "hour", "rain"])
     out["dataframe"] = (SPOTree(ShortestPath((3, 3)), max_depth=2).fit(df, Cs), df, Cs)
@@ -75,6 +84,8 @@ def _same_model(a, b, X, C):
                  "weighted_n_node_samples"):
         np.testing.assert_array_equal(getattr(ta, name), getattr(tb, name), err_msg=name)
     assert all(np.array_equal(x, y) for x, y in zip(ta.categories, tb.categories))
+    np.testing.assert_array_equal(ta.missing_go_to_left, tb.missing_go_to_left)
+    np.testing.assert_array_equal(ta.missing_features, tb.missing_features)
     assert type(a.problem_) is type(b.problem_)
     assert a.problem_.to_dict() == b.problem_.to_dict()
 
@@ -243,7 +254,16 @@ T0 = ["trees", 0]
     (T0 + ["feature", 0], 1.0, r"trees\[0\]\.feature\[0\] must be an int"),
     # Non-finite and negative values.
     (T0 + ["threshold", 0], float("nan"), r"trees\[0\]\.threshold\[0\] must be a finite "
-                                          r"number; got nan"),
+                                          r"number or inf; got nan"),
+    (T0 + ["threshold", 0], -float("inf"), r"trees\[0\]\.threshold\[0\] must be a finite "
+                                           r"number or inf; got -inf"),
+    (T0 + ["threshold", 5], float("inf"), r"trees\[0\]\.threshold\[5\] must be -2 at a leaf"),
+    (T0 + ["missing_go_to_left", 0], 2, r"trees\[0\]\.missing_go_to_left\[0\] must be an int "
+                                        r"in \[0, 1\]; got 2"),
+    (T0 + ["missing_go_to_left", 5], 1, r"trees\[0\]\.missing_go_to_left\[5\] must be 0 at a "
+                                        r"leaf"),
+    (T0 + ["missing_features"], [True], r"trees\[0\]\.missing_features must be a list of 3 "
+                                        r"bools"),
     (T0 + ["categories", 0], [float("nan"), 1], r"trees\[0\]\.categories\[0\]\[0\] must be a "
                                                 r"finite number; got nan"),
     (T0 + ["value", 2, 1], float("inf"), r"trees\[0\]\.value\[2\]\[1\] must be a finite "
@@ -566,7 +586,7 @@ def _fuzz_doc(name):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.sampled_from(["shortest_path", "finite_max_categorical", "linear_program"]),
+@given(st.sampled_from(["shortest_path", "finite_max_categorical", "linear_program", "missing"]),
        st.data())
 def test_any_hand_edit_loads_or_raises_value_error(name, data):
     """Replacing any entry of a model file by any JSON value never gives another error."""
