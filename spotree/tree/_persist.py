@@ -21,7 +21,10 @@ nothing in it: the estimator must be a registered class; the parameters pass
 the estimator's own validation; the problem is rebuilt from its declarative
 spec; every tree must be one well-formed binary tree of finite arrays of the
 declared shapes (see :meth:`Tree.from_dict`); and the stored decisions must be
-feasible and optimal for the problem (see :mod:`spotree.tree._validate_file`).
+feasible and optimal for the problem (see :mod:`spotree.tree._validate_file`),
+unless the estimator's trees leave them unused (``_tree_decisions_used =
+False``: SPOBoost's gradient trees). How many trees a file holds is the
+estimator's rule (``_set_trees_from_load``).
 Every failure is a ``ValueError`` naming the key, e.g. ``"model.json is a
 malformed spotree model: trees[0].children_left[3] must be ..."``.
 """
@@ -121,12 +124,12 @@ def save_model(model, path, extra=None):
 
 
 # -------------------------------------------------------------- reading
-def _read_oob_score(v, where):
+def _read_oob_score(v, where, p, d):
     # -normalized SPO loss: <= 0, NaN when no row was out of bag.
     return _schema.real(v, where, high=0.0, allow_nan=True)
 
 
-def _read_loss_scales(v, where):
+def _read_loss_scales(v, where, p, d):
     if not isinstance(v, list) or len(v) != 2:
         raise _schema.SchemaError(where, "must be a list of 2 positive numbers (the SPO and "
                                          f"squared-error scales); got {_schema._show(v)}.")
@@ -138,7 +141,7 @@ def _read_loss_scales(v, where):
     return scales
 
 
-def _read_json_value(v, where):
+def _read_json_value(v, where, p=None, d=None):
     """Extras of user-registered classes: plain JSON values, finite numbers."""
     if isinstance(v, list):
         return [_read_json_value(x, _schema.join(where, i)) for i, x in enumerate(v)]
@@ -150,10 +153,22 @@ def _read_json_value(v, where):
                                      f"got {_schema._show(v)}.")
 
 
+#: Readers of the fitted attributes that estimators list in ``_persist_extra``,
+#: called as ``reader(value, key, n_features, n_costs)``.
 _EXTRA_READERS = {
     "loss_scales_": _read_loss_scales,
-    "pruning_alpha_": lambda v, where: _schema.real(v, where, low=0.0),
+    "pruning_alpha_": lambda v, where, p, d: _schema.real(v, where, low=0.0),
     "oob_score_": _read_oob_score,
+    # SPOBoost: the initial linear model, the number of rounds and the scores.
+    "init_coef_": lambda v, where, p, d: _schema.real_matrix(v, where, rows=d, cols=p,
+                                                             per="cost"),
+    "init_intercept_": lambda v, where, p, d: _schema.real_array(v, where, length=d,
+                                                                 per="cost"),
+    "init_choice_": lambda v, where, p, d: _schema.string(v, where),
+    "n_iter_": lambda v, where, p, d: _schema.integer(v, where, low=0),
+    "best_iteration_": lambda v, where, p, d: _schema.integer(v, where, low=0),
+    "train_score_": lambda v, where, p, d: _schema.real_array(v, where),
+    "validation_score_": lambda v, where, p, d: _schema.real_array(v, where),
 }
 
 
@@ -196,10 +211,16 @@ def _read_fitted(cls, doc):
         raise _schema.SchemaError("fitted.feature_importances_",
                                   f"must sum to 1 (or all be 0); they sum to {total!r}.")
     out["feature_importances_"] = imp
-    for name in extras:
+    return out
+
+
+def _read_extras(cls, doc, p, d):
+    fitted = doc["fitted"]
+    out = {}
+    for name in getattr(cls, "_persist_extra", ()):
         if name in fitted:
             reader = _EXTRA_READERS.get(name, _read_json_value)
-            out[name] = reader(fitted[name], f"fitted.{name}")
+            out[name] = reader(fitted[name], f"fitted.{name}", p, d)
     return out
 
 
@@ -243,7 +264,7 @@ def _check_given_problem(problem, info, spec, n_costs, path):
         n_costs, sense = info["n_costs"], info["sense"]
     else:  # a file written before problem_info: the sense is in the spec
         sense = spec.get("sense", "min") if isinstance(spec, dict) else None
-    if problem.n_costs != n_costs:
+    if n_costs is not None and problem.n_costs != n_costs:
         raise ValueError(f"The 'problem' argument of spotree.load has n_costs="
                          f"{problem.n_costs}, but the model in {path} was fitted on a problem "
                          f"with n_costs={n_costs}.")
@@ -276,9 +297,11 @@ class _NoProblem(Exception):
 
 
 def _read_trees(doc):
+    # How many trees an estimator holds is its own business (_set_trees_from_load):
+    # one for a tree, n_estimators for a forest, possibly none for boosting.
     trees = _schema.member(doc, "trees", "")
-    if not isinstance(trees, list) or not trees:
-        raise _schema.SchemaError("trees", f"must be a non-empty list of trees; got "
+    if not isinstance(trees, list):
+        raise _schema.SchemaError("trees", f"must be a list of trees; got "
                                            f"{_schema._show(trees)}.")
     return [Tree.from_dict(t, f"trees[{i}]") for i, t in enumerate(trees)]
 
@@ -367,7 +390,16 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
         info = _read_problem_info(doc)
         spec = _schema.member(doc, "problem", "")
         p = fitted["n_features_in_"]
-        d = trees[0].n_outputs
+        # The number of costs, as recorded (or, in older files, from the trees).
+        d = info["n_costs"] if info is not None else (trees[0].n_outputs if trees else None)
+        if given:
+            _check_given_problem(problem, info, spec, d, path)
+        else:
+            problem = _build_problem(spec, info)
+            if d is not None and problem.n_costs != d:
+                raise _schema.SchemaError("problem", f"has n_costs={problem.n_costs} but the "
+                                                     f"trees have n_outputs={d}.")
+        d = problem.n_costs
         for i, t in enumerate(trees):
             if t.n_features != p:
                 raise _schema.SchemaError(f"trees[{i}].n_features",
@@ -375,18 +407,8 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
                                           f"is {p}.")
             if t.n_outputs != d:
                 raise _schema.SchemaError(f"trees[{i}].n_outputs",
-                                          f"is {t.n_outputs} but trees[0].n_outputs is {d}.")
-        if info is not None and info["n_costs"] != d:
-            raise _schema.SchemaError("problem_info.n_costs",
-                                      f"is {info['n_costs']} but the trees have "
-                                      f"n_outputs={d}.")
-        if given:
-            _check_given_problem(problem, info, spec, d, path)
-        else:
-            problem = _build_problem(spec, info)
-            if problem.n_costs != d:
-                raise _schema.SchemaError("problem", f"has n_costs={problem.n_costs} but the "
-                                                     f"trees have n_outputs={d}.")
+                                          f"is {t.n_outputs} but the problem has n_costs={d}.")
+        fitted.update(_read_extras(cls, doc, p, d))
         model.problem = problem
         model.problem_ = problem
         for attr, value in fitted.items():
@@ -402,7 +424,10 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
     except _schema.SchemaError as exc:
         raise ValueError(f"{path} is a malformed spotree model: {exc}") from None
     try:
-        check_decisions(trees, problem)
+        # Estimators whose trees' decisions mean nothing (SPOBoost's gradient
+        # trees) say so; every other tree decides for the model's problem.
+        if getattr(cls, "_tree_decisions_used", True):
+            check_decisions(trees, problem)
     except _schema.SchemaError as exc:
         if given:
             raise ValueError(f"The 'problem' argument of spotree.load does not match the "

@@ -157,6 +157,8 @@ def check_decisions(trees, problem, where="trees"):
         A :class:`spotree._schema.SchemaError` naming the first offending
         ``trees[i].decision[t]``.
     """
+    if not trees:
+        return
     D = np.vstack([t.decision for t in trees])
     values = np.vstack([t.value for t in trees])
     owner = np.concatenate([np.full(t.node_count, i) for i, t in enumerate(trees)])

@@ -323,9 +323,11 @@ T0 = ["trees", 0]
      r"params\.categorical_features as a boolean mask must have n_features_in_=3 entries"),
     (["fitted", "feature_importances_"], [0.5, 0.5, 0.5],
      r"fitted\.feature_importances_ must sum to 1 \(or all be 0\); they sum to 1\.5"),
-    (["trees"], [], r"trees must be a non-empty list of trees"),
-    (["problem_info", "n_costs"], 9, r"problem_info\.n_costs is 9 but the trees have "
-                                     r"n_outputs=12"),
+    (["trees"], [], r"trees do not fit the estimator: a SPOTree file holds one tree; got 0"),
+    (["trees"], {}, r"trees must be a list of trees; got an object"),
+    (["problem_info", "n_costs"], 9, r"problem_info\.n_costs is 9 but the problem spec has "
+                                     r"n_costs=12"),
+    (T0 + ["n_outputs"], 9, r"trees\[0\]\.value\[0\] must have 9 entries"),
     (["problem_info", "sense"], "max", r"problem_info\.sense is 'max' but the problem spec "
                                        r"has sense='min'"),
 ])
@@ -429,7 +431,7 @@ def test_a_forest_edited_to_no_trees_is_refused(tmp_path):
     assert re.search(r"params\.n_estimators is invalid: The 'n_estimators' parameter of "
                      r"SPOForest must be an int in the range \[1, inf\)\. Got 0", msg), msg
     msg = _load_error(tmp_path, {**doc, "trees": []})
-    assert "trees must be a non-empty list of trees" in msg
+    assert "trees do not fit the estimator: a SPOForest file with n_estimators=3 holds 0" in msg
     msg = _load_error(tmp_path, {**doc, "params": {**doc["params"], "n_estimators": 2}})
     assert "trees do not fit the estimator: a SPOForest file with n_estimators=2 holds 3" in msg
 
@@ -604,3 +606,49 @@ def test_any_hand_edit_loads_or_raises_value_error(name, data):
             spotree.load(file)
         except ValueError as exc:
             assert str(exc).startswith(file)
+
+
+# ------------------------------------------------------------- boosting
+def _boost_doc(tmp_path):
+    X, C = make_shortest_path(150, n_features=3, grid=(3, 3), noise=0.5, random_state=0)
+    m = spotree.SPOBoost(ShortestPath((3, 3)), n_estimators=6, n_iter_no_change=None,
+                         init="linear", random_state=0).fit(X, C)
+    m.save(tmp_path / "boost.json")
+    return m, X, json.loads((tmp_path / "boost.json").read_text())
+
+
+def test_boosting_trees_decisions_are_not_checked(tmp_path):
+    # The boosting trees fit gradients and leave their decision arrays unused
+    # (zeros): they load, and the model predicts as before.
+    m, X, doc = _boost_doc(tmp_path)
+    assert all(not any(row) for tree in doc["trees"] for row in tree["decision"])
+    back = spotree.load(tmp_path / "boost.json")
+    np.testing.assert_array_equal(back.predict(X), m.predict(X))
+    np.testing.assert_array_equal(back.predict_decision(X), m.predict_decision(X))
+    # Their other arrays are checked like any tree's.
+    msg = _load_error(tmp_path, _edit(doc, ["trees", 2, "value", 0, 0], float("nan")))
+    assert "trees[2].value[0][0] must be a finite number; got nan" in msg
+
+
+def test_boosting_without_trees_and_its_fitted_attributes(tmp_path):
+    m, X, doc = _boost_doc(tmp_path)
+    # Only the initial model (no boosting round kept) is a valid model.
+    edited = {**doc, "trees": [],
+              "fitted": {**doc["fitted"], "best_iteration_": 0,
+                         "feature_importances_": [0.0] * 3}}
+    back = spotree.load(_write(tmp_path, edited))
+    assert back.estimators_ == []
+    for key, value, match in [
+            ("init_coef_", [[0.0] * 3] * 11, r"fitted\.init_coef_ must have 12 rows \(one per "
+                                              r"cost\); got 11"),
+            ("init_intercept_", [0.0] * 12 + [float("nan")],
+             r"fitted\.init_intercept_ must have 12 entries"),
+            ("n_iter_", -1, r"fitted\.n_iter_ must be an int >= 0; got -1"),
+            ("best_iteration_", 1.5, r"fitted\.best_iteration_ must be an int >= 0; got 1\.5"),
+            ("train_score_", [0.1, float("inf")], r"fitted\.train_score_\[1\] must be a finite "
+                                                  r"number; got inf"),
+            ("init_choice_", 3, r"fitted\.init_choice_ must be a str; got 3")]:
+        msg = _load_error(tmp_path, _edit(doc, ["fitted", key], value))
+        assert re.search(match, msg), (key, msg)
+    msg = _load_error(tmp_path, _edit(doc, ["fitted", "best_iteration_"], 2))
+    assert "trees do not fit the estimator: a SPOBoost file with best_iteration_=2 holds 6" in msg
