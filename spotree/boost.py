@@ -321,6 +321,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
     }
 
+    # The trees' decision arrays are unused (zeros): spotree.load does not
+    # check them against the problem.
+    _tree_decisions_used = False
     # Fitted attributes written to and read from JSON besides the trees.
     _persist_extra = ("init_coef_", "init_intercept_", "init_choice_", "n_iter_",
                       "best_iteration_", "train_score_", "validation_score_")
