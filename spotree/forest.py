@@ -267,7 +267,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     }
 
     # Fitted attributes written to and read from JSON besides the trees.
-    _persist_extra = ("oob_score_",)
+    _persist_extra = ("oob_score_", "category_values_", "categories_seen_")
 
     def __init__(self, problem=None, *, n_estimators=100, criterion="spo", max_features="sqrt",
                  bootstrap=True, max_samples=None, max_depth=None, min_samples_leaf=1,
@@ -490,6 +490,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             est.problem_ = self.problem_
             est.tree_ = t
             est.n_features_in_ = self.n_features_in_
+            est.category_values_ = getattr(self, "category_values_", None)
+            est.categories_seen_ = getattr(self, "categories_seen_", None)
             if names is not None:
                 est.feature_names_in_ = names
             imp = _tree_importances(t)

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import InstanceOf, Interval, Options, validate_params
 from .._validation import check_costs, check_sample_weight
-from ..metrics import normalized_decision_loss
+from ..metrics import REGRET_RTOL, decision_loss, normalized_decision_loss
 from ..problems import DecisionProblem, FiniteDecisions, describe_not_a_problem
 from .._validation import check_random_state_seed
 from ._builder import grow_tree
@@ -239,6 +239,15 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         wn = np.asarray(Pw.sum(axis=1)).ravel()
         _, z = self.problem_.solve(C)
         spo = self.problem_.sign * (np.einsum("ij,ij->i", S, t.decision) - Pw @ z)
+        # A node's regret is a sum of regrets of its stored (feasible) decision:
+        # negative only by rounding; beyond it the decision or oracle is wrong.
+        tol = REGRET_RTOL * (np.einsum("ij,ij->i", np.asarray(Pw @ np.abs(C)),
+                                       np.abs(t.decision)) + Pw @ np.abs(z))
+        if (spo < -tol).any():
+            k = int(np.argmax(-spo - tol))
+            raise ValueError(f"node {k}'s stored decision beats the optimum on these costs "
+                             f"(regret {spo[k]:.6g}): the decision is infeasible for the "
+                             "problem, or the problem's oracle is not optimal.")
         spo = np.maximum(spo, 0.0)
         if loss == "spo":
             return spo, sw, X, C
@@ -317,9 +326,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     def _per_sample_loss(self, tree, X, C, loss):
         node_of = tree.apply(X)
-        _, z = self.problem_.solve(C)
-        spo = self.problem_.sign * (np.einsum("ij,ij->i", C, tree.decision[node_of]) - z)
-        spo = np.maximum(spo, 0.0)
+        spo = decision_loss(C, tree.decision[node_of], self.problem_)
         diff = C - tree.value[node_of]
         mse = np.einsum("ij,ij->i", diff, diff)
         if loss == "spo":
@@ -358,7 +365,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.tree_ = self.tree_.pruned(masks[k])
 
     # ------------------------------------------------------- persistence
-    _persist_extra = ("loss_scales_", "pruning_alpha_")
+    _persist_extra = ("loss_scales_", "pruning_alpha_", "category_values_", "categories_seen_")
 
     def _set_trees_from_load(self, trees):
         if len(trees) != 1:

@@ -153,12 +153,48 @@ def _read_json_value(v, where, p=None, d=None):
                                      f"got {_schema._show(v)}.")
 
 
+def _read_category_values(v, where, p, d):
+    """Per feature, the labels of a categorical column (a list) or None."""
+    if v is None:
+        return None
+    if not isinstance(v, list) or len(v) != p:
+        raise _schema.SchemaError(where, f"must be null or a list of n_features_in_={p} "
+                                         f"entries; got {_schema._show(v)}.")
+    out = []
+    for j, labels in enumerate(v):
+        at = _schema.join(where, j)
+        if labels is None:
+            out.append(None)
+            continue
+        if not isinstance(labels, list):
+            raise _schema.SchemaError(at, f"must be null or a list of labels; got "
+                                          f"{_schema._show(labels)}.")
+        values = [_read_json_value(x, _schema.join(at, i)) for i, x in enumerate(labels)]
+        if any(isinstance(x, list) for x in values) or len(set(map(repr, values))) != len(values):
+            raise _schema.SchemaError(at, "must list distinct labels (strings or numbers).")
+        out.append(values)
+    return out
+
+
+def _read_categories_seen(v, where, p, d):
+    """Per feature, the category codes seen at fit (finite numbers) or None."""
+    if v is None:
+        return None
+    if not isinstance(v, list) or len(v) != p:
+        raise _schema.SchemaError(where, f"must be null or a list of n_features_in_={p} "
+                                         f"entries; got {_schema._show(v)}.")
+    return [None if x is None else _schema.real_array(x, _schema.join(where, j))
+            for j, x in enumerate(v)]
+
+
 #: Readers of the fitted attributes that estimators list in ``_persist_extra``,
 #: called as ``reader(value, key, n_features, n_costs)``.
 _EXTRA_READERS = {
     "loss_scales_": _read_loss_scales,
     "pruning_alpha_": lambda v, where, p, d: _schema.real(v, where, low=0.0),
     "oob_score_": _read_oob_score,
+    "category_values_": _read_category_values,
+    "categories_seen_": _read_categories_seen,
     # SPOBoost: the initial linear model, the number of rounds and the scores.
     "init_coef_": lambda v, where, p, d: _schema.real_matrix(v, where, rows=d, cols=p,
                                                              per="cost"),

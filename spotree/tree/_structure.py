@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_costs, check_sample_weight
+from ..metrics import REGRET_RTOL
 from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
 __all__ = ["tree_from_structure", "node_samples"]
@@ -154,6 +155,13 @@ def tree_from_structure(children_left, children_right, feature, threshold, X, C,
             decision[t] = decision[parent[t]]
     # loss_t = sign * (sum_i w_i c_i^T w_t - sum_i w_i z_i) = sign * (sums_t^T w_t - ...)
     loss = problem.sign * (np.einsum("ij,ij->i", sums, decision) - Wm @ z)
+    # Each node decides the optimum of its own mean cost, so its regret is
+    # non-negative up to rounding; beyond that the oracle is not optimal.
+    tol = REGRET_RTOL * (np.einsum("ij,ij->i", Wm @ np.abs(C), np.abs(decision))
+                         + Wm @ np.abs(z))
+    if (nonempty & (loss < -tol)).any():
+        raise ValueError("a node's decision beats the optimum of its training costs: the "
+                         "problem's oracle did not return optimal decisions.")
     loss = np.where(nonempty, np.maximum(loss, 0.0), 0.0)
     is_leaf = left == TREE_LEAF
     feat = np.where(is_leaf, TREE_UNDEFINED, np.asarray(feature, dtype=np.int64).ravel())

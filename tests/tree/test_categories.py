@@ -84,3 +84,19 @@ def test_optimal_tree_refuses_categorical_columns():
     X, C = _frame()
     with pytest.raises(ValueError, match="categorical"):
         OptimalSPOTree(ROADS, max_depth=1).fit(X, C)
+
+
+def test_save_and_load_keep_the_category_labels(tmp_path):
+    import spotree
+
+    X, C = _frame(dtype="object", seed=4)
+    for est in (SPOTree(ROADS, max_depth=2),
+                SPOForest(ROADS, n_estimators=3, max_features=None, random_state=0)):
+        est.fit(X, C)
+        path = tmp_path / f"{type(est).__name__}.json"
+        est.save(path)
+        back = spotree.load(path)
+        assert back.category_values_ == est.category_values_
+        new = pd.DataFrame({"city": pd.Series(["Nice", "Paris", "Bordeaux", None],
+                                              dtype=object), "x": [0.1, 0.2, 0.3, 0.4]})
+        assert_array_equal(back.predict(new), est.predict(new))
