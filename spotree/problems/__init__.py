@@ -6,7 +6,8 @@ a whole matrix of cost vectors at once; see :class:`DecisionProblem`.
 
 from ._base import CallableProblem, DecisionProblem, FiniteDecisions
 from ._io import problem_from_dict
-from ._linear import LinearProgram, news_recommendation
+from ._linear import LinearProgram
+from ._news import news_recommendation
 from ._shortest_path import ShortestPath
 from ._spec import load_problem
 

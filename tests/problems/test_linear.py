@@ -252,7 +252,7 @@ def test_basis_cache_news_prefix_sums_and_eviction(monkeypatch):
     W, z = problem.solve(C)
     Wp, zp = plain.solve(C)
     close(z, zp, np.abs(C).max())
-    assert len(problem._model_basis_cache) == 2
+    assert len(problem._basis_cache()) == 2
 
 
 def test_basis_cache_degenerate_ties():
@@ -286,7 +286,7 @@ def test_basis_cache_on_uncorrelated_costs_backs_off():
     C = np.random.default_rng(0).normal(size=(300, 12))
     Wc, zc = cached.solve(C)
     Wp, zp = plain.solve(C)
-    assert cached._model_basis_cache.skipped > 0
+    assert cached._basis_cache().skipped > 0
     close(zc, zp, np.abs(C).max())
     np.testing.assert_allclose(Wc, Wp, atol=1e-7)
 
@@ -296,7 +296,7 @@ def test_non_optimal_status_at_solve_time_raises(basis_cache):
     problem = random_lp(3, d=8, n_ub=10, basis_cache=basis_cache)
     C = np.random.default_rng(0).normal(size=(5, 8))
     problem.solve(C[:1])
-    problem._model_highs.setOptionValue("simplex_iteration_limit", 0)
+    problem._model().set_option("simplex_iteration_limit", 0)
     with pytest.raises(ValueError, match="did not find an optimal solution for cost vector"):
         problem.solve(-C)
 
@@ -383,11 +383,11 @@ def test_pickle_and_deepcopy_after_solve(basis_cache):
     problem = random_lp(2, basis_cache=basis_cache)
     C = np.random.default_rng(0).normal(size=(50, problem.n_costs))
     W, z = problem.solve(C)
-    assert hasattr(problem, "_model_highs")
+    assert hasattr(problem._state(), "model")
     state = problem.__getstate__()
     assert not any(key.startswith("_model") for key in state)
     for clone in (pickle.loads(pickle.dumps(problem)), copy.deepcopy(problem)):
-        assert not hasattr(clone, "_model_highs")
+        assert not hasattr(clone._state(), "model")
         W2, z2 = clone.solve(C)
         close(z2, z, np.abs(C).max())
         np.testing.assert_allclose(W2, W, atol=1e-7)
