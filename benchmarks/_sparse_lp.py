@@ -82,6 +82,8 @@ def write_sparse_lp(path, seed=0):
     """
     import highspy
 
+    from spotree.problems._highs import new_highs
+
     data = sparse_lp_data(seed)
     A = data["A"]
     m, n = A.shape
@@ -101,8 +103,7 @@ def write_sparse_lp(path, seed=0):
     lp.col_names_ = [f"flow_{k}" for k in range(n)]
     lp.row_names_ = ([f"node_{i}" for i in range(N_NODES - 1)]
                      + [f"bundle_{i}" for i in range(N_BUNDLES)])
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()  # silent, unlike highspy.Highs()
     h.passModel(lp)
     if h.writeModel(str(path)) != highspy.HighsStatus.kOk:
         raise RuntimeError(f"highspy could not write {path}")

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._certificate_kernels import first_certifying
+from ._certificate_kernels import (duals_certify, factored_certifies, first_certifying,
+                                  lu_solve_transposed, nonbasic_signs)
 
 __all__ = ["DenseCache", "FactoredCache", "nonbasic_conditions"]
 
@@ -43,7 +44,8 @@ def nonbasic_conditions(x, lo, hi, basic):
     """Which nonbasic variables need ``d >= 0``, ``d <= 0`` or ``d = 0``.
 
     The status of a nonbasic variable is read from its value: the simplex
-    method keeps it exactly at a bound (or at zero when it is free).
+    method keeps it exactly at a bound (or at zero when it is free); one
+    found away from both bounds gets the safe condition ``d = 0``.
 
     Returns
     -------
@@ -53,19 +55,8 @@ def nonbasic_conditions(x, lo, hi, basic):
         +1 where ``d >= 0`` is needed (at the lower bound), -1 where ``d <= 0``
         is needed (at the upper bound), 0 where ``d`` must vanish.
     """
-    is_basic = np.zeros(x.shape[0], dtype=bool)
-    is_basic[basic] = True
-    nb = np.flatnonzero(~is_basic & (lo != hi))
-    xn, ln, hn = x[nb], lo[nb], hi[nb]
-    tol = 1e-9 * np.maximum(1.0, np.abs(xn))
-    d_lo = np.where(np.isfinite(ln), np.abs(xn - ln), np.inf)
-    d_hi = np.where(np.isfinite(hn), np.abs(xn - hn), np.inf)
-    sign = np.zeros(nb.shape[0])
-    at_lo = (d_lo <= tol) & (d_lo <= d_hi)
-    at_hi = (d_hi <= tol) & ~at_lo
-    sign[at_lo] = 1.0
-    sign[at_hi] = -1.0
-    return nb, sign
+    return nonbasic_signs(np.ascontiguousarray(x, dtype=np.float64), lo, hi,
+                          np.ascontiguousarray(basic, dtype=np.int64), 1e-9)
 
 
 class _Cache:
@@ -77,6 +68,8 @@ class _Cache:
     """
 
     decay = 0.97
+    #: Hits per HiGHS call below which the cache stops paying for itself.
+    pay_ratio = 1.0
 
     def __init__(self, size):
         self.size = size
@@ -123,8 +116,8 @@ class _Cache:
         self.calls = self.calls * self.decay ** calls + calls
 
     def paying(self):
-        """Whether recent HiGHS calls each saved at least one more call."""
-        return self.hits >= self.calls
+        """Whether recent HiGHS calls each saved at least ``pay_ratio`` more calls."""
+        return self.hits >= self.pay_ratio * self.calls
 
 
 class DenseCache(_Cache):
@@ -206,30 +199,40 @@ class DenseCache(_Cache):
 
 
 class _Factored:
-    """One factorized basis: what a test of reduced-cost signs needs."""
+    """One basis: its nonbasic sign conditions, and its LU factors once stored."""
 
-    __slots__ = ("lu", "basic_cols", "basic_pos", "nb_cols", "nb_rows", "sign_cols",
-                 "sign_rows", "AN_T", "absAN_T")
+    __slots__ = ("basic", "basic_col", "L", "U", "perm_r", "perm_c", "nb_cols", "sign_cols",
+                 "nb_rows", "sign_rows")
+
+
+def _csc_arrays(M):
+    M = M.tocsc()
+    return (M.indptr.astype(np.int64), M.indices.astype(np.int64),
+            M.data.astype(np.float64))
 
 
 class FactoredCache(_Cache):
-    """Certificates as sparse LU factors of the basis (large or sparse LPs).
+    """Certificates for large or sparse LPs: sparse LU factors, and HiGHS's own.
 
-    A test of ``k`` cost vectors solves ``B^T Y = C_B^T`` with the stored
-    factors and forms the reduced costs ``C_N - A_N^T Y``: about
-    ``k * (nnz(LU) + nnz(A))`` operations, where an explicit certificate
-    would cost ``k * d^2``. A row is accepted when every reduced cost has
-    the right sign up to ``rtol * (|c_j| + |A_j|^T |y| + max|c|)``, a bound
-    on the rounding error of computing it.
+    Building a certificate (a sparse LU of the basis) costs about as much as
+    a HiGHS call here, and most reuse in a correlated batch comes from the
+    rows right after the one HiGHS solved. So after each HiGHS solve,
+    :meth:`follow` tests the next pending rows one by one with HiGHS's own
+    factorization of the new basis (``B^T y = c_B``, then the reduced costs
+    ``c_N - A_N^T y`` in a compiled loop), until the first row the basis does
+    not solve. A basis that solved at least ``long_run`` rows this way is
+    likely to recur, and only then is it factorized (scipy's SuperLU) and
+    stored; stored bases are tested by :meth:`check_one` / :meth:`check_all`
+    (the ``n_recent`` most recently used) at the start of later batches.
 
-    Testing every cached basis on every row would cost more than the HiGHS
-    calls it saves, so :meth:`check_all` tries only the ``n_recent`` most
-    recently used bases, and a new basis is tried on a growing window of
-    the next pending rows (see :meth:`window`).
+    A row is accepted when every reduced cost has the right sign up to
+    ``rtol * (|c_j| + |A_j|^T |y| + max|c|)``, a bound on the rounding error
+    of computing it. No dense ``n x n`` work anywhere.
     """
 
     rtol = 1e-10
     n_recent = 8
+    long_run = 4
 
     def __init__(self, size, A, lo, hi):
         import scipy.sparse as sp
@@ -238,83 +241,100 @@ class FactoredCache(_Cache):
         self.A = sp.csc_matrix(A)
         self.m, self.d = self.A.shape
         self.full = sp.hstack([self.A, -sp.identity(self.m, format="csc")]).tocsc()
+        self.A_arrays = _csc_arrays(self.A)
         self.lo, self.hi = lo, hi
 
-    def certificate(self, basic, x):
+    def conditions(self, basic, x):
+        """The sign conditions of a basis (without factors)."""
+        d = self.d
+        e = _Factored()
+        e.basic = basic
+        e.basic_col = np.where(basic < d, basic, -1).astype(np.int64)
+        nb, sign = nonbasic_conditions(x, self.lo, self.hi, basic)
+        col = nb < d
+        e.nb_cols, e.sign_cols = nb[col].astype(np.int64), sign[col]
+        e.nb_rows, e.sign_rows = (nb[~col] - d).astype(np.int64), sign[~col]
+        e.L = None
+        return e
+
+    def follow(self, e, transpose_solve, C, rows, scale):
+        """How many of ``rows`` (in order) the basis ``e`` solves, up to the first miss.
+
+        ``transpose_solve(rhs)`` solves ``B^T y = rhs`` for this basis (HiGHS's
+        factorization, valid right after the solve that found it).
+        """
+        n = 0
+        take = np.maximum(e.basic_col, 0)
+        slack = e.basic_col < 0
+        for i in rows:
+            cb = C[i, take]
+            cb[slack] = 0.0
+            y = transpose_solve(cb)
+            if y is None or not duals_certify(C, i, y, scale[i], e.nb_cols, e.sign_cols,
+                                              e.nb_rows, e.sign_rows, *self.A_arrays,
+                                              self.rtol):
+                break
+            n += 1
+        return n
+
+    def factorize(self, e):
+        """Add LU factors to the conditions ``e``; return it, or None if singular."""
         from scipy.sparse.linalg import splu
 
-        m, d = self.m, self.d
-        e = _Factored()
+        m = self.m
         if m:
-            B = self.full[:, basic].tocsc()
+            B = self.full[:, e.basic].tocsc()
             try:
-                e.lu = splu(B)
+                lu = splu(B)
             except RuntimeError:  # singular
                 return None
-            # Accuracy of the factors on a probe right-hand side.
+            e.L, e.U = _csc_arrays(lu.L), _csc_arrays(lu.U)
+            e.perm_r = lu.perm_r.astype(np.int64)
+            e.perm_c = lu.perm_c.astype(np.int64)
+            # Accuracy of the factors, as the compiled test uses them, on a
+            # probe right-hand side: a nearly singular basis is skipped.
             probe = np.linspace(1.0, 2.0, m)
-            y = e.lu.solve(probe, trans="T")
+            u, v = np.empty(m), np.empty(m)
+            lu_solve_transposed(probe, *e.L, *e.U, e.perm_r, e.perm_c, u, v)
+            y = u[e.perm_r]
             if not np.isfinite(y).all() or (
                     np.abs(B.T @ y - probe).max() > 1e-9 * (1.0 + np.abs(y).max())):
                 return None
         else:
-            e.lu = None
-        is_col = basic < d
-        e.basic_cols = basic[is_col]
-        e.basic_pos = np.flatnonzero(is_col)
-        nb, sign = nonbasic_conditions(x, self.lo, self.hi, basic)
-        col = nb < d
-        e.nb_cols, e.sign_cols = nb[col], sign[col]
-        e.nb_rows, e.sign_rows = nb[~col] - d, sign[~col]
-        AN = self.A[:, e.nb_cols]
-        e.AN_T = AN.T.tocsr()
-        e.absAN_T = abs(e.AN_T)
+            e.L = e.U = (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+            e.perm_r = e.perm_c = np.zeros(0, np.int64)
         return e
+
+    def certificate(self, basic, x):
+        """The factored certificate of a basis, or None."""
+        return self.factorize(self.conditions(basic, x))
+
+    def _test(self, e, C, rows, scale):
+        out = np.empty(rows.shape[0], dtype=np.bool_)
+        factored_certifies(C, rows, scale, e.basic_col, *e.L, *e.U, e.perm_r, e.perm_c,
+                           e.nb_cols, e.sign_cols, e.nb_rows, e.sign_rows, *self.A_arrays,
+                           self.rtol, out)
+        return out
 
     def check_one(self, k, C, scale):
         """Boolean mask of the rows of C certified by entry k."""
-        e = self.entries[k]
-        n = C.shape[0]
-        if self.m:
-            CB = np.zeros((self.m, n))
-            CB[e.basic_pos] = C[:, e.basic_cols].T
-            Y = e.lu.solve(CB, trans="T")  # (m, n) duals
-            if Y.ndim == 1:
-                Y = Y[:, None]
-        else:
-            Y = np.zeros((0, n))
-        ok = np.ones(n, dtype=bool)
-        rt = self.rtol
-        if e.nb_cols.size:
-            CN = C[:, e.nb_cols].T
-            D = CN - e.AN_T @ Y
-            tol = rt * (np.abs(CN) + e.absAN_T @ np.abs(Y) + scale[None, :])
-            ok &= _signs_ok(D, tol, e.sign_cols)
-        if e.nb_rows.size:
-            # The reduced cost of a row activity r_i (column -e_i) is y_i.
-            Yr = Y[e.nb_rows]
-            tol = rt * (np.abs(Yr) + scale[None, :])
-            ok &= _signs_ok(Yr, tol, e.sign_rows)
-        return ok
+        C = np.ascontiguousarray(C)
+        return self._test(self.entries[k], C, np.arange(C.shape[0]),
+                          np.ascontiguousarray(scale))
 
     def check_all(self, C, scale):
         """Index of an entry certifying each row of C, or -1 (recent entries only)."""
+        C = np.ascontiguousarray(C)
+        scale = np.ascontiguousarray(scale)
         owner = np.full(C.shape[0], -1)
         rest = np.arange(C.shape[0])
         for k in np.argsort(self.last_used)[::-1][:self.n_recent]:
             if not rest.size:
                 break
-            ok = self.check_one(int(k), C[rest], scale[rest])
+            ok = self._test(self.entries[int(k)], C, rest, scale)
             owner[rest[ok]] = k
             rest = rest[~ok]
         return owner
 
     def window(self, n_pending):
         return min(n_pending, 32)
-
-
-def _signs_ok(D, tol, sign):
-    """Columns of D (one per cost vector) whose entries have the required signs."""
-    s = sign[:, None]
-    ok = np.where(s > 0, D >= -tol, np.where(s < 0, D <= tol, np.abs(D) <= tol))
-    return ok.all(axis=0)

@@ -194,8 +194,21 @@ class HighsModel:
         basic = np.asarray(basic, dtype=np.int64)
         return np.where(basic >= 0, basic, self.n_cols - 1 - basic)
 
-    def row_activities(self):
-        return np.asarray(self.h.getSolution().row_value, dtype=np.float64)
+    def transpose_solve(self, rhs):
+        """``y`` with ``B^T y = rhs`` for the last optimal basis, or None.
+
+        Uses HiGHS's own factorization of the basis, so it is only valid
+        until the next run. ``B`` holds the columns of ``[A, I]`` of the basic
+        variables in the order of :meth:`basic_variables` (a basic row
+        activity forces ``y_i = 0`` whatever the sign of its column).
+        """
+        solve = getattr(self.h, "getBasisTransposeSolve", None)
+        if solve is None:  # pragma: no cover - older highspy
+            return None
+        status, y = solve(np.ascontiguousarray(rhs, dtype=np.float64))
+        if int(status) != 0:  # HighsStatus.kOk
+            return None
+        return np.asarray(y, dtype=np.float64)
 
     def set_option(self, name, value):
         """Set a HiGHS option (tests use it to force a failing run)."""

@@ -739,12 +739,16 @@ class LinearProgram(DecisionProblem):
                     cache.mru = int(owner[hit][-1])
                     cache.record(hits=int(hit.sum()))
             pending = np.flatnonzero(owner < 0)
+            factored = isinstance(cache, FactoredCache)
             while pending.size:
                 i = pending[0]
                 w = self._solve_one(model, sub[i], start + i)
                 Wsub[i] = w
                 pending = pending[1:]
                 cache.record(calls=1)
+                if factored:
+                    pending = self._follow_basis(cache, model, w, sub, sc, Wsub, pending)
+                    continue
                 # When cached bases are rarely reused (uncorrelated costs on a
                 # large LP), certificates cost more than they save: then only
                 # every 16th HiGHS basis is added, to notice when reuse returns.
@@ -783,6 +787,34 @@ class LinearProgram(DecisionProblem):
             size *= 2
         left.append(pending[pos:])
         return np.concatenate(left)
+
+    def _follow_basis(self, cache, model, w, sub, sc, Wsub, pending):
+        """Answer the pending rows that HiGHS's new basis solves (large LPs).
+
+        The rows right after a solved one are tested with HiGHS's own
+        factorization, until the first miss; a basis that answers a long run
+        is also factorized and stored for later batches.
+        """
+        if not pending.size and len(cache):
+            return pending
+        # On batches whose rows rarely share a basis (uncorrelated costs),
+        # only every 16th basis is followed, to notice when reuse returns.
+        if not cache.paying():
+            cache.skipped += 1
+            if cache.skipped % 16:
+                return pending
+        basic = model.basic_variables()
+        if basic is None or basic.size != self.n_rows:
+            return pending
+        e = cache.conditions(basic, np.concatenate([w, self._A @ w]))
+        n = cache.follow(e, model.transpose_solve, sub, pending, sc) if pending.size else 0
+        Wsub[pending[:n]] = w
+        cache.record(hits=n)
+        # Store long runs (and the first basis, so that a later batch has
+        # something to start from).
+        if (n >= cache.long_run or not len(cache)) and cache.factorize(e) is not None:
+            cache.add(e, w)
+        return pending[n:]
 
     def _certificate(self, model, cache, w):
         """The cache's certificate of HiGHS's current optimal basis, or None."""
