@@ -113,8 +113,10 @@ def integer_points(A, rlo, rhi, box_lo, box_hi, max_points, max_vertices):
     """
     d = A.shape[1]
     lo, hi = np.ceil(box_lo - 1e-9), np.floor(box_hi + 1e-9)
-    sizes = (hi - lo + 1).astype(np.int64)
-    if (sizes <= 0).any() or prod(int(s) for s in sizes) > max_points:
+    sizes = hi - lo + 1
+    if (sizes <= 0).any() or np.log2(sizes).sum() > np.log2(max_points) + 1:
+        return None
+    if prod(int(s) for s in sizes) > max_points:
         return None
     if A.shape[0] * d > _MAX_DENSE_ENTRIES:
         return None

@@ -25,10 +25,6 @@ def test_example_news_lp_spec_validates():
     clean = validate_problem_spec(spec)
     assert "name" not in clean and clean["type"] == "linear_program"
     assert np.asarray(clean["A_ub"]).shape == (5, 6)
-    try:
-        from spotree.problems._linear import LinearProgram  # noqa: F401
-    except ImportError:
-        pytest.skip("LinearProgram not available yet")
     problem = load_problem(EXAMPLES / "news_lp.json")
     assert problem.n_costs == 6 and problem.sense == "max"
 
