@@ -370,7 +370,7 @@ def problem_from_dict(spec, *, check_time_limit=DEFAULT_CHECK_TIME_LIMIT):
     >>> roads.solve([[3.0, 2.0]])[0]
     array([[0., 1.]])
     """
-    from ._linear import _check_time_limit
+    from ._lp_data import _check_time_limit
 
     limit = _check_time_limit(check_time_limit, "problem_from_dict")
     spec = validate_problem_spec(spec)
