@@ -147,6 +147,8 @@ class HighsModel:
         self.n_rows = n_rows
         self._cols = np.arange(n_cols, dtype=np.int32)
         self._time_limit = np.inf
+        self._last_direction = None
+        self.n_cold = 0
         self.status = None
 
     # ------------------------------------------------------------------ run
@@ -165,8 +167,29 @@ class HighsModel:
         self.status = run_highs(self.h)
         return _short_status(self.status)
 
+    #: Warm starts only when the L1 distance between the L1-normalized new
+    #: and previous cost vectors is at most this (see :meth:`solve`).
+    warm_distance = 0.1
+
     def solve(self, c, time_limit=None):
-        """Minimize ``c^T w``; return ``(status, w)`` (w is None unless optimal)."""
+        """Minimize ``c^T w``; return ``(status, w)`` (w is None unless optimal).
+
+        An LP starts from the last optimal basis when the new cost vector
+        points nearly the same way as the last one (the tree's prefix sums
+        differ by ~1e-3 in the normalized L1 distance), and from scratch
+        otherwise: from the optimal basis of an unrelated cost vector the
+        dual simplex needs more and slower iterations than from HiGHS's own
+        start (1.6x on the 500-variable network LP of the benchmarks).
+        """
+        c = np.ascontiguousarray(c, dtype=np.float64)
+        if not self.is_mip:
+            total = np.abs(c).sum()
+            u = c / total if total > 0 else c
+            last = self._last_direction
+            if last is not None and np.abs(u - last).sum() > self.warm_distance:
+                self.h.clearSolver()
+                self.n_cold += 1
+            self._last_direction = u
         self.set_costs(c)
         status = self.run(time_limit)
         if status == OPTIMAL:

@@ -10,6 +10,7 @@ vertex enumeration in :mod:`._vertex_enum`.
 
 from __future__ import annotations
 
+import numbers
 import os
 import threading
 import time
@@ -81,6 +82,13 @@ class LinearProgram(DecisionProblem):
         construction (None: no limit). When they do not finish in time, a
         ValueError says so. Problems read from model files and specs get a
         finite default (see :func:`~spotree.problems.problem_from_dict`).
+    n_jobs : int or None, default=None
+        Threads that solve a large batch (-1: one per CPU; None: 1). The
+        batch is cut into contiguous blocks of at least 64 cost vectors, one
+        per thread, each with its own HiGHS model and basis cache (HiGHS
+        runs without holding the GIL). A runtime setting, not part of the
+        problem: not written by :meth:`to_dict`. Leave it at None inside
+        processes or threads that already run in parallel.
 
     Attributes
     ----------
@@ -95,6 +103,7 @@ class LinearProgram(DecisionProblem):
     is_milp : bool
         Whether some variable is integer.
     variable_names : list of str or None
+    n_jobs : int or None
 
     Raises
     ------
@@ -106,12 +115,14 @@ class LinearProgram(DecisionProblem):
     -----
     **Solving.** Each thread that solves gets its own HiGHS model, created
     on first use and dropped on pickling (and rebuilt on the other side);
-    each cost vector only changes the objective and re-runs the simplex
-    method from the previous basis. An instance can therefore be shared by
-    threads (a scorer and the estimators of a threaded grid search);
-    processes (joblib, dask) each get their own copy. HiGHS runs with one
-    thread: with its default setting it reads the CPU topology on every run,
-    which doubles the cost of a small LP.
+    each cost vector only changes the objective and re-runs the dual
+    simplex method, from the previous basis when the new cost vector points
+    nearly the same way as the previous one and from scratch otherwise
+    (see :class:`~spotree.problems._highs.HighsModel`). An instance can
+    therefore be shared by threads (a scorer and the estimators of a
+    threaded grid search); processes (joblib, dask) each get their own
+    copy. HiGHS runs with one thread: with its default setting it reads the
+    CPU topology on every run, which doubles the cost of a small LP.
 
     **Basis cache** (pure LPs). After each HiGHS solve, the optimal basis is
     turned into a certificate that tests whether it is also optimal for
@@ -177,10 +188,12 @@ class LinearProgram(DecisionProblem):
     _dense_certificate_size = 4096
     #: No basis cache above this many rows.
     _max_cached_rows = 50_000
+    #: With n_jobs, each thread gets at least this many cost vectors.
+    _min_rows_per_thread = 64
 
     def __init__(self, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None),
                  integrality=None, sense="min", basis_cache=True, *, variable_names=None,
-                 check_time_limit=None):
+                 check_time_limit=None, n_jobs=None):
         A_ub = _check_matrix(A_ub, "A_ub")
         A_eq = _check_matrix(A_eq, "A_eq")
         for A, b, an, bn in ((A_ub, b_ub, "A_ub", "b_ub"), (A_eq, b_eq, "A_eq", "b_eq")):
@@ -238,6 +251,8 @@ class LinearProgram(DecisionProblem):
         self._set(A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, stored_bounds=stored_bounds,
                   lo=lo, hi=hi, A=A, rlo=rlo, rhi=rhi, integrality=integrality,
                   sense=_check_sense(sense), basis_cache=bool(basis_cache), names=names)
+        self.n_jobs = n_jobs
+        self._n_threads()  # validates n_jobs
         self._check_feasible_and_bounded(limit)
 
     def _set(self, *, A_ub, b_ub, A_eq, b_eq, stored_bounds, lo, hi, A, rlo, rhi,
@@ -249,6 +264,7 @@ class LinearProgram(DecisionProblem):
         self.sense = sense
         self.basis_cache = basis_cache
         self.variable_names = names
+        self.n_jobs = None
         self.n_costs = d
         self.is_milp = integrality is not None and bool(integrality.any())
         self._lo = np.broadcast_to(lo, (d,)).astype(np.float64)
@@ -263,7 +279,8 @@ class LinearProgram(DecisionProblem):
 
     # ------------------------------------------------------------ from file
     @classmethod
-    def from_file(cls, path, sense=None, *, basis_cache=True, check_time_limit=None):
+    def from_file(cls, path, sense=None, *, basis_cache=True, check_time_limit=None,
+                  n_jobs=None):
         """Read an LP or MILP from an MPS or LP file (through HiGHS's readers).
 
         Pyomo, gurobipy, PuLP, CVXPY and JuMP all write these formats. The
@@ -286,6 +303,7 @@ class LinearProgram(DecisionProblem):
             objective sense.
         basis_cache : bool, default=True
         check_time_limit : float or None, default=None
+        n_jobs : int or None, default=None
             See :class:`LinearProgram`.
 
         Returns
@@ -336,6 +354,8 @@ class LinearProgram(DecisionProblem):
             parts["sense"] = sense
         self = cls.__new__(cls)
         self._set(**parts, basis_cache=bool(basis_cache))
+        self.n_jobs = n_jobs
+        self._n_threads()  # validates n_jobs
         try:
             self._check_feasible_and_bounded(limit)
         except ValueError as exc:
@@ -456,14 +476,52 @@ class LinearProgram(DecisionProblem):
     # ---------------------------------------------------------------- solve
     def _solve(self, C):
         Cm = C if self.sense == "min" else -C
-        if self.basis_cache and not self.is_milp and self.n_rows <= self._max_cached_rows:
-            W = self._solve_cached(Cm)
+        m = C.shape[0]
+        n_threads = min(self._n_threads(), m // self._min_rows_per_thread)
+        if n_threads > 1:
+            # Contiguous blocks keep consecutive (correlated) rows together.
+            bounds = np.linspace(0, m, n_threads + 1).astype(int)
+            parts = self._pool(n_threads).map(
+                lambda k: self._solve_serial(Cm[bounds[k]:bounds[k + 1]], bounds[k]),
+                range(n_threads))
+            W = np.vstack(list(parts))
         else:
-            W = np.empty_like(C)
-            model = self._model()
-            for i in range(C.shape[0]):
-                W[i] = self._solve_one(model, Cm[i], i)
+            W = self._solve_serial(Cm, 0)
         return W, np.einsum("ij,ij->i", C, W)
+
+    def _solve_serial(self, Cm, offset):
+        """Minimizers for the rows of Cm in this thread (row i is cost vector offset + i)."""
+        if self.basis_cache and not self.is_milp and self.n_rows <= self._max_cached_rows:
+            return self._solve_cached(Cm, offset)
+        W = np.empty_like(Cm)
+        model = self._model()
+        for i in range(Cm.shape[0]):
+            W[i] = self._solve_one(model, Cm[i], offset + i)
+        return W
+
+    def _n_threads(self):
+        n_jobs = getattr(self, "n_jobs", None)
+        if n_jobs is None:
+            return 1
+        if (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
+                or n_jobs == 0 or n_jobs < -1):
+            raise ValueError(f"The 'n_jobs' parameter of LinearProgram must be None, -1 or a "
+                             f"positive int. Got {n_jobs!r} instead.")
+        return (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+
+    def _pool(self, n_threads):
+        """A thread pool kept on the instance (not pickled), so that its threads
+        keep their HiGHS models and basis caches from one batch to the next."""
+        with _LOCAL_LOCK:
+            pool = self.__dict__.get("_model_pool")
+            if pool is None or pool[0] < n_threads:
+                from concurrent.futures import ThreadPoolExecutor
+
+                if pool is not None:
+                    pool[1].shutdown(wait=False)
+                pool = self._model_pool = (n_threads, ThreadPoolExecutor(
+                    n_threads, thread_name_prefix="spotree-lp"))
+        return pool[1]
 
     def _solve_one(self, model, c, i):
         status, w = model.solve(c)
@@ -488,7 +546,7 @@ class LinearProgram(DecisionProblem):
             state.cache = cache
         return cache
 
-    def _solve_cached(self, Cm):
+    def _solve_cached(self, Cm, offset=0):
         cache = self._basis_cache()
         model = self._model()
         m = Cm.shape[0]
@@ -516,7 +574,7 @@ class LinearProgram(DecisionProblem):
             factored = isinstance(cache, FactoredCache)
             while pending.size:
                 i = pending[0]
-                w = self._solve_one(model, sub[i], start + i)
+                w = self._solve_one(model, sub[i], offset + start + i)
                 Wsub[i] = w
                 pending = pending[1:]
                 cache.record(calls=1)
@@ -633,6 +691,7 @@ class LinearProgram(DecisionProblem):
                        basis_cache=True, names=self.variable_names)
             self._model_relaxation = relax
         relax.sense = self.sense
+        relax.n_jobs = getattr(self, "n_jobs", None)
         return relax
 
     # ------------------------------------------------------------- vertices

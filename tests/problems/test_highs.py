@@ -111,3 +111,19 @@ def test_read_model_error_carries_highs_reason(tmp_path, capfd):
     out, err = capfd.readouterr()
     assert "ERROR" not in out + err  # the log went to a file, not the console
     assert not list(tmp_path.glob("*.log"))
+
+
+def test_warm_start_only_for_nearby_cost_directions():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(6, 10))
+    x0 = rng.uniform(0, 1, 10)
+    m = model(A, np.full(6, -np.inf), A @ x0 + 0.5, np.zeros(10), np.ones(10))
+    c = rng.uniform(0.5, 1.5, 10)
+    m.solve(c)
+    m.solve(3.0 * c + 1e-3 * rng.uniform(size=10))  # same direction: warm
+    assert m.n_cold == 0
+    far = rng.uniform(-1.5, -0.5, 10)
+    status, w = m.solve(far)  # unrelated direction: from scratch
+    assert m.n_cold == 1 and status == _highs.OPTIMAL
+    ref = linprog(far, A_ub=A, b_ub=A @ x0 + 0.5, bounds=(0, 1))
+    assert abs(far @ w - ref.fun) <= 1e-9 * max(1, abs(ref.fun))

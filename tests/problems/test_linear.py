@@ -712,3 +712,45 @@ def test_per_thread_models_are_distinct():
     t.join()
     assert seen[0] is not mine
     assert problem._model() is mine
+
+
+@pytest.mark.parametrize("basis_cache", [True, False])
+def test_n_jobs_threads_give_the_same_answers(basis_cache):
+    arrays = sparse_lp_arrays(5, d=30, n_ub=20, n_eq=3)
+    serial = LinearProgram(**arrays, basis_cache=basis_cache)
+    threaded = LinearProgram(**arrays, basis_cache=basis_cache, n_jobs=3)
+    rng = np.random.default_rng(0)
+    C = np.vstack([rng.normal(size=(300, 30)), np.cumsum(rng.uniform(size=(300, 30)), axis=0)])
+    W1, z1 = serial.solve(C)
+    W3, z3 = threaded.solve(C)
+    close(z3, z1, np.abs(C).max())
+    close(z3, np.einsum("ij,ij->i", C, W3), np.abs(C).max())
+    assert_feasible(threaded, W3)
+    pool = threaded.__dict__["_model_pool"]
+    assert pool[0] == 3  # three threads, each with its own HiGHS model
+    # Small batches stay in the calling thread; the pool is not pickled.
+    threaded.solve(C[:10])
+    clone = pickle.loads(pickle.dumps(threaded))
+    assert "_model_pool" not in clone.__dict__ and clone.n_jobs == 3
+    close(clone.solve(C)[1], z1, np.abs(C).max())
+    # Each thread numbers its rows within the whole batch (error messages
+    # name the cost vector): without the cache every row goes to HiGHS once.
+    plain = LinearProgram(**arrays, basis_cache=False, n_jobs=3)
+    seen = []
+    original = plain._solve_one
+
+    def recorded(model, c, i):
+        seen.append(i)
+        np.testing.assert_array_equal(c, C[i])
+        return original(model, c, i)
+
+    plain._solve_one = recorded
+    plain.solve(C)
+    assert sorted(seen) == list(range(len(C)))
+
+
+@pytest.mark.parametrize("n_jobs", [0, -2, 1.5, "2", True])
+def test_bad_n_jobs(n_jobs):
+    with pytest.raises(ValueError, match="'n_jobs' parameter of LinearProgram must be None, "
+                                         "-1 or a positive int"):
+        LinearProgram(A_eq=np.ones((1, 3)), b_eq=[1.0], n_jobs=n_jobs)
