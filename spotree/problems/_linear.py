@@ -561,7 +561,10 @@ class LinearProgram(DecisionProblem):
                 ok = cache.check_one(cache.mru, sub, sc)
                 owner[ok] = cache.mru
                 rest = np.flatnonzero(~ok)
-                if rest.size and len(cache) > 1:
+                # Testing more stored bases costs more than it saves once the
+                # cache stopped paying for itself (factored certificates).
+                if rest.size and len(cache) > 1 and (cache.paying()
+                                                     or isinstance(cache, DenseCache)):
                     owner[rest] = cache.check_all(sub[rest], sc[rest])
                 hit = owner >= 0
                 if hit.any():
