@@ -435,11 +435,14 @@ class LinearProgram(DecisionProblem):
         # MILP is bounded iff its relaxation is). Minimizing sum_j s_j w_j
         # over the variables with one infinite bound (s_j = +1 when it is the
         # lower one, -1 when the upper) is unbounded iff one of them can grow
-        # towards its infinite side: every term of s^T y is >= 0 along a
-        # recession direction y. Free variables are checked one by one.
+        # towards its infinite side: along a recession direction y every term
+        # s_j y_j is <= 0, and < 0 where y moves w_j towards that side. Free
+        # variables are checked one by one; when the combined check fails,
+        # the one-sided variables too, to name the culprit.
         relax = model if not self.is_milp else self._relaxed_model()
         inf_lo, inf_hi = np.isinf(self._lo), np.isinf(self._hi)
         one_sided = inf_lo != inf_hi
+        combined_failed = None
         candidates = []
         if one_sided.any():
             c = np.where(one_sided & inf_lo, 1.0, 0.0) - np.where(one_sided & inf_hi, 1.0, 0.0)
@@ -447,6 +450,7 @@ class LinearProgram(DecisionProblem):
             if status == _highs.TIME_LIMIT:
                 timeout("boundedness check")
             if status != _highs.OPTIMAL:
+                combined_failed = relax.status_name()
                 candidates = np.flatnonzero(one_sided)
         candidates = sorted(set(candidates) | set(np.flatnonzero(inf_lo & inf_hi)))
         for j in candidates:
@@ -467,11 +471,11 @@ class LinearProgram(DecisionProblem):
                 if status != _highs.OPTIMAL:
                     raise ValueError(f"HiGHS could not decide whether w[{j}] is bounded "
                                      f"{side} (status: {relax.status_name()}).")
-        if one_sided.any() and len(candidates) and not (inf_lo & inf_hi).any():
+        if combined_failed is not None:
             # The combined check failed but no single variable is unbounded:
             # HiGHS reported a status it could not settle.
             raise ValueError(f"HiGHS could not decide whether the LinearProgram is bounded "
-                             f"(status: {relax.status_name()}).")
+                             f"(status: {combined_failed}).")
 
     # ---------------------------------------------------------------- solve
     def _solve(self, C):

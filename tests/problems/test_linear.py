@@ -754,3 +754,25 @@ def test_bad_n_jobs(n_jobs):
     with pytest.raises(ValueError, match="'n_jobs' parameter of LinearProgram must be None, "
                                          "-1 or a positive int"):
         LinearProgram(A_eq=np.ones((1, 3)), b_eq=[1.0], n_jobs=n_jobs)
+
+
+def test_unsettled_boundedness_check_is_an_error(monkeypatch):
+    # If HiGHS gives no verdict on the combined check and every variable
+    # alone is bounded, the problem is not silently accepted (with or
+    # without free variables).
+    from spotree.problems import _highs
+
+    original = _highs.HighsModel.solve
+
+    def flaky(self, c, time_limit=None):
+        if np.count_nonzero(c) > 1:
+            self.status = None
+            return _highs.OTHER, None
+        return original(self, c, time_limit)
+
+    monkeypatch.setattr(_highs.HighsModel, "solve", flaky)
+    A_ub = [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]
+    for bounds in ([(0, None), (0, None), (-1, 1)], [(0, None), (0, None), (None, None)]):
+        with pytest.raises(ValueError, match="could not decide whether the LinearProgram is "
+                                             "bounded"):
+            LinearProgram(A_ub=A_ub, b_ub=[1.0, 1.0, 1.0], bounds=bounds)
