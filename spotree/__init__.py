@@ -10,6 +10,8 @@ from .problems import (CallableProblem, DecisionProblem, FiniteDecisions, Linear
                        ShortestPath)
 from .tree import OptimalSPOTree, SPOTree, export_text, load
 from .forest import SPOForest, tune_max_features
+from .linear_model import SPOPlusLinear
+from .boost import SPOBoost
 
 __version__ = "0.1.0"
 
@@ -19,7 +21,9 @@ __all__ = [
     "FiniteDecisions",
     "LinearProgram",
     "OptimalSPOTree",
+    "SPOBoost",
     "SPOForest",
+    "SPOPlusLinear",
     "SPOTree",
     "ShortestPath",
     "export_text",

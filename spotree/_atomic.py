@@ -3,29 +3,68 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 
 __all__ = ["atomic_write"]
+
+_PREFIX, _SUFFIX = ".spotree-", ".tmp"
 
 
 def atomic_write(path, writer, mode="w"):
     """Write ``path`` through ``writer(fh)`` on a temp file, then rename it into place.
 
-    An interrupted or failed write leaves no partial file under ``path``.
+    The temp file sits next to ``path`` (so the rename is atomic) and is
+    removed whatever stops the write, a ``KeyboardInterrupt`` included,
+    wherever it arrives: its name is chosen before the file exists and every
+    step from its creation on runs under one ``try``. ``path`` holds either
+    its previous content or the complete new one.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    writer : callable
+        ``writer(fh)`` writes the content to the open file ``fh``.
+    mode : {"w", "wb"}, default="w"
+        Text (UTF-8) or binary.
+
+    Raises
+    ------
+    IsADirectoryError
+        If ``path`` is a directory.
+    OSError
+        If the folder cannot be written; the error names ``path``.
     """
     path = os.fspath(path)
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode must be 'w' or 'wb'; got {mode!r}.")
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "Is a directory, not a file that can be written", path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".spotree-", suffix=".tmp")
+    tmp = None
     try:
-        with os.fdopen(fd, mode) as fh:
+        while True:
+            tmp = os.path.join(folder, f"{_PREFIX}{secrets.token_hex(8)}{_SUFFIX}")
+            try:
+                # "x": created here or not at all; permissions follow the umask,
+                # as for any file the user writes.
+                fh = (open(tmp, "xb") if mode == "wb"
+                      else open(tmp, "x", encoding="utf-8"))
+            except FileExistsError:
+                tmp = None  # another writer's file: draw another name
+                continue
+            except OSError as exc:
+                tmp = None
+                raise type(exc)(exc.errno, f"cannot write {path}: {exc.strerror}",
+                                path) from None
+            break
+        with fh:
             writer(fh)
-        # mkstemp creates 0600 files; give the result the usual permissions.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
         raise

@@ -17,6 +17,8 @@ __all__ = [
     "YAML_INSTALLED",
     "PANDAS_INSTALLED",
     "GUROBI_INSTALLED",
+    "CVXPY_INSTALLED",
+    "PYEPO_INSTALLED",
     "import_optional",
 ]
 
@@ -33,6 +35,8 @@ DASK_INSTALLED = _installed("dask") and _installed("distributed")
 YAML_INSTALLED = _installed("yaml")
 PANDAS_INSTALLED = _installed("pandas")
 GUROBI_INSTALLED = _installed("gurobipy")
+CVXPY_INSTALLED = _installed("cvxpy")
+PYEPO_INSTALLED = _installed("pyepo")
 
 # module name -> (pip extra, package name shown to the user)
 _EXTRAS = {
@@ -43,6 +47,8 @@ _EXTRAS = {
     "dask.distributed": ("dask", "dask[distributed]"),
     "yaml": ("yaml", "pyyaml"),
     "gurobipy": ("gurobi", "gurobipy"),
+    "cvxpy": ("cvxpy", "cvxpy"),
+    "pyepo": ("pyepo", "pyepo"),
     "pandas": (None, "pandas"),
 }
 

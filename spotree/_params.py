@@ -8,6 +8,7 @@ or None. Got -1 instead."
 
 from __future__ import annotations
 
+import math
 import numbers
 
 __all__ = ["Interval", "Options", "InstanceOf", "validate_params"]
@@ -25,6 +26,9 @@ class Interval:
         if self.kind is int and not isinstance(v, numbers.Integral):
             return False
         if self.kind is float and not isinstance(v, numbers.Real):
+            return False
+        if not math.isfinite(v):
+            # An open end of the range is no licence for infinity or NaN.
             return False
         lo_ok = (self.low is None or v > self.low
                  or (v == self.low and self.closed in ("both", "left")))

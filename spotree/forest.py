@@ -25,8 +25,11 @@ from ._params import InstanceOf, Interval, Options, validate_params
 from ._validation import check_costs, check_sample_weight
 from .metrics import normalized_spo_loss
 from .tree import SPOTree, register_model
-from .tree._classes import BaseSPOTree, SPOScoreMixin
-from .tree._criterion import Criterion
+from .tree._classes import BaseSPOTree, SPOScoreMixin, categorical_mask, encode_categories
+from .tree._builder import AbortFlag, GrowthInterrupted
+from .tree._categories import unseen_to_missing
+from .tree._criterion import FitData
+from .tree._kernels import MODE_ORACLE
 from .tree._tree import TREE_LEAF
 
 __all__ = ["SPOForest", "tune_max_features"]
@@ -67,21 +70,23 @@ def _bootstrap_counts(seed, sw, n_draws):
                      "sample_weight; give more rows a positive weight or raise max_samples.")
 
 
-def _fit_tree(tree_params, seed, X, C, sw, problem, base, n_draws):
+def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort):
     """Grow one tree of the forest (runs in a joblib worker)."""
     if n_draws is None:
-        w = sw
+        w, cnt = sw, (sw > 0).astype(np.float64)
     else:
-        w = _bootstrap_counts(seed, sw, n_draws) * sw
-    # Shares C, G = C V^T and z* with the other trees: no oracle call per tree.
-    crit = base.with_weights(w)
-    if not base.use_vertices:
-        # Off the vertex path the tree calls the oracle at every node, and a
-        # solver handle (HiGHS) must not be shared between threads.
+        counts = _bootstrap_counts(seed, sw, n_draws).astype(np.float64)
+        # min_samples_leaf counts draws, duplicates included (the paper's
+        # bootstrap: as if the sample had been copied).
+        w, cnt = counts * sw, counts
+    if data.mode == MODE_ORACLE:
+        # On the oracle path the tree calls the problem at every node, and a
+        # solver handle must not be shared between threads.
         problem = copy.deepcopy(problem)
-        crit.problem = problem
+        data = copy.copy(data)
+        data.problem = problem
     tree = SPOTree(problem, random_state=seed, **tree_params)
-    return tree._fit_arrays(X, C, w, problem, criterion_obj=crit)
+    return tree._fit_arrays(X, C, w, problem, fit_data=data, cnt=cnt, seed=seed, abort=abort)
 
 
 def _tree_importances(tree):
@@ -143,6 +148,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         fraction of the tree's total weight.
     thresholds : "all" or int, default="all"
         Candidate thresholds per feature per node, as in SPOTree.
+    categorical_features : array-like of int or str, array of bool, or None
+        Features split by category, as in SPOTree (DataFrame columns of dtype
+        ``category``, ``object`` or ``string`` are categorical in any case).
     oob_score : bool, default=False
         Whether to score the forest on the out-of-bag samples (needs
         ``bootstrap=True``).
@@ -250,18 +258,21 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "max_depth": [Interval(int, 1, None), None],
         "min_samples_leaf": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "neither")],
         "thresholds": [Options("all"), Interval(int, 1, None)],
+        "categorical_features": [InstanceOf((list, tuple, np.ndarray),
+                                            "an array-like of feature indices, names or a "
+                                            "boolean mask"), None],
         "oob_score": [InstanceOf((bool, np.bool_), "a bool")],
         "n_jobs": [Interval(int, None, -1), Interval(int, 1, None), None],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
     }
 
     # Fitted attributes written to and read from JSON besides the trees.
-    _persist_extra = ("oob_score_",)
+    _persist_extra = ("oob_score_", "category_values_", "categories_seen_")
 
     def __init__(self, problem=None, *, n_estimators=100, criterion="spo", max_features="sqrt",
                  bootstrap=True, max_samples=None, max_depth=None, min_samples_leaf=1,
-                 thresholds="all", oob_score=False, n_jobs=None, random_state=None,
-                 verbose=0):
+                 thresholds="all", categorical_features=None, oob_score=False, n_jobs=None,
+                 random_state=None, verbose=0):
         self.problem = problem
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -271,6 +282,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.thresholds = thresholds
+        self.categorical_features = categorical_features
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -280,7 +292,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     def _tree_params(self):
         return {"criterion": self.criterion, "max_depth": self.max_depth,
                 "min_samples_leaf": self.min_samples_leaf, "max_features": self.max_features,
-                "thresholds": self.thresholds}
+                "thresholds": self.thresholds,
+                "categorical_features": self.categorical_features}
 
     def _check_fit_inputs(self, X, C, sample_weight):
         if C is None:
@@ -290,9 +303,10 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # Exactly SPOTree's checks, so that bad input fails the same way.
         return BaseSPOTree._check_fit_inputs(self, X, C, sample_weight)
 
-    def _base_criterion(self, C, sw, problem):
+    def _fit_data(self, X, C, problem):
         """The per-fit statistics shared by all trees (the only full oracle call)."""
-        return Criterion(problem, C, sw, spo_weight=1.0 if self.criterion == "spo" else 0.0)
+        mask = categorical_mask(self, X.shape[1])
+        return FitData(problem, X, C, mask, need_spo=self.criterion == "spo")
 
     def fit(self, X, C, sample_weight=None):
         """Grow the forest on features X and realized costs C.
@@ -313,7 +327,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """
         validate_params(self)
         X, C, sw, problem = self._check_fit_inputs(X, C, sample_weight)
-        return self._fit_validated(X, C, sw, problem, self._base_criterion(C, sw, problem))
+        return self._fit_validated(X, C, sw, problem, self._fit_data(X, C, problem))
 
     def _fit_validated(self, X, C, sw, problem, base):
         if self.oob_score and not self.bootstrap:
@@ -325,19 +339,33 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # fixed by random_state and k alone, whatever runs it.
         seeds = check_random_state(self.random_state).randint(_MAX_SEED,
                                                               size=self.n_estimators)
-        prefer = "threads" if base.use_vertices else "processes"
+        # Compiled growth releases the GIL: threads share the data for free.
+        prefer = "processes" if base.mode == MODE_ORACLE else "threads"
         params = self._tree_params()
-        trees = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer=prefer)(
-            delayed(_fit_tree)(params, int(s), X, C, sw, problem, base, n_draws)
-            for s in seeds)
+        abort = AbortFlag()
+        try:
+            trees = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer=prefer)(
+                delayed(_fit_tree)(params, int(s), X, C, sw, problem, base, n_draws, abort)
+                for s in seeds)
+        except (KeyboardInterrupt, GrowthInterrupted):
+            # Worker threads check this between chunks of compiled work.
+            abort.set()
+            raise
+        seen = [None if v is None else v.copy() for v in base.cat_values]
+        self.categories_seen_ = seen if any(v is not None for v in seen) else None
         for tree in trees:
             # One problem object for the whole forest (workers return copies).
             tree.problem = tree.problem_ = problem
             tree.n_features_in_ = self.n_features_in_
+            tree.category_values_ = self.category_values_
+            tree.categories_seen_ = self.categories_seen_
             if hasattr(self, "feature_names_in_"):
                 tree.feature_names_in_ = self.feature_names_in_
         self.problem_ = problem
         self.estimators_ = trees
+        self._seeds = seeds
+        self._bootstrap_draws = n_draws
+        self._sw_fit = sw
         self.feature_importances_ = self._mean_importances(
             [t.feature_importances_ for t in trees], [t.tree_.node_count for t in trees])
         if self.oob_score:
@@ -380,10 +408,32 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.oob_score_ = -normalized_spo_loss(C[has], pred[has], problem=self.problem_,
                                                sample_weight=sw[has])
 
+    @property
+    def estimators_samples_(self):
+        """The rows each tree was grown on: its bootstrap draw, with repeats.
+
+        A list of sorted int arrays, one per tree (``arange(n_samples)`` for
+        every tree without bootstrap). Only after ``fit`` (not for a forest
+        loaded from a file, whose seeds are not stored).
+        """
+        check_is_fitted(self, "estimators_")
+        if getattr(self, "_seeds", None) is None:
+            raise AttributeError("estimators_samples_ is only known after fit (a loaded "
+                                 "forest does not store its bootstrap draws).")
+        n = self._sw_fit.shape[0]
+        if self._bootstrap_draws is None:
+            return [np.arange(n) for _ in self._seeds]
+        return [np.repeat(np.arange(n), _bootstrap_counts(int(s), self._sw_fit,
+                                                          self._bootstrap_draws))
+                for s in self._seeds]
+
     # ---------------------------------------------------------- predict
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")
-        return validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True)
+        X = encode_categories(self, X, reset=False)
+        X = validate_data(self, X, reset=False, dtype=np.float64,
+                          ensure_all_finite="allow-nan")
+        return unseen_to_missing(X, getattr(self, "categories_seen_", None))
 
     def apply(self, X):
         """Leaf index of every sample in every tree.
@@ -440,6 +490,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             est.problem_ = self.problem_
             est.tree_ = t
             est.n_features_in_ = self.n_features_in_
+            est.category_values_ = getattr(self, "category_values_", None)
+            est.categories_seen_ = getattr(self, "categories_seen_", None)
             if names is not None:
                 est.feature_names_in_ = names
             imp = _tree_importances(t)
@@ -469,6 +521,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         tags.target_tags.single_output = False
         tags.target_tags.multi_output = True
         tags.regressor_tags = None
+        # NaN in X is a missing value, routed by the trees.
+        tags.input_tags.allow_nan = True
         return tags
 
 
@@ -522,7 +576,7 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
         X, C, sw, problem = est._check_fit_inputs(X_train, C_train, sample_weight)
         if base is None:
             # Candidates differ in feature draws only: one oracle pass for all.
-            base = est._base_criterion(C, sw, problem)
+            base = est._fit_data(X, C, problem)
         est._fit_validated(X, C, sw, problem, base)
         losses.append(-est.score(X_val, C_val, sample_weight=sample_weight_val))
         fitted.append(est)

@@ -7,7 +7,7 @@ import numpy as np
 from ._validation import check_costs, check_sample_weight
 
 __all__ = ["spo_loss", "normalized_spo_loss", "normalized_decision_loss", "make_spo_scorer",
-           "decision_loss"]
+           "decision_loss", "REGRET_RTOL"]
 
 _TIES = ("first", "worst")
 
@@ -21,26 +21,79 @@ def _check_pair(C_true, C_pred, problem):
     return C_true, C_pred
 
 
+#: A negative regret down to ``-REGRET_RTOL * (|c|.|w| + |z*(c)|)`` is rounding (and the
+#: solver's optimality tolerance) and counts as 0; below it, the decision is refused.
+REGRET_RTOL = 1e-6
+
+
 def decision_loss(C_true, W_pred, problem, z_true=None):
-    """SPO loss of given decisions: ``sign * (c^T w - z*(c))``, clipped at 0.
+    """SPO loss of given decisions: ``sign * (c^T w - z*(c))``, one value per row.
+
+    A feasible decision cannot do better than the optimum, so its regret is
+    non-negative up to rounding. A regret in ``[-tol, 0)``, with ``tol =
+    REGRET_RTOL * (|c|.|w| + |z*(c)|)`` (``|c|.|w|`` the dot product of the
+    absolute values, which bounds the rounding of ``c^T w``), is reported as 0.
+    The tolerance is relative, so scaling the costs by any positive factor
+    gives the same result, scaled. A regret below ``-tol`` means that the
+    decision is infeasible for the problem or that the optimal value is not
+    optimal: it raises instead of being clipped.
 
     Parameters
     ----------
-    C_true : ndarray of shape (m, d)
-    W_pred : ndarray of shape (m, d)
+    C_true : array-like of shape (m, d)
+    W_pred : array-like of shape (m, d)
         Decisions taken (feasible for ``problem``).
     problem : DecisionProblem
-    z_true : ndarray of shape (m,), optional
+    z_true : array-like of shape (m,), optional
         Precomputed optimal values of ``C_true``.
 
     Returns
     -------
     ndarray of shape (m,)
+        Non-negative regrets.
+
+    Raises
+    ------
+    ValueError
+        If a decision is better than the optimum beyond the tolerance, or the
+        inputs have the wrong shapes or are not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from spotree.metrics import decision_loss
+    >>> from spotree.problems import FiniteDecisions
+    >>> roads = FiniteDecisions(np.eye(2))
+    >>> decision_loss([[3.0, 2.0], [1.0, 5.0]], [[1.0, 0.0], [1.0, 0.0]], roads)
+    array([1., 0.])
     """
+    C_true = check_costs(C_true, n_costs=problem.n_costs, name="C_true")
+    W_pred = check_costs(W_pred, n_costs=problem.n_costs, name="W_pred")
+    if C_true.shape[0] != W_pred.shape[0]:
+        raise ValueError(f"C_true and W_pred must have the same number of rows; got "
+                         f"{C_true.shape[0]} and {W_pred.shape[0]}.")
     if z_true is None:
         _, z_true = problem.solve(C_true)
-    regret = problem.sign * (np.einsum("ij,ij->i", C_true, W_pred) - z_true)
-    # Solver tolerances can leave -1e-12 where the true regret is 0.
+    else:
+        z_true = np.asarray(z_true, dtype=np.float64)
+        if z_true.shape != (C_true.shape[0],) or not np.isfinite(z_true).all():
+            raise ValueError(f"z_true must be a finite array of shape ({C_true.shape[0]},); "
+                             f"got shape {z_true.shape}.")
+    value = np.einsum("ij,ij->i", C_true, W_pred)
+    regret = problem.sign * (value - z_true)
+    tol = REGRET_RTOL * (np.einsum("ij,ij->i", np.abs(C_true), np.abs(W_pred))
+                         + np.abs(z_true))
+    bad = np.flatnonzero(regret < -tol)
+    if bad.size:
+        i = int(bad[0])
+        better = "lower" if problem.sense == "min" else "higher"
+        raise ValueError(
+            f"The decision in row {i} of W_pred is better than the optimum of C_true[{i}] "
+            f"for this {problem.sense!r} problem: c^T w = {value[i]:.10g} is {better} than "
+            f"z*(c) = {z_true[i]:.10g} by more than rounding (regret {regret[i]:.3g}, "
+            f"tolerance {tol[i]:.3g}). The decision is not feasible for "
+            f"{type(problem).__name__}, or the optimal value is wrong (z_true, or an oracle "
+            f"that does not solve to optimality).")
     return np.maximum(regret, 0.0)
 
 

@@ -11,6 +11,7 @@ import re
 import numpy as np
 
 from ._compat import import_optional
+from .tree._export import split_labels
 from .tree._export_graphviz import _decision_keys, _describe, _resolve
 from .tree._tree import TREE_LEAF
 
@@ -137,11 +138,7 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
                 lines.append("(subtree cut)")
             color = _LEAF_COLORS[keys[t] % len(_LEAF_COLORS)]
         else:
-            f = names[tree.feature[t]]
-            cats = tree.categories[t]
-            cond = (f"{f} in {{" + ", ".join(f"{c:g}" for c in cats) + "}" if cats.size
-                    else f"{f} <= {fmt.format(tree.threshold[t])}")
-            lines.append(cond)
+            lines.append(split_labels(tree, t, names[tree.feature[t]], fmt)[0])
             color = "white"
         lines.append(samples(t))
         if show_loss:

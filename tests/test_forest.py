@@ -21,7 +21,7 @@ from sklearn.utils.estimator_checks import (
 import spotree
 from spotree import SPOForest, SPOTree
 from spotree.datasets import make_shortest_path
-from spotree.forest import _bootstrap_counts, tune_max_features
+from spotree.forest import tune_max_features
 from spotree.metrics import normalized_spo_loss
 from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
 
@@ -96,54 +96,65 @@ def test_default_problem_is_the_cheapest_option():
 
 
 # ----------------------------------------------------- bootstrap weights
-def test_each_tree_is_a_spotree_on_its_bootstrap_weights():
+def _drawn_counts_from_root(forest, n_draws):
+    """Bootstrap counts read off the trees themselves, not from the forest's sampler.
+
+    With one-hot costs (row i's cost vector is e_i) and unit weights, a
+    tree's root value is the share of draws of every row.
+    """
+    return np.array([np.rint(est.tree_.value[0] * n_draws) for est in forest.estimators_])
+
+
+@pytest.mark.parametrize("max_samples", [None, 20])
+def test_bootstrap_draws_rows_uniformly_with_replacement(max_samples):
+    n, n_trees = 30, 400
+    X = np.random.default_rng(0).uniform(size=(n, 2))
+    C = np.eye(n)
+    n_draws = n if max_samples is None else max_samples
+    forest = SPOForest(n_estimators=n_trees, max_samples=max_samples, max_depth=1,
+                       min_samples_leaf=n_draws, random_state=0).fit(X, C)
+    counts = _drawn_counts_from_root(forest, n_draws)
+    assert (counts.sum(axis=1) == n_draws).all()
+    # Each row's count in a tree is Binomial(n_draws, 1/n): check every row's
+    # mean count and the chance of being left out, against that law.
+    mean, sd = n_draws / n, np.sqrt(n_draws / n * (1 - 1 / n))
+    z = (counts.mean(axis=0) - mean) / (sd / np.sqrt(n_trees))
+    assert np.abs(z).max() < 4.5, z
+    p_out = (1 - 1 / n) ** n_draws
+    out = (counts == 0).mean(axis=0)
+    z_out = (out - p_out) / np.sqrt(p_out * (1 - p_out) / n_trees)
+    assert np.abs(z_out).max() < 4.5, z_out
+    # Trees draw independently: the draws of two trees are not the same.
+    assert len({c.tobytes() for c in counts}) == n_trees
+    # The forest reports the same draws it used.
+    reported = np.array([np.bincount(s, minlength=n) for s in forest.estimators_samples_])
+    assert_array_equal(reported, counts)
+
+
+def test_each_tree_is_a_spotree_on_its_bootstrap_sample():
     X, C, Xt, _ = _data(n=250)
     sw = np.random.default_rng(1).integers(0, 3, X.shape[0]).astype(float)
     forest = SPOForest(SP, n_estimators=4, max_features=2, min_samples_leaf=8,
                        random_state=7).fit(X, C, sample_weight=sw)
-    for est in forest.estimators_:
-        counts = _bootstrap_counts(est.random_state, sw, X.shape[0])
-        assert counts.sum() == X.shape[0]
-        w = counts * sw
+    for est, rows in zip(forest.estimators_, forest.estimators_samples_):
+        assert rows.size == X.shape[0]
+        keep = rows[sw[rows] > 0]
         # The root holds exactly the in-bag rows with positive weight.
-        assert est.tree_.n_node_samples[0] == (w > 0).sum()
-        assert est.tree_.weighted_n_node_samples[0] == pytest.approx(w.sum())
-        alone = SPOTree(SP, max_features=2, min_samples_leaf=8,
-                        random_state=est.random_state).fit(X, C, sample_weight=w)
-        assert_array_equal(alone.predict(Xt), est.predict(Xt))
-        # Same tree, node for node: the shared statistics behave exactly like
-        # a Criterion built from scratch with these weights.
-        for name in ("children_left", "children_right", "feature", "threshold", "value",
-                     "decision", "loss", "impurity", "n_node_samples",
-                     "weighted_n_node_samples"):
-            assert_array_equal(getattr(est.tree_, name), getattr(alone.tree_, name))
-        assert_array_equal(est.feature_importances_, alone.feature_importances_)
-
-
-@pytest.mark.parametrize("criterion", ["spo", "mse"])
-@pytest.mark.parametrize("vertex_path", [True, False])
-def test_reweighted_statistics_equal_a_criterion_built_from_scratch(criterion, vertex_path):
-    from spotree.tree._criterion import Criterion
-
-    X, C, _, _ = _data(n=120)
-    problem = SP if vertex_path else CallableProblem(_module_oracle, SP.n_costs, batched=True)
-    a = 1.0 if criterion == "spo" else 0.0
-    rng = np.random.default_rng(0)
-    base = Criterion(problem, C, rng.uniform(0.5, 2.0, C.shape[0]), spo_weight=a)
-    w = rng.integers(0, 4, C.shape[0]) * rng.uniform(0.5, 2.0, C.shape[0])
-    fresh = Criterion(problem, C, w, spo_weight=a)
-    derived = base.with_weights(w)
-    assert derived.use_vertices == vertex_path
-    state_fresh, state_derived = vars(fresh), vars(derived)
-    assert state_fresh.keys() == state_derived.keys()
-    for key, value in state_fresh.items():
-        if key in ("n_oracle_calls", "n_oracle_rows"):
-            continue  # the derived one made no oracle call: that is the point
-        if isinstance(value, np.ndarray):
-            assert_array_equal(state_derived[key], value, err_msg=key)
-        elif isinstance(value, (int, float, bool, np.floating)):
-            assert state_derived[key] == value, key
-    assert derived.n_oracle_calls == 0
+        assert est.tree_.n_node_samples[0] == np.unique(keep).size
+        assert est.tree_.weighted_n_node_samples[0] == pytest.approx(sw[rows].sum())
+    # The paper's bootstrap: without feature bagging, every tree equals an
+    # SPOTree grown on its physically copied rows.
+    full = SPOForest(SP, n_estimators=3, max_features=None, min_samples_leaf=8,
+                     random_state=2).fit(X, C, sample_weight=sw)
+    for est, rows in zip(full.estimators_, full.estimators_samples_):
+        keep = rows[sw[rows] > 0]
+        alone = SPOTree(SP, min_samples_leaf=8).fit(X[keep], C[keep], sample_weight=sw[keep])
+        for name in ("feature", "threshold", "decision", "weighted_n_node_samples"):
+            assert_allclose(getattr(est.tree_, name), getattr(alone.tree_, name),
+                            rtol=1e-12, err_msg=name)
+        assert_allclose(est.tree_.value, alone.tree_.value, rtol=1e-10)
+        assert_allclose(est.tree_.loss, alone.tree_.loss, rtol=1e-9, atol=1e-12)
+        assert_allclose(est.predict(Xt), alone.predict(Xt), rtol=1e-10)
 
 
 def test_bootstrap_weights_act_like_copied_rows():
@@ -152,9 +163,7 @@ def test_bootstrap_weights_act_like_copied_rows():
     X, C, Xt, _ = _data(n=200, seed=4)
     forest = SPOForest(SP, n_estimators=2, max_features=None, min_samples_leaf=12,
                        random_state=3).fit(X, C)
-    for est in forest.estimators_:
-        counts = _bootstrap_counts(est.random_state, np.ones(X.shape[0]), X.shape[0])
-        rows = np.repeat(np.arange(X.shape[0]), counts)
+    for est, rows in zip(forest.estimators_, forest.estimators_samples_):
         copied = SPOTree(SP, min_samples_leaf=12).fit(X[rows], C[rows])
         assert_array_equal(copied.tree_.feature, est.tree_.feature)
         assert_array_equal(copied.tree_.threshold, est.tree_.threshold)
@@ -217,14 +226,14 @@ def test_statistics_are_computed_once_per_fit(monkeypatch):
     import spotree.forest as forest_module
 
     made = []
-    real = forest_module.Criterion
+    real = forest_module.FitData
 
     class Recording(real):
         def __init__(self, *args, **kwargs):
             made.append(1)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(forest_module, "Criterion", Recording)
+    monkeypatch.setattr(forest_module, "FitData", Recording)
     X, C, _, _ = _data(n=120)
     problem = CallableProblem(_module_oracle, SP.n_costs, batched=True)
     SPOForest(problem, n_estimators=4, min_samples_leaf=20, random_state=0).fit(X, C)
@@ -254,9 +263,10 @@ def test_oob_prediction_and_score_by_brute_force():
                        random_state=5).fit(X, C)
     n = X.shape[0]
     expected = np.full(C.shape, np.nan)
+    in_bag = [set(rows) for rows in forest.estimators_samples_]
     for i in range(n):
-        preds = [est.predict(X[i:i + 1])[0] for est in forest.estimators_
-                 if _bootstrap_counts(est.random_state, np.ones(n), n)[i] == 0]
+        preds = [est.predict(X[i:i + 1])[0] for est, bag in zip(forest.estimators_, in_bag)
+                 if i not in bag]
         if preds:
             expected[i] = np.mean(preds, axis=0)
     has = ~np.isnan(expected[:, 0])
@@ -484,14 +494,14 @@ def test_predict_before_fit_raises_not_fitted():
             method(X)
 
 
-@pytest.mark.parametrize("case", ["nan_X", "nan_C", "inf_C", "width", "rows", "neg_w",
+@pytest.mark.parametrize("case", ["inf_X", "nan_C", "inf_C", "width", "rows", "neg_w",
                                   "zero_w", "C_none", "X_1d"])
 def test_bad_input_fails_like_spotree(case):
     X, C, _, _ = _data(n=40)
     sw = None
-    if case == "nan_X":
+    if case == "inf_X":  # NaN is a missing value; infinity is an error
         X = X.copy()
-        X[3, 1] = np.nan
+        X[3, 1] = np.inf
     elif case == "nan_C":
         C = C.copy()
         C[5, 2] = np.nan
@@ -528,8 +538,8 @@ def test_predict_checks_the_features():
     with pytest.raises(ValueError, match="features"):
         forest.score(X[:, :3], C)
     bad = X.copy()
-    bad[0, 0] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
         forest.predict(bad)
 
 

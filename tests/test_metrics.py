@@ -14,7 +14,8 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeRegressor
 
 from spotree.datasets import make_shortest_path
-from spotree.metrics import decision_loss, make_spo_scorer, normalized_spo_loss, spo_loss
+from spotree.metrics import (decision_loss, make_spo_scorer, normalized_decision_loss,
+                             normalized_spo_loss, spo_loss)
 from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
 
 ROADS = FiniteDecisions(np.eye(2))
@@ -184,7 +185,6 @@ def test_spo_loss_non_negative_and_matches_brute_force(pcc):
     first = spo_loss(C_true, C_pred, problem=p)
     worst = spo_loss(C_true, C_pred, problem=p, ties="worst")
     assert first.shape == worst.shape == (len(C_true),)
-    assert (first >= 0).all() and (worst >= 0).all()
     assert (worst >= first - tol).all()
     V = p.vertices()
     G_true = C_true @ V.T
@@ -195,7 +195,9 @@ def test_spo_loss_non_negative_and_matches_brute_force(pcc):
     W_pred, _ = p.solve(C_pred)
     expected_first = p.sign * (p.value(C_true, W_pred) - (G_true.min(axis=1) if p.sense == "min"
                                                          else G_true.max(axis=1)))
-    assert_allclose(first, np.maximum(expected_first, 0.0), rtol=0, atol=tol)
+    # The regret computed here is not clipped: a feasible decision's is >= 0
+    # up to rounding, so the library's may differ from it by rounding only.
+    assert_allclose(first, expected_first, rtol=0, atol=tol)
     # "worst" is at least the worst regret over exactly tied C_pred optima
     # (enumerated here), and at most the worst regret over near-optimal ones
     # (the library may treat rounding-level differences as ties).
@@ -210,9 +212,9 @@ def test_spo_loss_non_negative_and_matches_brute_force(pcc):
 def test_spo_loss_zero_when_prediction_is_truth(pcc):
     p, C_true, _ = pcc
     loss = spo_loss(C_true, C_true.copy(), problem=p)
-    # Zero up to the rounding of z* versus c^T w (see the strict test below).
-    assert (loss >= 0).all()
-    assert (loss <= 1e-12 * _scale(p, C_true)).all()
+    # The decision charged is the oracle's for C_true itself, and z* is its
+    # value: the regret is exactly zero, in both senses.
+    assert_array_equal(loss, np.zeros(len(C_true)))
 
 
 @pytest.mark.parametrize("problem", [ShortestPath((4, 4)),
@@ -291,6 +293,83 @@ def test_decision_loss_uses_given_optimum():
                                      z_true=np.array([2.5])), [0.5])
 
 
+# ------------------------------------------------ negative regrets
+@pytest.mark.parametrize("scale", [1e-300, 1e-13, 1.0, 1e13, 1e290])
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_decision_loss_treats_rounding_level_negatives_as_zero(scale, sense):
+    # Hand-worked: c = (3, 2), w = road 2, c^T w = 2; |c|.|w| + |z| = 2 + 2 = 4,
+    # so the tolerance is 4e-6 (times the scale). An optimum claimed 1e-7
+    # better than c^T w is rounding: regret exactly 0 (not 1e-7, not -1e-7).
+    roads = FiniteDecisions(np.eye(2), sense=sense)
+    sign = 1.0 if sense == "min" else -1.0
+    C = np.array([[3.0, 2.0]]) * scale
+    W = np.array([[0.0, 1.0]])
+    z = np.array([2.0 + sign * 1e-7]) * scale
+    out = decision_loss(C, W, roads, z_true=z)
+    assert out[0] == 0.0
+    # 3.9e-6 still is; 4.1e-6 (and anything larger) is not.
+    decision_loss(C, W, roads, z_true=np.array([2.0 + sign * 3.9e-6]) * scale)
+    for excess in (4.1e-6, 1e-3, 2.0):
+        with pytest.raises(ValueError, match=rf"The decision in row 0 of W_pred is better than "
+                                             rf"the optimum of C_true\[0\] for this '{sense}' "
+                                             r"problem"):
+            decision_loss(C, W, roads, z_true=np.array([2.0 + sign * excess]) * scale)
+    # A genuine regret is returned as it is, at every scale.
+    got = decision_loss(C, W, roads, z_true=np.array([2.0 - sign * 0.5]) * scale)
+    assert got[0] == pytest.approx(0.5 * scale, rel=1e-15)
+
+
+def test_decision_loss_refuses_infeasible_decisions():
+    sp = ShortestPath((3, 3))
+    C = np.random.default_rng(3).uniform(0.5, 1.5, size=(4, sp.n_costs))
+    W, _ = sp.solve(C)
+    W[2] = 0.0   # no path at all: costs nothing
+    with pytest.raises(ValueError, match=r"row 2 of W_pred is better than the optimum of "
+                                         r"C_true\[2\] for this 'min' problem.*not feasible "
+                                         r"for ShortestPath"):
+        decision_loss(C, W, sp)
+    # Max sense: twice a vertex earns more than any vertex.
+    V = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    fd = FiniteDecisions(V, sense="max")
+    with pytest.raises(ValueError, match=r"row 1 of W_pred is better than the optimum .* "
+                                         r"'max' problem"):
+        decision_loss([[1.0, 2.0], [1.0, 2.0]], [[0.0, 1.0], [0.0, 2.0]], fd)
+    # The scorers go through the same check.
+    with pytest.raises(ValueError, match="better than the optimum"):
+        normalized_decision_loss(C, W, problem=sp)
+
+
+def test_decision_loss_checks_its_inputs():
+    with pytest.raises(ValueError, match="W_pred has 3 columns but the problem has n_costs=2"):
+        decision_loss([[1.0, 2.0]], [[1.0, 0.0, 0.0]], ROADS)
+    with pytest.raises(ValueError, match="C_true and W_pred must have the same number of rows"):
+        decision_loss([[1.0, 2.0]], [[1.0, 0.0], [0.0, 1.0]], ROADS)
+    with pytest.raises(ValueError, match=r"z_true must be a finite array of shape \(1,\)"):
+        decision_loss([[1.0, 2.0]], [[1.0, 0.0]], ROADS, z_true=[np.nan])
+
+
+int_costs = st.integers(-20, 20).map(float)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["min", "max"]), st.integers(1, 5), st.integers(1, 4), st.data())
+def test_decision_loss_equals_brute_force_exactly(sense, k, d, data):
+    """Small integers make every product and sum exact: the loss must equal the
+    regret enumerated here, for any vertex taken as the decision."""
+    V = np.array(data.draw(st.lists(st.lists(int_costs, min_size=d, max_size=d),
+                                    min_size=k, max_size=k)))
+    C = np.array(data.draw(st.lists(st.lists(int_costs, min_size=d, max_size=d),
+                                    min_size=1, max_size=6)))
+    picks = data.draw(st.lists(st.integers(0, k - 1), min_size=len(C), max_size=len(C)))
+    p = FiniteDecisions(V, sense=sense)
+    expected = []
+    for c, j in zip(C, picks):
+        vals = [sum(ci * vi for ci, vi in zip(c, v)) for v in V]
+        best = min(vals) if sense == "min" else max(vals)
+        expected.append(vals[j] - best if sense == "min" else best - vals[j])
+    assert_array_equal(decision_loss(C, V[picks], p), expected)
+
+
 # ---------------------------------------------------------------- scorer
 def _reference_normalized(problem, C_true, C_pred):
     V = problem.vertices()
@@ -312,15 +391,17 @@ def test_spo_scorer_in_grid_search(estimator, grid):
     cv = KFold(3)
     search = GridSearchCV(estimator, grid, scoring=scorer, cv=cv).fit(X, C)
     # Recompute every cross-validated score without the library's metrics.
+    means = []
     for i, params in enumerate(search.cv_results_["params"]):
         scores = []
         for train, test in cv.split(X):
             est = clone(estimator).set_params(**params).fit(X[train], C[train])
             scores.append(-_reference_normalized(sp, C[test], est.predict(X[test])))
-        assert search.cv_results_["mean_test_score"][i] == pytest.approx(np.mean(scores),
+        means.append(np.mean(scores))
+        assert search.cv_results_["mean_test_score"][i] == pytest.approx(means[-1],
                                                                           rel=1e-10)
-    assert search.best_score_ <= 0
-    assert search.best_score_ == pytest.approx(max(search.cv_results_["mean_test_score"]))
+    assert search.best_score_ == pytest.approx(max(means), rel=1e-10)
+    assert search.best_params_ == search.cv_results_["params"][int(np.argmax(means))]
     # Called directly, the scorer is minus the normalized loss.
     best = search.best_estimator_
     assert scorer(best, X, C) == pytest.approx(

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import numbers
+import pickle
+
 import numpy as np
 
 from .._validation import check_costs
 
-__all__ = ["DecisionProblem", "FiniteDecisions", "CallableProblem"]
+__all__ = ["DecisionProblem", "FiniteDecisions", "CallableProblem", "describe_not_a_problem"]
 
 _SENSES = ("min", "max")
 
@@ -229,6 +233,156 @@ class FiniteDecisions(DecisionProblem):
                 f"sense={self.sense!r})")
 
 
+def oracle_name(oracle):
+    """A short name for a user oracle, for error messages."""
+    func = getattr(oracle, "func", None)  # functools.partial
+    if func is not None and callable(func):
+        return f"partial({oracle_name(func)})"
+    name = getattr(oracle, "__qualname__", None) or getattr(oracle, "__name__", None)
+    if isinstance(name, str):
+        return name
+    text = repr(oracle)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+_PICKLE_HINT = (
+    "Make it picklable: use a function defined at module level (not a lambda or a "
+    "nested function), a functools.partial of one, or an instance of a class with "
+    "__call__ whose attributes pickle (create solver handles lazily inside __call__ and "
+    "drop them in __getstate__). For a PyEPO model use spotree.problems.from_pyepo(model), "
+    "which rebuilds the model in each worker.")
+
+
+class _NotPicklable(TypeError):
+    """Raised by an oracle that knows why it cannot be pickled; passed on as is."""
+
+
+def _dump_oracle(oracle):
+    """The oracle as bytes, by cloudpickle (which joblib uses), or a clear TypeError.
+
+    cloudpickle is what joblib's process workers use, so lambdas and functions
+    of ``__main__`` keep working there; what it cannot pickle (a solver's
+    SWIG handle, a lock) gets a message that says how to fix it.
+    """
+    try:
+        import cloudpickle as dumper  # a dependency of joblib >= 1.5
+    except ImportError:  # pragma: no cover - older joblib vendors it
+        try:
+            from joblib.externals import cloudpickle as dumper
+        except ImportError:
+            dumper = pickle
+    try:
+        return dumper.dumps(oracle, protocol=pickle.HIGHEST_PROTOCOL)
+    except _NotPicklable:
+        raise
+    except Exception as exc:  # pickling raises many types (TypeError, PicklingError...)
+        raise TypeError(f"The oracle {oracle_name(oracle)} of a CallableProblem cannot be "
+                        f"pickled ({type(exc).__name__}: {exc}), and pickling is needed to "
+                        f"copy the problem to other processes (SPOForest(n_jobs=...), "
+                        f"CallableProblem(n_jobs=...), pickle.dump). {_PICKLE_HINT}") from exc
+
+
+class _OracleCarrier:
+    """Carries a user oracle through pickling (see :func:`_dump_oracle`)."""
+
+    __slots__ = ("oracle",)
+
+    def __init__(self, oracle):
+        self.oracle = oracle
+
+    def __reduce__(self):
+        return (_load_oracle, (_dump_oracle(self.oracle),))
+
+    def __deepcopy__(self, memo):
+        # Deep copies (scikit-learn's clone) never pickle; an oracle that
+        # cannot be deep-copied (it holds a lock or a solver handle) is shared.
+        try:
+            return _OracleCarrier(copy.deepcopy(self.oracle, memo))
+        except Exception:
+            return _OracleCarrier(self.oracle)
+
+
+def _load_oracle(data):
+    return _OracleCarrier(pickle.loads(data))
+
+
+def _split_output(out, batched):
+    """``(decisions, values or None)`` from what an oracle returned.
+
+    A pair ``(w, z)`` (as PyEPO's ``solve`` returns) is recognised by the
+    dimensions of its parts: a decision array and a scalar (per row), or a
+    matrix and a vector (batched).
+    """
+    if isinstance(out, tuple) and len(out) == 2:
+        first, second = out
+        want = 2 if batched else 1
+        if np.ndim(first) == want and np.ndim(second) == want - 1:
+            return first, second
+    return out, None
+
+
+def _call_rows(oracle, C):
+    """Call a per-row oracle on every row of C (runs in joblib workers too)."""
+    return [_split_output(oracle(c), batched=False) for c in C]
+
+
+def _call_rows_carried(carrier, C):
+    return _call_rows(carrier.oracle, C)
+
+
+def _check_n_jobs(n_jobs):
+    if n_jobs is None:
+        return None
+    if (not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0):
+        raise ValueError(f"The 'n_jobs' parameter of CallableProblem must be a nonzero int or "
+                         f"None. Got {n_jobs!r} instead.")
+    return int(n_jobs)
+
+
+def _looks_like_pyepo(obj):
+    return all(hasattr(obj, a) for a in ("setObj", "solve", "modelSense", "num_cost"))
+
+
+def describe_not_a_problem(obj, what="problem"):
+    """The TypeError message for an object passed where a DecisionProblem is expected.
+
+    It says what to wrap the object with: :func:`~spotree.problems.from_pyepo`
+    for a PyEPO model, :func:`~spotree.problems.from_cvxpy` for a CVXPY
+    problem, :class:`CallableProblem` for a function.
+
+    Parameters
+    ----------
+    obj : object
+    what : str, default="problem"
+        The argument's name, as the message shows it.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from spotree.problems import describe_not_a_problem
+    >>> print(describe_not_a_problem(len))  # doctest: +ELLIPSIS
+    problem must be a spotree DecisionProblem (or None); got builtin_function_or_method. ...
+    """
+    msg = (f"{what} must be a spotree DecisionProblem (or None); got "
+           f"{type(obj).__name__}.")
+    module = type(obj).__module__ or ""
+    if _looks_like_pyepo(obj):
+        return (f"{msg} It looks like a PyEPO optModel: wrap it with "
+                f"spotree.problems.from_pyepo(model), which keeps the model's column order "
+                f"and can run in parallel workers.")
+    if module.startswith("cvxpy") and hasattr(obj, "parameters"):
+        return (f"{msg} For a CVXPY problem whose objective is cost @ x with a cvxpy "
+                f"Parameter cost, use spotree.problems.from_cvxpy(problem, cost, x).")
+    if callable(obj):
+        return (f"{msg} To use a function that returns an optimal decision for a cost "
+                f"vector, wrap it: spotree.problems.CallableProblem(oracle, n_costs=...).")
+    return (f"{msg} Use one of spotree.problems (ShortestPath, Knapsack, LinearProgram, "
+            f"FiniteDecisions, CallableProblem, from_pyepo, from_cvxpy).")
+
+
 class CallableProblem(DecisionProblem):
     """Wrap any user oracle as a batch decision problem.
 
@@ -236,10 +390,11 @@ class CallableProblem(DecisionProblem):
     ----------
     oracle : callable
         ``oracle(c) -> w`` for one cost vector of shape (d,), or, with
-        ``batched=True``, ``oracle(C) -> W`` for a matrix of shape (m, d).
-        It must return optimal decisions in the problem's sense; the values
-        are computed as ``c^T w``. The callable must be picklable (a
-        module-level function or class instance) for parallel fits.
+        ``batched=True``, ``oracle(C) -> W`` for a matrix of shape (m, d). It
+        must return optimal decisions in the problem's sense; their values are
+        computed as ``c^T w``. It may instead return a pair ``(w, z)`` (or
+        ``(W, z)`` batched), as PyEPO's ``solve`` does, where ``z`` is the
+        objective value of ``w``: it is then checked against ``c^T w``.
     n_costs : int
         Dimension of the cost vectors.
     sense : {"min", "max"}, default="min"
@@ -248,6 +403,28 @@ class CallableProblem(DecisionProblem):
     vertices : array-like of shape (K, d) or None, default=None
         An optional list of candidate decisions that always contains an
         optimal one; enables the fast split search.
+    n_jobs : int or None, default=None
+        Solve the rows of a batch in this many processes (joblib; -1 means
+        all cores, None or 1 one at a time in this process). Only for
+        ``batched=False``; it pays when one call takes milliseconds or more.
+    value_rtol : float, default=1e-6
+        Relative tolerance of the check ``z == c^T w`` for oracles that
+        return values, relative to ``sum_j |c_j w_j|``.
+
+    Notes
+    -----
+    **Checks.** Every output is checked: its shape (one decision of length
+    ``n_costs`` per cost vector), finiteness, and for ``(w, z)`` pairs the
+    value. A failed check raises a ValueError that names the oracle, the row
+    and what to fix.
+
+    **Pickling.** The problem pickles (for parallel forests and
+    ``n_jobs``) when its oracle does: the oracle travels by cloudpickle,
+    as in joblib's workers, so lambdas and functions of a script work too.
+    An oracle holding something that cannot be pickled (a solver handle, a
+    lock) raises a TypeError that says how to make it picklable. Copies
+    with :func:`copy.deepcopy` (as scikit-learn's ``clone`` makes) never
+    pickle; an oracle that cannot be deep-copied is shared by the copy.
 
     Examples
     --------
@@ -264,9 +441,13 @@ class CallableProblem(DecisionProblem):
     (array([[0., 1., 0.]]), array([1.]))
     """
 
-    def __init__(self, oracle, n_costs, sense="min", batched=False, vertices=None):
+    def __init__(self, oracle, n_costs, sense="min", batched=False, vertices=None,
+                 n_jobs=None, value_rtol=1e-6):
         if not callable(oracle):
-            raise TypeError(f"oracle must be callable; got {type(oracle).__name__}.")
+            raise TypeError(f"oracle must be callable; got {type(oracle).__name__}."
+                            + (" It looks like a PyEPO optModel: use "
+                               "spotree.problems.from_pyepo(model) instead."
+                               if _looks_like_pyepo(oracle) else ""))
         if (not isinstance(n_costs, (int, np.integer)) or isinstance(n_costs, bool)
                 or n_costs < 1):
             raise ValueError(f"n_costs must be a positive int; got {n_costs!r}.")
@@ -276,16 +457,127 @@ class CallableProblem(DecisionProblem):
         self.batched = bool(batched)
         self.V = None if vertices is None else check_costs(
             vertices, n_costs=self.n_costs, name="vertices", allow_empty=False).copy()
+        self.n_jobs = _check_n_jobs(n_jobs)
+        if self.n_jobs not in (None, 1) and self.batched:
+            raise ValueError("The 'n_jobs' parameter of CallableProblem applies to per-row "
+                             "oracles only; a batched oracle (batched=True) parallelizes "
+                             "itself. Use n_jobs=None.")
+        if (not isinstance(value_rtol, numbers.Real) or isinstance(value_rtol, bool)
+                or not 0 <= value_rtol < 1):
+            raise ValueError(f"The 'value_rtol' parameter of CallableProblem must be a float "
+                             f"in the range [0, 1). Got {value_rtol!r} instead.")
+        self.value_rtol = float(value_rtol)
 
     def _vertices(self):
         return self.V
 
+    # -------------------------------------------------------------- solve
     def _solve(self, C):
+        name = oracle_name(self.oracle)
         if self.batched:
-            W = np.asarray(self.oracle(C), dtype=np.float64)
+            W, z = _split_output(self.oracle(C), batched=True)
+            W = self._as_array(W, name, "decisions")
+            if W.shape != C.shape:
+                raise ValueError(
+                    f"The oracle {name} returned decisions of shape {W.shape} for a batch of "
+                    f"shape {C.shape}; expected {C.shape}. A batched oracle (batched=True) "
+                    f"must return one decision of length n_costs={self.n_costs} per row of "
+                    f"its input, or a pair (W, z).")
+            if z is not None:
+                z = self._as_array(z, name, "values").reshape(-1)
+                if z.shape[0] != C.shape[0]:
+                    raise ValueError(f"The oracle {name} returned {z.shape[0]} values for a "
+                                     f"batch of {C.shape[0]} cost vectors; a pair (W, z) "
+                                     f"needs one value per row.")
+            self._check_finite(W, z, name)
         else:
-            W = np.array([np.asarray(self.oracle(c), dtype=np.float64) for c in C])
-        if W.shape != C.shape:
-            raise ValueError(f"oracle returned decisions of shape {W.shape}; expected "
-                             f"{C.shape}.")
-        return W, np.einsum("ij,ij->i", C, W)
+            outs = self._call_rows(C)
+            W = np.empty_like(C)
+            z = np.empty(C.shape[0]) if any(o[1] is not None for o in outs) else None
+            for i, (w, zi) in enumerate(outs):
+                w = self._as_array(w, name, "a decision", i)
+                if w.shape != (self.n_costs,):
+                    raise ValueError(
+                        f"The oracle {name} returned a decision of shape {w.shape} for cost "
+                        f"vector {i}; expected ({self.n_costs},). A per-row oracle must "
+                        f"return one decision of length n_costs={self.n_costs} for a cost "
+                        f"vector of that length (or a pair (w, objective value)); for an "
+                        f"oracle that takes the whole batch, pass batched=True.")
+                W[i] = w
+                if z is not None:
+                    z[i] = np.nan if zi is None else self._as_array(
+                        zi, name, "a value", i).reshape(-1)[0]
+            self._check_finite(W, z, name)
+        cw = np.einsum("ij,ij->i", C, W)
+        if z is not None:
+            scale = np.abs(C * W).sum(axis=1) + np.abs(z)
+            bad = np.flatnonzero(np.abs(z - cw) > self.value_rtol * scale)
+            if bad.size:
+                i = bad[0]
+                raise ValueError(
+                    f"The oracle {name} returned the value {z[i]!r} for cost vector {i}, but "
+                    f"its decision's value c^T w is {cw[i]!r} ({bad.size} of {len(z)} rows "
+                    f"disagree beyond the relative tolerance value_rtol={self.value_rtol:g}). "
+                    f"Return the objective value of the returned decision for that cost "
+                    f"vector, in the problem's sense (sense={self.sense!r}), or return the "
+                    f"decision alone.")
+        return W, cw
+
+    def _call_rows(self, C):
+        n_jobs = self.n_jobs
+        if n_jobs in (None, 1) or C.shape[0] < 2:
+            return _call_rows(self.oracle, C)
+        from joblib import Parallel, delayed, effective_n_jobs
+
+        k = min(effective_n_jobs(n_jobs), C.shape[0])
+        if k < 2:
+            return _call_rows(self.oracle, C)
+        # Fail early with a clear message rather than joblib's generic one.
+        _dump_oracle(self.oracle)
+        chunks = np.array_split(C, k)
+        parts = Parallel(n_jobs=k, prefer="processes")(
+            delayed(_call_rows_carried)(_OracleCarrier(self.oracle), chunk) for chunk in chunks)
+        return [o for part in parts for o in part]
+
+    @staticmethod
+    def _as_array(value, name, what, row=None):
+        where = "" if row is None else f" for cost vector {row}"
+        try:
+            return np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"The oracle {name} returned {what}{where} that is not an array "
+                             f"of numbers ({type(value).__name__}); it must return a "
+                             f"decision vector of floats.") from None
+
+    def _check_finite(self, W, z, name):
+        if not np.isfinite(W).all():
+            i = int(np.argwhere(~np.isfinite(W))[0][0])
+            raise ValueError(f"The oracle {name} returned a decision containing NaN or "
+                             f"infinity for cost vector {i}. It must return a finite optimal "
+                             f"decision for every cost vector; check that the solver found "
+                             f"an optimum (an infeasible or unbounded model, or a failed "
+                             f"solve, often shows up this way).")
+        if z is not None and not np.isfinite(z).all():
+            i = int(np.argwhere(~np.isfinite(z))[0][0])
+            raise ValueError(f"The oracle {name} returned a NaN or infinite value for cost "
+                             f"vector {i}, or returned a value for some cost vectors but not "
+                             f"others. Return (w, z) with the finite objective value of w "
+                             f"for every cost vector, or w alone.")
+
+    # ----------------------------------------------------------- pickling
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["oracle"] = _OracleCarrier(self.oracle)
+        return state
+
+    def __setstate__(self, state):
+        oracle = state.get("oracle")
+        if isinstance(oracle, _OracleCarrier):
+            state = dict(state, oracle=oracle.oracle)
+        self.__dict__.update(state)
+
+    def to_dict(self):
+        raise NotImplementedError(
+            f"CallableProblem cannot be written to JSON: its oracle "
+            f"{oracle_name(self.oracle)} is code. Save the model without it and pass the "
+            f"problem again when loading.")

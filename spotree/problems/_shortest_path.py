@@ -1,14 +1,16 @@
-"""Shortest path on a grid with edges directed east and north (paper section 5.1)."""
+"""Shortest paths: on a grid with edges directed east and north (paper section
+5.1), and on any directed acyclic graph (:meth:`ShortestPath.from_edges`)."""
 
 from __future__ import annotations
 
+import numbers
 from math import comb
 
 import numpy as np
 
 from ._base import DecisionProblem, _check_sense
 
-__all__ = ["ShortestPath"]
+__all__ = ["ShortestPath", "DAGShortestPath"]
 
 
 class ShortestPath(DecisionProblem):
@@ -45,6 +47,37 @@ class ShortestPath(DecisionProblem):
     >>> z
     array([6., 6.])
     """
+
+    @staticmethod
+    def from_edges(n_nodes, edges, source, target, sense="min"):
+        """Shortest (or longest) path on any directed acyclic graph.
+
+        A factory: returns a :class:`DAGShortestPath` (see there for the
+        details, ties and errors).
+
+        Parameters
+        ----------
+        n_nodes : int
+            Nodes are numbered ``0 .. n_nodes - 1``.
+        edges : sequence of (tail, head) pairs
+            The directed edges; the cost vector lists their costs in this order.
+        source, target : int
+            The path goes from ``source`` to ``target``.
+        sense : {"min", "max"}, default="min"
+
+        Returns
+        -------
+        DAGShortestPath
+
+        Examples
+        --------
+        >>> from spotree.problems import ShortestPath
+        >>> sp = ShortestPath.from_edges(4, [(0, 1), (0, 2), (1, 3), (2, 3)], 0, 3)
+        >>> W, z = sp.solve([[1.0, 2.0, 5.0, 1.0]])
+        >>> W, sp.describe_decision(W[0])
+        (array([[0., 1., 0., 1.]]), '0->2->3')
+        """
+        return DAGShortestPath(n_nodes, edges, source, target, sense=sense)
 
     def __init__(self, grid=(4, 4), sense="min"):
         try:
@@ -149,21 +182,14 @@ class ShortestPath(DecisionProblem):
         return V
 
     def compiled_oracle(self):
-        """The grid as a DAG for the compiled solver (see ``problems._compiled``).
+        """The grid's dynamic program for the compiled split search.
 
-        Nodes are numbered row by row from the south-west corner (0-based),
-        which is a topological order. Each node's in-edges are listed east
-        edge first, so ties arrive from the west, as in :meth:`solve`.
+        See :func:`spotree.problems._compiled.grid_oracle` (same edge order and
+        tie rule as :meth:`solve`).
         """
-        from ._compiled import dag_oracle
+        from ._compiled import grid_oracle
 
-        rows, cols = self.grid
-        tail, head = [], []
-        for (i, j) in self.edges():
-            tail.append(i - 1)
-            head.append(j - 1)
-        n = rows * cols
-        return dag_oracle(n, np.array(tail), np.array(head), 0, n - 1, np.arange(n))
+        return grid_oracle(*self.grid)
 
     def describe_decision(self, w):
         """Human-readable path, e.g. ``"1->2->6->..."`` for a decision vector."""
@@ -181,3 +207,235 @@ class ShortestPath(DecisionProblem):
 
     def __repr__(self):
         return f"ShortestPath(grid={self.grid}, sense={self.sense!r})"
+
+
+def _check_node(value, name, n_nodes):
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise ValueError(f"The '{name}' parameter of ShortestPath.from_edges must be an int "
+                         f"node id. Got {value!r} instead.")
+    if not 0 <= value < n_nodes:
+        raise ValueError(f"The '{name}' parameter of ShortestPath.from_edges must be a node "
+                         f"id in the range [0, {n_nodes - 1}]. Got {value} instead.")
+    return int(value)
+
+
+def _topological_order(n_nodes, tail, head):
+    """Kahn's algorithm; returns (order, None) or (None, nodes of one cycle)."""
+    out_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.add.at(out_ptr, tail + 1, 1)
+    out_ptr = np.cumsum(out_ptr)
+    out_edges = np.argsort(tail, kind="stable")
+    indeg = np.bincount(head, minlength=n_nodes)
+    stack = [v for v in range(n_nodes - 1, -1, -1) if indeg[v] == 0]
+    order = []
+    while stack:
+        v = stack.pop()
+        order.append(v)
+        for a in range(out_ptr[v], out_ptr[v + 1]):
+            u = head[out_edges[a]]
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                stack.append(u)
+    if len(order) == n_nodes:
+        return np.array(order, dtype=np.int64), None
+    # Every node left has an in-edge from another node left: walk backwards
+    # along such edges until a node repeats, which closes a cycle.
+    left = indeg > 0
+    pred = {}
+    for e in range(len(tail)):
+        if left[tail[e]] and left[head[e]]:
+            pred.setdefault(int(head[e]), int(tail[e]))
+    v = int(np.flatnonzero(left)[0])
+    seen = []
+    while v not in seen:
+        seen.append(v)
+        v = pred[v]
+    cycle = seen[seen.index(v):][::-1]
+    return None, cycle + [cycle[0]]
+
+
+class DAGShortestPath(DecisionProblem):
+    """Shortest (or longest) path between two nodes of a directed acyclic graph.
+
+    Built by :meth:`ShortestPath.from_edges`. The decision ``w`` has one
+    entry per edge, in the order the edges were given: 1 on the edges of the
+    path, 0 elsewhere.
+
+    A batch is solved by a dynamic program over a topological order of the
+    nodes, in compiled code (the same solver the tree's split search runs,
+    see :meth:`compiled_oracle`), ``O(n_edges + n_nodes)`` per cost vector.
+    Costs may be negative: the graph has no cycle.
+
+    **Ties.** At every node the path arrives through the in-edge of lowest
+    index among those that reach the node at the best value (in the problem's
+    sense). :meth:`solve_vertices` instead takes the first path of
+    :meth:`vertices`.
+
+    **Graphs accepted.** Parallel edges (the same ``(tail, head)`` twice) are
+    allowed: they are different decisions with their own costs, e.g. two
+    roads between the same places. Edges and nodes off every source-target
+    path are allowed; their entries of ``w`` are always 0. Rejected, with a
+    ValueError naming the argument: a cycle (reported with its nodes), a self
+    loop, node ids out of range, no path from ``source`` to ``target``,
+    ``source == target``.
+
+    Parameters
+    ----------
+    n_nodes : int
+        At least 2; nodes are numbered ``0 .. n_nodes - 1``.
+    edges : array-like of shape (n_edges, 2)
+        ``(tail, head)`` pairs of ints.
+    source, target : int
+    sense : {"min", "max"}, default="min"
+        ``"max"`` finds the longest path.
+
+    Attributes
+    ----------
+    n_costs : int
+        Number of edges.
+    n_nodes, source, target : int
+    tail, head : ndarray of int64 of shape (n_edges,)
+    """
+
+    def __init__(self, n_nodes, edges, source, target, sense="min"):
+        if (not isinstance(n_nodes, numbers.Integral) or isinstance(n_nodes, bool)
+                or n_nodes < 2):
+            raise ValueError(f"The 'n_nodes' parameter of ShortestPath.from_edges must be an "
+                             f"int in the range [2, inf). Got {n_nodes!r} instead.")
+        n_nodes = int(n_nodes)
+        try:
+            E = np.asarray(edges)
+        except (TypeError, ValueError):
+            E = None
+        if (E is None or E.ndim != 2 or E.shape[1] != 2 or E.shape[0] == 0
+                or not (np.issubdtype(E.dtype, np.integer)
+                        or (np.issubdtype(E.dtype, np.floating) and np.isfinite(E).all()
+                            and (E == np.round(E)).all()))):
+            raise ValueError("The 'edges' parameter of ShortestPath.from_edges must be a "
+                             "non-empty sequence of (tail, head) pairs of int node ids. Got "
+                             f"{_short_repr(edges)} instead.")
+        E = E.astype(np.int64)
+        bad = np.flatnonzero(((E < 0) | (E >= n_nodes)).any(axis=1))
+        if bad.size:
+            raise ValueError(f"The 'edges' parameter of ShortestPath.from_edges has a node id "
+                             f"out of the range [0, {n_nodes - 1}]: edge {bad[0]} is "
+                             f"{tuple(int(v) for v in E[bad[0]])}.")
+        loops = np.flatnonzero(E[:, 0] == E[:, 1])
+        if loops.size:
+            raise ValueError(f"The 'edges' parameter of ShortestPath.from_edges has a self "
+                             f"loop: edge {loops[0]} is {tuple(int(v) for v in E[loops[0]])}. "
+                             "The graph must be acyclic.")
+        source = _check_node(source, "source", n_nodes)
+        target = _check_node(target, "target", n_nodes)
+        if source == target:
+            raise ValueError(f"The 'source' and 'target' parameters of "
+                             f"ShortestPath.from_edges must differ. Got {source} for both.")
+        tail = np.ascontiguousarray(E[:, 0])
+        head = np.ascontiguousarray(E[:, 1])
+        order, cycle = _topological_order(n_nodes, tail, head)
+        if cycle is not None:
+            raise ValueError(f"The 'edges' parameter of ShortestPath.from_edges has a cycle "
+                             f"({'->'.join(map(str, cycle))}); the graph must be acyclic.")
+        self.n_nodes = n_nodes
+        self.tail = tail
+        self.head = head
+        self.source = source
+        self.target = target
+        self.sense = _check_sense(sense)
+        self.n_costs = int(tail.shape[0])
+        self._order = order
+        if self.n_paths() == 0:
+            raise ValueError(f"The 'edges' parameter of ShortestPath.from_edges gives no path "
+                             f"from source {source} to target {target}.")
+
+    def edges(self):
+        """The edges as ``(tail, head)`` pairs, in cost-vector order."""
+        return [(int(t), int(h)) for t, h in zip(self.tail, self.head)]
+
+    def n_paths(self):
+        """Number of source-target paths (exact, by dynamic programming)."""
+        count = [0] * self.n_nodes
+        count[self.source] = 1
+        in_edges = self._in_edges()
+        for v in self._order:
+            if v != self.source:
+                count[v] = sum(count[self.tail[e]] for e in in_edges[v])
+        return count[self.target]
+
+    def _in_edges(self):
+        in_edges = [[] for _ in range(self.n_nodes)]
+        for e, h in enumerate(self.head):
+            in_edges[h].append(e)
+        return in_edges
+
+    def compiled_oracle(self):
+        """The graph for the compiled DAG solver (see ``problems._compiled``)."""
+        from ._compiled import dag_oracle
+
+        return dag_oracle(self.n_nodes, self.tail, self.head, self.source, self.target,
+                          self._order)
+
+    def _solve(self, C):
+        from ._compiled import solve_rows
+
+        Cm = C if self.sense == "min" else -C
+        W = np.empty_like(C)
+        solve_rows(self.compiled_oracle(), Cm, W)
+        return W, np.einsum("ij,ij->i", C, W)
+
+    def _vertices(self):
+        if self.n_paths() > self.max_vertices:
+            return None
+        # Nodes from which the target can be reached prune the search.
+        all_out = [[] for _ in range(self.n_nodes)]
+        for e, t in enumerate(self.tail):
+            all_out[t].append(e)
+        reaches = np.zeros(self.n_nodes, dtype=bool)
+        reaches[self.target] = True
+        for v in self._order[::-1]:
+            reaches[v] = reaches[v] or any(reaches[self.head[e]] for e in all_out[v])
+        out_edges = [[e for e in all_out[v] if reaches[self.head[e]]]
+                     for v in range(self.n_nodes)]
+        paths = []
+        stack = [(self.source, [])]
+        while stack:
+            v, used = stack.pop()
+            if v == self.target:
+                paths.append(used)
+                continue
+            for e in reversed(out_edges[v]):  # popped in increasing edge index
+                stack.append((int(self.head[e]), used + [e]))
+        V = np.zeros((len(paths), self.n_costs))
+        for k, p in enumerate(paths):
+            V[k, p] = 1.0
+        return V
+
+    def describe_decision(self, w):
+        """The path as node ids, e.g. ``"0->2->5"``."""
+        used = np.flatnonzero(np.asarray(w) > 0.5)
+        nxt = {int(self.tail[e]): int(self.head[e]) for e in used}
+        node, seq = self.source, [self.source]
+        while node in nxt and len(seq) <= self.n_nodes:
+            node = nxt[node]
+            seq.append(node)
+        return "->".join(str(s) for s in seq)
+
+    def to_dict(self):
+        return {"type": "dag_shortest_path", "n_nodes": self.n_nodes,
+                "edges": [list(e) for e in self.edges()], "source": self.source,
+                "target": self.target, "sense": self.sense}
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Inverse of :meth:`to_dict` (the ``"type"`` key is ignored)."""
+        args = {k: v for k, v in spec.items() if k != "type"}
+        return cls(**args)
+
+    def __repr__(self):
+        return (f"ShortestPath.from_edges(n_nodes={self.n_nodes}, n_edges={self.n_costs}, "
+                f"source={self.source}, target={self.target}, sense={self.sense!r})")
+
+
+def _short_repr(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

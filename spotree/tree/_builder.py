@@ -1,164 +1,348 @@
-"""Greedy recursive partitioning (paper section 4.1), depth first."""
+"""Greedy recursive partitioning (paper section 4.1): the one growth routine.
+
+:func:`grow_tree` drives the compiled state machine
+:func:`~spotree.tree._kernels.grow_step` for every split-search path. The
+machine returns to this loop after a bounded amount of work, so a Ctrl-C is
+honoured within a fraction of a second (and a forest can stop its worker
+threads), and whenever it needs the problem's batched oracle (one call per
+node on the oracle path). Everything else, including the whole depth-first
+growth, runs compiled and without the GIL.
+"""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from ._compiled_builder import grow_compiled
-from ._splitter import find_best_split, partition_sorted
+from ._kernels import (I_COUNT, I_NCAND, I_NEED, I_NODE, I_NPEND, I_PHASE, I_SP,
+                       MODE_ORACLE, MODE_SOLVER, MODE_VERTEX, NAN_UNSEEN, N_FSTATE, N_ISTATE,
+                       PH_POP,
+                       ST_BUDGET, ST_DONE, ST_ORACLE, ST_SOLVER_FAILED, ST_SPACE, combine,
+                       grow_step)
+from ._oracle import make_oracle_handler
 from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
-__all__ = ["grow_tree"]
+__all__ = ["grow_tree", "AbortFlag", "GrowthInterrupted", "WORK_BUDGET"]
+
+#: Elementary operations between two returns of the compiled machine to Python
+#: (about 10 to 50 ms of work).
+WORK_BUDGET = 2e7
 
 
-class _AllFeatures(dict):
-    """``_ALL_FEATURES[p]`` is ``arange(p)``, built once per p."""
-
-    def __missing__(self, p):
-        self[p] = np.arange(p, dtype=np.int64)
-        return self[p]
+class GrowthInterrupted(Exception):
+    """Raised inside a worker when its forest asked every tree to stop."""
 
 
-_ALL_FEATURES = _AllFeatures()
+class AbortFlag:
+    """A stop request shared by the threads growing one forest.
+
+    It pickles to a flag that is never set: worker processes receive Ctrl-C
+    themselves, and a threading.Event cannot cross a process boundary.
+    """
+
+    def __init__(self):
+        self._event = threading.Event()
+
+    def set(self):
+        if self._event is not None:
+            self._event.set()
+
+    def is_set(self):
+        return self._event is not None and self._event.is_set()
+
+    def __getstate__(self):
+        return {"_event": None}
 
 
-def _search(crit_obj, X, order, sums, p, max_features, rng, is_categorical, min_leaf,
-            n_quantiles, categorical_subsets, max_subset_categories):
-    """Best split over all features, or over a random subset of ``max_features``."""
-    args = (is_categorical, sums, min_leaf, n_quantiles, categorical_subsets,
-            max_subset_categories)
-    if max_features is None or max_features >= p:
-        return find_best_split(crit_obj, X, order, _ALL_FEATURES[p], *args)
-    perm = rng.permutation(p)
-    split = find_best_split(crit_obj, X, order, np.sort(perm[:max_features]), *args)
-    if split.feature < 0:
-        # Like CART: keep drawing features until one admits a split.
-        split = find_best_split(crit_obj, X, order, np.sort(perm[max_features:]), *args)
-    return split
+def _node_capacity(m, total_cnt, min_leaf_cnt, total_w, min_leaf_w, max_depth):
+    """An upper bound on the number of nodes (every leaf holds min_leaf of each kind)."""
+    leaves = m
+    if min_leaf_cnt > 0:
+        leaves = min(leaves, int(total_cnt // min_leaf_cnt) + 1)
+    if min_leaf_w > 0:
+        leaves = min(leaves, int(total_w // min_leaf_w) + 1)
+    if max_depth is not None and max_depth < 62:
+        leaves = min(leaves, 2 ** max_depth)
+    return 2 * max(leaves, 1) - 1
 
 
-def _grow_compiled_tree(crit_obj, X, order_all, *, max_features, rng, **kwargs):
-    seed = -1 if max_features is None else int(rng.randint(np.iinfo(np.int32).max))
-    (left, right, feature, threshold, value, k_dec, loss, impurity, n_samples, wn,
-     importances) = grow_compiled(crit_obj, X, order_all, max_features=max_features,
-                                  seed=seed, **kwargs)
-    tree = Tree(n_features=X.shape[1], n_outputs=crit_obj.C.shape[1], children_left=left,
-                children_right=right, feature=feature, threshold=threshold, value=value,
-                decision=crit_obj.V[k_dec], loss=loss, impurity=impurity,
-                n_node_samples=n_samples, weighted_n_node_samples=wn)
-    return tree, importances
-
-
-def grow_tree(crit_obj, X, is_categorical, *, max_depth, min_leaf, min_split,
-              max_features, n_quantiles, min_loss_decrease, rng,
-              categorical_subsets=False, max_subset_categories=10, compiled=True):
+def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split_cnt,
+              max_features, n_quantiles, min_loss_decrease, seed,
+              categorical_subsets=False, max_subset_categories=10, abort=None,
+              oracle_handler=None):
     """Grow a tree greedily until a stopping rule fires.
 
-    On the vertex path without categorical features the growth runs in one
-    compiled function (``compiled=False`` forces this Python reference).
+    A node becomes a leaf when it is at ``max_depth``, when it holds fewer
+    than ``min_split_cnt`` or ``2 * min_leaf_cnt`` samples (counted by
+    ``cnt``) or less than ``2 * min_leaf_w`` weight, when its criterion loss
+    is zero (no split can lower it), when no admissible split exists, or when
+    the best split lowers the loss by less than ``min_loss_decrease``. Splits
+    with zero decrease are made otherwise, as in the paper, leaving their
+    removal to pruning; when no split lowers a pure SPO loss, squared error
+    chooses among them.
 
-    A node becomes a leaf when it is at ``max_depth``, when it weighs less
-    than ``min_split`` or ``2 * min_leaf``, when its criterion loss is zero
-    (no split can lower it, e.g. all costs equal), when no admissible split
-    exists, or when the best split lowers the loss by less than
-    ``min_loss_decrease``. Splits with zero decrease are taken otherwise, as
-    in the paper, leaving their removal to pruning.
+    Parameters
+    ----------
+    data : FitData
+    w : ndarray of shape (n,)
+        Sample weights (zero drops a row).
+    cnt : ndarray of shape (n,)
+        What ``min_leaf_cnt`` counts per row: 1, or a bootstrap count.
+    a : float
+        Weight of the SPO part of the criterion (1: SPO, 0: squared error).
+    seed : int
+        Seeds the feature draws (one splitmix64 stream per tree).
+    abort : AbortFlag, optional
+        Checked between chunks of compiled work; when set,
+        :class:`GrowthInterrupted` is raised.
+    oracle_handler : callable, optional
+        For the oracle path: ``handler(R, weights, const, a, spo_scale,
+        mse_part, tol) -> (w0, z)`` (see :mod:`spotree.tree._oracle`).
+        Defaults to :func:`~spotree.tree._oracle.make_oracle_handler`: one
+        batched call, or bounds first when the problem has a relaxation.
 
     Returns
     -------
     tree : Tree
+        In the problem's units.
     importances : ndarray of shape (n_features,)
-        Unnormalized criterion-loss decrease per feature.
+        Criterion-loss decrease per feature, up to a positive factor (only
+        their ratios are meaningful).
+    loss_scales : tuple of float
+        The mixed criterion's normalizers (the root's SPO and squared-error
+        losses) in the problem's units; ``(1.0, 1.0)`` for a pure criterion.
     """
+    # Read-only arrays (joblib's memory maps in worker processes) would make
+    # numba compile the whole machine again for that type: copy them instead.
+    X, Cm, G, zs, sq, codes = (_writable(v) for v in (data.X, data.Cm, data.G, data.zs,
+                                                      data.sq, data.codes))
     n, p = X.shape
-    idx_all = np.flatnonzero(crit_obj.w > 0)
-    root = crit_obj.node_sums(idx_all)
-    crit_obj.set_scales(root)
-    importances = np.zeros(p)
+    d = Cm.shape[1]
+    K = G.shape[1]
+    mode = data.mode
+    w = _writable(np.ascontiguousarray(w, dtype=np.float64))
+    cnt = _writable(np.ascontiguousarray(cnt, dtype=np.float64))
+    active = w > 0
+    order = _writable(data.active_order(active))
+    m = order.shape[1]
+    total_w = float(w.sum())
+    total_cnt = float(cnt[active].sum())
 
-    nodes = {k: [] for k in ("left", "right", "feature", "threshold", "value", "decision",
-                             "loss", "impurity", "n", "wn", "cats")}
+    # Tolerances relative to the magnitude of this tree's sums.
+    spo_tol = 1e-12 * float(w @ (np.abs(zs) + np.abs(Cm).max(axis=1, initial=0.0)))
+    mse_tol = 1e-12 * float(w @ sq)
+    spo_scale = mse_scale = 1.0
+    if 0.0 < a < 1.0:
+        spo_root, mse_root = _root_losses(data, w)
+        spo_scale = spo_root if spo_root > spo_tol else 1.0
+        mse_scale = mse_root if mse_root > mse_tol else 1.0
+    tol = combine(a, spo_tol, mse_tol, spo_scale, mse_scale)
+    s = data.scale
+    # min_loss_decrease is in the problem's units; the kernel works in scaled ones.
+    min_loss_decrease = min_loss_decrease / (s if a == 1.0 else (s * s if a == 0.0 else 1.0))
 
-    def add_node(idx, sums):
-        value, decision, spo, mse = crit_obj.node_losses(sums)
-        nodes["left"].append(TREE_LEAF)
-        nodes["right"].append(TREE_LEAF)
-        nodes["feature"].append(TREE_UNDEFINED)
-        nodes["threshold"].append(float(TREE_UNDEFINED))
-        nodes["value"].append(value)
-        nodes["decision"].append(decision)
-        nodes["loss"].append(spo)
-        nodes["impurity"].append(crit_obj.combine(spo, mse))
-        nodes["n"].append(idx.size)
-        nodes["wn"].append(sums["w"])
-        nodes["cats"].append(np.empty(0))
-        return len(nodes["left"]) - 1
+    cap = _node_capacity(m, total_cnt, min_leaf_cnt, total_w, min_leaf_w, max_depth)
+    i64, f64 = np.int64, np.float64
+    left = np.full(cap, TREE_LEAF, dtype=i64)
+    right = np.full(cap, TREE_LEAF, dtype=i64)
+    feature = np.full(cap, TREE_UNDEFINED, dtype=i64)
+    threshold = np.full(cap, float(TREE_UNDEFINED))
+    nan_left = np.zeros(cap, dtype=i64)
+    value = np.zeros((cap, d))
+    k_dec = np.zeros(cap, dtype=i64)
+    decision = np.zeros((cap if mode != MODE_VERTEX else 1, d))
+    loss = np.zeros(cap)
+    impurity = np.zeros(cap)
+    mse_node = np.zeros(cap)
+    zsum = np.zeros(cap)
+    n_samples = np.zeros(cap, dtype=i64)
+    wn = np.zeros(cap)
+    cn = np.zeros(cap)
+    start = np.zeros(cap, dtype=i64)
+    end = np.zeros(cap, dtype=i64)
+    depth = np.zeros(cap, dtype=i64)
+    stack = np.zeros(cap + 1, dtype=i64)
+    pending = np.zeros(cap, dtype=i64)
+    max_sub = max(int(max_subset_categories), 1)
+    cat_sets = np.zeros((cap if data.is_categorical.any() else 1, max_sub), dtype=i64)
+    cat_len = np.zeros(cap, dtype=i64)
 
-    mse_crit = crit_obj.with_spo_weight(0.0)
-    tol = crit_obj.tol
-    # Every feature's samples kept sorted; children inherit the order.
-    order_all = np.ascontiguousarray(
-        idx_all[np.argsort(X[idx_all].T, axis=1, kind="stable")].reshape(p, -1))
-    if compiled and crit_obj.use_vertices and not is_categorical.any():
-        return _grow_compiled_tree(crit_obj, X, order_all, max_depth=max_depth,
-                                   min_leaf=min_leaf, min_split=min_split,
-                                   max_features=max_features, n_quantiles=n_quantiles,
-                                   min_loss_decrease=min_loss_decrease, rng=rng)
+    istate = np.zeros(N_ISTATE, dtype=i64)
+    fstate = np.zeros(N_FSTATE)
+    istate[I_PHASE] = PH_POP
+    istate[I_COUNT] = 1
+    istate[I_SP] = 1
+    end[0] = m
+    stack[0] = 0
+
+    is_cat, n_codes = _writable(data.is_categorical), _writable(data.n_codes)
+    oracle = data.oracle
+    if oracle is not None:
+        kind, ints, floats = oracle.kind, _writable(oracle.ints), _writable(oracle.floats)
+        work = np.empty(max(oracle.work_size, 1))
+        iwork = np.empty(max(oracle.iwork_size, 1), dtype=i64)
+        unit_cost = d + 2.0 * oracle.cost
+    else:
+        kind, ints, floats = 0, np.zeros(0, dtype=i64), np.zeros(0)
+        work = np.empty(1)
+        iwork = np.empty(1, dtype=i64)
+        unit_cost = d + 2.0 * K + 2.0
+
+    rows = 1 if mode != MODE_ORACLE or a == 0.0 else min(1 + 4 * (m + 1) * p, 4097)
+    req = np.zeros((rows, d))
+    req_w = np.zeros(rows)
+    resp = np.zeros(rows)
+    cand_i = np.zeros(((rows - 1) // 2 + 1, 4), dtype=i64)
+    cand_f = np.zeros(((rows - 1) // 2 + 1, 3))
+
+    rng = np.array([np.uint64(seed & 0xFFFFFFFFFFFFFFFF)], dtype=np.uint64)
+    perm = np.zeros(p, dtype=i64)
+    feats = np.zeros(p, dtype=i64)
+    cat_mark = np.zeros(int(data.n_codes.max(initial=0)) + 2, dtype=np.bool_)
+    tmp = np.zeros(m, dtype=i64)
     go_left = np.zeros(n, dtype=np.bool_)
-    pure_spo = crit_obj.a == 1.0
-    stack = [(add_node(idx_all, root), order_all, root, 0)]
-    while stack:
-        node_id, order, sums, depth = stack.pop()
-        impurity = nodes["impurity"][node_id]
-        if ((max_depth is not None and depth >= max_depth) or sums["w"] < min_split
-                or sums["w"] < 2 * min_leaf or impurity <= tol):
-            continue
-        split = _search(crit_obj, X, order, sums, p, max_features, rng, is_categorical,
-                        min_leaf, n_quantiles, categorical_subsets, max_subset_categories)
-        if split.feature >= 0 and pure_spo and impurity - split.crit <= max(1e-9 * impurity,
-                                                                             tol):
-            # No split lowers the SPO loss here, so all splits tie on it; break
-            # the tie by squared error (the CART split) instead of by position.
-            split = _search(mse_crit, X, order, sums, p, max_features, rng, is_categorical,
-                            min_leaf, n_quantiles, categorical_subsets,
-                            max_subset_categories)
-            split.crit = impurity
-        if split.feature < 0:
-            continue
-        decrease = impurity - split.crit
-        if decrease < min_loss_decrease - tol:
-            continue
-        idx = order[0]
-        x = X[idx, split.feature]
-        mask = (np.isin(x, split.categories) if split.categories is not None
-                else x <= split.threshold)
-        go_left[idx] = mask
-        order_l, order_r = partition_sorted(order, go_left)
-        idx_l, idx_r = order_l[0], order_r[0]
-        sums_l = crit_obj.node_sums(idx_l)
-        sums_r = crit_obj.node_sums(idx_r)
-        left_id = add_node(idx_l, sums_l)
-        right_id = add_node(idx_r, sums_r)
-        nodes["left"][node_id] = left_id
-        nodes["right"][node_id] = right_id
-        nodes["feature"][node_id] = split.feature
-        if split.categories is not None:
-            nodes["cats"][node_id] = np.asarray(split.categories, dtype=np.float64)
-        else:
-            nodes["threshold"][node_id] = split.threshold
-        gain = impurity - nodes["impurity"][left_id] - nodes["impurity"][right_id]
-        if gain > tol:
-            importances[split.feature] += gain
-        # Right pushed first so the left subtree is grown (and numbered) first.
-        stack.append((right_id, order_r, sums_r, depth + 1))
-        stack.append((left_id, order_l, sums_l, depth + 1))
+    cur_S = np.zeros(d)
+    cur_G = np.zeros(K)
+    bufs = np.zeros((6, max(K, d, 1)))
+    xs = np.zeros(max(m, 1))
+    allowed = np.zeros(max(m, 1), dtype=np.bool_)
+    max_depth_i = -1 if max_depth is None else int(max_depth)
+    max_features_i = 0 if max_features is None else int(max_features)
+    handler = oracle_handler or make_oracle_handler(data)
 
-    tree = Tree(
-        n_features=p, n_outputs=crit_obj.C.shape[1],
-        children_left=nodes["left"], children_right=nodes["right"],
-        feature=nodes["feature"], threshold=nodes["threshold"],
-        value=np.array(nodes["value"]), decision=np.array(nodes["decision"]),
-        loss=nodes["loss"], impurity=nodes["impurity"], n_node_samples=nodes["n"],
-        weighted_n_node_samples=nodes["wn"], categories=nodes["cats"],
-    )
-    return tree, importances
+    while True:
+        status = grow_step(
+            X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
+            mode, float(a), float(spo_scale), float(mse_scale), float(spo_tol),
+            float(mse_tol), float(tol), kind, ints, floats, work, iwork,
+            float(min_leaf_cnt), float(min_leaf_w), float(min_split_cnt), max_depth_i,
+            max_features_i, int(n_quantiles), float(min_loss_decrease),
+            bool(categorical_subsets), max_sub,
+            order, tmp, go_left, rng, perm, feats, cat_mark,
+            istate, fstate, cur_S, cur_G, bufs, xs, allowed,
+            req, req_w, cand_i, cand_f, resp,
+            left, right, feature, threshold, nan_left, value, k_dec, decision, loss,
+            impurity, mse_node, zsum, n_samples, wn, cn, start, end, depth, stack, pending,
+            cat_sets, cat_len, float(unit_cost), WORK_BUDGET)
+        if status == ST_DONE:
+            break
+        if abort is not None and abort.is_set():
+            raise GrowthInterrupted
+        if status == ST_ORACLE:
+            n_c = int(istate[I_NCAND])
+            r = 1 + 2 * n_c
+            w0, z = handler(req[:r], req_w[:r], cand_f[:n_c, 1], float(a), float(spo_scale),
+                            cand_f[:n_c, 2], float(tol))
+            resp[:r] = z
+            decision[istate[I_NODE]] = w0
+        elif status == ST_SPACE:
+            rows = int(istate[I_NEED])
+            req = np.zeros((rows, d))
+            req_w = np.zeros(rows)
+            resp = np.zeros(rows)
+            cand_i = np.zeros(((rows - 1) // 2 + 1, 4), dtype=i64)
+            cand_f = np.zeros(((rows - 1) // 2 + 1, 3))
+        elif status == ST_SOLVER_FAILED:
+            # A compiled solver gave up on some candidate (a search limit):
+            # grow the same tree from scratch through the problem's own solve,
+            # which has an exact fallback.
+            return grow_tree(data.on_oracle_path(), w, cnt, a=a, max_depth=max_depth,
+                             min_leaf_cnt=min_leaf_cnt, min_leaf_w=min_leaf_w,
+                             min_split_cnt=min_split_cnt, max_features=max_features,
+                             n_quantiles=n_quantiles, min_loss_decrease=min_loss_decrease,
+                             seed=seed, categorical_subsets=categorical_subsets,
+                             max_subset_categories=max_subset_categories, abort=abort,
+                             oracle_handler=oracle_handler)
+        elif status != ST_BUDGET:  # pragma: no cover - the kernel returns only these
+            raise RuntimeError(f"unexpected status {status} from the growth kernel")
+
+    count = int(istate[I_COUNT])
+    sl = slice(0, count)
+    value = value[sl]
+    loss, impurity = loss[sl], impurity[sl]
+    if mode == MODE_VERTEX:
+        dec = data.V[k_dec[sl]] if a > 0.0 else None
+    else:
+        dec = decision[sl]
+    n_pend = int(istate[I_NPEND])
+    if n_pend or dec is None:
+        # Nodes whose decision was left to one batch: leaves the oracle path
+        # never swept, or every node of a squared-error tree.
+        todo = pending[:n_pend] if dec is not None else np.arange(count)
+        if dec is None:
+            dec = np.zeros((count, d))
+        if todo.size:
+            W, zmin = data.solve_scaled(value[todo])
+            dec[todo] = W
+            spo = np.maximum(wn[todo] * zmin - zsum[todo], 0.0)
+            spo[spo <= spo_tol] = 0.0
+            loss[todo] = spo
+            if a > 0.0:
+                impurity[todo] = [combine(a, s_, m_, spo_scale, mse_scale)
+                                  for s_, m_ in zip(spo, mse_node[todo])]
+    # Importances from the scaled losses: only their ratios matter, and these
+    # cannot overflow where the problem's units would (squared errors of huge
+    # costs).
+    internal = np.flatnonzero(left[sl] != TREE_LEAF)
+    gain = (impurity[internal] - impurity[left[internal]] - impurity[right[internal]])
+    keep = gain > tol
+    importances = np.zeros(p)
+    np.add.at(importances, feature[internal[keep]], gain[keep])
+    # Back to the problem's units: value and losses scale with the costs,
+    # squared errors with their square; the mixed criterion has no unit.
+    value = data.sign * s * value
+    loss = loss * s
+    if a == 1.0:
+        impurity = impurity * s
+    elif a == 0.0:
+        impurity = impurity * (s * s)
+    categories = [np.empty(0)] * count
+    thr = threshold[sl].copy()
+    left, right, feature = left[sl], right[sl], feature[sl]
+    internal = left != TREE_LEAF
+    # Category splits carry a NaN threshold; the "present vs missing" split of
+    # a categorical feature is a threshold split at +inf.
+    for t in np.flatnonzero(internal & np.isnan(thr)):
+        categories[t] = data.cat_values[feature[t]][cat_sets[t, :cat_len[t]]]
+        thr[t] = float(TREE_UNDEFINED)
+    nan_left = nan_left[sl]
+    unseen = np.flatnonzero(internal & (nan_left == NAN_UNSEEN))
+    # No missing value reached this split at fit: send them to the heavier child.
+    nan_left[unseen] = wn[left[unseen]] >= wn[right[unseen]]
+    nan_left[~internal] = 0
+    tree = Tree(n_features=p, n_outputs=d, children_left=left, children_right=right,
+                feature=feature, threshold=thr, value=value, decision=dec, loss=loss,
+                impurity=impurity, n_node_samples=n_samples[sl],
+                weighted_n_node_samples=wn[sl], categories=categories,
+                missing_go_to_left=nan_left.astype(np.uint8),
+                missing_features=np.isnan(X[active]).any(axis=0))
+    scales = ((spo_scale * s, mse_scale * s * s) if 0.0 < a < 1.0 else (1.0, 1.0))
+    return tree, importances, scales
+
+
+def _writable(a):
+    return a if a.flags.writeable and a.flags.c_contiguous else np.array(a, order="C")
+
+
+def _root_losses(data, w):
+    """SPO and squared-error loss of the root (the mixed criterion's normalizers)."""
+    W = float(w.sum())
+    S = w @ data.Cm
+    zsum = float(w @ data.zs)
+    if data.mode == MODE_VERTEX:
+        opt = float((w @ data.G).min())
+    elif data.mode == MODE_SOLVER:
+        from ..problems._compiled import solve_batch
+
+        o = data.oracle
+        opt = float(solve_batch(o.kind, o.ints, o.floats, S[None, :], np.empty((1, S.size)),
+                                np.empty(max(o.work_size, 1)),
+                                np.empty(max(o.iwork_size, 1), dtype=np.int64))[0])
+        if np.isnan(opt):  # the compiled solver gave up: the problem's own solve
+            opt = float(data.solve_scaled((S / W)[None, :])[1][0]) * W
+    else:
+        opt = float(data.solve_scaled((S / W)[None, :])[1][0]) * W
+    spo = max(opt - zsum, 0.0)
+    mse = max(float(w @ data.sq) - float(S @ S) / W, 0.0)
+    return spo, mse

@@ -12,10 +12,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import InstanceOf, Interval, Options, validate_params
 from .._validation import check_costs, check_sample_weight
-from ..metrics import normalized_decision_loss
-from ..problems import DecisionProblem, FiniteDecisions
+from ..metrics import REGRET_RTOL, decision_loss, normalized_decision_loss
+from ..problems import DecisionProblem, FiniteDecisions, describe_not_a_problem
+from .._validation import check_random_state_seed
 from ._builder import grow_tree
-from ._criterion import Criterion
+from ._categories import categorical_columns, encode_frame, is_dataframe, unseen_to_missing
+from ._criterion import FitData
 
 __all__ = ["BaseSPOTree", "SPOScoreMixin", "SPOTree"]
 
@@ -25,16 +27,25 @@ def _resolve_problem(problem, n_costs):
     if problem is None:
         return FiniteDecisions(np.eye(n_costs))
     if not isinstance(problem, DecisionProblem):
-        raise TypeError(f"problem must be a spotree DecisionProblem (or None); got "
-                        f"{type(problem).__name__}.")
+        raise TypeError(describe_not_a_problem(problem))
     return problem
 
 
 def _resolve_min_weight(value, total, name):
-    """min_samples_leaf / min_samples_split: an int is a weight, a float a fraction."""
+    """min_samples_leaf of OptimalSPOTree: an int is a weight, a float a fraction."""
     if isinstance(value, numbers.Integral):
         return float(value)
     return float(value) * total
+
+
+def _resolve_min_count(value, n):
+    """min_samples_leaf / min_samples_split: an int counts samples, a float is a fraction.
+
+    As in scikit-learn, a fraction is rounded up: ``ceil(value * n)``.
+    """
+    if isinstance(value, numbers.Integral):
+        return float(value)
+    return float(np.ceil(value * n))
 
 
 def _resolve_max_features(max_features, p):
@@ -46,6 +57,60 @@ def _resolve_max_features(max_features, p):
     if isinstance(max_features, numbers.Integral):
         return min(int(max_features), p)
     return max(1, int(max_features * p))
+
+
+def encode_categories(est, X, reset):
+    """DataFrame category / object / string columns as float codes (see _categories).
+
+    ``reset`` (at fit) learns the labels into ``est.category_values_``;
+    otherwise the stored labels code X.
+    """
+    if reset:
+        est.category_values_ = None
+        if is_dataframe(X) and categorical_columns(X).any():
+            X, est.category_values_ = encode_frame(X)
+        return X
+    cats = getattr(est, "category_values_", None)
+    if cats is not None and is_dataframe(X):
+        X, _ = encode_frame(X, cats)
+    elif is_dataframe(X) and categorical_columns(X).any():
+        raise ValueError("X has category or text columns, but the model was fitted on "
+                         "numeric features only.")
+    return X
+
+
+def categorical_mask(est, p):
+    """Which of the p features are categorical: by dtype at fit, or named by the user.
+
+    ``est.categorical_features`` lists indices, names (of a DataFrame's
+    columns) or is a boolean mask; either adds to the columns categorical
+    by dtype.
+    """
+    cats = getattr(est, "category_values_", None)
+    mask = (np.zeros(p, dtype=bool) if cats is None
+            else np.array([c is not None for c in cats], dtype=bool))
+    cf = est.categorical_features
+    if cf is None:
+        return mask
+    cf = np.asarray(cf)
+    if cf.dtype == bool:
+        if cf.shape != (p,):
+            raise ValueError(f"categorical_features as a boolean mask must have shape "
+                             f"({p},); got {cf.shape}.")
+        return cf | mask
+    for f in cf.ravel():
+        if isinstance(f, str) or (hasattr(f, "dtype") and f.dtype.kind in "US"):
+            names = getattr(est, "feature_names_in_", None)
+            if names is None or f not in list(names):
+                raise ValueError(f"categorical_features names {f!r}, which is not a "
+                                 "column of X.")
+            mask[list(names).index(f)] = True
+        else:
+            if not 0 <= int(f) < p:
+                raise ValueError(f"categorical_features index {f} is out of range for "
+                                 f"{p} features.")
+            mask[int(f)] = True
+    return mask
 
 
 class SPOScoreMixin:
@@ -86,12 +151,18 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     # ----------------------------------------------------------- helpers
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
-        return validate_data(self, X, reset=False, dtype=np.float64,
-                             ensure_all_finite=True)
+        X = encode_categories(self, X, reset=False)
+        X = validate_data(self, X, reset=False, dtype=np.float64,
+                          ensure_all_finite="allow-nan")
+        return unseen_to_missing(X, getattr(self, "categories_seen_", None))
+
+    def _encode_categories(self, X, reset):
+        return encode_categories(self, X, reset)
 
     def _check_fit_inputs(self, X, C, sample_weight):
-        X = validate_data(self, X, reset=True, dtype=np.float64, ensure_all_finite=True,
-                          ensure_min_samples=1)
+        X = encode_categories(self, X, reset=True)
+        X = validate_data(self, X, reset=True, dtype=np.float64,
+                          ensure_all_finite="allow-nan", ensure_min_samples=1)
         if C is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
                              "y is None: pass the realized costs C of shape "
@@ -168,6 +239,15 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         wn = np.asarray(Pw.sum(axis=1)).ravel()
         _, z = self.problem_.solve(C)
         spo = self.problem_.sign * (np.einsum("ij,ij->i", S, t.decision) - Pw @ z)
+        # A node's regret is a sum of regrets of its stored (feasible) decision:
+        # negative only by rounding; beyond it the decision or oracle is wrong.
+        tol = REGRET_RTOL * (np.einsum("ij,ij->i", np.asarray(Pw @ np.abs(C)),
+                                       np.abs(t.decision)) + Pw @ np.abs(z))
+        if (spo < -tol).any():
+            k = int(np.argmax(-spo - tol))
+            raise ValueError(f"node {k}'s stored decision beats the optimum on these costs "
+                             f"(regret {spo[k]:.6g}): the decision is infeasible for the "
+                             "problem, or the problem's oracle is not optimal.")
         spo = np.maximum(spo, 0.0)
         if loss == "spo":
             return spo, sw, X, C
@@ -246,9 +326,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     def _per_sample_loss(self, tree, X, C, loss):
         node_of = tree.apply(X)
-        _, z = self.problem_.solve(C)
-        spo = self.problem_.sign * (np.einsum("ij,ij->i", C, tree.decision[node_of]) - z)
-        spo = np.maximum(spo, 0.0)
+        spo = decision_loss(C, tree.decision[node_of], self.problem_)
         diff = C - tree.value[node_of]
         mse = np.einsum("ij,ij->i", diff, diff)
         if loss == "spo":
@@ -287,7 +365,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.tree_ = self.tree_.pruned(masks[k])
 
     # ------------------------------------------------------- persistence
-    _persist_extra = ("loss_scales_", "pruning_alpha_")
+    _persist_extra = ("loss_scales_", "pruning_alpha_", "category_values_", "categories_seen_")
 
     def _set_trees_from_load(self, trees):
         if len(trees) != 1:
@@ -308,6 +386,8 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         tags.target_tags.single_output = False
         tags.target_tags.multi_output = True
         tags.regressor_tags = None
+        # NaN in X is a missing value, routed by the trees.
+        tags.input_tags.allow_nan = True
         return tags
 
 
@@ -330,10 +410,16 @@ class SPOTree(BaseSPOTree):
     max_depth : int or None, default=None
         Maximum depth; None grows until another stopping rule fires.
     min_samples_leaf : int or float, default=1
-        Minimum total sample weight of a leaf (a leaf may have exactly this
-        much). A float in (0, 1) is a fraction of the total weight.
+        Minimum number of training samples in a leaf (a leaf may have exactly
+        that many), whatever their weights, as in scikit-learn. A float in
+        (0, 1) is a fraction of the samples, rounded up. The paper's minimum
+        leaf size is this count.
     min_samples_split : int or float, default=2
-        Minimum total weight of a node for it to be split.
+        Minimum number of samples in a node for it to be split (a float is a
+        fraction, rounded up).
+    min_weight_fraction_leaf : float in [0, 0.5], default=0.0
+        Minimum fraction of the total sample weight in a leaf; the way to
+        constrain leaves by weight.
     max_features : int, float, {"sqrt", "log2"} or None, default=None
         Number of features drawn at random at each node (feature bagging).
     thresholds : "all" or int, default="all"
@@ -341,8 +427,12 @@ class SPOTree(BaseSPOTree):
         scores ``q`` quantile thresholds per feature per node (the paper used
         99, i.e. quantiles at 1%, 2%, ..., 99%).
     categorical_features : array-like of int or str, array of bool, or None
-        Features split by category (``x == s``) instead of by threshold.
-        Categories are numeric codes; unseen categories go right.
+        Features split by category (``x == s``) instead of by threshold,
+        given as numeric codes. Columns of a DataFrame with dtype
+        ``category``, ``object`` or ``string`` are categorical in any case
+        (their labels are coded as listed in ``category_values_``). At
+        predict time a category never seen at fit is treated as missing: it
+        follows each split's missing-value side.
     categorical_splits : {"equal", "subset"}, default="equal"
         ``"equal"`` sends one category left (the paper's rule); ``"subset"``
         searches every subset of categories (up to 10 categories per node,
@@ -383,6 +473,23 @@ class SPOTree(BaseSPOTree):
     the lowest threshold. A node whose criterion loss is already zero is not
     split (no split can lower it).
 
+    **Missing values.** ``X`` may contain NaN. At each split, the samples
+    missing the split feature are tried on both sides and go where the
+    criterion is lower; the split "present values left, missing right" is a
+    candidate too. At prediction, missing values follow that choice, or, at
+    a split where no training sample was missing the feature, go to the
+    child with more training weight.
+
+    **Split search.** When the problem lists its vertices V (and K is not
+    larger than the cost of its compiled solver), every threshold is scored
+    from running sums of ``G = C V^T``; when it has a compiled solver
+    (shortest paths, knapsacks), each candidate child is solved inside the
+    compiled sweep; otherwise the mean costs of every candidate child go to
+    the problem's oracle in one batched call per node. All three give the
+    same tree. Costs are divided by a power of two near their largest
+    magnitude before growing, so scaling the costs by any positive factor
+    gives the same tree.
+
     Examples
     --------
     >>> import numpy as np
@@ -399,6 +506,7 @@ class SPOTree(BaseSPOTree):
         "max_depth": [Interval(int, 1, None), None],
         "min_samples_leaf": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "neither")],
         "min_samples_split": [Interval(int, 2, None), Interval(float, 0.0, 1.0, "right")],
+        "min_weight_fraction_leaf": [Interval(float, 0.0, 0.5)],
         "max_features": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"),
                          Options("sqrt", "log2"), None],
         "thresholds": [Options("all"), Interval(int, 1, None)],
@@ -412,14 +520,15 @@ class SPOTree(BaseSPOTree):
     }
 
     def __init__(self, problem=None, *, criterion="spo", max_depth=None, min_samples_leaf=1,
-                 min_samples_split=2, max_features=None, thresholds="all",
-                 categorical_features=None, categorical_splits="equal", spo_weight=1.0,
-                 min_loss_decrease=0.0, ccp_alpha=0.0, random_state=None):
+                 min_samples_split=2, min_weight_fraction_leaf=0.0, max_features=None,
+                 thresholds="all", categorical_features=None, categorical_splits="equal",
+                 spo_weight=1.0, min_loss_decrease=0.0, ccp_alpha=0.0, random_state=None):
         self.problem = problem
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.min_samples_split = min_samples_split
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_features = max_features
         self.thresholds = thresholds
         self.categorical_features = categorical_features
@@ -430,29 +539,7 @@ class SPOTree(BaseSPOTree):
         self.random_state = random_state
 
     def _categorical_mask(self, p):
-        mask = np.zeros(p, dtype=bool)
-        cf = self.categorical_features
-        if cf is None:
-            return mask
-        cf = np.asarray(cf)
-        if cf.dtype == bool:
-            if cf.shape != (p,):
-                raise ValueError(f"categorical_features as a boolean mask must have shape "
-                                 f"({p},); got {cf.shape}.")
-            return cf.copy()
-        for f in cf.ravel():
-            if isinstance(f, str) or (hasattr(f, "dtype") and f.dtype.kind in "US"):
-                names = getattr(self, "feature_names_in_", None)
-                if names is None or f not in list(names):
-                    raise ValueError(f"categorical_features names {f!r}, which is not a "
-                                     "column of X.")
-                mask[list(names).index(f)] = True
-            else:
-                if not 0 <= int(f) < p:
-                    raise ValueError(f"categorical_features index {f} is out of range for "
-                                     f"{p} features.")
-                mask[int(f)] = True
-        return mask
+        return categorical_mask(self, p)
 
     def fit(self, X, C, sample_weight=None):
         """Grow the tree on features X and realized costs C.
@@ -460,7 +547,8 @@ class SPOTree(BaseSPOTree):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Finite numeric features (missing values are not supported).
+            Features; NaN marks a missing value. DataFrame columns of dtype
+            ``category``, ``object`` or ``string`` are categorical features.
         C : array-like of shape (n_samples, n_costs)
             Realized cost vectors; ``n_costs`` must match the problem.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -474,29 +562,39 @@ class SPOTree(BaseSPOTree):
         X, C, sw, problem = self._check_fit_inputs(X, C, sample_weight)
         return self._fit_arrays(X, C, sw, problem)
 
-    def _fit_arrays(self, X, C, sw, problem, criterion_obj=None):
-        """Fit on validated arrays (the forest reuses one Criterion across trees)."""
+    def _fit_arrays(self, X, C, sw, problem, fit_data=None, cnt=None, seed=None,
+                    abort=None):
+        """Fit on validated arrays.
+
+        A forest passes a shared :class:`FitData`, the bootstrap counts as
+        ``cnt`` (what ``min_samples_leaf`` counts there) and its tree's seed.
+        """
         self.problem_ = problem
-        total = sw.sum()
-        min_leaf = _resolve_min_weight(self.min_samples_leaf, total, "min_samples_leaf")
-        min_split = _resolve_min_weight(self.min_samples_split, total, "min_samples_split")
         a = self.spo_weight if self.criterion == "spo" else 0.0
-        if criterion_obj is None:
-            crit = Criterion(problem, C, sw, spo_weight=a)
-        else:
-            crit = criterion_obj
-        is_cat = self._categorical_mask(X.shape[1])
-        rng = check_random_state(self.random_state)
-        tree, imp = grow_tree(
-            crit, X, is_cat, max_depth=self.max_depth, min_leaf=min_leaf,
-            min_split=min_split, max_features=_resolve_max_features(self.max_features,
-                                                                    X.shape[1]),
+        if fit_data is None:
+            fit_data = FitData(problem, X, C, self._categorical_mask(X.shape[1]),
+                               need_spo=a > 0.0)
+        if cnt is None:
+            cnt = (sw > 0).astype(np.float64)
+        n_counted = float(cnt.sum())
+        if seed is None:
+            seed = check_random_state_seed(self.random_state)
+        tree, imp, scales = grow_tree(
+            fit_data, sw, cnt, a=a, max_depth=self.max_depth,
+            min_leaf_cnt=_resolve_min_count(self.min_samples_leaf, n_counted),
+            min_leaf_w=float(self.min_weight_fraction_leaf) * float(sw.sum()),
+            min_split_cnt=_resolve_min_count(self.min_samples_split, n_counted),
+            max_features=_resolve_max_features(self.max_features, X.shape[1]),
             n_quantiles=0 if self.thresholds == "all" else int(self.thresholds),
-            min_loss_decrease=float(self.min_loss_decrease), rng=rng,
-            categorical_subsets=self.categorical_splits == "subset")
+            min_loss_decrease=float(self.min_loss_decrease),
+            seed=seed, categorical_subsets=self.categorical_splits == "subset",
+            abort=abort)
         self.tree_ = tree
-        self.loss_scales_ = (crit.spo_scale, crit.mse_scale)
-        self.n_oracle_calls_ = crit.n_oracle_calls
+        self.categories_seen_ = [None if v is None else v.copy() for v in fit_data.cat_values]
+        if not any(v is not None for v in self.categories_seen_):
+            self.categories_seen_ = None
+        self.loss_scales_ = scales
+        self.n_oracle_calls_ = fit_data.n_oracle_calls
         self._apply_ccp_alpha(self.ccp_alpha)
         s = imp.sum()
         self.feature_importances_ = imp / s if s > 0 else imp

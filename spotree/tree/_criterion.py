@@ -1,198 +1,205 @@
-"""What a node and a candidate split are worth.
+"""What a fit needs from the decision problem, computed once (and shared by a forest).
 
-A node's sufficient statistics are sums over its samples: the weight, the
-weighted cost sum S, the weighted optimal values, and (for the MSE part) the
-weighted squared norms. Where the problem lists its vertices V, the weighted
-sums of G = C V^T (in the minimization sense) replace S for the SPO part, and
-the SPO loss of a set of samples is ``min_k G_sum[k] - z_sum``; otherwise it is
-``sign * z*(S) - z_sum`` from one batched oracle call (z* is positively
-homogeneous, so the mean is not needed).
+:class:`FitData` holds the training data in the form the compiled growth
+routine reads: the costs in the minimization sense and divided by a power of
+two (so that every tolerance is relative and costs of any magnitude grow the
+same tree), the optimal value ``z*(c_i)`` of every row, the matrix
+``G = C V^T`` where the problem lists its vertices, category codes, and the
+rows sorted by every feature. It also chooses the split-search path by a
+cost model (see :func:`choose_mode`).
+
+A forest builds one FitData and grows every tree from it with other sample
+weights, so the oracle is called once per forest, not once per tree.
 """
 
 from __future__ import annotations
 
-import copy
+import math
 
 import numpy as np
-from numba import njit
 
-__all__ = ["Criterion", "VERTEX_PATH_MAX_ENTRIES"]
+from ..problems._compiled import solve_rows
+from ._kernels import MODE_ORACLE, MODE_SOLVER, MODE_VERTEX
 
-
-@njit(cache=True, nogil=True)
-def _weighted_sums(idx, w, C, G, zs, sq):
-    """A node's sufficient statistics in one pass, without gathering row copies."""
-    S = np.zeros(C.shape[1])
-    Gs = np.zeros(G.shape[1])
-    wsum = 0.0
-    z = 0.0
-    q = 0.0
-    for i in idx:
-        wi = w[i]
-        wsum += wi
-        z += wi * zs[i]
-        q += wi * sq[i]
-        for j in range(C.shape[1]):
-            S[j] += wi * C[i, j]
-        for k in range(G.shape[1]):
-            Gs[k] += wi * G[i, k]
-    return wsum, S, Gs, z, q
+__all__ = ["FitData", "choose_mode", "power_of_two_scale", "VERTEX_PATH_MAX_ENTRIES"]
 
 #: Largest n_samples * n_vertices for which G = C V^T is precomputed.
 VERTEX_PATH_MAX_ENTRIES = 50_000_000
 
+_MODE_NAMES = {"vertex": MODE_VERTEX, "solver": MODE_SOLVER, "oracle": MODE_ORACLE}
 
-class Criterion:
-    """Per-fit statistics and the loss of sets of samples.
+
+def choose_mode(problem, n_samples, path="auto"):
+    """The split-search path for ``problem``: ``(mode, V, oracle)``.
+
+    The vertex path costs about ``2 K`` operations per row and candidate (K
+    vertices) and ``n K`` memory; the compiled-solver path about twice the
+    cost of one compiled solve. ``"auto"`` takes the cheaper of those that
+    exist, and the batched oracle path when neither does.
 
     Parameters
     ----------
     problem : DecisionProblem
-    C : ndarray of shape (n, d)
-    w : ndarray of shape (n,)
-        Positive sample weights.
-    spo_weight : float in [0, 1]
-        1 for the SPO criterion, 0 for MSE (CART); in between, the mix
-        ``a * SPO / SPO_root + (1 - a) * MSE / MSE_root``.
+    n_samples : int
+    path : {"auto", "vertex", "solver", "oracle"}
+        Force a path (for tests and benchmarks); a forced path the problem
+        cannot take raises ValueError.
+    """
+    oracle = problem.compiled_oracle()
+    V = None
+    if path in ("auto", "vertex"):
+        # Only list the vertices when they can be cheaper than the solver.
+        V = problem.vertices()
+        if V is not None and n_samples * V.shape[0] > VERTEX_PATH_MAX_ENTRIES:
+            V = None
+    if path == "vertex":
+        if V is None:
+            raise ValueError(f"{type(problem).__name__} has no usable vertex list for "
+                             "path='vertex'.")
+        return MODE_VERTEX, V, None
+    if path == "solver":
+        if oracle is None:
+            raise ValueError(f"{type(problem).__name__} has no compiled solver for "
+                             "path='solver'.")
+        return MODE_SOLVER, None, oracle
+    if path == "oracle":
+        return MODE_ORACLE, None, None
+    if path != "auto":
+        raise ValueError(f"path must be 'auto', 'vertex', 'solver' or 'oracle'; got {path!r}.")
+    if V is not None and (oracle is None or V.shape[0] <= oracle.cost):
+        return MODE_VERTEX, V, None
+    if oracle is not None:
+        return MODE_SOLVER, None, oracle
+    return MODE_ORACLE, None, None
 
-    The vertex fast path is used when the problem lists its vertices and
-    ``n * K`` stays below ``VERTEX_PATH_MAX_ENTRIES``.
+
+def power_of_two_scale(C):
+    """A power of two near max|C|: dividing by it is exact and brings costs near 1."""
+    m = float(np.max(np.abs(C))) if C.size else 0.0
+    if not m > 0.0 or not math.isfinite(m):
+        return 1.0
+    return math.ldexp(1.0, math.frexp(m)[1] - 1)
+
+
+class FitData:
+    """Training statistics that do not depend on the sample weights.
+
+    Parameters
+    ----------
+    problem : DecisionProblem
+    X : ndarray of shape (n, p)
+        Features (NaN marks a missing value).
+    C : ndarray of shape (n, d)
+        Validated costs.
+    is_categorical : ndarray of bool of shape (p,)
+    need_spo : bool
+        Whether the criterion uses the SPO loss (otherwise no G is built).
+    path : str, default="auto"
+        See :func:`choose_mode`.
+
+    Attributes
+    ----------
+    scale : float
+        The power of two the costs are divided by.
+    Cm : ndarray of shape (n, d)
+        ``sign * C / scale``.
+    zs : ndarray of shape (n,)
+        ``sign * z*(c_i) / scale`` (the minimization-sense optimum).
+    G : ndarray of shape (n, K) or (n, 0)
+    mode : int
     """
 
-    def __init__(self, problem, C, w, spo_weight=1.0):
+    def __init__(self, problem, X, C, is_categorical, *, need_spo=True, path="auto"):
         self.problem = problem
         self.sign = problem.sign
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.C = C
-        self.w = w
-        self.a = float(spo_weight)
-        n, d = C.shape
-        V = problem.vertices()
-        self.use_vertices = V is not None and n * V.shape[0] <= VERTEX_PATH_MAX_ENTRIES
+        n, p = X.shape
+        d = C.shape[1]
+        self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
+        self.scale = power_of_two_scale(C)
+        self.Cm = np.ascontiguousarray(self.sign * C / self.scale)
+        self.sq = np.einsum("ij,ij->i", self.Cm, self.Cm)
         self.n_oracle_calls = 0
         self.n_oracle_rows = 0
-        if self.use_vertices:
-            self.V = V
-            self.G = self.sign * (C @ V.T)
+        mode, V, oracle = choose_mode(problem, n, path)
+        if not need_spo and mode == MODE_VERTEX:
+            # Squared error needs no G; the decisions come from one batch at the end.
+            V = None
+        self.mode, self.V, self.oracle = mode, V, oracle
+        if V is not None:
+            self.G = np.ascontiguousarray(self.Cm @ V.T)
             # With a complete vertex list the optimum is the best vertex; this
             # keeps node losses exactly consistent with the split sweep.
             self.zs = self.G.min(axis=1)
         else:
-            self.V = None
             self.G = np.empty((n, 0))
-            self.zs = self.sign * self.solve(C)[1]
-        self.sq = np.einsum("ij,ij->i", C, C)
-        self._set_weight_state()
-
-    def _set_weight_state(self):
-        """Everything derived from the weights (kept in one place for with_weights)."""
-        self.spo_scale = 1.0
-        self.mse_scale = 1.0
-        # Losses below these are rounding noise of sums of this magnitude.
-        self.spo_tol = 1e-12 * (self.w @ np.abs(self.zs)) + 1e-300
-        self.mse_tol = 1e-12 * (self.w @ self.sq) + 1e-300
-
-    def with_weights(self, w):
-        """The same precomputed statistics (C, G, z*) under other sample weights.
-
-        A forest builds one Criterion and derives each tree's from it, so the
-        oracle is called once per forest, not once per tree.
-        """
-        other = copy.copy(self)
-        other.w = w
-        other.n_oracle_calls = 0
-        other.n_oracle_rows = 0
-        other._set_weight_state()
-        return other
-
-    def with_spo_weight(self, a):
-        """A view of the same statistics under another criterion mix (no copies)."""
-        other = copy.copy(self)
-        other.a = float(a)
-        return other
-
-    # ------------------------------------------------------------ oracle
-    def solve(self, S):
-        """Batched oracle call on sums/means (counts calls for benchmarks)."""
-        self.n_oracle_calls += 1
-        self.n_oracle_rows += S.shape[0]
-        return self.problem.solve(S)
-
-    def decide_sums(self, S, G_sum=None):
-        """Decisions and minimization-sense optimal values for weighted cost sums."""
-        if self.use_vertices:
-            if G_sum is None:
-                G_sum = self.sign * (S @ self.V.T)
-            k = np.argmin(G_sum, axis=1)
-            return self.V[k], G_sum[np.arange(k.size), k]
-        W, z = self.solve(S)
-        return W, self.sign * z
-
-    # ------------------------------------------------------------- nodes
-    def node_sums(self, idx):
-        wsum, S, G, z, sq = _weighted_sums(idx, self.w, self.C, self.G, self.zs, self.sq)
-        return {"w": wsum, "S": S, "G": G, "z": z, "sq": sq}
-
-    def set_scales(self, sums):
-        """Normalize the two parts of a mixed criterion by the root's losses."""
-        if 0.0 < self.a < 1.0:
-            spo, mse = self.node_losses(sums)[2:]
-            self.spo_scale = spo if spo > self.spo_tol else 1.0
-            self.mse_scale = mse if mse > self.mse_tol else 1.0
-
-    @property
-    def tol(self):
-        """Noise level of the combined criterion."""
-        return self.combine(self.spo_tol, self.mse_tol)
-
-    def combine(self, spo, mse):
-        if self.a == 1.0:
-            return spo
-        if self.a == 0.0:
-            return mse
-        return self.a * spo / self.spo_scale + (1.0 - self.a) * mse / self.mse_scale
-
-    def node_losses(self, sums):
-        """(value, decision, spo_loss, mse_loss) of a node given its sums."""
-        value = sums["S"] / sums["w"]
-        if self.use_vertices:
-            k = int(np.argmin(sums["G"]))
-            decision, opt = self.V[k], sums["G"][k]
-        else:
-            W, zmin = self.decide_sums(value[None, :])
-            decision, opt = W[0], zmin[0] * sums["w"]
-        spo = opt - sums["z"]
-        mse = sums["sq"] - sums["S"] @ sums["S"] / sums["w"]
-        # Exact zeros where the loss is rounding noise, so that zero-loss
-        # nodes stop splitting and zero-gain splits count for nothing.
-        spo = spo if spo > self.spo_tol else 0.0
-        mse = mse if mse > self.mse_tol else 0.0
-        return value, decision, spo, mse
-
-    # ------------------------------------------------------- candidates
-    def partition_losses(self, wL, SL, GL, zL, sqL, total):
-        """Criterion loss of many candidate partitions at once.
-
-        Each row describes the left child by its sums; the right child is the
-        node total minus the left. Returns the summed criterion of both
-        children for every candidate.
-        """
-        wR = total["w"] - wL
-        spo = 0.0
-        mse = 0.0
-        if self.a > 0.0:
-            SR = total["S"][None, :] - SL
-            zR = total["z"] - zL
-            if self.use_vertices:
-                GR = total["G"][None, :] - GL
-                spo = (GL.min(axis=1) - zL) + (GR.min(axis=1) - zR)
+            if mode == MODE_SOLVER:
+                W = np.empty((n, d))
+                self.zs = solve_rows(oracle, self.Cm, W)
+                gave_up = np.isnan(self.zs)
+                if gave_up.any():
+                    # A search limit of the compiled solver: the problem's own
+                    # solve has an exact fallback.
+                    self.zs[gave_up] = self.sign * self.solve(C[gave_up])[1] / self.scale
             else:
-                _, zz = self.decide_sums(np.vstack([SL, SR]))
-                m = SL.shape[0]
-                spo = (zz[:m] - zL) + (zz[m:] - zR)
-            spo = np.maximum(spo, 0.0)
-        if self.a < 1.0:
-            SR = total["S"][None, :] - SL
-            sqR = total["sq"] - sqL
-            mse = (sqL - np.einsum("ij,ij->i", SL, SL) / wL
-                   + sqR - np.einsum("ij,ij->i", SR, SR) / wR)
-        return self.combine(spo, mse)
+                self.zs = self.sign * self.solve(C)[1] / self.scale
+        self.zs = np.ascontiguousarray(self.zs, dtype=np.float64)
+        self._categories(p)
+        # Rows sorted by every feature once; a tree keeps the rows it uses
+        # with a stable filter instead of sorting again.
+        keys = self.X.T
+        if self.is_categorical.any():
+            keys = np.where(self.is_categorical[:, None], self.codes.T.astype(np.float64), keys)
+        # NaN sorts last: the rows missing a feature end every sorted segment.
+        self.order = np.ascontiguousarray(np.argsort(keys, axis=1, kind="stable"))
+
+    def _categories(self, p):
+        """Integer codes of categorical features (missing = the number of categories)."""
+        n = self.X.shape[0]
+        self.cat_values = [None] * p
+        self.n_codes = np.zeros(p, dtype=np.int64)
+        if not self.is_categorical.any():
+            self.codes = np.zeros((n, 0), dtype=np.int64)
+            return
+        self.codes = np.zeros((n, p), dtype=np.int64)
+        for f in np.flatnonzero(self.is_categorical):
+            x = self.X[:, f]
+            present = ~np.isnan(x)
+            values, inv = np.unique(x[present], return_inverse=True)
+            self.cat_values[f] = values
+            self.n_codes[f] = values.size
+            code = np.full(n, values.size, dtype=np.int64)
+            code[present] = inv
+            self.codes[:, f] = code
+
+    # ---------------------------------------------------------------- oracle
+    def solve(self, C):
+        """Batched oracle call in the problem's units (counted for benchmarks)."""
+        self.n_oracle_calls += 1
+        self.n_oracle_rows += C.shape[0]
+        return self.problem.solve(C)
+
+    def solve_scaled(self, R):
+        """Decisions and minimization-sense values (in scaled units) of rows ``R``.
+
+        ``R`` holds minimization-sense scaled cost vectors, as the kernels
+        write them.
+        """
+        W, z = self.solve(self.sign * self.scale * R)
+        return W, self.sign * z / self.scale
+
+    def on_oracle_path(self):
+        """A copy of these statistics that grows trees through the batched oracle."""
+        import copy
+
+        other = copy.copy(self)
+        other.mode, other.oracle = MODE_ORACLE, None
+        return other
+
+    def active_order(self, active):
+        """The sorted rows of every feature restricted to ``active`` (a mask)."""
+        if active.all():
+            return self.order.copy()
+        keep = active[self.order]
+        return np.ascontiguousarray(self.order[keep].reshape(self.order.shape[0], -1))

@@ -7,7 +7,31 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._tree import TREE_LEAF
 
-__all__ = ["export_text", "describe_decision"]
+__all__ = ["export_text", "describe_decision", "split_labels"]
+
+
+def split_labels(tree, node, name, fmt):
+    """The conditions of the left and right branch of split ``node``, as text.
+
+    ``name`` is the feature's name and ``fmt`` a format string for numbers.
+    Where the feature had missing values at fit, the branch they follow says
+    "or missing"; a threshold of +inf is the split "present vs missing".
+    """
+    cats = tree.categories[node]
+    if cats.size:
+        cset = "{" + ", ".join(f"{c:g}" for c in cats) + "}"
+        left, right = f"{name} in {cset}", f"{name} not in {cset}"
+    elif np.isposinf(tree.threshold[node]):
+        return f"{name} is present", f"{name} is missing"
+    else:
+        thr = fmt.format(tree.threshold[node])
+        left, right = f"{name} <= {thr}", f"{name} > {thr}"
+    if tree.missing_features[tree.feature[node]]:
+        if tree.missing_go_to_left[node]:
+            left += " or missing"
+        else:
+            right += " or missing"
+    return left, right
 
 
 def describe_decision(problem, w):
@@ -75,13 +99,7 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
                          f"  [{info(node)}]")
             return
         name = feature_names[t.feature[node]]
-        cats = t.categories[node]
-        if cats.size:
-            cset = "{" + ", ".join(f"{c:g}" for c in cats) + "}"
-            left, right = f"{name} in {cset}", f"{name} not in {cset}"
-        else:
-            thr = fmt.format(t.threshold[node])
-            left, right = f"{name} <= {thr}", f"{name} >  {thr}"
+        left, right = split_labels(t, node, name, fmt)
         lines.append(f"{indent}{left}  [{info(node)}]")
         rec(t.children_left[node], depth + 1)
         lines.append(f"{indent}{right}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._export import split_labels
 from ._tree import TREE_LEAF, Tree
 
 __all__ = ["export_graphviz"]
@@ -116,12 +117,7 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
         if leaf or truncated:
             parts.append(f"decision: {_describe(problem, tree.decision[t])}")
         else:
-            f = names[tree.feature[t]]
-            cats = tree.categories[t]
-            if cats.size:
-                parts.append(f"{f} in {{" + ", ".join(f"{c:g}" for c in cats) + "}")
-            else:
-                parts.append(f"{f} <= {fmt.format(tree.threshold[t])}")
+            parts.append(split_labels(tree, t, names[tree.feature[t]], fmt)[0])
         parts.append(samples(t))
         if show_loss:
             parts.append(f"SPO loss = {fmt.format(tree.loss[t])}")

@@ -9,7 +9,8 @@ import numpy as np
 from .._compat import GUROBI_INSTALLED
 from .._validation import check_random_state_seed
 from .._params import InstanceOf, Interval, Options, validate_params
-from ._classes import BaseSPOTree, SPOTree, _resolve_min_weight
+from ._classes import BaseSPOTree, SPOTree, _resolve_min_count
+from ._criterion import power_of_two_scale
 from ._optimal_milp import (MILP_MAX_BINARIES, MilpModel, milp_can_encode,
                             milp_n_binaries)
 from ._optimal_search import (OptimalSearch, bin_features, candidate_thresholds,
@@ -68,8 +69,9 @@ class OptimalSPOTree(BaseSPOTree):
     max_depth : int, default=2
         Depth of the tree (leaves may be shallower when that is no worse).
     min_samples_leaf : int or float, default=1
-        Minimum total sample weight of a leaf. A float in (0, 1) is a
-        fraction of the total weight.
+        Minimum number of samples (of positive weight) in a leaf, the paper's
+        N_min, whatever the weights. A float in (0, 1) is a fraction of the
+        samples, rounded up.
     method : {"search", "milp"}, default="search"
     time_limit : float, default=60
         Seconds. The search returns the best tree found when it runs out
@@ -200,9 +202,17 @@ class OptimalSPOTree(BaseSPOTree):
                               "gurobipy, which is not installed: pip install spotree[gurobi] "
                               "(or use solver='highs').")
         X, C, sw, problem = self._check_fit_inputs(X, C, sample_weight)
+        if self.category_values_ is not None:
+            raise ValueError("OptimalSPOTree splits features by thresholds only and X has "
+                             "categorical (category, object or string) columns; encode them "
+                             "as numbers, or use SPOTree for categorical splits.")
         self.problem_ = problem
         W = sw.sum()
-        min_leaf = _resolve_min_weight(self.min_samples_leaf, W, "min_samples_leaf")
+        min_leaf = _resolve_min_count(self.min_samples_leaf, float((sw > 0).sum()))
+        if self.method == "milp" and np.isnan(X).any():
+            raise ValueError("OptimalSPOTree(method='milp') does not support missing values "
+                             "(NaN) in X; use method='search', which routes them, or impute "
+                             "them first.")
         if self.method == "milp":
             n_bin = milp_n_binaries(X.shape[0], X.shape[1], self.max_depth)
             if n_bin > self.max_milp_binaries:
@@ -242,25 +252,33 @@ class OptimalSPOTree(BaseSPOTree):
 
     def _fit_search(self, X, C, sw, z, problem, min_leaf, W):
         thr = candidate_thresholds(X, self.thresholds)
-        B, n_bins = bin_features(X, thr)
+        B, n_bins, columns = bin_features(X, thr)
         s = problem.sign
         V = problem.vertices()
-        penalty = self.alpha * W
+        # The search works on costs divided by a power of two near their
+        # magnitude (exact), so it finds the same tree at any cost scale.
+        unit = power_of_two_scale(C)
+        Cs = C / unit
+        penalty = self.alpha * W / unit
+        cnt = (sw > 0).astype(np.float64)
         if V is not None:
-            G = s * (C @ V.T) * sw[:, None]
-            search = OptimalSearch(B, n_bins, sw, min_leaf, penalty, G.min(axis=1), G=G,
+            G = s * (Cs @ V.T) * sw[:, None]
+            search = OptimalSearch(B, n_bins, cnt, min_leaf, penalty, G.min(axis=1), G=G,
                                    time_limit=float(self.time_limit),
                                    verbose=bool(self.verbose))
         else:
-            search = OptimalSearch(B, n_bins, sw, min_leaf, penalty, s * sw * z, C=C,
-                                   sign=s, solve=problem.solve,
+            search = OptimalSearch(B, n_bins, cnt, min_leaf, penalty, s * sw * z / unit, C=Cs,
+                                   sign=s, solve=problem.solve, sample_weight=sw,
                                    time_limit=float(self.time_limit),
                                    verbose=bool(self.verbose))
         cost, nested, status, bound = search.run(self.max_depth)
-        structure = nested_to_structure(nested, X, B, thr, self.thresholds == "all")
-        tree = tree_from_structure(*structure, X, C, sw, problem, z=z)
+        cost, bound = cost * unit, bound * unit
+        *structure, mgl = nested_to_structure(nested, X, B, thr, self.thresholds == "all",
+                                              columns)
+        tree = tree_from_structure(*structure, X, C, sw, problem, z=z,
+                                   missing_go_to_left=mgl)
         objective = self._objective(tree, W)
-        base = search.row_bound.sum()
+        base = search.row_bound.sum() * unit
         # The search's own value and the tree's recomputed loss agree up to
         # rounding; the bound is converted to the same units.
         bound = min((bound - base) / W, objective)

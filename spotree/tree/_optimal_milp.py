@@ -94,8 +94,8 @@ class MilpModel:
     problem : DecisionProblem
     max_depth : int
     min_leaf : float
-        N_min, the minimum total sample weight of a used leaf (the paper's
-        count of samples when the weights are 1).
+        N_min, the minimum number of samples of a used leaf (the paper's
+        count; rows of zero weight do not count).
     alpha : float
     feature_precision : float or None
     """
@@ -108,6 +108,7 @@ class MilpModel:
         self.Bn = self.L - 1
         self.n, self.p = X.shape
         self.min_leaf = float(min_leaf)
+        self.count = (np.asarray(sample_weight) > 0).astype(np.float64)
         self.alpha = float(alpha)
         self.s = problem.sign
         self.Cs = self.s * C                 # minimized costs
@@ -254,11 +255,11 @@ class MilpModel:
         add_rows(np.concatenate([np.arange(m), np.arange(m)]),
                  np.concatenate([self.r(ii, ll), self.k(ll)]),
                  np.concatenate([np.ones(m), -np.ones(m)]), -np.inf, 0.0)
-        # (c) sum_i w_i r_il - N_min k_l >= 0
+        # (c) sum_i r_il - N_min k_l >= 0 (over rows of positive weight)
         for l in range(L):
             add_rows(np.zeros(n + 1, dtype=np.int64),
                      np.concatenate([self.r(ia, l), [self.k(l)]]),
-                     np.concatenate([self.sw, [-self.min_leaf]]), 0.0, np.inf)
+                     np.concatenate([self.count, [-self.min_leaf]]), 0.0, np.inf)
         # (d, e) split logic per leaf and ancestor.
         eps_max = float(self.eps.max()) if self.eps.size else 0.0
         for l in range(L):

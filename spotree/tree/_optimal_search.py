@@ -21,14 +21,16 @@ import hashlib
 import time
 
 import numpy as np
-from numba import njit
+
+from ._kernels import (depth2_depth1, depth2_pair, depth2_prepare, depth2_root_finish,
+                       depth2_root_start, midpoint, midpoints)
 
 __all__ = ["candidate_thresholds", "bin_features", "OptimalSearch", "nested_to_structure"]
 
 
 # ---------------------------------------------------------------- binning
 def candidate_thresholds(X, thresholds="all"):
-    """Candidate split thresholds per feature.
+    """Candidate split thresholds per feature (missing values ignored).
 
     Parameters
     ----------
@@ -36,7 +38,8 @@ def candidate_thresholds(X, thresholds="all"):
     thresholds : "all" or int
         ``"all"``: midpoints between consecutive distinct values of each
         feature. An int ``q``: the ``q`` quantiles ``1/(q+1), ..., q/(q+1)``
-        of each feature (the paper used ``q = 99``), duplicates removed.
+        of each feature's present values (the paper used ``q = 99``),
+        duplicates removed.
 
     Returns
     -------
@@ -46,59 +49,68 @@ def candidate_thresholds(X, thresholds="all"):
     """
     out = []
     for j in range(X.shape[1]):
-        u = np.unique(X[:, j])
-        if isinstance(thresholds, str):
-            t = (u[:-1] + u[1:]) / 2.0
+        x = X[:, j]
+        x = x[~np.isnan(x)]
+        u = np.unique(x)
+        if u.size < 2:
+            t = np.empty(0)
+        elif isinstance(thresholds, str):
+            t = midpoints(u[:-1], u[1:])
         else:
             q = np.arange(1, thresholds + 1) / (thresholds + 1.0)
-            t = np.unique(np.quantile(X[:, j], q))
+            t = np.unique(np.quantile(x, q))
             t = t[(t >= u[0]) & (t < u[-1])]
         out.append(np.ascontiguousarray(t, dtype=np.float64))
     return out
 
 
 def bin_features(X, thresholds):
-    """Bin index of every sample: ``x_j <= thresholds[j][q]`` iff ``bin <= q``.
+    """Bin index of every sample, with missing values binned on both sides.
+
+    Column j of ``B`` is feature j: ``x_j <= thresholds[j][q]`` iff
+    ``bin <= q``, a missing value in the top bin (it goes right of every
+    cut). Every feature with missing values gets a second column in which
+    missing values are bin 0 and the present bins move up by one (they go
+    left of every cut); a cut at bin 0 there sends exactly the missing values
+    left. The search over all columns therefore tries the missing values on
+    both sides of every threshold.
 
     Returns
     -------
-    B : ndarray of int32, shape (n_samples, n_features)
-    n_bins : ndarray of int64, shape (n_features,)
-        ``len(thresholds[j]) + 1``.
+    B : ndarray of int32, shape (n_samples, n_columns)
+    n_bins : ndarray of int64, shape (n_columns,)
+    columns : ndarray of int64 of shape (n_columns, 2)
+        Feature of each column and 1 where its missing values go left.
     """
-    B = np.empty(X.shape, dtype=np.int32)
+    n, p = X.shape
+    cols, nb, meta = [], [], []
     for j, t in enumerate(thresholds):
-        B[:, j] = np.searchsorted(t, X[:, j], side="left")
-    n_bins = np.array([len(t) + 1 for t in thresholds], dtype=np.int64)
-    return B, n_bins
+        x = X[:, j]
+        miss = np.isnan(x)
+        b = np.searchsorted(t, x, side="left")  # NaN sorts after every threshold
+        has = bool(miss.any())
+        cols.append(b)
+        nb.append(len(t) + 1 + has)
+        meta.append((j, 0))
+        if has:
+            cols.append(np.where(miss, 0, b + 1))
+            nb.append(len(t) + 2)
+            meta.append((j, 1))
+    B = np.ascontiguousarray(np.column_stack(cols).astype(np.int32)) if cols else \
+        np.empty((n, 0), dtype=np.int32)
+    return B, np.array(nb, dtype=np.int64), np.array(meta, dtype=np.int64).reshape(-1, 2)
 
 
-# ------------------------------------------------------- numba kernel
-@njit(cache=True)
-def _min_row(a, K):
-    m = a[0]
-    for k in range(1, K):
-        if a[k] < m:
-            m = a[k]
-    return m
-
-
-@njit(cache=True)
-def _min_diff(a, b, K):
-    m = a[0] - b[0]
-    for k in range(1, K):
-        v = a[k] - b[k]
-        if v < m:
-            m = v
-    return m
-
-
-@njit(cache=True)
-def _depth2_kernel(idx, B, n_bins, G, wt, min_leaf, penalty, max_depth, tol):
+# ------------------------------------------------ vertex list: compiled
+def _depth2_vertex(idx, B, n_bins, G, cnt, min_leaf, penalty, max_depth, tol,
+                   deadline=np.inf):
     """Best tree of depth <= max_depth (0, 1 or 2) on the samples ``idx``.
 
     Costs are ``min_k`` of summed rows of ``G`` (already weighted and signed),
-    plus ``penalty`` per split. Every leaf must weigh at least ``min_leaf``.
+    plus ``penalty`` per split. Every leaf must hold at least ``min_leaf`` of
+    ``cnt``. The compiled work is cut into calls of bounded length, so that
+    the clock (and Ctrl-C) is checked between them; past ``deadline`` the
+    best tree found so far is returned with a third value ``True``.
 
     Returns
     -------
@@ -107,194 +119,61 @@ def _depth2_kernel(idx, B, n_bins, G, wt, min_leaf, penalty, max_depth, tol):
         root feature, root bin, left child feature, left bin, right child
         feature, right bin; -1 marks a leaf. A sample goes left at a split
         ``(j, b)`` when its bin on feature j is <= b.
+    timed_out : bool
     """
-    n_s = idx.shape[0]
-    p = B.shape[1]
-    K = G.shape[1]
+    CB, occ, nc, H, HW, tot, W = depth2_prepare(idx, B, n_bins, G, cnt)
     out = -np.ones(6, dtype=np.int64)
-    tot = np.zeros(K)
-    W = 0.0
-    for a in range(n_s):
-        i = idx[a]
-        W += wt[i]
-        for k in range(K):
-            tot[k] += G[i, k]
-    best = _min_row(tot, K)
-    if max_depth == 0 or W < 2.0 * min_leaf:
-        return best, out
-
-    # Compress the bins of each feature to those occupied by this subset.
-    max_bins = 0
-    for j in range(p):
-        if n_bins[j] > max_bins:
-            max_bins = n_bins[j]
-    maxc = min(max_bins, n_s)
-    CB = np.empty((n_s, p), dtype=np.int64)
-    occ = np.empty((p, maxc), dtype=np.int64)
-    nc = np.zeros(p, dtype=np.int64)
-    cmap = np.empty(max_bins, dtype=np.int64)
-    seen = np.zeros(max_bins, dtype=np.bool_)
-    H = np.zeros((p, maxc, K))
-    HW = np.zeros((p, maxc))
-    for j in range(p):
-        for a in range(n_s):
-            seen[B[idx[a], j]] = True
-        c = 0
-        for b in range(n_bins[j]):
-            if seen[b]:
-                cmap[b] = c
-                occ[j, c] = b
-                c += 1
-                seen[b] = False
-        nc[j] = c
-        for a in range(n_s):
-            i = idx[a]
-            cb = cmap[B[i, j]]
-            CB[a, j] = cb
-            HW[j, cb] += wt[i]
-            for k in range(K):
-                H[j, cb, k] += G[i, k]
-
-    # Depth 1: one split, two leaves.
-    pl = np.empty(K)
-    for j in range(p):
-        pl[:] = 0.0
-        wl = 0.0
-        for c in range(nc[j] - 1):
-            wl += HW[j, c]
-            for k in range(K):
-                pl[k] += H[j, c, k]
-            if wl < min_leaf:
-                continue
-            if W - wl < min_leaf:
-                break
-            cost = _min_row(pl, K) + _min_diff(tot, pl, K) + penalty
-            if cost < best - tol:
-                best = cost
-                out[:] = -1
-                out[0] = j
-                out[1] = occ[j, c]
+    if max_depth == 0:
+        return float(tot.min()), out, False
+    best = depth2_depth1(occ, nc, H, HW, tot, W, float(min_leaf), float(penalty), float(tol),
+                         out)
     if max_depth == 1 or W < 3.0 * min_leaf:
-        return best, out
-
-    # Depth 2: for each root feature j1 sweep its bins; for each child feature j2
-    # keep the per-bin sums of the left part (HL) so both children's best
-    # splits on j2 come from one prefix scan.
+        return best, out, False
+    n_s, p = CB.shape
+    K = G.shape[1]
+    maxc = occ.shape[1]
     order = np.empty(n_s, dtype=np.int64)
     start = np.zeros(maxc + 1, dtype=np.int64)
+    wLc = np.zeros(maxc)
+    PL = np.zeros(K)
+    bestL = np.zeros(maxc)
+    bestR = np.zeros(maxc)
+    splL = np.zeros((maxc, 2), dtype=np.int64)
+    splR = np.zeros((maxc, 2), dtype=np.int64)
     HL = np.zeros((maxc, K))
     HLW = np.zeros(maxc)
-    PL = np.empty(K)
-    PR = np.empty(K)
-    pr = np.empty(K)
-    bestL = np.empty(maxc)
-    bestR = np.empty(maxc)
-    splL = np.empty((maxc, 2), dtype=np.int64)
-    splR = np.empty((maxc, 2), dtype=np.int64)
-    wLc = np.empty(maxc)
     for j1 in range(p):
-        m1 = nc[j1]
+        m1 = int(nc[j1])
         if m1 < 2:
             continue
-        # Counting sort of the subset by compressed bin of j1.
-        start[: m1 + 1] = 0
-        for a in range(n_s):
-            start[CB[a, j1] + 1] += 1
-        for c in range(m1):
-            start[c + 1] += start[c]
-        fill = start[:m1].copy()
-        for a in range(n_s):
-            c = CB[a, j1]
-            order[fill[c]] = a
-            fill[c] += 1
-        # Leaf costs of both sides for every root cut.
-        PL[:] = 0.0
-        wl = 0.0
-        for c in range(m1 - 1):
-            wl += HW[j1, c]
-            wLc[c] = wl
-            for k in range(K):
-                PL[k] += H[j1, c, k]
-            bestL[c] = _min_row(PL, K)
-            bestR[c] = _min_diff(tot, PL, K)
-            splL[c, 0] = -1
-            splR[c, 0] = -1
+        depth2_root_start(j1, CB, nc, H, HW, tot, order, start, wLc, PL, bestL, bestR,
+                          splL, splR)
         for j2 in range(p):
-            m2 = nc[j2]
+            m2 = int(nc[j2])
             if m2 < 2:
                 continue
-            HL[:m2, :] = 0.0
+            HL[:m2] = 0.0
             HLW[:m2] = 0.0
             PL[:] = 0.0
-            for c1 in range(m1 - 1):
-                for s in range(start[c1], start[c1 + 1]):
-                    a = order[s]
-                    i = idx[a]
-                    c2 = CB[a, j2]
-                    HLW[c2] += wt[i]
-                    for k in range(K):
-                        HL[c2, k] += G[i, k]
-                        PL[k] += G[i, k]
-                wL = wLc[c1]
-                wR = W - wL
-                if wR < min_leaf:
-                    break
-                if wL < min_leaf:
-                    continue
-                if wL >= 2.0 * min_leaf:
-                    pl[:] = 0.0
-                    wl = 0.0
-                    for c2 in range(m2 - 1):
-                        wl += HLW[c2]
-                        for k in range(K):
-                            pl[k] += HL[c2, k]
-                        if wl < min_leaf:
-                            continue
-                        if wL - wl < min_leaf:
-                            break
-                        cost = _min_row(pl, K) + _min_diff(PL, pl, K) + penalty
-                        if cost < bestL[c1] - tol:
-                            bestL[c1] = cost
-                            splL[c1, 0] = j2
-                            splL[c1, 1] = occ[j2, c2]
-                if wR >= 2.0 * min_leaf:
-                    for k in range(K):
-                        PR[k] = tot[k] - PL[k]
-                    pr[:] = 0.0
-                    wl = 0.0
-                    for c2 in range(m2 - 1):
-                        wl += HW[j2, c2] - HLW[c2]
-                        for k in range(K):
-                            pr[k] += H[j2, c2, k] - HL[c2, k]
-                        if wl < min_leaf:
-                            continue
-                        if wR - wl < min_leaf:
-                            break
-                        cost = _min_row(pr, K) + _min_diff(PR, pr, K) + penalty
-                        if cost < bestR[c1] - tol:
-                            bestR[c1] = cost
-                            splR[c1, 0] = j2
-                            splR[c1, 1] = occ[j2, c2]
-        for c1 in range(m1 - 1):
-            wL = wLc[c1]
-            if wL < min_leaf or W - wL < min_leaf:
-                continue
-            cost = bestL[c1] + bestR[c1] + penalty
-            if cost < best - tol:
-                best = cost
-                out[0] = j1
-                out[1] = occ[j1, c1]
-                out[2] = splL[c1, 0]
-                out[3] = splL[c1, 1] if splL[c1, 0] >= 0 else -1
-                out[4] = splR[c1, 0]
-                out[5] = splR[c1, 1] if splR[c1, 0] >= 0 else -1
-    return best, out
+            # About 4e6 operations per call: root cuts cost rows/m1 + 2 m2 bins each.
+            chunk = max(1, int(4e6 / ((n_s / m1 + 2 * m2) * K)))
+            c1, done = 0, False
+            while not done:
+                c1, done = depth2_pair(j1, j2, c1, c1 + chunk, idx, CB, occ, nc, H, HW, G,
+                                       cnt, tot, W, float(min_leaf), float(penalty), order,
+                                       start, wLc, HL, HLW, PL, bestL, bestR, splL, splR,
+                                       float(tol))
+                if time.perf_counter() > deadline:
+                    return best, out, True
+        best = depth2_root_finish(j1, occ, nc, W, float(min_leaf), float(penalty), wLc,
+                                  bestL, bestR, splL, splR, best, float(tol), out)
+    return best, out, False
 
 
 # ------------------------------------------------ oracle (no vertices)
 def _depth2_oracle(idx, B, n_bins, Cw, sign, solve, min_leaf, penalty, max_depth, tol,
                    deadline=np.inf):
-    """Same contract as :func:`_depth2_kernel`, scoring leaves with the oracle.
+    """Same contract as :func:`_depth2_vertex`, scoring leaves with the oracle.
 
     ``Cw`` holds the weighted costs ``w_i c_i``; the cost of a leaf with summed
     cost ``S`` is ``sign * z*(S)``. All leaves of one sweep are solved in a
@@ -411,15 +290,18 @@ class OptimalSearch:
     B : ndarray of int32, shape (n_samples, n_features)
         Bin of every sample (see :func:`bin_features`).
     n_bins : ndarray of int64
-    sample_weight : ndarray of shape (n_samples,)
+    count : ndarray of shape (n_samples,)
+        What ``min_leaf`` counts per sample (1 for rows of positive weight).
     min_leaf : float
-        Minimum weight of a leaf.
+        Minimum count of a leaf.
     penalty : float
         Cost added per split (``alpha`` times the total weight).
     G : ndarray of shape (n_samples, K), optional
         ``sign * w_i * c_i^T V_k``: the vertex path.
     C, sign, solve : optional
         Costs, sense and batch oracle for the path without vertices.
+    sample_weight : ndarray of shape (n_samples,), optional
+        Weights of the costs on that path (G already holds them).
     row_bound : ndarray of shape (n_samples,)
         ``sign * w_i * z*(c_i)``: a sample's cost in a leaf of its own, so
         the sum over a subset lower-bounds any tree on it.
@@ -428,22 +310,26 @@ class OptimalSearch:
         Print the incumbent after each root feature (depth >= 3).
     """
 
-    def __init__(self, B, n_bins, sample_weight, min_leaf, penalty, row_bound, *, G=None,
-                 C=None, sign=1.0, solve=None, time_limit=np.inf, verbose=False):
+    def __init__(self, B, n_bins, count, min_leaf, penalty, row_bound, *, G=None,
+                 C=None, sign=1.0, solve=None, sample_weight=None, time_limit=np.inf,
+                 verbose=False):
         self.B = B
         self.n_bins = n_bins
-        self.w = sample_weight
+        self.w = np.ascontiguousarray(count, dtype=np.float64)
         self.min_leaf = float(min_leaf)
         self.penalty = float(penalty)
         self.row_bound = row_bound
         self.G = G
         # Largest cost of each sample over the vertices (similarity bounds).
         self.row_max = None if G is None else G.max(axis=1)
-        self.Cw = None if G is not None else (C * sample_weight[:, None], sample_weight)
+        self.Cw = None if G is not None else (C * sample_weight[:, None], self.w)
         self.sign = sign
         self.solve_fn = solve
-        scale = np.abs(row_bound).sum() + 1.0
-        self.tol = 1e-11 * scale
+        # Rounding level of sums of this magnitude: relative, with no absolute
+        # floor, so that the search behaves the same for costs of any scale.
+        mag = (np.abs(G).max(axis=1) if G is not None
+               else np.abs(C).max(axis=1) * sample_weight)
+        self.tol = 1e-11 * float(np.abs(row_bound).sum() + mag.sum())
         self.time_limit = time_limit
         self.verbose = verbose
         self.cache = {}
@@ -452,14 +338,13 @@ class OptimalSearch:
     def _small(self, idx, depth):
         """Best tree of depth <= 2: ``(cost, split, timed_out)``.
 
-        The compiled routine runs to the end (it is checked between calls);
-        the oracle routine stops at the deadline with its best tree so far.
+        Both routines stop at the deadline with their best tree so far.
         """
         self.n_nodes_explored += 1
         if self.G is not None:
-            cost, spl = _depth2_kernel(idx, self.B, self.n_bins, self.G, self.w,
-                                       self.min_leaf, self.penalty, depth, self.tol)
-            return cost, spl, False
+            return _depth2_vertex(idx, self.B, self.n_bins, self.G, self.w, self.min_leaf,
+                                  self.penalty, depth, self.tol,
+                                  deadline=self.start + self.time_limit)
         return _depth2_oracle(idx, self.B, self.n_bins, self.Cw, self.sign, self.solve_fn,
                               self.min_leaf, self.penalty, depth, self.tol,
                               deadline=self.start + self.time_limit)
@@ -583,29 +468,36 @@ class OptimalSearch:
         return res
 
 
-def nested_to_structure(nested, X, B, thresholds, midpoints):
+def nested_to_structure(nested, X, B, thresholds, use_midpoints, columns=None):
     """Flat split arrays (parents before children) from the search's nested tuples.
 
     Parameters
     ----------
     nested : tuple or None
-        ``(feature, bin, left, right)`` with ``None`` for leaves; a sample goes
+        ``(column, bin, left, right)`` with ``None`` for leaves; a sample goes
         left when its bin is ``<= bin``.
     X : ndarray of shape (n_samples, n_features)
-    B : ndarray of shape (n_samples, n_features)
-        Bins of the training samples.
+    B : ndarray of shape (n_samples, n_columns)
+        Bins of the training samples (see :func:`bin_features`).
     thresholds : list of ndarray
         Candidate thresholds per feature.
-    midpoints : bool
+    use_midpoints : bool
         Place each threshold halfway between the node's closest training
         values on either side (as scikit-learn does); otherwise pick the
         middle one of the equivalent candidate thresholds.
+    columns : ndarray of shape (n_columns, 2), default=None
+        Feature of each column of B and whether its missing values go left;
+        None when the columns are the features and nothing is missing.
 
     Returns
     -------
-    children_left, children_right, feature, threshold : ndarrays
+    children_left, children_right, feature, threshold, missing_go_to_left : ndarrays
+        A threshold of +inf sends every present value left (missing right),
+        -inf every present value right (missing left).
     """
-    left, right, feat, thr = [], [], [], []
+    if columns is None:
+        columns = np.column_stack([np.arange(B.shape[1]), np.zeros(B.shape[1], dtype=int)])
+    left, right, feat, thr, mgl = [], [], [], [], []
 
     def add(sub, idx):
         t = len(left)
@@ -613,19 +505,27 @@ def nested_to_structure(nested, X, B, thresholds, midpoints):
         right.append(-1)
         feat.append(-2)
         thr.append(-2.0)
+        mgl.append(0)
         if sub is None:
             return t
-        j, b, sub_l, sub_r = sub
-        go = B[idx, j] <= b
-        if midpoints:
-            lo, hi = X[idx[go], j].max(), X[idx[~go], j].min()
-            th = 0.5 * (lo + hi)
-            if th >= hi:  # adjacent floats: the midpoint rounds up
-                th = lo
+        col, b, sub_l, sub_r = sub
+        j, nan_left = int(columns[col, 0]), int(columns[col, 1])
+        go = B[idx, col] <= b
+        x = X[idx, j]
+        present_l = go & ~np.isnan(x)
+        present_r = ~go & ~np.isnan(x)
+        if not present_l.any():
+            th = -np.inf
+        elif not present_r.any():
+            th = np.inf
+        elif use_midpoints:
+            th = midpoint(x[present_l].max(), x[present_r].min())
         else:
-            b_next = int(B[idx[~go], j].min())
-            th = thresholds[j][(b + b_next - 1) // 2]
-        feat[t], thr[t] = j, float(th)
+            # Present bins of this column sit one higher when missing is bin 0.
+            lo = b - nan_left
+            b_next = int(B[idx[present_r], col].min()) - nan_left
+            th = thresholds[j][(lo + b_next - 1) // 2]
+        feat[t], thr[t], mgl[t] = j, float(th), nan_left
         lt = add(sub_l, idx[go])
         rt = add(sub_r, idx[~go])
         left[t], right[t] = lt, rt
@@ -633,4 +533,5 @@ def nested_to_structure(nested, X, B, thresholds, midpoints):
 
     add(nested, np.arange(X.shape[0]))
     return (np.array(left, dtype=np.int64), np.array(right, dtype=np.int64),
-            np.array(feat, dtype=np.int64), np.array(thr, dtype=np.float64))
+            np.array(feat, dtype=np.int64), np.array(thr, dtype=np.float64),
+            np.array(mgl, dtype=np.int64))

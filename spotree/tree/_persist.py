@@ -5,32 +5,55 @@ Format (version 1), one JSON object::
     {"format": "spotree-model", "version": 1,
      "estimator": "SPOTree",               # a class from the registry below
      "params": {...},                      # constructor parameters (JSON values)
-     "problem": {"type": ..., ...},        # see spotree.problems.problem_from_dict
+     "problem": {"type": ..., ...},        # see spotree.problems.problem_from_dict,
+                                           # or null: not writable to JSON
+     "problem_info": {"class": "ShortestPath", "n_costs": 24, "sense": "min"},
      "fitted": {"n_features_in_": 5, "feature_names_in_": [...] or null,
                 "feature_importances_": [...], ...},
      "trees": [ {tree arrays}, ... ],      # see Tree.to_dict; one per tree
      "columns": {...}}                     # optional: CSV column names (spotree fit)
 
-Loading never imports or executes anything named in the file: the estimator
-name must be one of the registered classes, the problem is rebuilt from its
-declarative spec, and every array's shape is checked.
+``problem_info`` records the problem's class name, size and sense; files
+written before it existed load without it. Other top-level keys are ignored.
+
+Loading never imports or executes anything named in the file and trusts
+nothing in it: the estimator must be a registered class; the parameters pass
+the estimator's own validation; the problem is rebuilt from its declarative
+spec; every tree must be one well-formed binary tree of finite arrays of the
+declared shapes (see :meth:`Tree.from_dict`); and the stored decisions must be
+feasible and optimal for the problem (see :mod:`spotree.tree._validate_file`),
+unless the estimator's trees leave them unused (``_tree_decisions_used =
+False``: SPOBoost's gradient trees). How many trees a file holds is the
+estimator's rule (``_set_trees_from_load``).
+Every failure is a ``ValueError`` naming the key, e.g. ``"model.json is a
+malformed spotree model: trees[0].children_left[3] must be ..."``.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+import math
 
 import numpy as np
 
+from .. import _schema
 from .._atomic import atomic_write
-from ..problems import problem_from_dict
+from .._params import validate_params
+from ..problems import DecisionProblem, problem_from_dict
 from ._tree import Tree
+from ._validate_file import check_decisions
 
-__all__ = ["save_model", "load", "register_model"]
+__all__ = ["save_model", "load", "register_model", "MAX_BYTES"]
 
 FORMAT = "spotree-model"
 VERSION = 1
+#: Largest model file :func:`load` reads unless told otherwise (1 GiB).
+MAX_BYTES = 2 ** 30
 _REGISTRY = {}
+#: Constructor parameters never written (the problem is stored on its own;
+#: the others do not describe the fitted model).
+_NOT_SAVED = ("problem", "random_state", "n_jobs", "verbose")
 
 
 def register_model(cls):
@@ -49,8 +72,22 @@ def _json_param(value):
     raise ValueError(f"parameter value {value!r} cannot be written to JSON.")
 
 
+def _problem_spec(problem):
+    """The problem's JSON spec, or None when it has none (a user oracle, an adapter)."""
+    try:
+        return problem.to_dict()
+    except NotImplementedError:
+        return None
+
+
 def save_model(model, path, extra=None):
     """Write a fitted model to ``path`` (atomically: temp file, then rename).
+
+    A problem that cannot be written to JSON (``to_dict`` raises
+    ``NotImplementedError``: a :class:`~spotree.problems.CallableProblem`, an
+    adapter around another package) is left out; the file records its class
+    name, ``n_costs`` and ``sense``, and ``spotree.load(path, problem=p)``
+    re-attaches it.
 
     ``extra`` adds top-level keys (the CLI stores the CSV column names under
     ``"columns"``); ``load`` ignores keys it does not know.
@@ -63,7 +100,7 @@ def save_model(model, path, extra=None):
     trees = getattr(model, "estimators_", None)
     check_is_fitted(model)
     params = {k: _json_param(v) for k, v in model.get_params(deep=False).items()
-              if k not in ("problem", "random_state", "n_jobs", "verbose")}
+              if k not in _NOT_SAVED}
     fitted = {"n_features_in_": int(model.n_features_in_)}
     names = getattr(model, "feature_names_in_", None)
     fitted["feature_names_in_"] = None if names is None else [str(n) for n in names]
@@ -71,9 +108,13 @@ def save_model(model, path, extra=None):
     for attr in getattr(model, "_persist_extra", ()):
         if hasattr(model, attr):
             fitted[attr] = _json_param(getattr(model, attr))
+    problem = model.problem_
     doc = {
         "format": FORMAT, "version": VERSION, "estimator": name, "params": params,
-        "problem": model.problem_.to_dict(), "fitted": fitted,
+        "problem": _problem_spec(problem),
+        "problem_info": {"class": type(problem).__name__, "n_costs": int(problem.n_costs),
+                         "sense": problem.sense},
+        "fitted": fitted,
         "trees": ([model.tree_.to_dict()] if trees is None
                   else [est.tree_.to_dict() for est in trees]),
     }
@@ -82,56 +123,350 @@ def save_model(model, path, extra=None):
     atomic_write(path, lambda fh: json.dump(doc, fh))
 
 
-def load(path):
+# -------------------------------------------------------------- reading
+def _read_oob_score(v, where, p, d):
+    # -normalized SPO loss: <= 0, NaN when no row was out of bag.
+    return _schema.real(v, where, high=0.0, allow_nan=True)
+
+
+def _read_loss_scales(v, where, p, d):
+    if not isinstance(v, list) or len(v) != 2:
+        raise _schema.SchemaError(where, "must be a list of 2 positive numbers (the SPO and "
+                                         f"squared-error scales); got {_schema._show(v)}.")
+    scales = tuple(_schema.real(x, _schema.join(where, i)) for i, x in enumerate(v))
+    for i, s in enumerate(scales):
+        if not s > 0:
+            raise _schema.SchemaError(_schema.join(where, i),
+                                      f"must be a positive number; got {s!r}.")
+    return scales
+
+
+def _read_json_value(v, where, p=None, d=None):
+    """Extras of user-registered classes: plain JSON values, finite numbers."""
+    if isinstance(v, list):
+        return [_read_json_value(x, _schema.join(where, i)) for i, x in enumerate(v)]
+    if isinstance(v, float) and not math.isfinite(v):
+        raise _schema.SchemaError(where, f"must be finite; got {v!r}.")
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    raise _schema.SchemaError(where, f"must be a JSON number, string, bool, null or list; "
+                                     f"got {_schema._show(v)}.")
+
+
+def _read_category_values(v, where, p, d):
+    """Per feature, the labels of a categorical column (a list) or None."""
+    if v is None:
+        return None
+    if not isinstance(v, list) or len(v) != p:
+        raise _schema.SchemaError(where, f"must be null or a list of n_features_in_={p} "
+                                         f"entries; got {_schema._show(v)}.")
+    out = []
+    for j, labels in enumerate(v):
+        at = _schema.join(where, j)
+        if labels is None:
+            out.append(None)
+            continue
+        if not isinstance(labels, list):
+            raise _schema.SchemaError(at, f"must be null or a list of labels; got "
+                                          f"{_schema._show(labels)}.")
+        values = [_read_json_value(x, _schema.join(at, i)) for i, x in enumerate(labels)]
+        if any(isinstance(x, list) for x in values) or len(set(map(repr, values))) != len(values):
+            raise _schema.SchemaError(at, "must list distinct labels (strings or numbers).")
+        out.append(values)
+    return out
+
+
+def _read_categories_seen(v, where, p, d):
+    """Per feature, the category codes seen at fit (finite numbers) or None."""
+    if v is None:
+        return None
+    if not isinstance(v, list) or len(v) != p:
+        raise _schema.SchemaError(where, f"must be null or a list of n_features_in_={p} "
+                                         f"entries; got {_schema._show(v)}.")
+    return [None if x is None else _schema.real_array(x, _schema.join(where, j))
+            for j, x in enumerate(v)]
+
+
+#: Readers of the fitted attributes that estimators list in ``_persist_extra``,
+#: called as ``reader(value, key, n_features, n_costs)``.
+_EXTRA_READERS = {
+    "loss_scales_": _read_loss_scales,
+    "pruning_alpha_": lambda v, where, p, d: _schema.real(v, where, low=0.0),
+    "oob_score_": _read_oob_score,
+    "category_values_": _read_category_values,
+    "categories_seen_": _read_categories_seen,
+    # SPOBoost: the initial linear model, the number of rounds and the scores.
+    "init_coef_": lambda v, where, p, d: _schema.real_matrix(v, where, rows=d, cols=p,
+                                                             per="cost"),
+    "init_intercept_": lambda v, where, p, d: _schema.real_array(v, where, length=d,
+                                                                 per="cost"),
+    "init_choice_": lambda v, where, p, d: _schema.string(v, where),
+    "n_iter_": lambda v, where, p, d: _schema.integer(v, where, low=0),
+    "best_iteration_": lambda v, where, p, d: _schema.integer(v, where, low=0),
+    "train_score_": lambda v, where, p, d: _schema.real_array(v, where),
+    "validation_score_": lambda v, where, p, d: _schema.real_array(v, where),
+}
+
+
+def _read_params(cls, doc):
+    params = _schema.mapping(_schema.member(doc, "params", ""), "params")
+    accepted = [p for p in inspect.signature(cls.__init__).parameters
+                if p not in ("self",) + _NOT_SAVED]
+    _schema.check_keys(params, "params", optional=accepted)
+    model = cls(**params)
+    # The estimator's own declarative validation, one parameter at a time so
+    # that the error names the key.
+    for key, alternatives in getattr(cls, "_parameter_constraints", {}).items():
+        if key not in params:
+            continue
+        probe = type(cls.__name__, (), {"_parameter_constraints": {key: alternatives}})()
+        setattr(probe, key, params[key])
+        try:
+            validate_params(probe)
+        except ValueError as exc:
+            raise _schema.SchemaError(f"params.{key}", f"is invalid: {exc}") from None
+    return model
+
+
+def _read_fitted(cls, doc):
+    fitted = _schema.mapping(_schema.member(doc, "fitted", ""), "fitted")
+    extras = tuple(getattr(cls, "_persist_extra", ()))
+    _schema.check_keys(fitted, "fitted", required=("n_features_in_", "feature_importances_"),
+                       optional=("feature_names_in_",) + extras)
+    p = _schema.integer(fitted["n_features_in_"], "fitted.n_features_in_", low=1)
+    out = {"n_features_in_": p}
+    names = fitted.get("feature_names_in_")
+    if names is not None:
+        out["feature_names_in_"] = np.asarray(
+            _schema.string_list(names, "fitted.feature_names_in_", length=p), dtype=object)
+    imp = _schema.real_array(fitted["feature_importances_"], "fitted.feature_importances_",
+                             length=p, low=0.0, per="feature")
+    # Normalized: they sum to 1, or are all zero (a single leaf).
+    total = math.fsum(imp)
+    if total != 0 and abs(total - 1.0) > 1e-9:
+        raise _schema.SchemaError("fitted.feature_importances_",
+                                  f"must sum to 1 (or all be 0); they sum to {total!r}.")
+    out["feature_importances_"] = imp
+    return out
+
+
+def _read_extras(cls, doc, p, d):
+    fitted = doc["fitted"]
+    out = {}
+    for name in getattr(cls, "_persist_extra", ()):
+        if name in fitted:
+            reader = _EXTRA_READERS.get(name, _read_json_value)
+            out[name] = reader(fitted[name], f"fitted.{name}", p, d)
+    return out
+
+
+def _check_categorical_features(value, fitted):
+    """Saved categorical_features: feature indices, names of the columns, or a mask."""
+    where = "params.categorical_features"
+    if value is None:
+        return
+    p = fitted["n_features_in_"]
+    names = fitted.get("feature_names_in_")
+    if value and all(type(x) is bool for x in value):
+        if len(value) != p:
+            raise _schema.SchemaError(where, f"as a boolean mask must have n_features_in_={p} "
+                                             f"entries; got {len(value)}.")
+        return
+    for i, x in enumerate(value):
+        if isinstance(x, str):
+            if names is None or x not in set(names):
+                raise _schema.SchemaError(_schema.join(where, i),
+                                          f"names {x!r}, which is not in "
+                                          "fitted.feature_names_in_.")
+        else:
+            _schema.integer(x, _schema.join(where, i), low=0, high=p - 1)
+
+
+def _read_problem_info(doc):
+    if "problem_info" not in doc:
+        return None
+    info = _schema.mapping(doc["problem_info"], "problem_info")
+    _schema.check_keys(info, "problem_info", required=("n_costs", "sense"),
+                       optional=("class",))
+    return {"class": _schema.string(info.get("class", "problem"), "problem_info.class"),
+            "n_costs": _schema.integer(info["n_costs"], "problem_info.n_costs", low=1),
+            "sense": _schema.string(info["sense"], "problem_info.sense",
+                                    choices=("min", "max"))}
+
+
+def _check_given_problem(problem, info, spec, n_costs, path):
+    """The rule for ``load(path, problem=p)``: same n_costs and sense as recorded."""
+    if info is not None:
+        n_costs, sense = info["n_costs"], info["sense"]
+    else:  # a file written before problem_info: the sense is in the spec
+        sense = spec.get("sense", "min") if isinstance(spec, dict) else None
+    if n_costs is not None and problem.n_costs != n_costs:
+        raise ValueError(f"The 'problem' argument of spotree.load has n_costs="
+                         f"{problem.n_costs}, but the model in {path} was fitted on a problem "
+                         f"with n_costs={n_costs}.")
+    if sense is not None and problem.sense != sense:
+        raise ValueError(f"The 'problem' argument of spotree.load is a {problem.sense!r} "
+                         f"problem, but the model in {path} was fitted on a {sense!r} problem.")
+
+
+def _build_problem(spec, info):
+    if spec is None:
+        what = ("" if info is None else
+                f" (a {info['class']} with n_costs={info['n_costs']}, sense={info['sense']!r})")
+        raise _NoProblem(what)
+    try:
+        problem = problem_from_dict(spec)
+    except (ValueError, TypeError, OverflowError, KeyError, IndexError) as exc:
+        msg = " ".join(str(exc).split())
+        raise _schema.SchemaError("problem", f"does not describe a decision problem: {msg}")
+    if info is not None:
+        for key in ("n_costs", "sense"):
+            if getattr(problem, key) != info[key]:
+                raise _schema.SchemaError(
+                    f"problem_info.{key}", f"is {info[key]!r} but the problem spec has "
+                                           f"{key}={getattr(problem, key)!r}.")
+    return problem
+
+
+class _NoProblem(Exception):
+    pass
+
+
+def _read_trees(doc):
+    # How many trees an estimator holds is its own business (_set_trees_from_load):
+    # one for a tree, n_estimators for a forest, possibly none for boosting.
+    trees = _schema.member(doc, "trees", "")
+    if not isinstance(trees, list):
+        raise _schema.SchemaError("trees", f"must be a list of trees; got "
+                                           f"{_schema._show(trees)}.")
+    return [Tree.from_dict(t, f"trees[{i}]") for i, t in enumerate(trees)]
+
+
+def load(path, *, problem=None, max_bytes=MAX_BYTES):
     """Load a model written by ``model.save(path)``.
+
+    The file is treated as untrusted: nothing in it is imported or executed,
+    and everything is checked (see the module documentation), including
+    that the stored decisions are feasible and optimal for the problem,
+    which costs at most 1,056 calls of the problem's oracle.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The model file.
+    problem : DecisionProblem or None, default=None
+        The decision problem to attach. Required for a model saved without
+        its problem (one that cannot be written to JSON, such as a
+        :class:`~spotree.problems.CallableProblem`). When given for a file that
+        holds its problem, it replaces the stored one, which is then not
+        built. Either way it must have the ``n_costs`` and ``sense`` of the
+        problem the model was fitted on, and the stored decisions must be
+        feasible and optimal for it.
+    max_bytes : int, default=MAX_BYTES (1 GiB)
+        Larger files are refused before they are read.
+
+    Returns
+    -------
+    SPOTree, OptimalSPOTree or SPOForest
 
     Raises
     ------
+    TypeError
+        If ``path`` is not a str or path-like (a file descriptor number is
+        refused), or ``problem`` not a DecisionProblem.
     ValueError
-        If the file is not a spotree model or is malformed.
+        If the file is not a spotree model, is malformed (the message names
+        the key), was saved without its problem and none is given, or the
+        given problem does not match the model.
+    OSError
+        If the file cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import spotree
+    >>> from spotree import SPOTree, CallableProblem
+    >>> def cheapest(c):
+    ...     return np.eye(2)[np.argmin(c)]
+    >>> problem = CallableProblem(cheapest, n_costs=2)
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> C = np.array([[1.0, 2.0], [1.0, 3.0], [3.0, 1.0], [4.0, 1.0]])
+    >>> tree = SPOTree(problem, max_depth=1).fit(X, C)
+    >>> path = os.path.join(tempfile.mkdtemp(), "tree.json")
+    >>> tree.save(path)               # the oracle is left out of the file
+    >>> back = spotree.load(path, problem=problem)
+    >>> back.predict_decision([[0.5], [2.5]])
+    array([[1., 0.],
+           [0., 1.]])
     """
-    try:
-        with open(path) as fh:
-            doc = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not a spotree model file (invalid JSON: {exc}).") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not a spotree model file (not text).") from None
+    if problem is not None and not isinstance(problem, DecisionProblem):
+        raise TypeError(f"The 'problem' argument of spotree.load must be a DecisionProblem "
+                        f"or None. Got {type(problem).__name__} instead.")
+    doc = _schema.read_json_file(path, max_bytes=max_bytes, what="spotree model file")
+    path = str(path)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f"{path} is not a spotree model file (missing "
                          f"'format': '{FORMAT}').")
-    if doc.get("version") != VERSION:
+    if type(doc.get("version")) is not int or doc["version"] != VERSION:
         raise ValueError(f"{path} has model format version {doc.get('version')!r}; this "
                          f"spotree reads version {VERSION}.")
-    cls = _REGISTRY.get(doc.get("estimator"))
+    name = doc.get("estimator")
+    cls = _REGISTRY.get(name) if isinstance(name, str) else None
     if cls is None:
-        raise ValueError(f"{path} names an unknown estimator {doc.get('estimator')!r}; "
+        raise ValueError(f"{path} names an unknown estimator {name!r}; "
                          f"known: {sorted(_REGISTRY)}.")
+    given = problem is not None
     try:
-        problem = problem_from_dict(doc["problem"])
-        params = dict(doc["params"])
-        fitted = doc["fitted"]
-        trees = [Tree.from_dict(t) for t in doc["trees"]]
-        model = cls(problem=problem, **params)
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"{path} is a malformed spotree model: {exc!r}") from None
-    p = int(fitted["n_features_in_"])
-    for t in trees:
-        if t.n_features != p or t.n_outputs != problem.n_costs:
-            raise ValueError(f"{path} is a malformed spotree model: tree shapes do not match "
-                             "the problem and features.")
-    names = fitted.get("feature_names_in_")
-    importances = np.asarray(fitted.get("feature_importances_", np.zeros(p)), dtype=np.float64)
-    if importances.shape != (p,) or (names is not None and len(names) != p):
-        raise ValueError(f"{path} is a malformed spotree model: feature_importances_ and "
-                         f"feature_names_in_ must have n_features_in_={p} entries.")
-    model.problem_ = problem
-    model.n_features_in_ = p
-    if names is not None:
-        model.feature_names_in_ = np.asarray([str(n) for n in names], dtype=object)
-    model.feature_importances_ = importances
-    for extra in getattr(model, "_persist_extra", ()):
-        if extra in fitted:
-            setattr(model, extra, fitted[extra])
-    model._set_trees_from_load(trees)
+        model = _read_params(cls, doc)
+        fitted = _read_fitted(cls, doc)
+        if "categorical_features" in model.get_params(deep=False):
+            _check_categorical_features(model.categorical_features, fitted)
+        trees = _read_trees(doc)
+        info = _read_problem_info(doc)
+        spec = _schema.member(doc, "problem", "")
+        p = fitted["n_features_in_"]
+        # The number of costs, as recorded (or, in older files, from the trees).
+        d = info["n_costs"] if info is not None else (trees[0].n_outputs if trees else None)
+        if given:
+            _check_given_problem(problem, info, spec, d, path)
+        else:
+            problem = _build_problem(spec, info)
+            if d is not None and problem.n_costs != d:
+                raise _schema.SchemaError("problem", f"has n_costs={problem.n_costs} but the "
+                                                     f"trees have n_outputs={d}.")
+        d = problem.n_costs
+        for i, t in enumerate(trees):
+            if t.n_features != p:
+                raise _schema.SchemaError(f"trees[{i}].n_features",
+                                          f"is {t.n_features} but fitted.n_features_in_ "
+                                          f"is {p}.")
+            if t.n_outputs != d:
+                raise _schema.SchemaError(f"trees[{i}].n_outputs",
+                                          f"is {t.n_outputs} but the problem has n_costs={d}.")
+        fitted.update(_read_extras(cls, doc, p, d))
+        model.problem = problem
+        model.problem_ = problem
+        for attr, value in fitted.items():
+            setattr(model, attr, value)
+        try:
+            model._set_trees_from_load(trees)
+        except ValueError as exc:
+            raise _schema.SchemaError("trees", f"do not fit the estimator: {exc}") from None
+    except _NoProblem as exc:
+        raise ValueError(f"{path} holds a model saved without its decision problem{exc}, "
+                         "which cannot be written to JSON. Pass the problem back: "
+                         "spotree.load(path, problem=...).") from None
+    except _schema.SchemaError as exc:
+        raise ValueError(f"{path} is a malformed spotree model: {exc}") from None
+    try:
+        # Estimators whose trees' decisions mean nothing (SPOBoost's gradient
+        # trees) say so; every other tree decides for the model's problem.
+        if getattr(cls, "_tree_decisions_used", True):
+            check_decisions(trees, problem)
+    except _schema.SchemaError as exc:
+        if given:
+            raise ValueError(f"The 'problem' argument of spotree.load does not match the "
+                             f"model in {path}: {exc}") from None
+        raise ValueError(f"{path} is a malformed spotree model: {exc}") from None
     return model

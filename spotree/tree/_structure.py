@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_costs, check_sample_weight
+from ..metrics import REGRET_RTOL
 from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
 __all__ = ["tree_from_structure", "node_samples"]
@@ -43,12 +44,13 @@ def _check_structure(children_left, children_right, feature, threshold, n_featur
         raise ValueError("a node is the child of more than one parent.")
     if ((feat[internal] < 0) | (feat[internal] >= n_features)).any():
         raise ValueError(f"feature must be in [0, {n_features}) at every internal node.")
-    if not np.isfinite(thr[internal]).all():
-        raise ValueError("threshold must be finite at every internal node.")
+    if np.isnan(thr[internal]).any():
+        raise ValueError("threshold must be a number (or +-inf) at every internal node.")
     return left, right, feat, thr
 
 
-def node_samples(children_left, children_right, feature, threshold, X):
+def node_samples(children_left, children_right, feature, threshold, X,
+                 missing_go_to_left=None):
     """Boolean membership matrix of the training samples in every node.
 
     Parameters
@@ -56,6 +58,8 @@ def node_samples(children_left, children_right, feature, threshold, X):
     children_left, children_right, feature, threshold : array-like of shape (node_count,)
         Split structure; a sample goes left when ``x[feature] <= threshold``.
     X : ndarray of shape (n_samples, n_features)
+    missing_go_to_left : array-like of shape (node_count,), default=None
+        1 where a missing value (NaN) goes left; None: right.
 
     Returns
     -------
@@ -64,18 +68,22 @@ def node_samples(children_left, children_right, feature, threshold, X):
     X = np.asarray(X, dtype=np.float64)
     left, right, feat, thr = _check_structure(children_left, children_right, feature,
                                               threshold, X.shape[1])
+    mgl = (np.zeros(left.shape[0], dtype=np.int64) if missing_go_to_left is None
+           else np.asarray(missing_go_to_left, dtype=np.int64).ravel())
     member = np.zeros((left.shape[0], X.shape[0]), dtype=bool)
     member[0] = True
     for t in range(left.shape[0]):  # parents precede children
         if left[t] != TREE_LEAF:
-            go_left = X[:, feat[t]] <= thr[t]
+            x = X[:, feat[t]]
+            go_left = np.where(np.isnan(x), mgl[t] == 1, x <= thr[t])
             member[left[t]] = member[t] & go_left
             member[right[t]] = member[t] & ~go_left
     return member
 
 
 def tree_from_structure(children_left, children_right, feature, threshold, X, C,
-                        sample_weight, problem, z=None, impurity=None):
+                        sample_weight, problem, z=None, impurity=None,
+                        missing_go_to_left=None):
     """Route the training samples through a split structure and fill a :class:`Tree`.
 
     Parameters
@@ -98,6 +106,10 @@ def tree_from_structure(children_left, children_right, feature, threshold, X, C,
     impurity : array-like of shape (node_count,), default=None
         The training criterion's loss of each node as a leaf; the SPO loss
         (``loss``) when None.
+    missing_go_to_left : array-like of shape (node_count,), default=None
+        Where missing values go at each split (1: left). At a split that no
+        training sample reaches with a missing value, they are sent to the
+        child with more training weight, whatever is given.
 
     Returns
     -------
@@ -115,7 +127,8 @@ def tree_from_structure(children_left, children_right, feature, threshold, X, C,
         raise ValueError(f"X and C must have the same number of rows; got {X.shape[0]} and "
                          f"{C.shape[0]}.")
     sw = check_sample_weight(sample_weight, X.shape[0])
-    member = node_samples(children_left, children_right, feature, threshold, X)
+    member = node_samples(children_left, children_right, feature, threshold, X,
+                          missing_go_to_left)
     left = np.asarray(children_left, dtype=np.int64).ravel()
     right = np.asarray(children_right, dtype=np.int64).ravel()
     n_nodes = left.shape[0]
@@ -142,6 +155,13 @@ def tree_from_structure(children_left, children_right, feature, threshold, X, C,
             decision[t] = decision[parent[t]]
     # loss_t = sign * (sum_i w_i c_i^T w_t - sum_i w_i z_i) = sign * (sums_t^T w_t - ...)
     loss = problem.sign * (np.einsum("ij,ij->i", sums, decision) - Wm @ z)
+    # Each node decides the optimum of its own mean cost, so its regret is
+    # non-negative up to rounding; beyond that the oracle is not optimal.
+    tol = REGRET_RTOL * (np.einsum("ij,ij->i", Wm @ np.abs(C), np.abs(decision))
+                         + Wm @ np.abs(z))
+    if (nonempty & (loss < -tol)).any():
+        raise ValueError("a node's decision beats the optimum of its training costs: the "
+                         "problem's oracle did not return optimal decisions.")
     loss = np.where(nonempty, np.maximum(loss, 0.0), 0.0)
     is_leaf = left == TREE_LEAF
     feat = np.where(is_leaf, TREE_UNDEFINED, np.asarray(feature, dtype=np.int64).ravel())
@@ -149,7 +169,16 @@ def tree_from_structure(children_left, children_right, feature, threshold, X, C,
                    np.asarray(threshold, dtype=np.float64).ravel())
     if impurity is None:
         impurity = loss.copy()
+    mgl = (np.zeros(n_nodes, dtype=np.int64) if missing_go_to_left is None
+           else np.asarray(missing_go_to_left, dtype=np.int64).ravel().copy())
+    nan_x = np.isnan(X)
+    for t in internal:
+        if not (member[t] & nan_x[:, feat[t]]).any():
+            mgl[t] = weight[left[t]] >= weight[right[t]]
+    mgl[is_leaf] = 0
     return Tree(n_features=X.shape[1], n_outputs=problem.n_costs, children_left=left,
                 children_right=right, feature=feat, threshold=thr, value=value,
                 decision=decision, loss=loss, impurity=impurity,
-                n_node_samples=member.sum(axis=1), weighted_n_node_samples=weight)
+                n_node_samples=member.sum(axis=1), weighted_n_node_samples=weight,
+                missing_go_to_left=mgl.astype(np.uint8),
+                missing_features=nan_x.any(axis=0))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from .. import _schema
+
 __all__ = ["Tree", "TREE_LEAF", "TREE_UNDEFINED"]
 
 TREE_LEAF = -1
@@ -17,6 +19,74 @@ TREE_UNDEFINED = -2
 _INT_FIELDS = ("children_left", "children_right", "feature", "n_node_samples")
 _FLOAT_FIELDS = ("threshold", "impurity", "loss", "weighted_n_node_samples")
 _MATRIX_FIELDS = ("value", "decision")
+_DICT_KEYS = (("n_features", "n_outputs") + _INT_FIELDS + _FLOAT_FIELDS + _MATRIX_FIELDS
+              + ("categories",))
+
+
+def _check_structure(left, right, feature, threshold, categories, where):
+    """Refuse arrays that are not one binary tree rooted at node 0 (see Tree.from_dict).
+
+    Indices are already known to lie in range.
+    """
+    n = left.shape[0]
+    ids = np.arange(n)
+    leaf = left == TREE_LEAF
+    key = f"{where}.".__add__
+
+    def fail(name, t, message):
+        raise _schema.SchemaError(f"{key(name)}[{t}]", message)
+
+    one_sided = np.flatnonzero(leaf != (right == TREE_LEAF))
+    if one_sided.size:
+        t = int(one_sided[0])
+        fail("children_right", t, f"must be -1 exactly when children_left[{t}] is -1 (a leaf "
+                                  f"has no children, a split has two); got {right[t]}.")
+    for name, child in (("children_left", left), ("children_right", right)):
+        back = np.flatnonzero(~leaf & (child <= ids))
+        if back.size:
+            t = int(back[0])
+            fail(name, t, f"must be -1 or a node id in [{t + 1}, {n - 1}] (children are "
+                          f"numbered after their parent); got {child[t]}.")
+    internal = np.flatnonzero(~leaf)
+    # Each node except the root is the child of exactly one node. With
+    # children numbered after parents, this makes every node reachable
+    # from the root and rules out cycles.
+    children = np.concatenate([left[internal], right[internal]])
+    n_parents = np.bincount(children, minlength=n)
+    if (n_parents > 1).any():
+        c = int(np.flatnonzero(n_parents > 1)[0])
+        refs = sorted((int(t), name) for name, arr in (("children_left", left),
+                                                       ("children_right", right))
+                      for t in np.flatnonzero(~leaf & (arr == c)))
+        (t0, _), (t1, name) = refs[0], refs[1]
+        fail(name, t1, f"points to node {c}, which is already the child of node {t0}; "
+                       "every node must have exactly one parent.")
+    orphans = np.flatnonzero(n_parents[1:] == 0) + 1
+    if orphans.size:
+        c = int(orphans[0])
+        raise _schema.SchemaError(
+            key("children_left"), f"and children_right never point to node {c}: it cannot "
+                                  "be reached from the root (node 0).")
+    bad = np.flatnonzero(leaf & ((feature != TREE_UNDEFINED)
+                                 | (threshold != TREE_UNDEFINED)))
+    if bad.size:
+        t = int(bad[0])
+        name = "feature" if feature[t] != TREE_UNDEFINED else "threshold"
+        got = int(feature[t]) if name == "feature" else float(threshold[t])
+        fail(name, t, f"must be {TREE_UNDEFINED} at a leaf; got {got!r}.")
+    bad = np.flatnonzero(~leaf & (feature < 0))
+    if bad.size:
+        t = int(bad[0])
+        fail("feature", t, f"must be a feature index >= 0 at a split node; got {feature[t]}.")
+    n_cats = np.fromiter((c.size for c in categories), dtype=np.int64, count=n)
+    bad = np.flatnonzero(leaf & (n_cats > 0))
+    if bad.size:
+        fail("categories", int(bad[0]), "must be empty at a leaf.")
+    bad = np.flatnonzero(~leaf & (n_cats > 0) & (threshold != TREE_UNDEFINED))
+    if bad.size:
+        t = int(bad[0])
+        fail("threshold", t, f"must be {TREE_UNDEFINED} at a categorical split (categories[{t}] "
+                             f"is not empty); got {float(threshold[t])!r}.")
 
 
 class Tree:
@@ -56,11 +126,19 @@ class Tree:
         pruning works on it.
     n_node_samples : ndarray of int64
     weighted_n_node_samples : ndarray of float64
+    missing_go_to_left : ndarray of uint8
+        1 where a sample whose split feature is missing (NaN) goes left. Where
+        no training sample of the node missed that feature, missing values go
+        to the child with more training weight. 0 at leaves.
+    missing_features : ndarray of bool of shape (n_features,)
+        Features that had missing values at fit (exporters show where their
+        missing values go).
     """
 
     def __init__(self, *, n_features, n_outputs, children_left, children_right, feature,
                  threshold, value, decision, loss, impurity, n_node_samples,
-                 weighted_n_node_samples, categories=None):
+                 weighted_n_node_samples, categories=None, missing_go_to_left=None,
+                 missing_features=None):
         self.n_features = int(n_features)
         self.n_outputs = int(n_outputs)
         self.children_left = np.asarray(children_left, dtype=np.int64)
@@ -77,6 +155,17 @@ class Tree:
         if categories is None:
             categories = [np.empty(0)] * n
         self.categories = [np.asarray(c, dtype=np.float64) for c in categories]
+        if missing_go_to_left is None:
+            # Trees without the field: missing values follow the heavier child.
+            left_ok = self.children_left != TREE_LEAF
+            heavier = np.zeros(n, dtype=np.uint8)
+            idx = np.flatnonzero(left_ok)
+            heavier[idx] = (self.weighted_n_node_samples[self.children_left[idx]]
+                            >= self.weighted_n_node_samples[self.children_right[idx]])
+            missing_go_to_left = heavier
+        self.missing_go_to_left = np.asarray(missing_go_to_left, dtype=np.uint8)
+        self.missing_features = (np.zeros(self.n_features, dtype=bool) if missing_features is None
+                                 else np.asarray(missing_features, dtype=bool))
 
     # --------------------------------------------------------------- shape
     @property
@@ -132,6 +221,9 @@ class Tree:
             for t in np.unique(nodes[cat]):
                 sel = nodes == t
                 left[sel] = np.isin(x[sel], self.categories[t])
+        missing = np.isnan(x)
+        if missing.any():
+            left[missing] = self.missing_go_to_left[nodes[missing]] == 1
         return left
 
     def _descend(self, X):
@@ -262,6 +354,8 @@ class Tree:
             weighted_n_node_samples=self.weighted_n_node_samples[order],
             categories=[np.empty(0) if becomes_leaf[i] else self.categories[t]
                         for i, t in enumerate(order)],
+            missing_go_to_left=np.where(becomes_leaf, 0, self.missing_go_to_left[order]),
+            missing_features=self.missing_features,
         )
 
     # --------------------------------------------------------------- I/O
@@ -271,38 +365,93 @@ class Tree:
         for name in _INT_FIELDS + _FLOAT_FIELDS + _MATRIX_FIELDS:
             out[name] = getattr(self, name).tolist()
         out["categories"] = [c.tolist() for c in self.categories]
+        out["missing_go_to_left"] = self.missing_go_to_left.tolist()
+        out["missing_features"] = self.missing_features.tolist()
         return out
 
     @classmethod
-    def from_dict(cls, d):
-        """Rebuild a tree from :meth:`to_dict` output, checking every array's shape."""
-        try:
-            n = len(d["children_left"])
-            kwargs = {name: np.asarray(d[name], dtype=np.int64) for name in _INT_FIELDS}
-            kwargs.update({name: np.asarray(d[name], dtype=np.float64)
-                           for name in _FLOAT_FIELDS + _MATRIX_FIELDS})
-            n_features, n_outputs = int(d["n_features"]), int(d["n_outputs"])
-            categories = [np.asarray(c, dtype=np.float64) for c in d["categories"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"malformed tree: {exc!r}") from None
-        for name in _INT_FIELDS + _FLOAT_FIELDS:
-            if kwargs[name].shape != (n,):
-                raise ValueError(f"malformed tree: {name} must have shape ({n},).")
-        for name in _MATRIX_FIELDS:
-            if kwargs[name].shape != (n, n_outputs):
-                raise ValueError(f"malformed tree: {name} must have shape ({n}, {n_outputs}).")
-        if len(categories) != n:
-            raise ValueError("malformed tree: categories must have one entry per node.")
-        left, right, feat = kwargs["children_left"], kwargs["children_right"], kwargs["feature"]
-        internal = left != TREE_LEAF
-        ids = np.arange(n)
-        # Children must point forward inside the array, or routing could loop.
-        if (((left != TREE_LEAF) & ((left <= ids) | (left >= n))).any()
-                or ((internal != (right != TREE_LEAF)).any())
-                or ((right[internal] <= ids[internal]) | (right[internal] >= n)).any()
-                or ((feat[internal] < 0) | (feat[internal] >= n_features)).any()):
-            raise ValueError("malformed tree: child or feature indices out of range.")
-        return cls(n_features=n_features, n_outputs=n_outputs, categories=categories, **kwargs)
+    def from_dict(cls, d, where="tree"):
+        """Rebuild a tree from :meth:`to_dict` output, trusting nothing in it.
+
+        Checked: every key present with the right JSON type and shape; all
+        numbers finite; counts, weights and losses non-negative; the arrays
+        form one binary tree rooted at node 0 (every other node is the child
+        of exactly one node, numbered after its parent, hence reached from the
+        root and free of cycles); leaves carry ``TREE_UNDEFINED`` feature and
+        threshold and no categories; internal nodes split on a feature in
+        ``[0, n_features)``, numerically (a finite threshold, or ``+inf`` for
+        the split of present from missing values) or on a non-empty list of
+        categories (threshold ``TREE_UNDEFINED``). The optional
+        ``missing_go_to_left`` holds 0 or 1 per node (0 at leaves) and
+        ``missing_features`` one bool per feature.
+
+        Parameters
+        ----------
+        d : dict
+            Parsed JSON, as written by :meth:`to_dict`.
+        where : str, default="tree"
+            Path of ``d`` inside the enclosing document, for error messages.
+
+        Returns
+        -------
+        Tree
+
+        Raises
+        ------
+        ValueError
+            A :class:`spotree._schema.SchemaError` whose message starts with the
+            offending key, e.g. ``"tree.children_left[3] must be ..."``.
+        """
+        d = _schema.mapping(d, where)
+        _schema.check_keys(d, where, required=_DICT_KEYS,
+                           optional=("missing_go_to_left", "missing_features"))
+        n_features = _schema.integer(d["n_features"], f"{where}.n_features", low=1)
+        n_outputs = _schema.integer(d["n_outputs"], f"{where}.n_outputs", low=1)
+        raw_left = d["children_left"]
+        if not isinstance(raw_left, list) or not raw_left:
+            raise _schema.SchemaError(f"{where}.children_left",
+                                      "must be a non-empty list of ints (one per node).")
+        n = len(raw_left)
+        key = f"{where}.".__add__
+
+        def ints(name, low, high):
+            return _schema.int_array(d[name], key(name), length=n, low=low, high=high,
+                                     per="node")
+
+        left = ints("children_left", TREE_LEAF, n - 1)
+        right = ints("children_right", TREE_LEAF, n - 1)
+        feature = ints("feature", TREE_UNDEFINED, n_features - 1)
+        n_node_samples = ints("n_node_samples", 0, None)
+        # A threshold of +inf splits the present values of a feature from its
+        # missing ones; every other float is finite.
+        reals = {name: _schema.real_array(d[name], key(name), length=n, per="node",
+                                          low=None if name == "threshold" else 0.0,
+                                          allow_inf=name == "threshold")
+                 for name in _FLOAT_FIELDS}
+        mats = {name: _schema.real_matrix(d[name], key(name), rows=n, cols=n_outputs)
+                for name in _MATRIX_FIELDS}
+        categories = _schema.real_lists(d["categories"], key("categories"), length=n)
+        _check_structure(left, right, feature, reals["threshold"], categories, where)
+        # Optional (files written before missing-value support lack them).
+        mgl = d.get("missing_go_to_left")
+        if mgl is not None:
+            mgl = ints("missing_go_to_left", 0, 1)
+            bad = np.flatnonzero((left == TREE_LEAF) & (mgl != 0))
+            if bad.size:
+                raise _schema.SchemaError(f"{key('missing_go_to_left')}[{int(bad[0])}]",
+                                          "must be 0 at a leaf; got 1.")
+        mf = d.get("missing_features")
+        if mf is not None:
+            if (not isinstance(mf, list) or len(mf) != n_features
+                    or not all(type(x) is bool for x in mf)):
+                raise _schema.SchemaError(key("missing_features"),
+                                          f"must be a list of {n_features} bools (one per "
+                                          f"feature); got {_schema._show(mf)}.")
+            mf = np.array(mf, dtype=bool)
+        return cls(n_features=n_features, n_outputs=n_outputs, children_left=left,
+                   children_right=right, feature=feature, n_node_samples=n_node_samples,
+                   categories=categories, missing_go_to_left=mgl, missing_features=mf,
+                   **reals, **mats)
 
     def __getstate__(self):
         state = self.__dict__.copy()

@@ -15,7 +15,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import linprog
 
 from spotree.datasets import make_illustrative
-from spotree.problems import (CallableProblem, DecisionProblem, FiniteDecisions,
+from spotree.problems import (CallableProblem, DecisionProblem, FiniteDecisions, Knapsack,
                               ShortestPath, problem_from_dict)
 
 
@@ -202,22 +202,228 @@ def test_callable_wrapping_linprog_matches_simplex_vertices():
     assert_allclose(zv, z, atol=1e-9)
 
 
-def test_callable_wrong_output_shape():
+def test_callable_wrong_output_shape_names_the_oracle():
     p = CallableProblem(wrong_length_oracle, n_costs=4)
-    with pytest.raises(ValueError, match=r"oracle returned decisions of shape \(2, 3\); "
-                                         r"expected \(2, 4\)"):
+    with pytest.raises(ValueError, match=r"The oracle wrong_length_oracle returned a decision "
+                                         r"of shape \(3,\) for cost vector 0; expected \(4,\)"):
         p.solve(np.ones((2, 4)))
     pb = CallableProblem(lambda C: np.ones((len(C), 5)), n_costs=4, batched=True)
-    with pytest.raises(ValueError, match=r"oracle returned decisions of shape \(3, 5\)"):
+    with pytest.raises(ValueError, match=r"The oracle .*<lambda> returned decisions of shape "
+                                         r"\(3, 5\) for a batch of shape \(3, 4\)"):
         pb.solve(np.ones((3, 4)))
     pscalar = CallableProblem(lambda c: 1.0, n_costs=4)
-    with pytest.raises(ValueError, match=r"oracle returned decisions of shape \(3,\)"):
+    with pytest.raises(ValueError, match=r"returned a decision of shape \(\) for cost vector 0"):
         pscalar.solve(np.ones((3, 4)))
+    # A per-row oracle given a batch by mistake says to pass batched=True.
+    with pytest.raises(ValueError, match="pass batched=True"):
+        CallableProblem(lambda c: np.zeros((2, 4)), n_costs=4).solve(np.ones((1, 4)))
+    pstr = CallableProblem(lambda c: ["a"] * 4, n_costs=4)
+    with pytest.raises(ValueError, match=r"returned a decision for cost vector 0 that is not "
+                                         r"an array of numbers"):
+        pstr.solve(np.ones((1, 4)))
+
+
+def nan_oracle(c):
+    return np.array([np.nan, 1.0])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_callable_non_finite_decision_names_the_oracle(bad):
+    # Issue 9: a NaN decision used to fit silently with zero losses.
+    p = CallableProblem(lambda c: np.array([bad, 1.0]), n_costs=2)
+    with pytest.raises(ValueError, match=r"The oracle .*<lambda> returned a decision "
+                                         r"containing NaN or infinity for cost vector 0"):
+        p.solve(np.ones((3, 2)))
+    pb = CallableProblem(lambda C: np.where(np.arange(len(C))[:, None] == 2, bad, C),
+                         n_costs=2, batched=True)
+    with pytest.raises(ValueError, match=r"NaN or infinity for cost vector 2"):
+        pb.solve(np.ones((4, 2)))
+
+
+def test_callable_nan_decision_fails_a_fit():
+    from spotree import SPOTree
+
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    C = np.abs(np.random.default_rng(1).normal(size=(20, 2)))
+    with pytest.raises(ValueError, match="oracle nan_oracle returned a decision containing NaN"):
+        SPOTree(CallableProblem(nan_oracle, n_costs=2), max_depth=1).fit(X, C)
+
+
+def argmin_with_value(c):
+    """A PyEPO-style oracle: (decision, objective value)."""
+    w = np.eye(len(c))[np.argmin(c)]
+    return w, float(c @ w)
+
+
+def argmin_with_wrong_value(c):
+    w = np.eye(len(c))[np.argmin(c)]
+    return w, float(c @ w) + 1e-3 * (1.0 + abs(c).sum())
+
+
+def test_callable_accepts_decision_value_pairs():
+    C = np.random.default_rng(3).normal(size=(20, 4))
+    W, z = CallableProblem(argmin_with_value, n_costs=4).solve(C)
+    assert_array_equal(W, np.eye(4)[C.argmin(axis=1)])
+    assert_allclose(z, C.min(axis=1), rtol=1e-14)
+    pb = CallableProblem(lambda C: (np.eye(4)[C.argmin(axis=1)], C.min(axis=1)), n_costs=4,
+                         batched=True)
+    Wb, zb = pb.solve(C)
+    assert_array_equal(Wb, W)
+    # A pair of two numbers from a 2-cost oracle is a decision, not (w, z).
+    p2 = CallableProblem(lambda c: (0.0, 1.0), n_costs=2)
+    assert_array_equal(p2.solve(np.ones((1, 2)))[0], [[0.0, 1.0]])
+
+
+def test_callable_value_disagreeing_with_decision_names_the_oracle():
+    C = np.random.default_rng(4).normal(size=(6, 4))
+    with pytest.raises(ValueError, match=r"The oracle argmin_with_wrong_value returned the "
+                                         r"value .* for cost vector 0, but its decision's value "
+                                         r"c\^T w is .*\(6 of 6 rows disagree"):
+        CallableProblem(argmin_with_wrong_value, n_costs=4).solve(C)
+    # Within the tolerance it passes; a looser tolerance accepts the offset.
+    CallableProblem(argmin_with_wrong_value, n_costs=4, value_rtol=0.5).solve(C)
+    # A value in the wrong sense (min value for a max problem) is caught.
+    with pytest.raises(ValueError, match="in the problem's sense \\(sense='max'\\)"):
+        CallableProblem(lambda c: (np.eye(4)[np.argmax(c)], -float(np.max(c)) - 1.0),
+                        n_costs=4, sense="max").solve(np.abs(C) + 1.0)
+    pb = CallableProblem(lambda C: (np.eye(4)[C.argmin(axis=1)], C.min(axis=1)[:-1]),
+                         n_costs=4, batched=True)
+    with pytest.raises(ValueError, match="returned 5 values for a batch of 6 cost vectors"):
+        pb.solve(C)
+    with pytest.raises(ValueError, match="returned a NaN or infinite value for cost vector 0"):
+        CallableProblem(lambda c: (np.eye(4)[0], np.nan), n_costs=4).solve(C)
+
+
+def test_callable_mixed_pairs_and_plain_decisions_rejected():
+    calls = []
+
+    def flaky(c):
+        calls.append(1)
+        w = np.eye(3)[np.argmin(c)]
+        return (w, float(c @ w)) if len(calls) % 2 else w
+
+    with pytest.raises(ValueError, match="returned a value for some cost vectors but not"):
+        CallableProblem(flaky, n_costs=3).solve(np.ones((4, 3)))
+
+
+def test_callable_n_jobs_solves_in_processes_with_same_result():
+    rng = np.random.default_rng(5)
+    V = rng.normal(size=(7, 4))
+    C = rng.normal(size=(9, 4))
+    W1, z1 = CallableProblem(ArgminOracle(V), n_costs=4).solve(C)
+    oracle = ArgminOracle(V)
+    W2, z2 = CallableProblem(oracle, n_costs=4, n_jobs=2).solve(C)
+    assert_array_equal(W2, W1)
+    assert_array_equal(z2, z1)
+    assert oracle.calls == 0  # every call ran in a worker process, on a copy
+    # A lambda travels to the workers by cloudpickle.
+    W3, _ = CallableProblem(lambda c: V[np.argmin(V @ c)], n_costs=4, n_jobs=2).solve(C)
+    assert_array_equal(W3, W1)
+    # Validation happens on the gathered rows, naming the row.
+    with pytest.raises(ValueError, match="returned a decision of shape \\(3,\\) for cost "
+                                         "vector 0"):
+        CallableProblem(wrong_length_oracle, n_costs=4, n_jobs=2).solve(C)
+
+
+class LockedOracle:
+    """An oracle holding a lock, which cannot be pickled."""
+
+    def __init__(self):
+        import threading
+
+        self.lock = threading.Lock()
+
+    def __call__(self, c):
+        return np.eye(len(c))[np.argmin(c)]
+
+
+def test_unpicklable_oracle_says_how_to_fix():
+    p = CallableProblem(LockedOracle(), n_costs=3)
+    assert_array_equal(p.solve([[3.0, 1.0, 2.0]])[0], [[0, 1, 0]])
+    hint = (r"The oracle .*LockedOracle.* of a CallableProblem cannot be pickled \(TypeError: "
+            r".*lock.*\).*Make it picklable: use a function defined at module level.*"
+            r"functools.partial.*__call__.*from_pyepo")
+    with pytest.raises(TypeError, match=hint):
+        pickle.dumps(p)
+    with pytest.raises(TypeError, match=hint):
+        CallableProblem(LockedOracle(), n_costs=3, n_jobs=2).solve(np.ones((4, 3)))
+    # A deep copy (scikit-learn's clone) does not pickle.
+    q = copy.deepcopy(p)
+    assert_array_equal(q.solve([[3.0, 1.0, 2.0]])[0], [[0, 1, 0]])
+
+
+def test_lambda_and_partial_oracles_pickle():
+    import functools
+
+    V = np.eye(3)
+    p = CallableProblem(lambda c: V[np.argmin(c)], n_costs=3)
+    q = pickle.loads(pickle.dumps(p))
+    assert_array_equal(q.solve([[3.0, 1.0, 2.0]])[0], [[0, 1, 0]])
+    r = pickle.loads(pickle.dumps(CallableProblem(functools.partial(loop_argbest_row, V=V),
+                                                  n_costs=3)))
+    assert_array_equal(r.solve([[3.0, 1.0, 2.0]])[0], [[0, 1, 0]])
+
+
+def loop_argbest_row(c, V):
+    return V[loop_argbest(c[None, :], V, "min")[0]]
+
+
+def test_oracle_names():
+    import functools
+
+    from spotree.problems._base import oracle_name
+
+    assert oracle_name(simplex_lp) == "simplex_lp"
+    assert oracle_name(functools.partial(simplex_lp)) == "partial(simplex_lp)"
+    assert oracle_name(ArgminOracle(np.eye(2))).startswith("<")
+    assert "ArgminOracle" in oracle_name(ArgminOracle(np.eye(2)))
+    assert oracle_name(lambda c: c).endswith("<lambda>")
+
+
+class FakePyEPOModel:
+    """Duck-typed like PyEPO's optModel."""
+
+    modelSense = 1
+    num_cost = 3
+
+    def setObj(self, c):
+        self.c = np.asarray(c)
+
+    def solve(self):
+        w = np.eye(3)[np.argmin(self.c)]
+        return w, float(self.c @ w)
+
+
+def test_describe_not_a_problem_points_to_the_right_wrapper():
+    from spotree.problems import describe_not_a_problem
+
+    msg = describe_not_a_problem(FakePyEPOModel())
+    assert msg.startswith("problem must be a spotree DecisionProblem (or None); got "
+                          "FakePyEPOModel.")
+    assert "spotree.problems.from_pyepo(model)" in msg
+    assert "CallableProblem(oracle, n_costs=...)" in describe_not_a_problem(simplex_lp)
+    assert "Use one of spotree.problems" in describe_not_a_problem(np.eye(2))
+    assert describe_not_a_problem(3, what="estimator.problem").startswith(
+        "estimator.problem must be")
+    # A PyEPO model passed as an oracle points there too.
+    with pytest.raises(TypeError, match="oracle must be callable; got FakePyEPOModel. It "
+                                        "looks like a PyEPO optModel: use "
+                                        "spotree.problems.from_pyepo"):
+        CallableProblem(FakePyEPOModel(), n_costs=3)
 
 
 def test_callable_rejects_non_callable_and_bad_arguments():
     with pytest.raises(TypeError, match="oracle must be callable; got ndarray"):
         CallableProblem(np.eye(2), n_costs=2)
+    for bad in [0, 1.5, "2", True]:
+        with pytest.raises(ValueError, match=r"'n_jobs' parameter of CallableProblem must be "
+                                             r"a nonzero int or None"):
+            CallableProblem(simplex_lp, n_costs=3, n_jobs=bad)
+    with pytest.raises(ValueError, match="applies to per-row oracles only"):
+        CallableProblem(simplex_lp, n_costs=3, batched=True, n_jobs=2)
+    for bad in [-0.1, 1.0, "x", None]:
+        with pytest.raises(ValueError, match=r"'value_rtol' parameter of CallableProblem"):
+            CallableProblem(simplex_lp, n_costs=3, value_rtol=bad)
     for n in [0, -1, 2.5]:
         with pytest.raises(ValueError, match="n_costs must be a positive int"):
             CallableProblem(simplex_lp, n_costs=n)
@@ -237,7 +443,8 @@ def test_callable_without_vertices_has_no_fast_path():
     assert p.vertices() is None
     with pytest.raises(ValueError, match="CallableProblem has no vertex list"):
         p.solve_vertices(np.ones((1, 3)))
-    with pytest.raises(NotImplementedError, match="cannot be written to JSON"):
+    with pytest.raises(NotImplementedError, match="CallableProblem cannot be written to JSON: "
+                                                  "its oracle simplex_lp is code"):
         p.to_dict()
 
 
@@ -260,6 +467,9 @@ def all_problems():
         CallableProblem(ArgminOracle(V), n_costs=5, vertices=V),
         CallableProblem(BatchedArgminOracle(V, "max"), n_costs=5, sense="max",
                         batched=True, vertices=V),
+        Knapsack([[1.5, 2.0, 3.25, 1.0, 0.5], [1.0, 1.0, 2.0, 3.0, 0.0]], [4.0, 3.0]),
+        Knapsack([3, 1, 4, 1, 5], 7, sense="min"),
+        ShortestPath.from_edges(4, [(0, 1), (0, 2), (1, 3), (2, 3), (0, 3)], 0, 3),
     ]
 
 

@@ -340,3 +340,268 @@ def test_repr_and_to_dict():
     sp = ShortestPath((3, 5), sense="max")
     assert repr(sp) == "ShortestPath(grid=(3, 5), sense='max')"
     assert sp.to_dict() == {"type": "shortest_path", "grid": [3, 5], "sense": "max"}
+
+
+# ============================================== any DAG: ShortestPath.from_edges
+def random_dag(rng, n_nodes, p_edge, n_parallel=0):
+    """A random DAG on a shuffled node numbering, with a few parallel edges."""
+    perm = rng.permutation(n_nodes)
+    edges = [(int(perm[a]), int(perm[b])) for a in range(n_nodes) for b in range(a + 1, n_nodes)
+             if rng.random() < p_edge]
+    for _ in range(n_parallel):
+        if edges:
+            edges.append(edges[int(rng.integers(len(edges)))])
+    order = rng.permutation(len(edges))  # edge order unrelated to the node order
+    return [edges[k] for k in order], int(perm[0]), int(perm[-1])
+
+
+def enumerate_paths(n_edges, edges, source, target):
+    """Every source-target path as a 0/1 edge vector, by plain recursion."""
+    out = []
+
+    def walk(v, used):
+        if v == target:
+            w = np.zeros(n_edges)
+            w[used] = 1.0
+            out.append(w)
+            return
+        for e, (t, h) in enumerate(edges):
+            if t == v:
+                walk(h, used + [e])
+
+    walk(source, [])
+    return np.array(out)
+
+
+def dag_tie_rule_path(c, n_nodes, edges, source, target, sense):
+    """The documented rule from brute-force values: walking back from the
+    target, arrive at each node through the lowest-index in-edge that
+    reaches it at its best value."""
+    sign = 1.0 if sense == "min" else -1.0
+    best = {}
+    for v in range(n_nodes):
+        if v == source:
+            best[v] = 0.0
+            continue
+        P = enumerate_paths(len(edges), edges, source, v)
+        if len(P):
+            best[v] = min(sign * float(P[k] @ c) for k in range(len(P)))
+    w = np.zeros(len(edges))
+    v = target
+    while v != source:
+        e = min(e for e, (t, h) in enumerate(edges)
+                if h == v and t in best and best[t] + sign * c[e] == best[v])
+        w[e] = 1.0
+        v = edges[e][0]
+    return w
+
+
+def dag_cases(n_cases, seed, max_nodes=8):
+    rng = np.random.default_rng(seed)
+    cases = []
+    while len(cases) < n_cases:
+        n = int(rng.integers(2, max_nodes + 1))
+        edges, s, t = random_dag(rng, n, rng.uniform(0.3, 0.9), n_parallel=int(rng.integers(0, 3)))
+        if edges and len(enumerate_paths(len(edges), edges, s, t)):
+            cases.append((n, edges, s, t))
+    return cases
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_dag_solve_equals_brute_force(sense):
+    rng = np.random.default_rng(21 if sense == "min" else 22)
+    for n, edges, s, t in dag_cases(40, 20 if sense == "min" else 23):
+        sp = ShortestPath.from_edges(n, edges, s, t, sense=sense)
+        P = enumerate_paths(len(edges), edges, s, t)
+        C = rng.normal(size=(20, len(edges))) * rng.uniform(0.1, 10.0)
+        W, z = sp.solve(C)
+        G = C @ P.T
+        k = G.argmin(axis=1) if sense == "min" else G.argmax(axis=1)
+        assert_allclose(z, G[np.arange(20), k], rtol=1e-12, atol=1e-12)
+        assert_array_equal(W, P[k])  # continuous costs: a unique optimum
+        assert sp.n_paths() == len(P)
+        V = sp.vertices()
+        assert {tuple(v) for v in V} == {tuple(p) for p in P} and len(V) == len(P)
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_dag_tie_rule_on_integer_costs(sense):
+    rng = np.random.default_rng(24)
+    n_tied = 0
+    for n, edges, s, t in dag_cases(25, 25 if sense == "min" else 26, max_nodes=7):
+        sp = ShortestPath.from_edges(n, edges, s, t, sense=sense)
+        P = enumerate_paths(len(edges), edges, s, t)
+        C = rng.integers(0, 3, size=(8, len(edges))).astype(float)
+        W, _ = sp.solve(C)
+        for c, w in zip(C, W):
+            assert_array_equal(w, dag_tie_rule_path(c, n, edges, s, t, sense))
+            g = P @ c
+            n_tied += (g == (g.min() if sense == "min" else g.max())).sum() > 1
+    assert n_tied > 30  # ties were exercised
+
+
+def test_dag_parallel_edges_are_distinct_decisions():
+    sp = ShortestPath.from_edges(3, [(0, 1), (0, 1), (1, 2)], 0, 2)
+    W, z = sp.solve([[2.0, 1.0, 5.0], [1.0, 1.0, 0.0]])
+    assert_array_equal(W, [[0, 1, 1], [1, 0, 1]])  # a tie goes to the lower index
+    assert_array_equal(z, [6.0, 1.0])
+    assert sp.n_paths() == 2
+
+
+def test_dag_edges_off_every_path_stay_zero():
+    # Node 3 is unreachable and node 4 cannot reach the target.
+    edges = [(0, 1), (1, 2), (3, 1), (1, 4), (0, 2)]
+    sp = ShortestPath.from_edges(5, edges, 0, 2)
+    C = np.random.default_rng(27).normal(size=(30, 5))
+    W, z = sp.solve(C)
+    assert not W[:, [2, 3]].any()
+    assert_allclose(z, np.minimum(C[:, 0] + C[:, 1], C[:, 4]), rtol=1e-12)
+    assert sp.n_paths() == 2
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (4, 4), (5, 5), (10, 10)])
+def test_dag_of_grid_edges_equals_grid_with_same_ties(shape):
+    grid = ShortestPath(shape)
+    edges = [(i - 1, j - 1) for i, j in grid.edges()]
+    n = shape[0] * shape[1]
+    dag = ShortestPath.from_edges(n, edges, 0, n - 1)
+    rng = np.random.default_rng(28)
+    C = np.vstack([rng.integers(0, 3, size=(40, grid.n_costs)).astype(float),  # ties
+                   rng.normal(size=(40, grid.n_costs))])
+    Wg, zg = grid.solve(C)
+    Wd, zd = dag.solve(C)
+    assert_array_equal(Wd, Wg)
+    assert_array_equal(zd, zg)
+    assert dag.n_paths() == grid.n_paths()
+
+
+def test_dag_vertices_none_beyond_limit():
+    # A chain of 13 diamonds has 2^13 = 8192 paths.
+    edges = []
+    for k in range(13):
+        a, b, c, d = 3 * k, 3 * k + 1, 3 * k + 2, 3 * k + 3
+        edges += [(a, b), (a, c), (b, d), (c, d)]
+    sp = ShortestPath.from_edges(40, edges, 0, 39)
+    assert sp.n_paths() == 8192
+    assert sp.vertices() is None
+    C = np.random.default_rng(29).normal(size=(5, len(edges)))
+    W, z = sp.solve(C)
+    # Each diamond independently takes its cheaper side.
+    ref = sum(np.minimum(C[:, 4 * k] + C[:, 4 * k + 2], C[:, 4 * k + 1] + C[:, 4 * k + 3])
+              for k in range(13))
+    assert_allclose(z, ref, rtol=1e-12)
+
+
+def test_dag_compiled_oracle_value_only_equals_full_solve():
+    from spotree.problems._compiled import solve_min
+
+    for n, edges, s, t in dag_cases(10, 30):
+        sp = ShortestPath.from_edges(n, edges, s, t)
+        o = sp.compiled_oracle()
+        work = np.empty(o.work_size)
+        iwork = np.empty(o.iwork_size, dtype=np.int64)
+        C = np.random.default_rng(31).normal(size=(10, len(edges)))
+        _, z = sp.solve(C)
+        for c, zi in zip(C, z):
+            v = solve_min(o.kind, o.ints, o.floats, c, np.empty(0), work, iwork)
+            assert_allclose(v, zi, rtol=1e-12, atol=1e-12)
+
+
+def test_grid_compiled_oracle_equals_grid_solve():
+    from spotree.problems._compiled import solve_batch
+
+    for shape in [(3, 4), (8, 8)]:
+        sp = ShortestPath(shape)
+        o = sp.compiled_oracle()
+        rng = np.random.default_rng(32)
+        C = np.vstack([rng.integers(0, 3, size=(30, sp.n_costs)).astype(float),
+                       rng.normal(size=(30, sp.n_costs))])
+        W = np.empty_like(C)
+        z = solve_batch(o.kind, o.ints, o.floats, C, W, np.empty(o.work_size),
+                        np.empty(o.iwork_size, dtype=np.int64))
+        Wg, zg = sp.solve(C)
+        assert_array_equal(W, Wg)
+        assert_allclose(z, zg, rtol=1e-12, atol=1e-12)
+
+
+def test_dag_docstring_example_and_describe():
+    sp = ShortestPath.from_edges(4, [(0, 1), (0, 2), (1, 3), (2, 3)], 0, 3)
+    W, z = sp.solve([[1.0, 2.0, 5.0, 1.0]])
+    assert_array_equal(W, [[0, 1, 0, 1]])
+    assert sp.describe_decision(W[0]) == "0->2->3"
+    assert repr(sp) == ("ShortestPath.from_edges(n_nodes=4, n_edges=4, source=0, target=3, "
+                        "sense='min')")
+    assert sp.edges() == [(0, 1), (0, 2), (1, 3), (2, 3)]
+
+
+def test_dag_to_dict_round_trip_and_pickle():
+    import json
+    import pickle
+
+    from spotree.problems import DAGShortestPath
+
+    sp = ShortestPath.from_edges(5, [(0, 1), (1, 4), (0, 2), (2, 4), (0, 4), (3, 4)], 0, 4,
+                                 sense="max")
+    spec = json.loads(json.dumps(sp.to_dict()))
+    assert spec == {"type": "dag_shortest_path", "n_nodes": 5,
+                    "edges": [[0, 1], [1, 4], [0, 2], [2, 4], [0, 4], [3, 4]],
+                    "source": 0, "target": 4, "sense": "max"}
+    C = np.random.default_rng(33).normal(size=(10, 6))
+    for q in (DAGShortestPath.from_dict(spec), pickle.loads(pickle.dumps(sp))):
+        assert q.to_dict() == sp.to_dict()
+        assert_array_equal(q.solve(C)[0], sp.solve(C)[0])
+
+
+def test_dag_accepts_numpy_edges_and_integral_floats():
+    sp = ShortestPath.from_edges(np.int64(3), np.array([[0.0, 1.0], [1.0, 2.0]]), 0,
+                                 np.int32(2))
+    assert sp.n_costs == 2 and sp.target == 2
+
+
+@pytest.mark.parametrize("args, match", [
+    ((3, [(0, 1), (1, 2), (2, 0)], 0, 2), r"'edges' parameter of ShortestPath.from_edges has "
+                                          r"a cycle \((0->1->2->0|1->2->0->1|2->0->1->2)\)"),
+    ((4, [(0, 1), (1, 2), (2, 1), (2, 3)], 0, 3), r"has a cycle \((1->2->1|2->1->2)\)"),
+    ((3, [(0, 1), (1, 1), (1, 2)], 0, 2), r"has a self loop: edge 1 is \(1, 1\)"),
+    ((3, [(0, 1), (1, 3)], 0, 2), r"has a node id out of the range \[0, 2\]: edge 1 is "
+                                  r"\(1, 3\)"),
+    ((3, [(0, 1), (-1, 2)], 0, 2), r"node id out of the range"),
+    ((4, [(0, 1), (2, 3)], 0, 3), r"gives no path from source 0 to target 3"),
+    ((3, [(0, 1), (1, 2)], 2, 0), r"gives no path from source 2 to target 0"),
+    ((3, [(0, 1), (1, 2)], 1, 1), r"'source' and 'target' parameters .* must differ"),
+    ((3, [(0, 1), (1, 2)], 0, 3), r"'target' parameter of ShortestPath.from_edges must be a "
+                                  r"node id in the range \[0, 2\]. Got 3"),
+    ((3, [(0, 1), (1, 2)], 0.0, 2), r"'source' parameter .* must be an int node id"),
+    ((3, [(0, 1), (1, 2)], None, 2), r"'source' parameter .* must be an int node id"),
+    ((1, [(0, 0)], 0, 0), r"'n_nodes' parameter .* must be an int in the range \[2, inf\)"),
+    ((2.0, [(0, 1)], 0, 1), r"'n_nodes' parameter"),
+    ((3, [], 0, 2), r"'edges' parameter .* must be a non-empty sequence of \(tail, head\)"),
+    ((3, [(0, 1, 2)], 0, 2), r"'edges' parameter .* sequence of \(tail, head\) pairs"),
+    ((3, [(0, 1), (1,)], 0, 2), r"'edges' parameter .* sequence of \(tail, head\) pairs"),
+    ((3, [(0, 1.5), (1, 2)], 0, 2), r"pairs of int node ids"),
+    ((3, [("a", "b")], 0, 2), r"pairs of int node ids"),
+    ((3, None, 0, 2), r"pairs of int node ids"),
+])
+def test_dag_bad_input(args, match):
+    with pytest.raises(ValueError, match=match):
+        ShortestPath.from_edges(*args)
+
+
+def test_dag_bad_sense():
+    with pytest.raises(ValueError, match="sense must be 'min' or 'max'"):
+        ShortestPath.from_edges(2, [(0, 1)], 0, 1, sense="shortest")
+
+
+def test_tree_on_dag_equals_tree_on_grid():
+    from spotree import SPOTree
+
+    grid = ShortestPath((5, 5))
+    dag = ShortestPath.from_edges(25, [(i - 1, j - 1) for i, j in grid.edges()], 0, 24)
+    rng = np.random.default_rng(34)
+    X = rng.normal(size=(300, 3))
+    C = np.abs(X[:, :1] * rng.normal(size=(1, grid.n_costs))
+               + rng.normal(size=(300, grid.n_costs)))
+    t_grid = SPOTree(grid, max_depth=3, min_samples_leaf=10).fit(X, C)
+    t_dag = SPOTree(dag, max_depth=3, min_samples_leaf=10).fit(X, C)
+    assert_allclose(t_dag.predict(X), t_grid.predict(X), rtol=1e-12)
+    assert_array_equal(t_dag.predict_decision(X), t_grid.predict_decision(X))

@@ -1,64 +1,153 @@
-"""The compiled builder grows exactly the tree of the Python reference builder."""
+"""The compiled growth routine against an independent reference builder.
+
+``tests/tree/_reference.py`` grows trees by brute force from the documented
+rules (every candidate child scored from scratch with one oracle call on its
+mean). Here every split-search path of spotree (vertex list, compiled
+solver, batched oracle) must grow the same tree on small data: same features,
+same partition of the training rows at every node, same decisions and
+losses; with missing values, categorical features, quantile thresholds,
+sample weights, both senses and the three criteria.
+"""
 
 import numpy as np
 import pytest
 
-from spotree.datasets import make_shortest_path
-from spotree.problems import FiniteDecisions, ShortestPath
+from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath, news_recommendation
 from spotree.tree._builder import grow_tree
-from spotree.tree._criterion import Criterion
+from spotree.tree._criterion import FitData
 
-FIELDS = ("children_left", "children_right", "feature", "threshold", "value", "decision",
-          "loss", "impurity", "n_node_samples", "weighted_n_node_samples")
+from ._reference import ReferenceTree
 
 
-def _grow(problem, X, C, w, a, compiled, **kw):
-    crit = Criterion(problem, C, w, spo_weight=a)
-    params = dict(max_depth=None, min_leaf=5.0, min_split=2.0, max_features=None,
-                  n_quantiles=0, min_loss_decrease=0.0, rng=np.random.RandomState(0))
+def _oracle_only(problem):
+    def oracle(C):
+        return problem.solve(C)[0]
+
+    return CallableProblem(oracle, n_costs=problem.n_costs, sense=problem.sense, batched=True)
+
+
+def _finite(seed, sense="min"):
+    rng = np.random.default_rng(100 + seed)
+    return FiniteDecisions(rng.uniform(-1, 1, size=(6, 4)), sense=sense)
+
+
+# (problem factory, paths it can take)
+PROBLEMS = {
+    "sp33": (lambda s: ShortestPath((3, 3)), ("vertex", "solver", "oracle")),
+    "sp23-max": (lambda s: ShortestPath((2, 3), sense="max"), ("vertex", "solver", "oracle")),
+    "finite": (lambda s: _finite(s), ("vertex", "oracle")),
+    "finite-max": (lambda s: _finite(s, "max"), ("vertex", "oracle")),
+    "news-lp": (lambda s: news_recommendation(4, 2, random_state=s), ("vertex", "oracle")),
+    "sp33-callable": (lambda s: _oracle_only(ShortestPath((3, 3))), ("oracle",)),
+}
+
+
+def _data(problem, seed, n=14, p=3, missing=0.0, n_cat=0, levels=4):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.uniform(0, 1, size=(n, p)), 1)
+    for j in range(n_cat):
+        X[:, j] = rng.integers(0, levels, size=n)
+    if missing:
+        X[rng.uniform(size=X.shape) < missing] = np.nan
+    C = rng.uniform(0.2, 2.0, size=(n, problem.n_costs))
+    return X, C
+
+
+def _grow(problem, X, C, w, path, *, a, is_cat=None, **kw):
+    p = X.shape[1]
+    is_cat = np.zeros(p, dtype=bool) if is_cat is None else is_cat
+    data = FitData(problem, X, C, is_cat, need_spo=a > 0, path=path)
+    params = dict(max_depth=None, min_leaf_cnt=1, min_leaf_w=0.0, min_split_cnt=2,
+                  max_features=None, n_quantiles=0, min_loss_decrease=0.0, seed=0)
     params.update(kw)
-    return grow_tree(crit, X, np.zeros(X.shape[1], dtype=bool), compiled=compiled, **params)
+    tree, _, _ = grow_tree(data, w, (w > 0).astype(float), a=a, **params)
+    return tree
 
 
+def _node_rows(tree, X, rows):
+    path = tree.decision_path(X[rows]).tocsc()
+    return [rows[path[:, t].indices] for t in range(tree.node_count)]
+
+
+def assert_same_tree(tree, ref, X, w):
+    rows = np.flatnonzero(w > 0)
+    node_rows = _node_rows(tree, X, rows)
+    scale = max(abs(ref.nodes[0]["impurity"]), abs(ref.nodes[0]["loss"]), 1e-300)
+
+    def walk(t, r):
+        node = ref.nodes[r]
+        assert sorted(node_rows[t]) == sorted(node["idx"]), f"rows of node {t}"
+        np.testing.assert_allclose(tree.decision[t], node["decision"], atol=1e-9)
+        assert tree.loss[t] == pytest.approx(node["loss"], rel=1e-7, abs=1e-9 * scale)
+        assert tree.impurity[t] == pytest.approx(node["impurity"], rel=1e-7, abs=1e-9 * scale)
+        is_leaf = tree.children_left[t] < 0
+        assert is_leaf == (node["left"] < 0), f"node {t}: leaf in one tree only ({node})"
+        if not is_leaf:
+            assert tree.feature[t] == node["feature"]
+            walk(tree.children_left[t], node["left"])
+            walk(tree.children_right[t], node["right"])
+
+    walk(0, 0)
+
+
+CASES = [
+    dict(),
+    dict(max_depth=2),
+    dict(min_leaf_cnt=3),
+    dict(n_quantiles=3),
+    dict(missing=0.15),
+    dict(missing=0.25, min_leaf_cnt=2),
+    dict(n_cat=1),
+    dict(n_cat=2, missing=0.1),
+    dict(n_cat=1, subsets=True),
+    dict(n_cat=1, subsets=True, missing=0.2, levels=5),
+    dict(weighted=True),
+    dict(weighted=True, min_weight=6.0, missing=0.1),
+]
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+@pytest.mark.parametrize("case", range(len(CASES)))
 @pytest.mark.parametrize("a", [1.0, 0.0, 0.4])
-@pytest.mark.parametrize("kw", [
-    {}, {"max_depth": 3}, {"n_quantiles": 7}, {"min_leaf": 12.5},
-    {"min_loss_decrease": 0.5}, {"min_split": 60.0},
-])
-@pytest.mark.parametrize("weighted", [False, True])
-def test_compiled_equals_python_builder(a, kw, weighted):
-    X, C = make_shortest_path(300, n_features=4, grid=(3, 3), noise=0.3, random_state=3)
-    rng = np.random.default_rng(1)
-    w = rng.integers(0, 4, size=300).astype(float) if weighted else np.ones(300)
-    problem = ShortestPath((3, 3))
-    fast, imp_fast = _grow(problem, X, C, w, a, True, **kw)
-    ref, imp_ref = _grow(problem, X, C, w, a, False, **kw)
-    assert fast.node_count == ref.node_count
-    for name in FIELDS:
-        np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=1e-9,
-                                   atol=1e-9, err_msg=name)
-    np.testing.assert_allclose(imp_fast, imp_ref, rtol=1e-9, atol=1e-9)
+@pytest.mark.parametrize("seed", [0])
+def test_every_path_grows_the_reference_tree(name, case, a, seed):
+    make, paths = PROBLEMS[name]
+    problem = make(seed)
+    cfg = dict(CASES[case])
+    rng = np.random.default_rng(seed + 31)
+    X, C = _data(problem, seed, missing=cfg.pop("missing", 0.0), n_cat=cfg.get("n_cat", 0),
+                 levels=cfg.pop("levels", 4))
+    n_cat = cfg.pop("n_cat", 0)
+    is_cat = np.arange(X.shape[1]) < n_cat
+    w = rng.integers(0, 4, size=X.shape[0]).astype(float) if cfg.pop("weighted", False) \
+        else np.ones(X.shape[0])
+    w[0] = max(w[0], 1.0)
+    subsets = cfg.pop("subsets", False)
+    min_weight = cfg.pop("min_weight", 0.0)
+    q = cfg.get("n_quantiles", 0)
+    if q:
+        X = X + rng.uniform(0, 1e-3, size=X.shape)  # quantiles never hit a value exactly
+    ref = ReferenceTree(problem, X, C, w, a=a, max_depth=cfg.get("max_depth"),
+                        min_leaf=cfg.get("min_leaf_cnt", 1), min_weight=min_weight,
+                        thresholds=q or "all", is_cat=is_cat, subsets=subsets)
+    for path in paths:
+        tree = _grow(problem, X, C, w, path, a=a, is_cat=is_cat, min_leaf_w=min_weight,
+                     categorical_subsets=subsets, **cfg)
+        assert_same_tree(tree, ref, X, w)
 
 
-def test_compiled_builder_max_sense_and_ties():
-    # Duplicated feature values and a max-sense problem with tied candidates.
-    rng = np.random.default_rng(7)
-    X = rng.integers(0, 5, size=(120, 3)).astype(float)
-    V = rng.uniform(-1, 1, size=(6, 4))
-    C = rng.normal(size=(120, 4))
-    problem = FiniteDecisions(np.vstack([V, V[:2]]), sense="max")
-    fast, _ = _grow(problem, X, C, np.ones(120), 1.0, True, min_leaf=3.0)
-    ref, _ = _grow(problem, X, C, np.ones(120), 1.0, False, min_leaf=3.0)
-    for name in FIELDS:
-        np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=1e-9,
-                                   atol=1e-9, err_msg=name)
-
-
-def test_compiled_feature_draws_are_deterministic():
-    X, C = make_shortest_path(400, random_state=0)
-    a, _ = _grow(ShortestPath(), X, C, np.ones(400), 1.0, True, max_features=2,
-                 rng=np.random.RandomState(5))
-    b, _ = _grow(ShortestPath(), X, C, np.ones(400), 1.0, True, max_features=2,
-                 rng=np.random.RandomState(5))
-    np.testing.assert_array_equal(a.feature, b.feature)
-    np.testing.assert_array_equal(a.threshold, b.threshold)
+def test_paths_agree_on_larger_data():
+    problem = ShortestPath((3, 4))
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4))
+    C = np.exp(rng.normal(size=(300, problem.n_costs)) + X[:, :1].clip(-2, 2))
+    X[rng.uniform(size=X.shape) < 0.05] = np.nan
+    w = np.ones(300)
+    trees = [_grow(problem, X, C, w, path, a=1.0, min_leaf_cnt=10)
+             for path in ("vertex", "solver", "oracle")]
+    for t in trees[1:]:
+        np.testing.assert_array_equal(t.feature, trees[0].feature)
+        np.testing.assert_array_equal(t.threshold, trees[0].threshold)
+        np.testing.assert_array_equal(t.missing_go_to_left, trees[0].missing_go_to_left)
+        np.testing.assert_array_equal(t.decision, trees[0].decision)
+        np.testing.assert_allclose(t.loss, trees[0].loss, rtol=1e-9, atol=1e-9)

@@ -110,7 +110,10 @@ def test_integer_weights_equal_duplicated_rows(seed):
     w[0] = 1
     Xr, Cr = np.repeat(X, w, axis=0), np.repeat(C, w, axis=0)
     perm = rng.permutation(30)
-    for kw in [dict(max_depth=3), dict(min_samples_leaf=4), dict(criterion="mse", max_depth=3)]:
+    # A leaf of at least 4 copies is a leaf of weight at least 4: by weight
+    # fraction, since min_samples_leaf counts rows whatever their weights.
+    frac = dict(min_weight_fraction_leaf=4 / w.sum())
+    for kw in [dict(max_depth=3), frac, dict(criterion="mse", max_depth=3)]:
         a = SPOTree(problem, **kw).fit(X[perm], C[perm], sample_weight=w[perm]).tree_
         b = SPOTree(problem, **kw).fit(Xr, Cr).tree_
         np.testing.assert_array_equal(a.feature, b.feature)
@@ -448,16 +451,27 @@ def test_score_is_minus_the_normalized_spo_loss():
         -normalized_spo_loss(Cv, est.predict(Xv), problem=SP, sample_weight=w))
 
 
-def test_categorical_unseen_categories_go_right():
+def test_categorical_unseen_categories_follow_the_missing_side():
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.integers(0, 4, size=60).astype(float), rng.uniform(size=60)])
     C = np.where((X[:, 0] == 2)[:, None], [1.0, 3.0], [3.0, 1.0]) + rng.uniform(size=(60, 2))
     est = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1, categorical_features=[0]).fit(X, C)
     t = est.tree_
     assert t.feature[0] == 0 and t.categories[0].tolist() == [2.0]
-    Xnew = np.array([[7.0, 0.5], [-1.0, 0.5], [2.5, 0.5], [2.0, 0.5]])
-    np.testing.assert_array_equal(est.apply(Xnew), [t.children_right[0]] * 3
-                                  + [t.children_left[0]])
+    missing_side = t.children_left[0] if t.missing_go_to_left[0] else t.children_right[0]
+    Xnew = np.array([[7.0, 0.5], [-1.0, 0.5], [2.5, 0.5], [np.nan, 0.5], [2.0, 0.5],
+                     [1.0, 0.5]])
+    np.testing.assert_array_equal(est.apply(Xnew), [missing_side] * 4
+                                  + [t.children_left[0], t.children_right[0]])
+    # Rows missing the category at fit decide the missing side, for unseen ones too.
+    Xm = X.copy()
+    Xm[:15, 0] = np.nan
+    Cm = C.copy()
+    Cm[:15] = [1.0, 3.0]
+    est = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1, categorical_features=[0]).fit(Xm, Cm)
+    t = est.tree_
+    assert t.feature[0] == 0 and t.missing_go_to_left[0] == 1
+    assert (est.apply(Xnew[:4]) == t.children_left[0]).all()
 
 
 def test_min_samples_leaf_as_fraction_and_min_samples_split():
@@ -503,21 +517,23 @@ def test_max_depth_and_min_loss_decrease():
 
 
 # ---------------------------------------------------------------- bad input
-def test_nan_or_inf_is_rejected_with_a_clear_error():
+def test_inf_in_x_and_nan_or_inf_in_c_are_rejected_with_a_clear_error():
+    # NaN in X is a missing value (tests/tree/test_missing.py); infinity is not.
     X, C = _sp_data(30)
-    for bad in (np.nan, np.inf):
+    for bad in (-np.inf, np.inf):
         Xb = X.copy()
         Xb[3, 1] = bad
-        with pytest.raises(ValueError, match="NaN|infinity"):
+        with pytest.raises(ValueError, match="infinity"):
             SPOTree(SP).fit(Xb, C)
+    for bad in (np.nan, np.inf):
         Cb = C.copy()
         Cb[4, 2] = bad
         with pytest.raises(ValueError, match=r"C contains NaN or infinity"):
             SPOTree(SP).fit(X, Cb)
     est = SPOTree(SP).fit(X, C)
     Xb = X.copy()
-    Xb[0, 0] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
+    Xb[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
         est.predict(Xb)
 
 

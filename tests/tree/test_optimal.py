@@ -32,21 +32,31 @@ def _leaf_loss(problem, C, w, mask, z):
 def _enumerate_best(X, C, w, problem, depth, min_leaf, alpha=0.0):
     """Best objective over every tree of depth <= depth (explicit enumeration).
 
-    Splits are ``x_j <= t`` for every midpoint t between distinct values.
+    Splits are ``x_j <= t`` for every midpoint t between distinct values;
+    where a feature has missing values, each split also with them on the
+    left, and the split "present vs missing".
     Objective: total SPO loss / total weight + alpha * number of splits.
     """
     _, z = problem.solve(C)
     W = w.sum()
     splits = []
     for j in range(X.shape[1]):
-        u = np.unique(X[:, j])
-        splits += [X[:, j] <= t for t in (u[:-1] + u[1:]) / 2]
+        x = X[:, j]
+        miss = np.isnan(x)
+        u = np.unique(x[~miss])
+        for t in (u[:-1] + u[1:]) / 2:
+            splits.append(~miss & (x <= t))
+            if miss.any():
+                splits.append(miss | (x <= t))
+        if miss.any() and (~miss).any():
+            splits.append(~miss)
     cache = {}
 
     def leaf(mask):
         key = mask.tobytes()
         if key not in cache:
-            ok = mask.any() and w[mask].sum() >= min_leaf
+            # min_samples_leaf counts the samples of positive weight (N_min).
+            ok = mask.any() and (w[mask] > 0).sum() >= min_leaf
             cache[key] = _leaf_loss(problem, C, w, mask, z) if ok else np.inf
         return cache[key]
 
@@ -112,7 +122,7 @@ def test_search_is_exact(inst, depth):
         # The stored tree carries that loss and respects the leaf weight.
         t = est.tree_
         assert t.loss[t.is_leaf].sum() / w.sum() == pytest.approx(best, rel=1e-9, abs=1e-12)
-        assert (t.weighted_n_node_samples[t.is_leaf] >= min_leaf - 1e-12).all()
+        assert (t.n_node_samples[t.is_leaf] >= min_leaf).all()
         assert est.get_depth() <= depth
 
 
@@ -128,6 +138,33 @@ def test_milp_is_exact(inst, depth):
     assert est.result_["status"] == "optimal"
     assert est.result_["objective"] == pytest.approx(best, rel=1e-6, abs=1e-9)
     assert est.result_["warm_start_objective"] >= best - 1e-9
+
+
+@pytest.mark.parametrize("inst", INSTANCES[:3], ids=IDS[:3])
+@pytest.mark.parametrize("depth", [1, 2])
+def test_search_is_exact_with_missing_values(inst, depth):
+    _, X, C, w, problem = inst
+    X = X.copy()
+    rng = np.random.default_rng(depth)
+    X[rng.uniform(size=X.shape) < 0.25] = np.nan
+    best = _enumerate_best(X, C, w, problem, depth, 2)
+    for prob in (problem, _no_vertices(problem)):
+        est = OptimalSPOTree(prob, max_depth=depth, min_samples_leaf=2).fit(X, C, w)
+        assert est.result_["status"] == "optimal"
+        assert est.result_["objective"] == pytest.approx(best, rel=1e-9, abs=1e-12)
+        t = est.tree_
+        # The stored tree routes the training rows as the search did.
+        assert t.loss[t.is_leaf].sum() / w.sum() == pytest.approx(best, rel=1e-9, abs=1e-12)
+        assert (t.n_node_samples[t.is_leaf] >= 2).all()
+        assert t.weighted_n_node_samples[t.is_leaf].sum() == pytest.approx(w.sum())
+
+
+def test_milp_refuses_missing_values():
+    _, X, C, w, problem = INSTANCES[0]
+    X = X.copy()
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError, match="missing values"):
+        OptimalSPOTree(problem, max_depth=1, method="milp").fit(X, C)
 
 
 def test_search_depth3_matches_enumeration():

@@ -4,10 +4,13 @@ import io
 import json
 import os
 import pickle
+import re
 
 import joblib
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import spotree
 from spotree import SPOTree, export_text
@@ -40,6 +43,15 @@ def _models():
                         .fit(X, C), X, C)
     m, Xs, Cs = _sp_model(min_samples_leaf=5)
     out["pruned"] = (m.prune(Xs[:40], Cs[:40]), Xs, Cs)
+    # Missing values: a split on missingness alone (threshold +inf) and a
+    # feature missing at random.
+    Xm = rng.uniform(size=(200, 2))
+    miss = rng.uniform(size=200) < 0.4
+    Xm[miss, 0] = np.nan
+    Xm[rng.uniform(size=200) < 0.2, 1] = np.nan
+    Cm = np.column_stack([np.where(miss, 1.0, 3.0) + rng.normal(scale=0.1, size=200),
+                          1.5 + np.nan_to_num(Xm[:, 1], nan=0.9)])
+    out["missing"] = (SPOTree(FiniteDecisions(np.eye(2)), max_depth=3).fit(Xm, Cm), Xm, Cm)
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame(Xs, columns=["speed", "hour", "rain"])
     out["dataframe"] = (SPOTree(ShortestPath((3, 3)), max_depth=2).fit(df, Cs), df, Cs)
@@ -72,6 +84,8 @@ def _same_model(a, b, X, C):
                  "weighted_n_node_samples"):
         np.testing.assert_array_equal(getattr(ta, name), getattr(tb, name), err_msg=name)
     assert all(np.array_equal(x, y) for x, y in zip(ta.categories, tb.categories))
+    np.testing.assert_array_equal(ta.missing_go_to_left, tb.missing_go_to_left)
+    np.testing.assert_array_equal(ta.missing_features, tb.missing_features)
     assert type(a.problem_) is type(b.problem_)
     assert a.problem_.to_dict() == b.problem_.to_dict()
 
@@ -112,18 +126,9 @@ def test_a_loaded_model_can_be_refitted_and_pruned(tmp_path):
     np.testing.assert_array_equal(refit.predict(X), model.predict(X))
 
 
-def test_saving_an_unfitted_or_unwritable_model_fails_cleanly(tmp_path):
+def test_saving_an_unfitted_model_fails_cleanly(tmp_path):
     with pytest.raises(Exception, match="not fitted|fit"):
         SPOTree(ShortestPath((2, 2))).save(tmp_path / "x.json")
-    sp = ShortestPath((3, 3))
-
-    def oracle(C):
-        return sp.solve(C)[0]
-
-    _, X, C = _sp_model(max_depth=1)
-    m = SPOTree(CallableProblem(oracle, n_costs=12, batched=True), max_depth=1).fit(X, C)
-    with pytest.raises((NotImplementedError, ValueError, TypeError), match="JSON"):
-        m.save(tmp_path / "callable.json")
     # Nothing half-written is left behind.
     assert os.listdir(tmp_path) == []
 
@@ -161,8 +166,9 @@ def test_load_rejects_wrong_format_version_and_estimator(tmp_path):
         spotree.load(_write(tmp_path, {**doc, "format": "sklearn-model"}))
     with pytest.raises(ValueError, match="not a spotree model file"):
         spotree.load(_write(tmp_path, {k: v for k, v in doc.items() if k != "format"}))
-    with pytest.raises(ValueError, match="version"):
-        spotree.load(_write(tmp_path, {**doc, "version": 99}))
+    for version in (99, True, "1", 1.0):
+        with pytest.raises(ValueError, match="version"):
+            spotree.load(_write(tmp_path, {**doc, "version": version}))
     for name in ("DecisionTreeRegressor", "os.system", "builtins.eval", None):
         with pytest.raises(ValueError, match="unknown estimator"):
             spotree.load(_write(tmp_path, {**doc, "estimator": name}))
@@ -215,3 +221,434 @@ def test_load_rejects_fitted_arrays_of_the_wrong_length(tmp_path, field, value):
     doc["fitted"][field] = value
     with pytest.raises(ValueError, match="malformed"):
         spotree.load(_write(tmp_path, doc))
+
+
+def _edit(doc, path, value=None, delete=False):
+    """A deep copy of ``doc`` with the entry at ``path`` (a key/index list) replaced."""
+    doc = json.loads(json.dumps(doc))
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    if delete:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return doc
+
+
+def _load_error(tmp_path, doc, **kw):
+    with pytest.raises(ValueError) as info:
+        spotree.load(_write(tmp_path, doc), **kw)
+    return " ".join(str(info.value).split())
+
+
+T0 = ["trees", 0]
+
+
+@pytest.mark.parametrize("path, value, match", [
+    # Indices that overflowed numpy's int64 and floats where ints belong.
+    (T0 + ["children_left", 0], 10 ** 30,
+     r"trees\[0\]\.children_left\[0\] must be an int in \[-1, 14\]; got an int with 31 digits"),
+    (T0 + ["feature", 0], 1e20, r"trees\[0\]\.feature\[0\] must be an int in \[-2, 2\]; "
+                                r"got 1e\+20"),
+    (T0 + ["feature", 0], 1.0, r"trees\[0\]\.feature\[0\] must be an int"),
+    # Non-finite and negative values.
+    (T0 + ["threshold", 0], float("nan"), r"trees\[0\]\.threshold\[0\] must be a finite "
+                                          r"number or inf; got nan"),
+    (T0 + ["threshold", 0], -float("inf"), r"trees\[0\]\.threshold\[0\] must be a finite "
+                                           r"number or inf; got -inf"),
+    (T0 + ["threshold", 5], float("inf"), r"trees\[0\]\.threshold\[5\] must be -2 at a leaf"),
+    (T0 + ["missing_go_to_left", 0], 2, r"trees\[0\]\.missing_go_to_left\[0\] must be an int "
+                                        r"in \[0, 1\]; got 2"),
+    (T0 + ["missing_go_to_left", 5], 1, r"trees\[0\]\.missing_go_to_left\[5\] must be 0 at a "
+                                        r"leaf"),
+    (T0 + ["missing_features"], [True], r"trees\[0\]\.missing_features must be a list of 3 "
+                                        r"bools"),
+    (T0 + ["categories", 0], [float("nan"), 1], r"trees\[0\]\.categories\[0\]\[0\] must be a "
+                                                r"finite number; got nan"),
+    (T0 + ["value", 2, 1], float("inf"), r"trees\[0\]\.value\[2\]\[1\] must be a finite "
+                                         r"number; got inf"),
+    (T0 + ["decision", 2, 1], -float("inf"), r"trees\[0\]\.decision\[2\]\[1\] must be a "
+                                             r"finite number; got -inf"),
+    (T0 + ["loss", 1], float("inf"), r"trees\[0\]\.loss\[1\] must be a finite number >= 0"),
+    (T0 + ["impurity", 1], -1.0, r"trees\[0\]\.impurity\[1\] must be a finite number >= 0"),
+    (T0 + ["weighted_n_node_samples", 1], -3.0,
+     r"trees\[0\]\.weighted_n_node_samples\[1\] must be a finite number >= 0"),
+    (T0 + ["n_node_samples", 1], -3, r"trees\[0\]\.n_node_samples\[1\] must be an int >= 0"),
+    (T0 + ["value", 3], [0.5] * 11, r"trees\[0\]\.value\[3\] must have 12 entries; got 11"),
+    (T0 + ["value", 3], "row", r"trees\[0\]\.value\[3\] must be a list of 12 finite numbers"),
+    # Leaf and split conventions.
+    (T0 + ["categories", 0], [0.5, 1.0], r"trees\[0\]\.threshold\[0\] must be -2 at a "
+                                         r"categorical split"),
+    (T0 + ["categories", 5], [1.0], r"trees\[0\]\.categories\[5\] must be empty at a leaf"),
+    (T0 + ["threshold", 5], 0.5, r"trees\[0\]\.threshold\[5\] must be -2 at a leaf"),
+    (T0 + ["feature", 5], 1, r"trees\[0\]\.feature\[5\] must be -2 at a leaf"),
+    (T0 + ["feature", 0], -2, r"trees\[0\]\.feature\[0\] must be a feature index >= 0 at a "
+                              r"split node"),
+    # Fitted attributes.
+    (["fitted", "n_features_in_"], float("inf"), r"fitted\.n_features_in_ must be an int >= 1; "
+                                                 r"got inf"),
+    (["fitted", "n_features_in_"], float("nan"), r"fitted\.n_features_in_ must be an int >= 1; "
+                                                 r"got nan"),
+    (["fitted", "n_features_in_"], "abc", r"fitted\.n_features_in_ must be an int >= 1; "
+                                          r"got 'abc'"),
+    (["fitted", "n_features_in_"], 7, r"fitted\.feature_importances_ must have 7 entries"),
+    (["fitted", "loss_scales_"], 5, r"fitted\.loss_scales_ must be a list of 2 positive "
+                                    r"numbers"),
+    (["fitted", "loss_scales_"], [1.0, 0.0], r"fitted\.loss_scales_\[1\] must be a positive "
+                                             r"number"),
+    (["fitted", "feature_importances_"], [1.0], r"fitted\.feature_importances_ must have 3 "
+                                                r"entries"),
+    (["fitted", "feature_importances_"], [1.0, -0.5, 0.5],
+     r"fitted\.feature_importances_\[1\] must be a finite number >= 0"),
+    (["fitted", "feature_names_in_"], ["a", "b", 3], r"fitted\.feature_names_in_\[2\] must be "
+                                                     r"a str"),
+    (["fitted", "pruning_alpha_"], -1.0, r"fitted\.pruning_alpha_ must be a finite number"),
+    (["fitted", "oob_score_"], 0.1, r"fitted\.oob_score_ is not a known key"),
+    # Parameters go through the estimator's own validation, at load.
+    (["params", "spo_weight"], "abc", r"params\.spo_weight is invalid: The 'spo_weight' "
+                                      r"parameter of SPOTree must be a float in the range "
+                                      r"\[0\.0, 1\.0\]\. Got 'abc' instead"),
+    (["params", "max_depth"], 0, r"params\.max_depth is invalid: The 'max_depth' parameter"),
+    (["params", "criterion"], "gini", r"params\.criterion is invalid"),
+    (["params", "evil"], 1, r"params\.evil is not a known key"),
+    (["params", "categorical_features"], [5], r"params\.categorical_features\[0\] must be an "
+                                              r"int in \[0, 2\]; got 5"),
+    (["params", "categorical_features"], [0, float("nan")],
+     r"params\.categorical_features\[1\] must be an int in \[0, 2\]; got nan"),
+    (["params", "categorical_features"], ["speed"], r"params\.categorical_features\[0\] names "
+                                                    r"'speed', which is not in "
+                                                    r"fitted\.feature_names_in_"),
+    (["params", "categorical_features"], [True, False],
+     r"params\.categorical_features as a boolean mask must have n_features_in_=3 entries"),
+    (["fitted", "feature_importances_"], [0.5, 0.5, 0.5],
+     r"fitted\.feature_importances_ must sum to 1 \(or all be 0\); they sum to 1\.5"),
+    (["trees"], [], r"trees do not fit the estimator: a SPOTree file holds one tree; got 0"),
+    (["trees"], {}, r"trees must be a list of trees; got an object"),
+    (["problem_info", "n_costs"], 9, r"problem_info\.n_costs is 9 but the problem spec has "
+                                     r"n_costs=12"),
+    (T0 + ["n_outputs"], 9, r"trees\[0\]\.value\[0\] must have 9 entries"),
+    (["problem_info", "sense"], "max", r"problem_info\.sense is 'max' but the problem spec "
+                                       r"has sense='min'"),
+])
+def test_hand_edits_give_a_value_error_naming_the_key(tmp_path, path, value, match):
+    doc = _doc(tmp_path)
+    msg = _load_error(tmp_path, _edit(doc, path, value))
+    assert re.search(match, msg), msg
+    assert msg.startswith(str(tmp_path / "bad.json") + " is a malformed spotree model: ")
+
+
+@pytest.mark.parametrize("path, match", [
+    (["fitted", "n_features_in_"], r"fitted\.n_features_in_ is missing"),
+    (T0 + ["threshold"], r"trees\[0\]\.threshold is missing"),
+    (["params"], r"params is missing"),
+    (["problem"], r"problem is missing"),
+])
+def test_deleted_keys_are_named(tmp_path, path, match):
+    msg = _load_error(tmp_path, _edit(_doc(tmp_path), path, delete=True))
+    assert re.search(match, msg), msg
+
+
+def test_a_node_with_two_parents_is_refused(tmp_path):
+    doc = _doc(tmp_path)
+    tree = doc["trees"][0]
+    # Root 0 -> (1, 2) and 1 -> (3, 4): point the root's right child at node 3.
+    assert tree["children_left"][:2] == [1, 3] and tree["children_right"][0] == 2
+    msg = _load_error(tmp_path, _edit(doc, T0 + ["children_right", 0], 3))
+    assert re.search(r"trees\[0\]\.children_left\[1\] points to node 3, which is already the "
+                     r"child of node 0; every node must have exactly one parent", msg), msg
+
+
+def test_a_node_out_of_reach_of_the_root_is_refused(tmp_path):
+    doc = _doc(tmp_path)
+    tree = doc["trees"][0]
+    # An extra leaf at the end that no node points to.
+    for name in ("children_left", "children_right"):
+        tree[name].append(-1)
+    tree["feature"].append(-2)
+    tree["threshold"].append(-2.0)
+    for name in ("impurity", "loss", "weighted_n_node_samples"):
+        tree[name].append(0.0)
+    tree["n_node_samples"].append(0)
+    tree["categories"].append([])
+    tree["value"].append(tree["value"][0])
+    tree["decision"].append(tree["decision"][0])
+    msg = _load_error(tmp_path, doc)
+    assert re.search(r"trees\[0\]\.children_left and children_right never point to node 15: "
+                     r"it cannot be reached from the root", msg), msg
+
+
+def test_arrays_nested_200000_deep(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ValueError, match="not a spotree model file .*nested more than"):
+        spotree.load(path)
+    doc = _doc(tmp_path)
+    doc["trees"][0]["value"][0][0] = json.loads("[" * 500 + "]" * 500)
+    msg = _load_error(tmp_path, doc)
+    assert "trees[0].value[0][0] must be a finite number; got a list" in msg
+
+
+def test_files_over_the_size_limit_are_refused_before_reading(tmp_path):
+    model, X, _ = MODELS["shortest_path"]
+    path = tmp_path / "m.json"
+    model.save(path)
+    size = path.stat().st_size
+    with pytest.raises(ValueError, match=rf"is {size} bytes, larger than the 1000-byte limit "
+                                         r"of spotree\.load; if you trust the file, pass a "
+                                         r"larger max_bytes"):
+        spotree.load(path, max_bytes=1000)
+    np.testing.assert_array_equal(spotree.load(path, max_bytes=size).predict(X),
+                                  model.predict(X))
+    assert spotree.tree._persist.MAX_BYTES == 2 ** 30
+
+
+def test_load_accepts_only_paths(tmp_path):
+    # An int is a file descriptor to open(): spotree.load(3) must not read it.
+    r, w = os.pipe()
+    try:
+        os.write(w, b"{}")
+        for bad in (r, float(r), None, b"model.json", [str(tmp_path)]):
+            with pytest.raises(TypeError, match="The 'path' argument of spotree.load must be "
+                                                "a str or os.PathLike"):
+                spotree.load(bad)
+        assert os.read(r, 2) == b"{}"  # still unread
+    finally:
+        os.close(r)
+        os.close(w)
+    with pytest.raises(TypeError, match="The 'problem' argument of spotree.load must be a "
+                                        "DecisionProblem or None. Got str"):
+        spotree.load(tmp_path / "x.json", problem="shortest_path")
+
+
+def test_a_forest_edited_to_no_trees_is_refused(tmp_path):
+    X, C = make_shortest_path(60, n_features=3, grid=(3, 3), random_state=0)
+    spotree.SPOForest(ShortestPath((3, 3)), n_estimators=3, random_state=0).fit(X, C).save(
+        tmp_path / "f.json")
+    doc = json.loads((tmp_path / "f.json").read_text())
+    msg = _load_error(tmp_path, {**doc, "params": {**doc["params"], "n_estimators": 0},
+                                 "trees": []})
+    assert re.search(r"params\.n_estimators is invalid: The 'n_estimators' parameter of "
+                     r"SPOForest must be an int in the range \[1, inf\)\. Got 0", msg), msg
+    msg = _load_error(tmp_path, {**doc, "trees": []})
+    assert "trees do not fit the estimator: a SPOForest file with n_estimators=3 holds 0" in msg
+    msg = _load_error(tmp_path, {**doc, "params": {**doc["params"], "n_estimators": 2}})
+    assert "trees do not fit the estimator: a SPOForest file with n_estimators=2 holds 3" in msg
+
+
+# ------------------------------------------------ decisions vs the problem
+def test_leaf_decisions_edited_to_zeros_are_refused(tmp_path):
+    model, X, C = MODELS["shortest_path"]
+    doc = _doc(tmp_path)
+    tree = doc["trees"][0]
+    zeros = [[0.0] * 12 if left == -1 else row
+             for left, row in zip(tree["children_left"], tree["decision"])]
+    msg = _load_error(tmp_path, _edit(doc, T0 + ["decision"], zeros))
+    first_leaf = tree["children_left"].index(-1)
+    assert re.search(rf"trees\[0\]\.decision\[{first_leaf}\] is not a feasible decision of the "
+                     r"model's problem \(ShortestPath, a 'min' problem\)", msg), msg
+
+
+def test_a_flipped_problem_sense_is_refused(tmp_path):
+    doc = _doc(tmp_path)
+    doc["problem"]["sense"] = doc["problem_info"]["sense"] = "max"
+    msg = _load_error(tmp_path, doc)
+    assert re.search(r"trees\[0\]\.decision\[0\] is not optimal for the node's value under the "
+                     r"model's problem \(ShortestPath, a 'max' problem\)", msg), msg
+    # A file written before problem_info: the sense edit alone.
+    doc = _doc(tmp_path)
+    del doc["problem_info"]
+    doc["problem"]["sense"] = "max"
+    assert "is not optimal for the node's value" in _load_error(tmp_path, doc)
+
+
+@pytest.mark.parametrize("name", ["linear_program", "finite_max_categorical"])
+def test_decisions_swapped_for_another_feasible_one_are_refused(tmp_path, name):
+    model, _, _ = MODELS[name]
+    model.save(tmp_path / "good.json")
+    doc = json.loads((tmp_path / "good.json").read_text())
+    tree = doc["trees"][0]
+    D = np.array(tree["decision"])
+    V = model.problem_.vertices()
+    # Node 0's decision replaced by the feasible vertex that is worst for its value.
+    worst = V[np.argmax(model.problem_.sign * (V @ np.array(tree["value"][0])))]
+    assert not np.allclose(worst, D[0])
+    msg = _load_error(tmp_path, _edit(doc, T0 + ["decision", 0], worst.tolist()))
+    assert "trees[0].decision[0] is not optimal for the node's value" in msg
+
+
+# ------------------------------------------------ problems not written to JSON
+def _callable_model(kind="tree"):
+    sp = ShortestPath((3, 3))
+
+    def oracle(C):
+        return sp.solve(C)[0]
+
+    X, C = make_shortest_path(80, n_features=3, grid=(3, 3), noise=0.5, random_state=0)
+    problem = CallableProblem(oracle, n_costs=12, batched=True)
+    if kind == "tree":
+        model = SPOTree(problem, max_depth=3)
+    else:
+        model = spotree.SPOForest(problem, n_estimators=3, max_features=2, random_state=0)
+    return model.fit(X, C), problem, X, C
+
+
+@pytest.mark.parametrize("kind", ["tree", "forest"])
+def test_a_model_with_a_callable_problem_saves_and_loads_with_problem(tmp_path, kind):
+    model, problem, X, C = _callable_model(kind)
+    path = tmp_path / "m.json"
+    model.save(path)
+    doc = json.loads(path.read_text())
+    assert doc["problem"] is None
+    assert doc["problem_info"] == {"class": "CallableProblem", "n_costs": 12, "sense": "min"}
+    with pytest.raises(ValueError, match=r"m\.json holds a model saved without its decision "
+                                         r"problem \(a CallableProblem with n_costs=12, "
+                                         r"sense='min'\), which cannot be written to JSON\. "
+                                         r"Pass the problem back: "
+                                         r"spotree\.load\(path, problem=\.\.\.\)"):
+        spotree.load(path)
+    back = spotree.load(path, problem=problem)
+    assert back.problem_ is problem and back.problem is problem
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    np.testing.assert_array_equal(back.predict_decision(X), model.predict_decision(X))
+    assert back.score(X, C) == model.score(X, C)
+    # An equivalent problem of another class is accepted too.
+    back = spotree.load(path, problem=ShortestPath((3, 3)))
+    np.testing.assert_array_equal(back.predict_decision(X), model.predict_decision(X))
+
+
+def test_load_with_a_problem_of_another_size_or_sense(tmp_path):
+    model, problem, X, C = _callable_model()
+    model.save(tmp_path / "m.json")
+    with pytest.raises(ValueError, match=r"The 'problem' argument of spotree\.load has "
+                                         r"n_costs=24, but the model in .*m\.json was fitted "
+                                         r"on a problem with n_costs=12"):
+        spotree.load(tmp_path / "m.json", problem=ShortestPath((4, 4)))
+    with pytest.raises(ValueError, match=r"The 'problem' argument of spotree\.load is a 'max' "
+                                         r"problem, but the model in .*m\.json was fitted on a "
+                                         r"'min' problem"):
+        spotree.load(tmp_path / "m.json", problem=ShortestPath((3, 3), sense="max"))
+    # Same size and sense, another feasible set: the stored decisions give it away.
+    other = FiniteDecisions(np.eye(12))
+    with pytest.raises(ValueError, match=r"The 'problem' argument of spotree\.load does not "
+                                         r"match the model in .*m\.json: trees\[0\]\.decision"
+                                         r"\[0\] is not a feasible decision of the model's "
+                                         r"problem \(FiniteDecisions"):
+        spotree.load(tmp_path / "m.json", problem=other)
+
+
+def test_load_with_problem_replaces_a_stored_problem(tmp_path):
+    model, X, C = MODELS["shortest_path"]
+    model.save(tmp_path / "m.json")
+    p = ShortestPath((3, 3))
+    back = spotree.load(tmp_path / "m.json", problem=p)
+    assert back.problem_ is p
+    np.testing.assert_array_equal(back.predict_decision(X), model.predict_decision(X))
+    with pytest.raises(ValueError, match="'max' problem, but the model .* 'min' problem"):
+        spotree.load(tmp_path / "m.json", problem=ShortestPath((3, 3), sense="max"))
+    # The stored spec is not built when a problem is given (it may come from a
+    # newer spotree or describe a class this one cannot build).
+    doc = json.loads((tmp_path / "m.json").read_text())
+    doc["problem"] = {"type": "from_the_future", "sense": "min"}
+    back = spotree.load(_write(tmp_path, doc), problem=p)
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    with pytest.raises(ValueError, match=r"problem does not describe a decision problem"):
+        spotree.load(_write(tmp_path, doc))
+
+
+# ----------------------------------------------------------------- fuzzing
+_REPLACEMENTS = [None, True, "abc", [], {}, [1, 2], {"a": 1}, 1.5, -1, 0, 10 ** 30, 1e300,
+                 float("nan"), float("inf"), [[1.0]], "DELETE"]
+
+
+def _paths(node, prefix=()):
+    yield list(prefix)
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node[:3]):
+            yield from _paths(v, prefix + (i,))
+
+
+_FUZZ_DOCS = {}
+
+
+def _fuzz_doc(name):
+    if name not in _FUZZ_DOCS:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.json")
+            MODELS[name][0].save(path)
+            with open(path) as fh:
+                doc = json.load(fh)
+        _FUZZ_DOCS[name] = (doc, [p for p in _paths(doc) if p])
+    return _FUZZ_DOCS[name]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["shortest_path", "finite_max_categorical", "linear_program", "missing"]),
+       st.data())
+def test_any_hand_edit_loads_or_raises_value_error(name, data):
+    """Replacing any entry of a model file by any JSON value never gives another error."""
+    import tempfile
+
+    doc, paths = _fuzz_doc(name)
+    path = data.draw(st.sampled_from(paths))
+    value = data.draw(st.sampled_from(_REPLACEMENTS))
+    edited = _edit(doc, path, value, delete=value == "DELETE")
+    with tempfile.TemporaryDirectory() as d:
+        file = os.path.join(d, "m.json")
+        with open(file, "w") as fh:
+            json.dump(edited, fh)
+        try:
+            spotree.load(file)
+        except ValueError as exc:
+            assert str(exc).startswith(file)
+
+
+# ------------------------------------------------------------- boosting
+def _boost_doc(tmp_path):
+    X, C = make_shortest_path(150, n_features=3, grid=(3, 3), noise=0.5, random_state=0)
+    m = spotree.SPOBoost(ShortestPath((3, 3)), n_estimators=6, n_iter_no_change=None,
+                         init="linear", random_state=0).fit(X, C)
+    m.save(tmp_path / "boost.json")
+    return m, X, json.loads((tmp_path / "boost.json").read_text())
+
+
+def test_boosting_trees_decisions_are_not_checked(tmp_path):
+    # The boosting trees fit gradients and leave their decision arrays unused
+    # (zeros): they load, and the model predicts as before.
+    m, X, doc = _boost_doc(tmp_path)
+    assert all(not any(row) for tree in doc["trees"] for row in tree["decision"])
+    back = spotree.load(tmp_path / "boost.json")
+    np.testing.assert_array_equal(back.predict(X), m.predict(X))
+    np.testing.assert_array_equal(back.predict_decision(X), m.predict_decision(X))
+    # Their other arrays are checked like any tree's.
+    msg = _load_error(tmp_path, _edit(doc, ["trees", 2, "value", 0, 0], float("nan")))
+    assert "trees[2].value[0][0] must be a finite number; got nan" in msg
+
+
+def test_boosting_without_trees_and_its_fitted_attributes(tmp_path):
+    m, X, doc = _boost_doc(tmp_path)
+    # Only the initial model (no boosting round kept) is a valid model.
+    edited = {**doc, "trees": [],
+              "fitted": {**doc["fitted"], "best_iteration_": 0,
+                         "feature_importances_": [0.0] * 3}}
+    back = spotree.load(_write(tmp_path, edited))
+    assert back.estimators_ == []
+    for key, value, match in [
+            ("init_coef_", [[0.0] * 3] * 11, r"fitted\.init_coef_ must have 12 rows \(one per "
+                                              r"cost\); got 11"),
+            ("init_intercept_", [0.0] * 12 + [float("nan")],
+             r"fitted\.init_intercept_ must have 12 entries"),
+            ("n_iter_", -1, r"fitted\.n_iter_ must be an int >= 0; got -1"),
+            ("best_iteration_", 1.5, r"fitted\.best_iteration_ must be an int >= 0; got 1\.5"),
+            ("train_score_", [0.1, float("inf")], r"fitted\.train_score_\[1\] must be a finite "
+                                                  r"number; got inf"),
+            ("init_choice_", 3, r"fitted\.init_choice_ must be a str; got 3")]:
+        msg = _load_error(tmp_path, _edit(doc, ["fitted", key], value))
+        assert re.search(match, msg), (key, msg)
+    msg = _load_error(tmp_path, _edit(doc, ["fitted", "best_iteration_"], 2))
+    assert "trees do not fit the estimator: a SPOBoost file with best_iteration_=2 holds 6" in msg

@@ -100,7 +100,7 @@ def test_node_samples_is_a_partition_per_level():
     (([0, -1], [1, -1], [0, -2], [0.5, -2]), "larger than its parent"),
     (([1, -1, -1], [-1, -1, -1], [0, -2, -2], [0.5, -2, -2]), "both TREE_LEAF"),
     (([1, -1, -1], [2, -1, -1], [3, -2, -2], [0.5, -2, -2]), "feature must be in"),
-    (([1, -1, -1], [2, -1, -1], [0, -2, -2], [np.nan, -2, -2]), "threshold must be finite"),
+    (([1, -1, -1], [2, -1, -1], [0, -2, -2], [np.nan, -2, -2]), "threshold must be a number"),
     (([], [], [], []), "at least one node"),
 ])
 def test_malformed_structures_are_rejected(args, match):

@@ -205,22 +205,31 @@ def test_from_dict_rejects_malformed_trees():
     t = est.tree_
     d = t.to_dict()
     left = list(d["children_left"])
+    n = len(left)
     bad = [
-        _tampered(t, children_left=[len(left) + 5] + left[1:]),  # out of range
-        _tampered(t, children_left=[0] + left[1:]),  # a loop back to itself
-        _tampered(t, children_right=[-1] + d["children_right"][1:]),  # one child only
-        _tampered(t, feature=[t.n_features] + d["feature"][1:]),  # unknown feature
-        _tampered(t, value=d["value"][:-1]),  # wrong shape
-        _tampered(t, decision=[row[:-1] for row in d["decision"]]),  # wrong width
-        _tampered(t, loss=d["loss"] + [0.0]),
-        _tampered(t, categories=d["categories"][:-1]),
-        _tampered(t, threshold="abc"),
+        (_tampered(t, children_left=[n + 5] + left[1:]),
+         rf"tree\.children_left\[0\] must be an int in \[-1, {n - 1}\]; got {n + 5}"),
+        (_tampered(t, children_left=[0] + left[1:]),  # a loop back to itself
+         r"tree\.children_left\[0\] must be -1 or a node id in \[1, "),
+        (_tampered(t, children_right=[-1] + d["children_right"][1:]),  # one child only
+         r"tree\.children_right\[0\] must be -1 exactly when children_left\[0\] is -1"),
+        (_tampered(t, feature=[t.n_features] + d["feature"][1:]),  # unknown feature
+         r"tree\.feature\[0\] must be an int in \[-2, "),
+        (_tampered(t, value=d["value"][:-1]),  # wrong shape
+         rf"tree\.value must have {n} rows \(one per node\); got {n - 1}"),
+        (_tampered(t, decision=[row[:-1] for row in d["decision"]]),  # wrong width
+         rf"tree\.decision\[0\] must have {t.n_outputs} entries"),
+        (_tampered(t, loss=d["loss"] + [0.0]),
+         rf"tree\.loss must have {n} entries \(one per node\); got {n + 1}"),
+        (_tampered(t, categories=d["categories"][:-1]),
+         rf"tree\.categories must have {n} entries"),
+        (_tampered(t, threshold="abc"), r"tree\.threshold must be a list of numbers"),
     ]
     missing = dict(d)
     del missing["feature"]
-    bad.append(missing)
-    for doc in bad:
-        with pytest.raises(ValueError, match="malformed tree"):
+    bad.append((missing, r"tree\.feature is missing"))
+    for doc, match in bad:
+        with pytest.raises(ValueError, match=match):
             Tree.from_dict(doc)
 
 

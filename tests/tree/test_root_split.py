@@ -1,4 +1,4 @@
-"""Root split of SPOTree against brute force over every candidate partition.
+"""Root split of SPOTree against brute force over every candidate partition (every path).
 
 Every candidate partition is scored from scratch: the weighted mean cost of
 each child, one oracle call on that mean, and the weighted SPO loss
@@ -118,11 +118,16 @@ def _key(mask):
     return tuple(mask if mask[0] else ~mask)
 
 
-def brute_force_best(candidates, loss, w, min_leaf=1.0):
-    """Every admissible candidate (deduplicated by partition) with its loss, best first."""
+def brute_force_best(candidates, loss, w, min_leaf=1, min_weight=0.0):
+    """Every admissible candidate (deduplicated by partition) with its loss, best first.
+
+    ``min_leaf`` counts the samples of each side, ``min_weight`` weighs them.
+    """
     seen = {}
     for j, left in candidates:
-        if w[left].sum() < min_leaf or w[~left].sum() < min_leaf:
+        if left.sum() < min_leaf or (~left).sum() < min_leaf:
+            continue
+        if w[left].sum() < min_weight or w[~left].sum() < min_weight:
             continue
         k = _key(left)
         if k not in seen:
@@ -193,8 +198,28 @@ def test_root_split_respects_min_samples_leaf(name, seed):
     ranked = brute_force_best(numeric_partitions(X, range(3)), loss, w, min_leaf=min_leaf)
     check_root(tree, X, C, w, ranked, loss, loss([np.ones(12, dtype=bool)]))
     if tree.tree_.node_count > 1:
-        # A leaf may weigh exactly min_samples_leaf, never less.
-        assert tree.tree_.weighted_n_node_samples[1:].min() >= min_leaf
+        # A leaf may hold exactly min_samples_leaf samples (whatever their
+        # weights), never fewer.
+        assert tree.tree_.n_node_samples[1:].min() >= min_leaf
+
+
+@pytest.mark.parametrize("name", ["sp33", "finite-random-max", "sp33-oracle"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_root_split_respects_min_weight_fraction_leaf(name, seed):
+    problem = PROBLEMS[name](seed)
+    X, C = _data(problem, seed, n=12)
+    w = np.random.default_rng(seed).integers(1, 6, size=12).astype(float)
+    frac = 0.3
+    tree = SPOTree(problem, max_depth=1, min_weight_fraction_leaf=frac).fit(X, C, w)
+
+    def loss(masks):
+        return spo_loss_of_partition(problem, C, w, masks)
+
+    ranked = brute_force_best(numeric_partitions(X, range(3)), loss, w,
+                              min_weight=frac * w.sum())
+    check_root(tree, X, C, w, ranked, loss, loss([np.ones(12, dtype=bool)]))
+    if tree.tree_.node_count > 1:
+        assert tree.tree_.weighted_n_node_samples[1:].min() >= frac * w.sum() - 1e-12
 
 
 @pytest.mark.parametrize("name", ["sp33", "two-roads", "finite-random"])

@@ -1,0 +1,226 @@
+"""CVXPY problems as spotree decision problems (:func:`from_cvxpy`)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .._compat import import_optional
+from ._base import DecisionProblem
+
+__all__ = ["from_cvxpy", "CVXPYProblem"]
+
+_OK = ("optimal", "optimal_inaccurate")
+
+
+def _name(obj):
+    name = getattr(obj, "name", None)
+    try:
+        return name() if callable(name) else str(name)
+    except Exception:  # pragma: no cover - defensive: a name is only for messages
+        return type(obj).__name__
+
+
+class CVXPYProblem(DecisionProblem):
+    """A convex CVXPY problem with objective ``cost @ decision`` (see :func:`from_cvxpy`).
+
+    The problem is compiled once (CVXPY's DPP: only the parameter ``cost``
+    changes between solves) and re-solved for every cost vector.
+
+    Attributes
+    ----------
+    problem : cvxpy.Problem
+        A private copy of the user's problem, sharing its expressions.
+    cost : cvxpy.Parameter
+    decision : cvxpy.Variable
+    solver : str or None
+    solver_options : dict
+    """
+
+    def __init__(self, problem, cost, decision, solver=None, solver_options=None):
+        cp = import_optional("cvxpy", "from_cvxpy")
+        if not isinstance(problem, cp.Problem):
+            raise TypeError(f"The 'problem' parameter of from_cvxpy must be a cvxpy.Problem. "
+                            f"Got {type(problem).__name__} instead.")
+        if not isinstance(cost, cp.Parameter):
+            raise TypeError(f"The 'cost' parameter of from_cvxpy must be a cvxpy.Parameter. "
+                            f"Got {type(cost).__name__} instead.")
+        if not isinstance(decision, cp.Variable):
+            raise TypeError(f"The 'decision' parameter of from_cvxpy must be a cvxpy.Variable. "
+                            f"Got {type(decision).__name__} instead.")
+        if len(cost.shape) != 1 or cost.shape != decision.shape:
+            raise ValueError(f"The 'cost' and 'decision' parameters of from_cvxpy must be 1-D "
+                             f"of the same length. Got shapes {cost.shape} and "
+                             f"{decision.shape} instead.")
+        if not any(p is cost for p in problem.parameters()):
+            raise ValueError(f"The 'cost' parameter of from_cvxpy ({_name(cost)}) is not a "
+                             f"parameter of the problem.")
+        if not any(v is decision for v in problem.variables()):
+            raise ValueError(f"The 'decision' parameter of from_cvxpy ({_name(decision)}) is "
+                             f"not a variable of the problem.")
+        if solver_options is not None and not isinstance(solver_options, dict):
+            raise ValueError(f"The 'solver_options' parameter of from_cvxpy must be a dict or "
+                             f"None. Got {type(solver_options).__name__} instead.")
+        self.sense = "max" if isinstance(problem.objective, cp.Maximize) else "min"
+        self._check_objective(problem.objective.expr, cost, decision)
+        if not problem.is_dcp(dpp=True):
+            raise ValueError(
+                "The 'problem' parameter of from_cvxpy must be DCP and DPP-compliant "
+                "(problem.is_dcp(dpp=True) is False), so that it is compiled once and only "
+                "the cost parameter changes between solves. Keep cost only in the objective "
+                "cost @ x, and see CVXPY's documentation on disciplined parametrized "
+                "programming.")
+        self.problem = cp.Problem(problem.objective, problem.constraints)
+        self.cost = cost
+        self.decision = decision
+        self.solver = solver
+        self.solver_options = dict(solver_options or {})
+        self.n_costs = int(cost.shape[0])
+        self._model_lock = threading.Lock()
+        # One solve with a zero objective: compiles the problem and finds out
+        # whether it is feasible.
+        self._solve_one(np.zeros(self.n_costs), None)
+
+    @staticmethod
+    def _check_objective(expr, cost, decision):
+        """The objective must be exactly ``cost @ decision`` (checked at random points)."""
+        hint = ("The objective of the problem passed to from_cvxpy must be exactly cost @ "
+                "decision (Minimize or Maximize), linear in the cost parameter; ")
+        params = expr.parameters()
+        if len(params) != 1 or params[0] is not cost:
+            raise ValueError(hint + f"it depends on the parameters "
+                             f"{[_name(p) for p in params]}.")
+        variables = expr.variables()
+        if len(variables) != 1 or variables[0] is not decision:
+            raise ValueError(hint + f"it depends on the variables "
+                             f"{[_name(v) for v in variables]}.")
+        saved = (cost.value, decision.value)
+        rng = np.random.default_rng(0)
+        try:
+            for _ in range(3):
+                a = rng.normal(size=cost.shape)
+                b = rng.normal(size=decision.shape)
+                cost.value, decision.value = a, b
+                got = float(np.asarray(expr.value))
+                if abs(got - a @ b) > 1e-9 * (np.abs(a) @ np.abs(b)):
+                    raise ValueError(hint + "it is not (it differs from cost @ decision at a "
+                                     "random point).")
+        finally:
+            cost.value, decision.value = saved
+
+    def _solve_one(self, c, i):
+        where = "" if i is None else f" for cost vector {i}"
+        self.cost.value = c
+        try:
+            self.problem.solve(solver=self.solver, **self.solver_options)
+        except Exception as exc:
+            raise ValueError(f"The CVXPY problem passed to from_cvxpy could not be solved"
+                             f"{where} ({type(exc).__name__}: {exc}).") from exc
+        status = self.problem.status
+        if status not in _OK:
+            what = {"infeasible": "infeasible", "infeasible_inaccurate": "infeasible",
+                    "unbounded": "unbounded", "unbounded_inaccurate": "unbounded",
+                    "infeasible_or_unbounded": "infeasible or unbounded"}.get(
+                        status, "not solved")
+            raise ValueError(f"The CVXPY problem passed to from_cvxpy is {what}{where} "
+                             f"(status {status!r}); every cost vector needs a finite optimum. "
+                             f"Check its constraints and variable bounds.")
+        w = np.asarray(self.decision.value, dtype=np.float64).reshape(-1)
+        if w.shape != (self.n_costs,) or not np.isfinite(w).all():
+            raise ValueError(f"The CVXPY problem passed to from_cvxpy returned no finite "
+                             f"decision{where} (status {status!r}).")
+        return w
+
+    def _solve(self, C):
+        W = np.empty_like(C)
+        # The problem's parameter and variable values are shared state.
+        with self._model_lock:
+            for i in range(C.shape[0]):
+                W[i] = self._solve_one(C[i], i)
+        return W, np.einsum("ij,ij->i", C, W)
+
+    def __getstate__(self):
+        import cvxpy as cp
+
+        state = super().__getstate__()
+        # A fresh Problem over the same expressions: the solved problem caches
+        # solver data that may not pickle; the copy compiles on first use.
+        state["problem"] = cp.Problem(self.problem.objective, self.problem.constraints)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._model_lock = threading.Lock()
+
+    def __deepcopy__(self, memo):
+        # CVXPY's own deep copy gives the leaves new ids but not the caches
+        # keyed by them (the copy then crashes in CVXPY's C++ core); a pickle
+        # round trip keeps every expression consistent.
+        import pickle
+
+        return pickle.loads(pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def to_dict(self):
+        raise NotImplementedError("A problem made by from_cvxpy cannot be written to JSON. "
+                                  "Save the model without it and pass the problem again when "
+                                  "loading.")
+
+    def __repr__(self):
+        return (f"from_cvxpy(n_costs={self.n_costs}, sense={self.sense!r}, "
+                f"solver={self.solver!r})")
+
+
+def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
+    """A convex CVXPY problem as a spotree decision problem.
+
+    The problem's objective must be ``cp.Minimize(cost @ decision)`` or
+    ``cp.Maximize(cost @ decision)`` with ``cost`` a :class:`cvxpy.Parameter`
+    and ``decision`` a :class:`cvxpy.Variable` of the same length; the
+    constraints may be anything CVXPY accepts (quadratic, second-order cone,
+    semidefinite...), which is what :class:`LinearProgram` cannot express.
+    The problem is compiled once (it must be DPP-compliant) and re-solved for
+    every cost vector; the values are ``c^T w`` of the returned decisions, so
+    they carry the solver's accuracy (about 1e-8 relative for interior-point
+    solvers).
+
+    The problem pickles (a fresh copy of its expressions, compiled again on
+    first use in each process), so forests fit in parallel processes. Each
+    solve sets ``cost.value`` and ``decision.value`` of the objects passed.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+    cost : cvxpy.Parameter of shape (d,)
+    decision : cvxpy.Variable of shape (d,)
+    solver : str or None, default=None
+        Passed to ``problem.solve`` (None lets CVXPY choose).
+    solver_options : dict or None, default=None
+        More keyword arguments of ``problem.solve``.
+
+    Returns
+    -------
+    CVXPYProblem
+
+    Raises
+    ------
+    ImportError
+        If cvxpy is not installed (``pip install spotree[cvxpy]``).
+    TypeError, ValueError
+        For arguments of the wrong type, an objective other than ``cost @
+        decision``, a problem that is not DPP, or an infeasible problem
+        (found by one solve at construction); on solving, for a cost vector
+        with no finite optimum (unbounded).
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> from spotree.problems import from_cvxpy
+    >>> c, x = cp.Parameter(3), cp.Variable(3)
+    >>> ball = cp.Problem(cp.Minimize(c @ x), [cp.sum_squares(x) <= 1])
+    >>> problem = from_cvxpy(ball, c, x, solver="CLARABEL")
+    >>> W, z = problem.solve([[3.0, 0.0, 4.0]])
+    >>> round(float(z[0]), 5)
+    -5.0
+    """
+    return CVXPYProblem(problem, cost, decision, solver=solver, solver_options=solver_options)

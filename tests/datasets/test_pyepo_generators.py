@@ -1,0 +1,163 @@
+"""PyEPO's generators: the formulas recomputed from the drawn B, x and noise, PyEPO's own
+outputs for fixed seeds (where PyEPO is installed), column order, bad input."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from spotree.datasets import (make_pyepo_knapsack, make_pyepo_shortest_path,
+                              pyepo_shortest_path_columns)
+from spotree.problems import ShortestPath
+
+
+def _replay_shortest_path(seed, n, p, grid, deg, noise):
+    """The documented draws, made by hand: B (PyEPO order), x, eps."""
+    rows, cols = grid
+    d = (rows - 1) * cols + (cols - 1) * rows
+    rnd = np.random.RandomState(seed)
+    B = rnd.binomial(1, 0.5, (d, p))
+    x = rnd.normal(0, 1, (n, p))
+    eps = rnd.uniform(1 - noise, 1 + noise, (n, d))
+    return B, x, eps
+
+
+def _pyepo_edges(grid):
+    """PyEPO's edge list, written from its documented order: per row, east then north."""
+    rows, cols = grid
+    out = []
+    for r in range(rows):
+        out += [(r * cols + c, r * cols + c + 1) for c in range(cols - 1)]
+        if r < rows - 1:
+            out += [(r * cols + c, (r + 1) * cols + c) for c in range(cols)]
+    return out
+
+
+@pytest.mark.parametrize("grid", [(5, 5), (2, 3), (4, 6), (3, 1)])
+def test_columns_map_pyepo_edges_to_spotree_edges(grid):
+    cols = pyepo_shortest_path_columns(grid)
+    pyepo = _pyepo_edges(grid)
+    spotree = [(i - 1, j - 1) for i, j in ShortestPath(grid).edges()]
+    assert [pyepo[k] for k in cols] == spotree
+    assert sorted(cols.tolist()) == list(range(len(spotree)))
+
+
+@pytest.mark.parametrize("formula", ["package", "paper"])
+@pytest.mark.parametrize("deg, noise", [(1, 0.0), (2, 0.5), (6, 0.25)])
+def test_shortest_path_formula(formula, deg, noise):
+    n, p, grid = 40, 5, (5, 5)
+    X, C, B = make_pyepo_shortest_path(n, n_features=p, grid=grid, degree=deg, noise=noise,
+                                       random_state=7, return_B=True, formula=formula)
+    B0, x, eps = _replay_shortest_path(7, n, p, grid, deg, noise)
+    cols = pyepo_shortest_path_columns(grid)
+    assert_array_equal(X, x)
+    assert_array_equal(B, B0[cols])
+    core = (x @ B0.T / np.sqrt(p) + 3) ** deg
+    if formula == "package":
+        expected = (core + 1) / 3.5 ** deg * eps
+    else:
+        expected = (core / 3.5 ** deg + 1) * eps
+    assert_allclose(C, expected[:, cols], rtol=1e-13)
+    assert X.dtype == C.dtype == np.float64
+
+
+def test_shortest_path_test_set_from_the_same_B():
+    X, C, B = make_pyepo_shortest_path(30, degree=4, random_state=0, return_B=True)
+    Xt, Ct = make_pyepo_shortest_path(30, degree=4, B=B, random_state=1)
+    # Without noise the costs are a function of x through B (in spotree's order).
+    expected = ((Xt @ B.T / np.sqrt(5) + 3) ** 4 + 1) / 3.5 ** 4
+    assert_allclose(Ct, expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("formula", ["package", "paper"])
+def test_knapsack_formula(formula):
+    n, p, m, dim, deg, noise = 50, 5, 32, 2, 4, 0.5
+    X, C, weights, B = make_pyepo_knapsack(n, n_items=m, n_resources=dim, n_features=p,
+                                           degree=deg, noise=noise, random_state=3,
+                                           return_B=True, formula=formula)
+    rnd = np.random.RandomState(3)
+    w0 = rnd.choice(range(300, 800), size=(dim, m)) / 100
+    B0 = rnd.binomial(1, 0.5, (m, p))
+    x = rnd.normal(0, 1, (n, p))
+    eps = rnd.uniform(1 - noise, 1 + noise, (n, m))
+    core = (x @ B0.T / np.sqrt(p) + 3) ** deg
+    if formula == "package":
+        expected = np.ceil(5 * (core + 1) / 3.5 ** deg * eps)
+    else:
+        expected = np.ceil((5 * core / 3.5 ** deg + 1) * eps)
+    assert_array_equal(weights, w0)
+    assert_array_equal(B, B0)
+    assert_array_equal(X, x)
+    assert_array_equal(C, expected)
+    assert ((weights >= 3) & (weights <= 7.99)).all()
+
+
+def test_knapsack_reuses_weights_and_B():
+    X, C, w, B = make_pyepo_knapsack(20, degree=2, random_state=0, return_B=True)
+    Xt, Ct, wt = make_pyepo_knapsack(20, degree=2, weights=w, B=B, random_state=5)
+    assert_array_equal(wt, w)
+    assert_array_equal(Ct, np.ceil(5 * ((Xt @ B.T / np.sqrt(5) + 3) ** 2 + 1) / 3.5 ** 2))
+
+
+# ----------------------------------------------------------- against PyEPO
+@pytest.mark.parametrize("seed, deg, noise, grid, p", [(135, 1, 0.5, (5, 5), 5),
+                                                       (0, 4, 0.5, (5, 5), 5),
+                                                       (3, 6, 0.0, (4, 6), 3)])
+def test_shortest_path_equals_pyepo(seed, deg, noise, grid, p):
+    pyepo_sp = pytest.importorskip("pyepo.data.shortestpath")
+    x, c = pyepo_sp.genData(60, p, grid, deg=deg, noise_width=noise, seed=seed)
+    X, C = make_pyepo_shortest_path(60, n_features=p, grid=grid, degree=deg, noise=noise,
+                                    random_state=seed)
+    # spotree column k is PyEPO column cols[k].
+    cols = pyepo_shortest_path_columns(grid)
+    assert_array_equal(X, x)
+    assert_allclose(C, c[:, cols], rtol=1e-6)  # PyEPO returns float32
+
+
+def test_shortest_path_column_order_matches_pyepo_arcs():
+    pytest.importorskip("pyepo")
+    from pyepo.model.utils import _get_grid_arcs
+
+    arcs = _get_grid_arcs((5, 5))
+    cols = pyepo_shortest_path_columns((5, 5))
+    assert [arcs[k] for k in cols] == [(i - 1, j - 1) for i, j in ShortestPath((5, 5)).edges()]
+
+
+@pytest.mark.parametrize("seed, deg, noise", [(135, 1, 0.5), (1, 2, 0.0), (2, 6, 0.5)])
+def test_knapsack_equals_pyepo(seed, deg, noise):
+    pyepo_kp = pytest.importorskip("pyepo.data.knapsack")
+    w, x, c = pyepo_kp.genData(60, 5, 32, dim=2, deg=deg, noise_width=noise, seed=seed)
+    X, C, weights = make_pyepo_knapsack(60, n_items=32, n_resources=2, degree=deg,
+                                        noise=noise, random_state=seed)
+    assert_array_equal(weights, w)
+    assert_array_equal(X, x)
+    assert_array_equal(C, c)
+
+
+# ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_samples": 0}, "n_samples must be an int >= 1"),
+    ({"n_samples": 10, "degree": 0}, "degree must be an int >= 1"),
+    ({"n_samples": 10, "degree": 1.5}, "degree must be an int >= 1"),
+    ({"n_samples": 10, "noise": 1.5}, r"noise must be a float in \[0, 1\]"),
+    ({"n_samples": 10, "noise": -0.1}, r"noise must be a float in \[0, 1\]"),
+    ({"n_samples": 10, "grid": (1, 1)}, "at least 2 nodes"),
+    ({"n_samples": 10, "grid": 5}, "pair of ints"),
+    ({"n_samples": 10, "formula": "code"}, "formula must be 'package' or 'paper'"),
+    ({"n_samples": 10, "B": np.ones((3, 5))}, r"B must have shape .* \(40, 5\)"),
+    ({"n_samples": 10, "B": np.full((40, 5), 0.5)}, "B must be binary"),
+])
+def test_shortest_path_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_pyepo_shortest_path(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_items": 0}, "n_items must be an int >= 1"),
+    ({"n_resources": 0}, "n_resources must be an int >= 1"),
+    ({"weights": np.ones((3, 32))}, r"weights must have shape .* \(2, 32\)"),
+    ({"weights": -np.ones((2, 32))}, "non-negative"),
+    ({"B": np.ones((32, 4))}, r"B must have shape"),
+])
+def test_knapsack_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_pyepo_knapsack(10, **kwargs)

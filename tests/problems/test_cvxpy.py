@@ -1,0 +1,193 @@
+"""Tests of from_cvxpy against independent solves: a PyEPO-style portfolio with
+a quadratic risk constraint, checked by fresh CVXPY problems (no parameter)
+and by scipy's SLSQP, and an LP checked by scipy's linprog."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.optimize import linprog, minimize
+
+cp = pytest.importorskip("cvxpy")
+
+from spotree import SPOForest  # noqa: E402
+from spotree.problems import CVXPYProblem, from_cvxpy  # noqa: E402
+
+SOLVER = "CLARABEL"  # installed with cvxpy; pinned so results do not depend on extras
+
+
+def portfolio_data(n_assets=8, seed=0):
+    """PyEPO's portfolio: a factor covariance and risk budget 2.25 * mean(cov)."""
+    rng = np.random.default_rng(seed)
+    L = rng.uniform(-2.5e-3, 2.5e-3, size=(n_assets, 4))
+    cov = L @ L.T + (1e-2) ** 2 * np.eye(n_assets)
+    return cov, 2.25 * cov.mean()
+
+
+def portfolio_problem(cov, risk):
+    n = cov.shape[0]
+    c = cp.Parameter(n)
+    x = cp.Variable(n)
+    prob = cp.Problem(cp.Maximize(c @ x),
+                      [cp.sum(x) == 1, x >= 0, x <= 1, cp.quad_form(x, cov) <= risk])
+    return prob, c, x
+
+
+def fresh_cvxpy_value(c, cov, risk):
+    """The same portfolio built from constants, solved afresh."""
+    x = cp.Variable(len(c))
+    prob = cp.Problem(cp.Maximize(c @ x),
+                      [cp.sum(x) == 1, x >= 0, x <= 1, cp.quad_form(x, cov) <= risk])
+    prob.solve(solver=SOLVER)
+    assert prob.status == "optimal"
+    return prob.value
+
+
+def slsqp_value(c, cov, risk):
+    """An independent nonlinear solver: scipy's SLSQP from a few starts."""
+    n = len(c)
+    cons = [{"type": "eq", "fun": lambda x: x.sum() - 1, "jac": lambda x: np.ones(n)},
+            {"type": "ineq", "fun": lambda x: risk - x @ cov @ x, "jac": lambda x: -2 * cov @ x}]
+    best = -np.inf
+    for x0 in (np.full(n, 1.0 / n), np.eye(n)[np.argmax(c)] * 0.5 + 0.5 / n):
+        res = minimize(lambda x: -c @ x, x0, jac=lambda x: -c, bounds=[(0, 1)] * n,
+                       constraints=cons, method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
+        if res.success and risk - res.x @ cov @ res.x > -1e-9:
+            best = max(best, -res.fun)
+    return best
+
+
+def test_portfolio_equals_independent_solves():
+    cov, risk = portfolio_data()
+    prob, c, x = portfolio_problem(cov, risk)
+    problem = from_cvxpy(prob, c, x, solver=SOLVER)
+    assert problem.sense == "max" and problem.n_costs == 8
+    C = np.random.default_rng(1).normal(0.1, 0.05, size=(50, 8))
+    W, z = problem.solve(C)
+    fresh = np.array([fresh_cvxpy_value(ci, cov, risk) for ci in C])
+    assert_allclose(z, fresh, rtol=1e-6, atol=1e-8)
+    slsqp = np.array([slsqp_value(ci, cov, risk) for ci in C])
+    assert_allclose(z, slsqp, rtol=1e-5, atol=1e-7)
+    # The decisions are feasible.
+    assert_allclose(W.sum(axis=1), 1.0, atol=1e-7)
+    assert (W >= -1e-7).all()
+    assert (np.einsum("ij,jk,ik->i", W, cov, W) <= risk * (1 + 1e-6)).all()
+
+
+def test_lp_equals_linprog():
+    rng = np.random.default_rng(2)
+    A = rng.uniform(0, 1, size=(4, 6))
+    b = A.sum(axis=1) * 0.4
+    c, x = cp.Parameter(6), cp.Variable(6)
+    problem = from_cvxpy(cp.Problem(cp.Minimize(c @ x), [A @ x <= b, x >= 0, x <= 1]), c, x,
+                         solver=SOLVER)
+    C = rng.normal(size=(30, 6))
+    _, z = problem.solve(C)
+    ref = [linprog(ci, A_ub=A, b_ub=b, bounds=(0, 1), method="highs").fun for ci in C]
+    assert_allclose(z, ref, rtol=1e-6, atol=1e-7)
+
+
+def test_pickle_and_deepcopy_give_the_same_answers():
+    cov, risk = portfolio_data(5, seed=3)
+    prob, c, x = portfolio_problem(cov, risk)
+    problem = from_cvxpy(prob, c, x, solver=SOLVER, solver_options={"max_iter": 200})
+    C = np.random.default_rng(4).normal(0.1, 0.05, size=(10, 5))
+    W, z = problem.solve(C)
+    for q in (pickle.loads(pickle.dumps(problem)), copy.deepcopy(problem)):
+        assert isinstance(q, CVXPYProblem)
+        assert q.solver == SOLVER and q.solver_options == {"max_iter": 200}
+        Wq, zq = q.solve(C)
+        assert_allclose(zq, z, rtol=1e-9)
+    # The original still works after the copies solved.
+    assert_allclose(problem.solve(C)[1], z, rtol=1e-12)
+    assert repr(problem) == "from_cvxpy(n_costs=5, sense='max', solver='CLARABEL')"
+    with pytest.raises(NotImplementedError, match="cannot be written to JSON"):
+        problem.to_dict()
+
+
+def test_forest_n_jobs_2_equals_n_jobs_1():
+    c, x = cp.Parameter(3), cp.Variable(3)
+    ball = cp.Problem(cp.Minimize(c @ x), [cp.sum_squares(x) <= 1])
+    problem = from_cvxpy(ball, c, x, solver=SOLVER)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(24, 2))
+    C = X[:, :1] + rng.normal(size=(24, 3))
+    kw = dict(n_estimators=2, max_depth=1, min_samples_leaf=6, random_state=0)
+    p1 = SPOForest(problem, n_jobs=1, **kw).fit(X, C).predict(X)
+    p2 = SPOForest(problem, n_jobs=2, **kw).fit(X, C).predict(X)
+    assert_array_equal(p1, p2)
+
+
+# ------------------------------------------------------------ bad input
+def test_infeasible_problem_is_rejected_at_construction():
+    c, x = cp.Parameter(3), cp.Variable(3)
+    prob = cp.Problem(cp.Minimize(c @ x), [x >= 1, cp.sum(x) <= 0])
+    with pytest.raises(ValueError, match=r"The CVXPY problem passed to from_cvxpy is "
+                                         r"infeasible \(status 'infeasible'\)"):
+        from_cvxpy(prob, c, x, solver=SOLVER)
+
+
+def test_unbounded_cost_vector_names_the_source():
+    c, x = cp.Parameter(2), cp.Variable(2)
+    problem = from_cvxpy(cp.Problem(cp.Minimize(c @ x), [x >= 0]), c, x, solver=SOLVER)
+    assert_allclose(problem.solve([[1.0, 2.0]])[1], [0.0], atol=1e-8)
+    with pytest.raises(ValueError, match=r"The CVXPY problem passed to from_cvxpy is unbounded "
+                                         r"for cost vector 1 \(status 'unbounded'\)"):
+        problem.solve([[1.0, 2.0], [1.0, -1.0]])
+
+
+def test_objective_must_be_cost_at_decision():
+    c, x, y = cp.Parameter(3), cp.Variable(3), cp.Variable(3)
+    q = cp.Parameter(3, value=np.ones(3))
+    cons = [x >= 0, x <= 1, y >= 0, y <= 1]
+    for objective, match in [
+        (cp.Minimize(c @ x + cp.sum_squares(x)), "differs from cost @ decision"),
+        (cp.Minimize(2 * (c @ x)), "differs from cost @ decision"),
+        (cp.Minimize(c @ x + q @ x), r"depends on the parameters"),
+        (cp.Minimize(c @ x + cp.sum(y)), r"depends on the variables"),
+        (cp.Minimize(cp.sum(x)), r"depends on the parameters \[\]"),
+    ]:
+        with pytest.raises(ValueError, match="objective of the problem passed to from_cvxpy "
+                                             "must be exactly cost @ decision.*" + match):
+            # (cost also in a constraint, so that it is a parameter of the problem)
+            from_cvxpy(cp.Problem(objective, cons + [c @ y <= 5]), c, x)
+    # Equivalent spellings of cost @ decision are accepted.
+    for objective in [cp.Minimize(x @ c), cp.Maximize(cp.sum(cp.multiply(c, x)))]:
+        p = from_cvxpy(cp.Problem(objective, cons), c, x, solver=SOLVER)
+        assert p.n_costs == 3
+
+
+def test_not_dpp_is_rejected():
+    c, x = cp.Parameter(3), cp.Variable(3)
+    s = cp.Parameter(value=1.0)
+    prob = cp.Problem(cp.Minimize(c @ x), [x >= 0, (s * s) * cp.sum(x) <= 1])
+    assert not prob.is_dcp(dpp=True)
+    with pytest.raises(ValueError, match=r"must be DCP and DPP-compliant"):
+        from_cvxpy(prob, c, x)
+
+
+def test_argument_types_and_shapes():
+    c, x = cp.Parameter(3), cp.Variable(3)
+    prob = cp.Problem(cp.Minimize(c @ x), [x >= 0, x <= 1])
+    with pytest.raises(TypeError, match="'problem' parameter of from_cvxpy must be a "
+                                        "cvxpy.Problem. Got dict"):
+        from_cvxpy({}, c, x)
+    with pytest.raises(TypeError, match="'cost' parameter of from_cvxpy must be a "
+                                        "cvxpy.Parameter. Got ndarray"):
+        from_cvxpy(prob, np.ones(3), x)
+    with pytest.raises(TypeError, match="'decision' parameter .* must be a cvxpy.Variable"):
+        from_cvxpy(prob, c, c)
+    with pytest.raises(ValueError, match=r"must be 1-D of the same length. Got shapes \(3,\) "
+                                         r"and \(4,\)"):
+        from_cvxpy(prob, c, cp.Variable(4))
+    with pytest.raises(ValueError, match=r"'cost' parameter of from_cvxpy .* is not a "
+                                         r"parameter of the problem"):
+        from_cvxpy(prob, cp.Parameter(3), x)
+    with pytest.raises(ValueError, match=r"'decision' parameter of from_cvxpy .* is not a "
+                                         r"variable of the problem"):
+        from_cvxpy(prob, c, cp.Variable(3))
+    with pytest.raises(ValueError, match="'solver_options' parameter of from_cvxpy must be a "
+                                         "dict"):
+        from_cvxpy(prob, c, x, solver_options=[1])

@@ -1,0 +1,102 @@
+"""pandas category, object and string columns as categorical features."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_array_equal
+
+from spotree import OptimalSPOTree, SPOForest, SPOTree
+from spotree.problems import FiniteDecisions
+
+ROADS = FiniteDecisions(np.eye(2))
+
+
+def _frame(n=200, seed=0, dtype="category"):
+    rng = np.random.default_rng(seed)
+    city = rng.choice(["Paris", "Lyon", "Nice", "Lille"], size=n)
+    x = rng.uniform(size=n)
+    # Road 0 is cheap in Lyon and Nice.
+    cheap0 = np.isin(city, ["Lyon", "Nice"])
+    C = np.column_stack([np.where(cheap0, 1.0, 3.0), np.full(n, 2.0)])
+    C = C + rng.normal(scale=0.1, size=C.shape)
+    col = pd.Series(city, dtype=dtype)
+    return pd.DataFrame({"city": col, "x": x}), C
+
+
+@pytest.mark.parametrize("dtype", ["category", "object", "string"])
+def test_text_columns_are_categorical_features(dtype):
+    X, C = _frame(dtype=dtype)
+    est = SPOTree(ROADS, max_depth=2, categorical_splits="subset").fit(X, C)
+    assert est.category_values_[0] == ["Lille", "Lyon", "Nice", "Paris"]
+    assert est.category_values_[1] is None
+    assert list(est.feature_names_in_) == ["city", "x"]
+    t = est.tree_
+    assert t.feature[0] == 0 and t.categories[0].size > 0
+    left = {est.category_values_[0][int(c)] for c in t.categories[0]}
+    assert left in ({"Lyon", "Nice"}, {"Lille", "Paris"})
+    # A perfect split: every decision right.
+    assert est.score(X, C) == pytest.approx(0.0, abs=1e-12)
+    # Predicting from a frame with the rows in another order gives the same.
+    perm = np.random.default_rng(1).permutation(len(X))
+    assert_array_equal(est.predict(X.iloc[perm]), est.predict(X)[perm])
+
+
+def test_the_same_tree_as_integer_codes_with_categorical_features():
+    X, C = _frame()
+    est = SPOTree(ROADS, max_depth=2).fit(X, C)
+    codes = np.column_stack([X["city"].cat.codes.to_numpy(float), X["x"].to_numpy()])
+    ref = SPOTree(ROADS, max_depth=2, categorical_features=[0]).fit(codes, C)
+    assert_array_equal(est.tree_.feature, ref.tree_.feature)
+    for a, b in zip(est.tree_.categories, ref.tree_.categories):
+        assert_array_equal(a, b)
+    assert_array_equal(est.predict(X), ref.predict(codes))
+
+
+def test_unseen_and_missing_categories_follow_the_missing_side():
+    X, C = _frame(dtype="object")
+    X.loc[:19, "city"] = None
+    C[:20] = [1.0, 3.0]
+    est = SPOTree(ROADS, max_depth=1).fit(X, C)
+    t = est.tree_
+    side = t.children_left[0] if t.missing_go_to_left[0] else t.children_right[0]
+    new = pd.DataFrame({"city": pd.Series(["Marseille", None, "Lyon"], dtype=object),
+                        "x": [0.5, 0.5, 0.5]})
+    leaves = est.apply(new)
+    assert leaves[0] == side and leaves[1] == side
+
+
+def test_forest_and_text_columns():
+    X, C = _frame(seed=3)
+    forest = SPOForest(ROADS, n_estimators=5, max_features=None, min_samples_leaf=5,
+                       random_state=0).fit(X, C)
+    assert forest.category_values_[0] == ["Lille", "Lyon", "Nice", "Paris"]
+    assert forest.score(X, C) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_numeric_model_rejects_text_columns_at_predict():
+    X, C = _frame()
+    est = SPOTree(ROADS, max_depth=1).fit(X[["x"]], C)
+    with pytest.raises(ValueError):
+        est.predict(X[["city"]].rename(columns={"city": "x"}))
+
+
+def test_optimal_tree_refuses_categorical_columns():
+    X, C = _frame()
+    with pytest.raises(ValueError, match="categorical"):
+        OptimalSPOTree(ROADS, max_depth=1).fit(X, C)
+
+
+def test_save_and_load_keep_the_category_labels(tmp_path):
+    import spotree
+
+    X, C = _frame(dtype="object", seed=4)
+    for est in (SPOTree(ROADS, max_depth=2),
+                SPOForest(ROADS, n_estimators=3, max_features=None, random_state=0)):
+        est.fit(X, C)
+        path = tmp_path / f"{type(est).__name__}.json"
+        est.save(path)
+        back = spotree.load(path)
+        assert back.category_values_ == est.category_values_
+        new = pd.DataFrame({"city": pd.Series(["Nice", "Paris", "Bordeaux", None],
+                                              dtype=object), "x": [0.1, 0.2, 0.3, 0.4]})
+        assert_array_equal(back.predict(new), est.predict(new))

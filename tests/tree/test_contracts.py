@@ -1,0 +1,192 @@
+"""Contracts of the growth routine that a self-comparison could not check.
+
+- feature bagging draws ``max_features`` features uniformly at every node;
+- scaling the costs by any positive factor that does not overflow grows the
+  same tree (and the same decisions) on every split-search path;
+- extreme feature values (near the float range) split without overflow;
+- the compiled kernels' cache lives outside the package, keyed by their source.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+from spotree import OptimalSPOTree, SPOTree
+from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
+from spotree.tree._builder import grow_tree
+from spotree.tree._criterion import FitData
+
+
+# ------------------------------------------------------- feature bagging
+def _ranked_features_data(p=5, n=200, seed=0):
+    """Feature j separates the two roads perfectly up to noise level j: f0 is best."""
+    rng = np.random.default_rng(seed)
+    y = rng.uniform(size=n) < 0.5
+    X = np.empty((n, p))
+    for j in range(p):
+        flip = rng.uniform(size=n) < 0.04 * (j + 1)
+        X[:, j] = np.where(y ^ flip, 1.0, 0.0) + rng.uniform(0, 0.5, size=n)
+    C = np.column_stack([np.where(y, 1.0, 3.0), np.full(n, 2.0)])
+    return X, C
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_max_features_draws_k_of_p_features_uniformly(k):
+    p, n_trees = 5, 600
+    X, C = _ranked_features_data(p)
+    roads = FiniteDecisions(np.eye(2))
+    loss = {}
+    for j in range(p):
+        t = SPOTree(roads, max_depth=1).fit(X[:, [j]], C).tree_
+        loss[j] = t.loss[t.children_left[0]] + t.loss[t.children_right[0]]
+    order = sorted(range(p), key=loss.get)
+    assert order == list(range(p))  # the data make f0 best, then f1, ...
+    roots = np.array([SPOTree(roads, max_depth=1, max_features=k, random_state=s)
+                      .fit(X, C).tree_.feature[0] for s in range(n_trees)])
+    # With a uniform draw of k features the root is feature j when j is drawn
+    # and no better one is: C(p - 1 - j, k - 1) / C(p, k).
+    expected = np.array([math.comb(p - 1 - j, k - 1) / math.comb(p, k) for j in range(p)])
+    observed = np.bincount(roots, minlength=p) / n_trees
+    z = (observed - expected) / np.sqrt(np.maximum(expected * (1 - expected), 1e-12) / n_trees)
+    assert np.abs(z).max() < 4.5, (observed, expected)
+    assert (observed[expected == 0] == 0).all()
+
+
+def test_max_features_redraws_at_every_node():
+    # Depth 2: the left and right children draw their own features.
+    X, C = _ranked_features_data(4, n=400, seed=1)
+    roads = FiniteDecisions(np.eye(2))
+    pairs = set()
+    for s in range(60):
+        t = SPOTree(roads, max_depth=2, max_features=1, random_state=s).fit(X, C).tree_
+        if t.node_count == 7:
+            pairs.add((t.feature[0], t.feature[1], t.feature[2]))
+    # One draw per tree would give feature[0] == feature[1] == feature[2].
+    assert any(len(set(p)) > 1 for p in pairs)
+
+
+# ----------------------------------------------------------- scale
+def _sp_data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    C = np.exp(0.5 * rng.normal(size=(n, 12)) + 0.3 * X[:, :1])
+    return X, C
+
+
+@pytest.mark.parametrize("factor", [1e-13, 1e-11, 3.7, 1e100, 2.0 ** 900])
+@pytest.mark.parametrize("path", ["vertex", "solver", "oracle"])
+@pytest.mark.parametrize("a", [1.0, 0.0, 0.5])
+def test_scaling_the_costs_grows_the_same_tree(factor, path, a):
+    problem = ShortestPath((3, 3))
+    X, C = _sp_data()
+    trees = []
+    for Cx in (C, C * factor):
+        data = FitData(problem, X, Cx, np.zeros(3, dtype=bool), need_spo=a > 0, path=path)
+        tree, _, _ = grow_tree(data, np.ones(len(X)), np.ones(len(X)), a=a, max_depth=4,
+                               min_leaf_cnt=10, min_leaf_w=0.0, min_split_cnt=2,
+                               max_features=None, n_quantiles=0, min_loss_decrease=0.0,
+                               seed=0)
+        trees.append(tree)
+    t0, t1 = trees
+    assert t0.node_count > 3
+    assert_array_equal(t0.feature, t1.feature)
+    assert_array_equal(t0.threshold, t1.threshold)
+    assert_array_equal(t0.decision, t1.decision)
+    np.testing.assert_allclose(t1.value, t0.value * factor, rtol=1e-12)
+    np.testing.assert_allclose(t1.loss, t0.loss * factor, rtol=1e-9)
+
+
+@pytest.mark.parametrize("factor", [1e-13, 1e150])
+def test_estimators_are_scale_invariant(factor):
+    problem = ShortestPath((3, 3))
+    X, C = _sp_data(200, seed=2)
+    for make in (lambda: SPOTree(problem, max_depth=3, min_samples_leaf=20),
+                 lambda: SPOTree(problem, criterion="mse", max_depth=3, min_samples_leaf=20),
+                 lambda: OptimalSPOTree(problem, max_depth=2, min_samples_leaf=20,
+                                        thresholds=8)):
+        a = make().fit(X, C)
+        b = make().fit(X, C * factor)
+        assert a.tree_.node_count > 1
+        assert_array_equal(a.tree_.feature, b.tree_.feature)
+        assert_array_equal(a.tree_.threshold, b.tree_.threshold)
+        assert_array_equal(a.predict_decision(X), b.predict_decision(X))
+        assert a.score(X, C) == pytest.approx(b.score(X, C * factor), rel=1e-9)
+
+
+# ----------------------------------------------------------- extremes
+def test_huge_feature_values_split_without_overflow():
+    X = np.array([[-1.7e308, 0.0], [-1.7e308, 0.0], [-1e308, 1.0], [-1e308, 1.0]])
+    C = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 1.0]])
+    roads = FiniteDecisions(np.eye(2))
+    for cat in (None, [1]):
+        for path in (None, "oracle"):
+            est = SPOTree(roads if path is None else CallableProblem(
+                lambda c: roads.solve(c)[0], 2, batched=True), categorical_features=cat)
+            est.fit(X, C)
+            t = est.tree_
+            assert t.node_count == 3
+            assert np.isfinite(t.threshold[0]) or t.categories[0].size
+            assert est.score(X, C) == pytest.approx(0.0, abs=1e-12)
+    t = SPOTree(roads).fit(X[:, :1], C).tree_
+    assert -1.7e308 <= t.threshold[0] < -1e308
+
+
+def test_feature_values_at_neighbouring_floats_are_separated():
+    a = 1.0
+    b = np.nextafter(a, 2.0)
+    X = np.array([[a], [a], [b], [b]])
+    C = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 1.0]])
+    t = SPOTree(FiniteDecisions(np.eye(2))).fit(X, C).tree_
+    assert t.threshold[0] == a  # x <= a goes left, b right
+
+
+# ------------------------------------------------------------ cache
+def test_kernel_cache_is_outside_the_package_and_keyed_by_all_kernel_sources(tmp_path,
+                                                                            monkeypatch):
+    import pathlib
+
+    import spotree
+    from spotree import _numba
+
+    folder = _numba.cache_dir()
+    pkg = pathlib.Path(spotree.__file__).resolve().parent
+    if folder is not None:
+        assert pkg not in pathlib.Path(folder).resolve().parents
+    # Any edit to any kernel module changes the folder's key.
+    before = _numba._fingerprint()
+    fake = tmp_path / "pkg"
+    for rel in _numba.KERNEL_MODULES:
+        (fake / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fake / rel).write_bytes((pkg / rel).read_bytes())
+    monkeypatch.setattr(_numba, "_PKG", fake)
+    assert _numba._fingerprint() == before
+    for rel in _numba.KERNEL_MODULES:
+        path = fake / rel
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n# edited\n")
+        assert _numba._fingerprint() != before, rel
+        path.write_bytes(original)
+
+
+def test_every_compiled_function_goes_through_the_cache_helper():
+    import pathlib
+    import re
+
+    import spotree
+    from spotree._numba import KERNEL_MODULES
+
+    pkg = pathlib.Path(spotree.__file__).resolve().parent
+    offenders, kernel_files = [], set()
+    for path in pkg.rglob("*.py"):
+        text = path.read_text()
+        rel = path.relative_to(pkg).as_posix()
+        if re.search(r"from numba import .*\bn?jit\b|numba\.n?jit\b", text) and \
+                rel != "_numba.py":
+            offenders.append(rel)
+        if re.search(r"^@jit\b", text, flags=re.M):
+            kernel_files.add(rel)
+    assert not offenders
+    # Their sources key the cache: every module with kernels must be listed.
+    assert kernel_files <= set(KERNEL_MODULES), kernel_files - set(KERNEL_MODULES)
