@@ -270,6 +270,61 @@ def _build_linear_program(spec, check_time_limit):
     return LinearProgram(**args, check_time_limit=check_time_limit)
 
 
+def _validate_knapsack(spec, err):
+    _check_sense_key(spec, err)
+    w = spec["weights"]
+    if isinstance(w, list) and w and all(_is_number(x) for x in w):
+        n_res, n_items = 1, len(w)  # one resource, as a flat list
+        _cap(err, "weights", n_items, MAX_SPEC_VARIABLES, "items")
+    else:
+        n_res, n_items = _dense_matrix(err, "weights", w, "the item weights ")
+    cap = spec["capacities"]
+    cap = [cap] if _is_number(cap) else cap
+    if not isinstance(cap, list) or not all(_is_number(x) for x in cap):
+        err("capacities", f"must be a list of finite numbers; got {_what(spec['capacities'])}.")
+    if len(cap) != n_res:
+        err("capacities", f"has {len(cap)} entries but 'weights' has {n_res} resource rows.")
+    if "method" in spec and not isinstance(spec["method"], str):
+        err("method", f"must be a string; got {_what(spec['method'])}.")
+    if "max_nodes" in spec and not (_is_int(spec["max_nodes"]) and spec["max_nodes"] >= 1):
+        err("max_nodes", f"must be a positive int; got {_what(spec['max_nodes'])}.")
+
+
+def _build_knapsack(spec, check_time_limit):
+    from ._knapsack import Knapsack
+
+    args = dict(spec)
+    return Knapsack(np.asarray(args.pop("weights"), dtype=np.float64),
+                    np.asarray(args.pop("capacities"), dtype=np.float64), **args)
+
+
+def _validate_dag_shortest_path(spec, err):
+    _check_sense_key(spec, err)
+    n = spec["n_nodes"]
+    if not (_is_int(n) and n >= 2):
+        err("n_nodes", f"must be an int >= 2; got {_what(n)}.")
+    _cap(err, "n_nodes", n, MAX_SPEC_ROWS, "nodes")
+    edges = spec["edges"]
+    if not isinstance(edges, list) or not edges:
+        err("edges", f"must be a non-empty list of [tail, head] pairs; got {_what(edges)}.")
+    _cap(err, "edges", len(edges), MAX_SPEC_VARIABLES, "edges")
+    for k, e in enumerate(edges):
+        if not (isinstance(e, list) and len(e) == 2 and all(_is_int(v) for v in e)):
+            err("edges", f"entry [{k}] must be a [tail, head] pair of int node ids; got "
+                         f"{_what(e) if not isinstance(e, list) else e}.")
+    for key in ("source", "target"):
+        if not _is_int(spec[key]):
+            err(key, f"must be an int node id; got {_what(spec[key])}.")
+
+
+def _build_dag_shortest_path(spec, check_time_limit):
+    from ._shortest_path import ShortestPath
+
+    args = dict(spec)
+    return ShortestPath.from_edges(args.pop("n_nodes"), np.asarray(args.pop("edges")),
+                                   args.pop("source"), args.pop("target"), **args)
+
+
 SPEC_TYPES = {
     "shortest_path": SpecType(frozenset({"grid", "sense"}), frozenset(),
                               _validate_shortest_path, _build_shortest_path),
@@ -279,6 +334,12 @@ SPEC_TYPES = {
         frozenset({"A_ub", "b_ub", "A_eq", "b_eq", "bounds", "integrality", "sense",
                    "basis_cache", "variable_names"}), frozenset(),
         _validate_linear_program, _build_linear_program),
+    "knapsack": SpecType(frozenset({"weights", "capacities", "sense", "method", "max_nodes"}),
+                         frozenset({"weights", "capacities"}), _validate_knapsack,
+                         _build_knapsack),
+    "dag_shortest_path": SpecType(frozenset({"n_nodes", "edges", "source", "target", "sense"}),
+                                  frozenset({"n_nodes", "edges", "source", "target"}),
+                                  _validate_dag_shortest_path, _build_dag_shortest_path),
 }
 
 
@@ -337,6 +398,10 @@ def problem_from_dict(spec, *, check_time_limit=DEFAULT_CHECK_TIME_LIMIT):
       "basis_cache": true, "variable_names": null}``; a matrix may also be
       sparse, as ``{"shape": [m, n], "row": [...], "col": [...], "data": [...]}``
       (what :meth:`LinearProgram.to_dict` writes for a sparse matrix).
+    - ``{"type": "knapsack", "weights": [[...], ...], "capacities": [...],
+      "sense": "max", "method": "auto", "max_nodes": 1000000}``
+    - ``{"type": "dag_shortest_path", "n_nodes": 4, "edges": [[0, 1], ...],
+      "source": 0, "target": 3, "sense": "min"}``
 
     ``"name"`` and ``"description"`` are allowed as free text. Every
     problem's ``to_dict()`` round-trips through this function.

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spotree.problems import (FiniteDecisions, LinearProgram, ShortestPath, load_problem,
-                              news_recommendation, problem_from_dict)
+from spotree.problems import (FiniteDecisions, Knapsack, LinearProgram, ShortestPath,
+                              load_problem, news_recommendation, problem_from_dict)
 from spotree.problems._io import SPEC_TYPES, validate_problem_spec
 
 
@@ -35,6 +35,10 @@ def round_trip_problems():
                       sense="max", basis_cache=False),
         LinearProgram(bounds=[(0, 1), (-1, 2), (3, 3)]),  # bounds only
         sparse,
+        Knapsack([[3.5, 4, 5.25], [2, 2, 3]], [8, 5]),
+        Knapsack([[3, 4, 5, 1]], [7], sense="min", method="bb", max_nodes=1000),
+        ShortestPath.from_edges(5, [(0, 1), (0, 2), (1, 3), (2, 3), (3, 4), (1, 4)], 0, 4),
+        ShortestPath.from_edges(3, [(0, 1), (1, 2), (0, 2)], 0, 2, sense="max"),
     ]
 
 
@@ -131,6 +135,21 @@ LP = {"type": "linear_program", "A_ub": [[1, 1]], "b_ub": [1]}
                                           r"be a 2-D array"),
     ({"type": "finite", "decisions": [[1, 0]], "name": 3, "Name": "x"},
      r"unexpected keys: 'Name'"),
+    ({"type": "knapsack", "weights": [[1, 2]]}, r"'knapsack' is missing the key 'capacities'"),
+    ({"type": "knapsack", "weights": [[1, 2]], "capacities": [3, 4]},
+     r"key 'capacities': has 2 entries but 'weights' has 1 resource rows"),
+    ({"type": "knapsack", "weights": [[1, float("nan")]], "capacities": [3]},
+     r"key 'weights': entry \[0\]\[1\] must be a finite number"),
+    ({"type": "knapsack", "weights": [[1, 2]], "capacities": [3], "max_nodes": 0},
+     r"key 'max_nodes': must be a positive int"),
+    ({"type": "knapsack", "weights": [[1, -2]], "capacities": [3]},
+     r"'weights' parameter of Knapsack"),
+    ({"type": "dag_shortest_path", "n_nodes": 3, "edges": [[0, 1], [1, 2.5]], "source": 0,
+      "target": 2}, r"key 'edges': entry \[1\] must be a \[tail, head\] pair"),
+    ({"type": "dag_shortest_path", "n_nodes": 10**9, "edges": [[0, 1]], "source": 0,
+      "target": 1}, r"key 'n_nodes': describes 1,000,000,000 nodes"),
+    ({"type": "dag_shortest_path", "n_nodes": 3, "edges": [[0, 1], [1, 0]], "source": 0,
+      "target": 1}, r"cycle"),
 ])
 def test_bad_specs_name_the_key(spec, match):
     with pytest.raises(ValueError, match=match) as info:

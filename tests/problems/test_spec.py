@@ -41,7 +41,7 @@ def test_yaml_spec_equals_json_spec(tmp_path):
     ('{"type": "shortest_path", "grid": [4, 4]', "invalid JSON at line 1"),
     ('[1, 2]', "must be a JSON object"),
     ('{"grid": [4, 4]}', "'type' must be one of"),
-    ('{"type": "knapsack"}', "'type' must be one of"),
+    ('{"type": "bogus"}', "'type' must be one of"),
     ('{"type": "shortest_path", "grid": [4]}', "key 'grid'"),
     ('{"type": "shortest_path", "gird": [4, 4]}', "unexpected key"),
     ('{"type": "finite"}', "is missing the key"),
