@@ -35,6 +35,7 @@ _PKG = pathlib.Path(__file__).resolve().parent
 KERNEL_MODULES = (
     "tree/_kernels.py",
     "problems/_compiled.py",
+    "problems/_certificate_kernels.py",
 )
 
 _LOCK = threading.Lock()

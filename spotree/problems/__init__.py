@@ -8,7 +8,8 @@ from ._base import CallableProblem, DecisionProblem, FiniteDecisions, describe_n
 from ._cvxpy import CVXPYProblem, from_cvxpy
 from ._io import problem_from_dict
 from ._knapsack import Knapsack
-from ._linear import LinearProgram, news_recommendation
+from ._linear import LinearProgram
+from ._news import news_recommendation
 from ._pyepo import PyEPOProblem, from_pyepo
 from ._shortest_path import DAGShortestPath, ShortestPath
 from ._spec import load_problem

@@ -231,7 +231,7 @@ class MilpModel:
                 for A, b, eq in ((A_ub, b_ub, False), (A_eq, b_eq, True)):
                     if A is None:
                         continue
-                    A = np.asarray(A, dtype=np.float64)
+                    A = A.toarray() if hasattr(A, "toarray") else np.asarray(A, dtype=np.float64)
                     ri, ci = np.nonzero(A)
                     add_rows(ri, c0 + ci, A[ri, ci],
                              b if eq else np.full(A.shape[0], -np.inf), b)
@@ -427,15 +427,12 @@ class MilpModel:
     def solve_highs(self, warm=None, time_limit=60.0, verbose=False, random_state=0):
         import highspy
 
-        # The compiled core class does not print the banner that Highs() prints.
-        core = getattr(getattr(highspy, "_core", None), "_Highs", None)
-        h = core() if core is not None else highspy.Highs()
+        from ..problems._highs import new_highs, run_highs
+
+        h = new_highs(threads=1)  # silent, one thread (see spotree.problems._highs)
         h.setOptionValue("output_flag", bool(verbose))
         h.setOptionValue("time_limit", float(time_limit))
         h.setOptionValue("random_seed", int(random_state))
-        # One thread, as spotree's other HiGHS models use: HiGHS's thread pool is
-        # global to the process and a model asking for another size fails.
-        h.setOptionValue("threads", 1)
         lp = highspy.HighsLp()
         lp.num_col_ = self.n_cols
         lp.num_row_ = self.A.shape[0]
@@ -461,11 +458,7 @@ class MilpModel:
             sol.value_valid = True
             h.setSolution(sol)
         t0 = time.perf_counter()
-        h.run()
-        if h.getModelStatus() == highspy.HighsModelStatus.kNotset:
-            # The pool was started with another size elsewhere: use the default.
-            h.setOptionValue("threads", 0)
-            h.run()
+        run_highs(h)
         runtime = time.perf_counter() - t0
         info = h.getInfo()
         status = h.modelStatusToString(h.getModelStatus())

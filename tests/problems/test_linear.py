@@ -76,19 +76,6 @@ def test_solve_matches_linprog(sense, basis_cache, free):
     assert_feasible(problem, W)
 
 
-@pytest.mark.parametrize("sense", ["min", "max"])
-def test_news_matches_linprog_and_simplex_constraints(sense):
-    problem = news_recommendation(random_state=3)
-    assert problem.sense == "max"
-    problem.sense = sense  # the same feasible set, both senses
-    C = np.random.default_rng(2).uniform(0, 1, size=(60, 6))
-    W, z = problem.solve(C)
-    close(z, linprog_values(problem, C), 1.0)
-    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-9)
-    assert (W >= -1e-9).all()
-    assert (W @ problem.A_ub.T <= 1 + 1e-9).all()
-
-
 def brute_force_integer(problem, C):
     """Enumerate all integer points of the (finite) bounds box."""
     grids = [np.arange(lo, hi + 1) for lo, hi in zip(problem._lo, problem._hi)]
@@ -169,20 +156,6 @@ def test_vertices_cross_check(seed):
         assert np.linalg.matrix_rank(M[active]) == d
 
 
-def test_news_vertices_cover_solver_optima():
-    problem = news_recommendation(random_state=0)
-    V = problem.vertices()
-    assert V is not None and 6 <= len(V) <= problem.max_vertices
-    C = np.random.default_rng(7).uniform(0, 1, size=(500, 6))
-    _, z = problem.solve(C)
-    close((C @ V.T).max(axis=1), z, 1.0)
-    # every listed vertex is attained by the solver for some direction: the
-    # solver's optimal decisions only ever land on listed vertices
-    W, _ = problem.solve(C)
-    dist = np.abs(W[:, None, :] - V[None, :, :]).max(axis=2).min(axis=1)
-    assert dist.max() < 1e-7
-
-
 def test_integer_point_vertices():
     # w1 >= 0 comes from a constraint, not a bound: the box is found by the solver.
     problem = LinearProgram([[1.0, 1.0], [0.0, -1.0]], [2.5, 0.0], bounds=[(0, 2), (None, 2)],
@@ -252,7 +225,7 @@ def test_basis_cache_news_prefix_sums_and_eviction(monkeypatch):
     W, z = problem.solve(C)
     Wp, zp = plain.solve(C)
     close(z, zp, np.abs(C).max())
-    assert len(problem._model_basis_cache) == 2
+    assert len(problem._basis_cache()) == 2
 
 
 def test_basis_cache_degenerate_ties():
@@ -286,7 +259,7 @@ def test_basis_cache_on_uncorrelated_costs_backs_off():
     C = np.random.default_rng(0).normal(size=(300, 12))
     Wc, zc = cached.solve(C)
     Wp, zp = plain.solve(C)
-    assert cached._model_basis_cache.skipped > 0
+    assert cached._basis_cache().skipped > 0
     close(zc, zp, np.abs(C).max())
     np.testing.assert_allclose(Wc, Wp, atol=1e-7)
 
@@ -296,7 +269,7 @@ def test_non_optimal_status_at_solve_time_raises(basis_cache):
     problem = random_lp(3, d=8, n_ub=10, basis_cache=basis_cache)
     C = np.random.default_rng(0).normal(size=(5, 8))
     problem.solve(C[:1])
-    problem._model_highs.setOptionValue("simplex_iteration_limit", 0)
+    problem._model().set_option("simplex_iteration_limit", 0)
     with pytest.raises(ValueError, match="did not find an optimal solution for cost vector"):
         problem.solve(-C)
 
@@ -383,11 +356,11 @@ def test_pickle_and_deepcopy_after_solve(basis_cache):
     problem = random_lp(2, basis_cache=basis_cache)
     C = np.random.default_rng(0).normal(size=(50, problem.n_costs))
     W, z = problem.solve(C)
-    assert hasattr(problem, "_model_highs")
+    assert hasattr(problem._state(), "model")
     state = problem.__getstate__()
     assert not any(key.startswith("_model") for key in state)
     for clone in (pickle.loads(pickle.dumps(problem)), copy.deepcopy(problem)):
-        assert not hasattr(clone, "_model_highs")
+        assert not hasattr(clone._state(), "model")
         W2, z2 = clone.solve(C)
         close(z2, z, np.abs(C).max())
         np.testing.assert_allclose(W2, W, atol=1e-7)
@@ -417,57 +390,8 @@ def test_to_dict_round_trip():
     assert again.sense == "max"
 
 
-# ------------------------------------------------------ news_recommendation
-def test_news_recommendation_draw():
-    a = news_recommendation(n_articles=4, n_constraints=3, random_state=42)
-    b = news_recommendation(n_articles=4, n_constraints=3, random_state=42)
-    c = news_recommendation(n_articles=4, n_constraints=3, random_state=43)
-    assert a.n_costs == 4 and a.A_ub.shape == (3, 4) and (a.A_ub > 0).all()
-    np.testing.assert_array_equal(a.A_ub, b.A_ub)
-    assert not np.array_equal(a.A_ub, c.A_ub)
-    np.testing.assert_array_equal(a.b_ub, np.ones(3))
-    np.testing.assert_array_equal(a.A_eq, np.ones((1, 4)))
-    assert a.bounds == (0.0, None)
-    # The first draw is Exponential(1) from the sklearn generator.
-    expected = np.random.RandomState(42).exponential(1.0, size=(3, 4))
-    np.testing.assert_array_equal(a.A_ub, expected)
-
-
-def test_news_recommendation_redraws_infeasible_sets():
-    # With one article, w = 1 is feasible iff every a_m <= 1: P = (1 - e^-1)^4 ~ 0.16,
-    # so most seeds need redraws.
-    for seed in range(10):
-        problem = news_recommendation(n_articles=1, n_constraints=4, random_state=seed)
-        assert (problem.A_ub <= 1).all()
-        again = news_recommendation(n_articles=1, n_constraints=4, random_state=seed)
-        np.testing.assert_array_equal(problem.A_ub, again.A_ub)
-    assert news_recommendation(n_articles=3, n_constraints=0, random_state=0).A_ub is None
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(n_articles=0), "'n_articles' parameter of news_recommendation must be an int"),
-    (dict(n_articles=2.5), "'n_articles'"),
-    (dict(n_constraints=-1), "'n_constraints' parameter of news_recommendation"),
-])
-def test_news_recommendation_bad_arguments(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        news_recommendation(**kwargs)
-
-
 # ------------------------------------------------------------- properties
-NEWS = news_recommendation(random_state=5)
 FREE_LP = random_lp(8, d=3, n_ub=3, free=True)
-
-
-@settings(max_examples=60, deadline=None)
-@given(C=arrays(np.float64, st.tuples(st.integers(1, 8), st.just(6)),
-                elements=st.floats(-10, 10, allow_nan=False, width=64)),
-       a=st.floats(0.01, 100))
-def test_scaling_invariance_and_value_news(C, a):
-    W, z = NEWS.solve(C)
-    close(z, NEWS.value(C, W), np.abs(C).max(initial=1.0))
-    _, za = NEWS.solve(a * C)
-    close(za, a * z, a * np.abs(C).max(initial=1.0))
 
 
 @settings(max_examples=40, deadline=None)
@@ -507,3 +431,348 @@ print("ok")
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+# ------------------------------------------------------------------ sparse
+def sparse_lp_arrays(seed, d=40, n_ub=25, n_eq=5, density=0.15):
+    """A random sparse LP (box-bounded, feasible at x0) as scipy.sparse matrices."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    x0 = rng.uniform(0.2, 0.8, d)
+    A_ub = sp.random(n_ub, d, density=density, random_state=seed, format="csr",
+                     data_rvs=lambda k: rng.normal(size=k))
+    A_eq = sp.random(n_eq, d, density=density, random_state=seed + 1, format="csr",
+                     data_rvs=lambda k: rng.normal(size=k))
+    return dict(A_ub=A_ub, b_ub=A_ub @ x0 + rng.uniform(0.1, 1, n_ub), A_eq=A_eq,
+                b_eq=A_eq @ x0, bounds=(0, 1))
+
+
+@pytest.mark.parametrize("fmt", ["csr_matrix", "coo_array", "csc_array"])
+def test_sparse_input_stays_sparse_and_matches_dense(fmt):
+    import scipy.sparse as sp
+
+    arrays = sparse_lp_arrays(0)
+    conv = getattr(sp, fmt)
+    sparse = LinearProgram(**{**arrays, "A_ub": conv(arrays["A_ub"]),
+                              "A_eq": conv(arrays["A_eq"])})
+    dense = LinearProgram(**{**arrays, "A_ub": arrays["A_ub"].toarray(),
+                             "A_eq": arrays["A_eq"].toarray()})
+    assert sp.issparse(sparse.A_ub) and sp.issparse(sparse.A_eq)
+    assert sp.issparse(sparse._A) and not sp.issparse(dense.A_ub)
+    C = np.random.default_rng(1).normal(size=(50, sparse.n_costs))
+    Ws, zs = sparse.solve(C)
+    _, zd = dense.solve(C)
+    close(zs, zd, np.abs(C).max())
+    close(zs, linprog_values(dense, C), np.abs(C).max())
+    assert_feasible(sparse, Ws)
+    # The caller's matrix is not modified (it is copied into CSR form).
+    assert type(arrays["A_ub"]) is sp.csr_matrix
+
+
+def test_sparse_bad_entries():
+    import scipy.sparse as sp
+
+    A = sp.csr_matrix(np.array([[1.0, np.nan]]))
+    with pytest.raises(ValueError, match="'A_ub' parameter .* NaN"):
+        LinearProgram(A_ub=A, b_ub=[1.0])
+    with pytest.raises(ValueError, match="'A_eq' parameter .* NaN or infinity"):
+        LinearProgram(A_eq=sp.csr_matrix(np.array([[1.0, np.inf]])), b_eq=[1.0])
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_larger_sparse_lp_factored_cache_matches_plain_highs(sense, monkeypatch):
+    # d * (d + n_rows) is above the explicit-certificate size: the cache
+    # uses sparse LU factors and HiGHS's own factorization.
+    from spotree.problems._basis_cache import FactoredCache
+
+    arrays = sparse_lp_arrays(3, d=80, n_ub=40, n_eq=8)
+    cached = LinearProgram(**arrays, sense=sense)
+    plain = LinearProgram(**arrays, sense=sense, basis_cache=False)
+    assert isinstance(cached._basis_cache(), FactoredCache)
+    rng = np.random.default_rng(2)
+    x = np.sort(rng.uniform(size=1200))
+    P = (rng.uniform(0.5, 1.5, 80) + x[:, None] * rng.normal(size=80)) * rng.uniform(
+        0.5, 1.5, size=(1200, 80))
+    C = np.vstack([np.cumsum(P, axis=0), np.cumsum(P[::-1], axis=0)])
+    calls = count_highs_calls(cached, monkeypatch)
+    Wc, zc = cached.solve(C)
+    _, zp = plain.solve(C)
+    close(zc, zp, np.abs(C).max())
+    close(zc, np.einsum("ij,ij->i", C, Wc), np.abs(C).max())
+    assert_feasible(cached, Wc)
+    assert len(calls) < 0.2 * len(C)  # bases were reused (107 and 173 calls here)
+    # Stored bases (factorized by SuperLU, tested in the compiled loop)
+    # answer most of a second pass over the first rows.
+    assert len(cached._basis_cache()) >= 8
+    del calls[:]
+    W2, z2 = cached.solve(C[:300])
+    assert len(calls) < 100  # 8 and 43 here
+    close(z2, zp[:300], np.abs(C).max())
+    np.testing.assert_allclose(W2, Wc[:300], atol=1e-7)
+    close(zp[:100], linprog_values(plain, C[:100]), np.abs(C).max())
+
+
+# -------------------------------------------------------------- time limits
+def market_split(m=4, n=30, seed=0):
+    """A Cornuejols-Dawande market-split instance: sum_j a_ij x_j = floor(sum_j a_ij / 2).
+
+    With m = 4 and n = 30 binary variables it is (almost surely) infeasible
+    and proving it takes branch and bound far longer than a second (over
+    90 s with HiGHS 1.16 on a busy 2-core machine).
+    """
+    rng = np.random.default_rng(seed)
+    A = rng.integers(0, 100, size=(m, n)).astype(float)
+    return A, np.floor(A.sum(axis=1) / 2)
+
+
+def test_check_time_limit_stops_a_hard_milp():
+    A, b = market_split()
+    with pytest.raises(ValueError, match=r"feasibility check of the LinearProgram did not "
+                                         r"finish within the check time limit of 0\.5 s.*"
+                                         r"'check_time_limit'"):
+        LinearProgram(A_eq=A, b_eq=b, bounds=(0, 1), integrality=np.ones(30),
+                      check_time_limit=0.5)
+    # A small instance of the same family finishes within the limit.
+    A, b = market_split(m=2, n=6, seed=1)
+    with pytest.raises(ValueError, match="infeasible") as info:
+        LinearProgram(A_eq=A, b_eq=b, bounds=(0, 1), integrality=np.ones(6),
+                      check_time_limit=30.0)
+    assert "time limit" not in str(info.value)
+
+
+def test_check_time_limit_is_not_kept_for_solving():
+    problem = LinearProgram(A_eq=np.ones((1, 3)), b_eq=[1.0], check_time_limit=5.0)
+    assert problem.solve([[3.0, 1.0, 2.0]])[1][0] == 1.0
+    assert "check_time_limit" not in problem.__dict__
+
+
+@pytest.mark.parametrize("limit", [0, -1.0, np.nan, "5", True])
+def test_bad_check_time_limit(limit):
+    with pytest.raises(ValueError, match="'check_time_limit' parameter of LinearProgram must "
+                                         "be a positive number of seconds or None"):
+        LinearProgram(A_eq=np.ones((1, 3)), b_eq=[1.0], check_time_limit=limit)
+
+
+def test_boundedness_check_names_the_unbounded_variable():
+    # Several one-sided variables; only w[2] can grow (w[0] + w[1] <= 1
+    # bounds the others, w[3] is bounded above by a constraint).
+    A_ub = [[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, -1.0, 0.0]]
+    with pytest.raises(ValueError, match=r"variable w\[2\] is unbounded above"):
+        LinearProgram(A_ub=A_ub, b_ub=[1.0, 3.0, 0.0],
+                      bounds=[(0, None), (0, None), (None, None), (None, 5)])
+    # w[3] unbounded below only.
+    with pytest.raises(ValueError, match=r"variable w\[3\] is unbounded below"):
+        LinearProgram(A_ub=A_ub[:1], b_ub=[1.0], bounds=[(0, None), (0, None), (0, 1),
+                                                         (None, 5)])
+    ok = LinearProgram(A_ub=A_ub + [[0, 0, 1.0, 0], [0, 0, 0, -1.0]], b_ub=[1, 3, 0, 2, 4],
+                       bounds=[(0, None), (0, None), (None, None), (None, 5)])
+    C = np.random.default_rng(0).normal(size=(30, 4))
+    close(ok.solve(C)[1], linprog_values(ok, C), np.abs(C).max())
+
+
+# ------------------------------------------------------------- relaxation
+def knapsack_milp(seed, sense="max", d=9, n_res=2):
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(1, 5, size=(n_res, d)).round(2)
+    return LinearProgram(A_ub=A, b_ub=A.sum(axis=1) / 2, bounds=(0, 1),
+                         integrality=np.ones(d), sense=sense)
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_relaxation_bounds_the_milp(sense):
+    problem = knapsack_milp(0, sense=sense)
+    relax = problem.relaxation()
+    assert isinstance(relax, LinearProgram) and not relax.is_milp and relax.integrality is None
+    assert relax.basis_cache and relax.sense == sense
+    assert problem.relaxation() is relax  # built once
+    C = np.random.default_rng(1).normal(size=(60, problem.n_costs))
+    _, z = problem.solve(C)
+    _, zr = relax.solve(C)
+    # Independent check of the relaxation's values with linprog.
+    close(zr, linprog_values(relax, C), np.abs(C).max())
+    assert (problem.sign * zr <= problem.sign * z + 1e-9).all()
+    assert (problem.sign * zr < problem.sign * z - 1e-6).any()  # the gap is real here
+
+
+def test_relaxation_equals_milp_on_totally_unimodular_problem():
+    # Bipartite assignment (3 x 3): the constraint matrix is totally
+    # unimodular, so the LP relaxation has integral vertices.
+    A_eq = np.zeros((6, 9))
+    for i in range(3):
+        A_eq[i, 3 * i:3 * i + 3] = 1
+        A_eq[3 + i, i::3] = 1
+    problem = LinearProgram(A_eq=A_eq, b_eq=np.ones(6), bounds=(0, 1),
+                            integrality=np.ones(9))
+    C = np.random.default_rng(2).normal(size=(50, 9))
+    _, z = problem.solve(C)
+    Wr, zr = problem.relaxation().solve(C)
+    close(zr, z, np.abs(C).max())
+    np.testing.assert_allclose(Wr, np.round(Wr), atol=1e-9)
+
+
+def test_relaxation_none_for_lp_and_not_pickled():
+    assert random_lp(0).relaxation() is None
+    problem = knapsack_milp(1)
+    problem.relaxation()
+    assert "_model_relaxation" in problem.__dict__
+    clone = pickle.loads(pickle.dumps(problem))
+    assert "_model_relaxation" not in clone.__dict__
+    C = np.random.default_rng(3).normal(size=(10, problem.n_costs))
+    close(clone.relaxation().solve(C)[1], problem.relaxation().solve(C)[1], np.abs(C).max())
+
+
+# ---------------------------------------------------------------- threads
+THREAD_SCRIPT = r'''
+import threading
+import numpy as np
+import joblib
+import threadpoolctl
+from sklearn.model_selection import GridSearchCV
+from spotree.datasets import make_news
+from spotree.metrics import make_spo_scorer
+from spotree.problems import news_recommendation
+from spotree.tree import SPOTree
+
+def blas():
+    return sorted((i["filepath"], i["num_threads"]) for i in threadpoolctl.threadpool_info()
+                  if i["user_api"] == "blas")
+
+before = blas()
+rng = np.random.default_rng(0)
+P = rng.uniform(0, 1, size=(3000, 6))
+C = np.vstack([np.cumsum(P, axis=0), P])
+
+# 1. Separate instances solving in concurrent threads: BLAS limits unchanged.
+def own(seed, out):
+    p = news_recommendation(6, 5, random_state=0)
+    for _ in range(5):
+        out[seed] = p.solve(C[seed::3])[1]
+out = {}
+ts = [threading.Thread(target=own, args=(s, out)) for s in range(3)]
+[t.start() for t in ts]; [t.join() for t in ts]
+assert blas() == before, ("BLAS limits changed", before, blas())
+print("phase 1 ok", flush=True)
+
+# 2. One instance shared by 8 threads: the answers of a serial solve.
+lp = news_recommendation(6, 5, random_state=0)
+serial = news_recommendation(6, 5, random_state=0)
+serial.basis_cache = False
+expected = serial.solve(C)[1]
+errors = []
+def shared(k):
+    for rep in range(4):
+        idx = np.random.default_rng(k * 10 + rep).permutation(len(C))[:2000]
+        z = lp.solve(C[idx])[1]
+        if not np.allclose(z, expected[idx], rtol=1e-9, atol=1e-9):
+            errors.append(k)
+ts = [threading.Thread(target=shared, args=(k,)) for k in range(8)]
+[t.start() for t in ts]; [t.join() for t in ts]
+assert not errors, errors
+print("phase 2 ok", flush=True)
+
+# 3. The threaded grid search of issue 9 (the scorer shares the problem).
+X, Cn, _ = make_news(600, random_state=0)
+grid = {"max_depth": [1, 2, 3]}
+with joblib.parallel_config(backend="threading"):
+    gs = GridSearchCV(SPOTree(lp), grid, scoring=make_spo_scorer(lp), n_jobs=4, cv=3).fit(X, Cn)
+with joblib.parallel_config(backend="sequential"):
+    ref = GridSearchCV(SPOTree(lp), grid, scoring=make_spo_scorer(lp), cv=3).fit(X, Cn)
+np.testing.assert_allclose(gs.cv_results_["mean_test_score"],
+                           ref.cv_results_["mean_test_score"], rtol=1e-9)
+assert blas() == before, ("BLAS limits changed", before, blas())
+print("ok")
+'''
+
+
+def test_shared_instance_in_threads_and_blas_limits():
+    # Before per-thread HiGHS models this segfaulted (phase 2 or 3), and a
+    # per-call BLAS limit left BLAS pinned to one thread (phase 1). Run in a
+    # fresh interpreter so that a crash fails this test, not the session.
+    out = subprocess.run([sys.executable, "-c", THREAD_SCRIPT], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, (out.returncode, out.stdout, out.stderr[-3000:])
+    assert out.stdout.strip().endswith("ok")
+
+
+def test_per_thread_models_are_distinct():
+    import threading
+
+    problem = random_lp(1)
+    problem.solve(np.ones((1, problem.n_costs)))
+    mine = problem._model()
+    seen = []
+
+    def work():
+        problem.solve(np.ones((1, problem.n_costs)))
+        seen.append(problem._model())
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert seen[0] is not mine
+    assert problem._model() is mine
+
+
+@pytest.mark.parametrize("basis_cache", [True, False])
+def test_n_jobs_threads_give_the_same_answers(basis_cache):
+    arrays = sparse_lp_arrays(5, d=30, n_ub=20, n_eq=3)
+    serial = LinearProgram(**arrays, basis_cache=basis_cache)
+    threaded = LinearProgram(**arrays, basis_cache=basis_cache, n_jobs=3)
+    rng = np.random.default_rng(0)
+    C = np.vstack([rng.normal(size=(300, 30)), np.cumsum(rng.uniform(size=(300, 30)), axis=0)])
+    W1, z1 = serial.solve(C)
+    W3, z3 = threaded.solve(C)
+    close(z3, z1, np.abs(C).max())
+    close(z3, np.einsum("ij,ij->i", C, W3), np.abs(C).max())
+    assert_feasible(threaded, W3)
+    pool = threaded.__dict__["_model_pool"]
+    assert pool[0] == 3  # three threads, each with its own HiGHS model
+    # Small batches stay in the calling thread; the pool is not pickled.
+    threaded.solve(C[:10])
+    clone = pickle.loads(pickle.dumps(threaded))
+    assert "_model_pool" not in clone.__dict__ and clone.n_jobs == 3
+    close(clone.solve(C)[1], z1, np.abs(C).max())
+    # Each thread numbers its rows within the whole batch (error messages
+    # name the cost vector): without the cache every row goes to HiGHS once.
+    plain = LinearProgram(**arrays, basis_cache=False, n_jobs=3)
+    seen = []
+    original = plain._solve_one
+
+    def recorded(model, c, i):
+        seen.append(i)
+        np.testing.assert_array_equal(c, C[i])
+        return original(model, c, i)
+
+    plain._solve_one = recorded
+    plain.solve(C)
+    assert sorted(seen) == list(range(len(C)))
+
+
+@pytest.mark.parametrize("n_jobs", [0, -2, 1.5, "2", True])
+def test_bad_n_jobs(n_jobs):
+    with pytest.raises(ValueError, match="'n_jobs' parameter of LinearProgram must be None, "
+                                         "-1 or a positive int"):
+        LinearProgram(A_eq=np.ones((1, 3)), b_eq=[1.0], n_jobs=n_jobs)
+
+
+def test_unsettled_boundedness_check_is_an_error(monkeypatch):
+    # If HiGHS gives no verdict on the combined check and every variable
+    # alone is bounded, the problem is not silently accepted (with or
+    # without free variables).
+    from spotree.problems import _highs
+
+    original = _highs.HighsModel.solve
+
+    def flaky(self, c, time_limit=None):
+        if np.count_nonzero(c) > 1:
+            self.status = None
+            return _highs.OTHER, None
+        return original(self, c, time_limit)
+
+    monkeypatch.setattr(_highs.HighsModel, "solve", flaky)
+    A_ub = [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]
+    for bounds in ([(0, None), (0, None), (-1, 1)], [(0, None), (0, None), (None, None)]):
+        with pytest.raises(ValueError, match="could not decide whether the LinearProgram is "
+                                             "bounded"):
+            LinearProgram(A_ub=A_ub, b_ub=[1.0, 1.0, 1.0], bounds=bounds)

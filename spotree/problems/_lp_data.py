@@ -1,0 +1,259 @@
+"""LinearProgram's input: argument checks, row-bound form, model files, JSON.
+
+LinearProgram keeps its constraints in two forms: the linprog-style
+``A_ub w <= b_ub, A_eq w = b_eq`` its users see, and HiGHS's row-bound
+form ``rlo <= A w <= rhi`` (a ranged row is one row) that the solver and
+the basis cache use. This module converts between them, validates the
+constructor's arguments, and reads MPS/LP files into both forms.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _highs
+
+def _check_matrix(A, name):
+    """``A`` as a finite float64 2-D array or CSR matrix, or None."""
+    if A is None:
+        return None
+    if sp.issparse(A):
+        if A.ndim != 2:
+            raise ValueError(f"The '{name}' parameter of LinearProgram must be a 2-D matrix of "
+                             f"shape (n_constraints, n_costs). Got a sparse array of shape "
+                             f"{A.shape} instead.")
+        try:
+            A = A.tocsr().astype(np.float64)  # a copy: the caller's matrix is left alone
+        except (TypeError, ValueError):
+            raise ValueError(f"The '{name}' parameter of LinearProgram must hold numbers. "
+                             f"Got a sparse matrix of dtype {A.dtype} instead.") from None
+        A.sum_duplicates()
+        A.eliminate_zeros()
+        if not np.isfinite(A.data).all():
+            raise ValueError(f"The '{name}' parameter of LinearProgram contains NaN or "
+                             "infinity; constraint coefficients must be finite.")
+        return A
+    try:
+        arr = np.array(A, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"The '{name}' parameter of LinearProgram must be a 2-D array of "
+                         f"numbers, a scipy.sparse matrix or None. Got {type(A).__name__} "
+                         "instead.") from None
+    if arr.ndim != 2:
+        raise ValueError(f"The '{name}' parameter of LinearProgram must be a 2-D array of "
+                         f"shape (n_constraints, n_costs). Got an array of shape "
+                         f"{arr.shape} instead; write one constraint as [[...]].")
+    if arr.size and not np.isfinite(arr).all():
+        raise ValueError(f"The '{name}' parameter of LinearProgram contains NaN or "
+                         "infinity; constraint coefficients must be finite.")
+    return arr
+def _check_vector(b, name, n, A_name):
+    try:
+        arr = np.array(b, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"The '{name}' parameter of LinearProgram must be a 1-D array of "
+                         f"numbers. Got {type(b).__name__} instead.") from None
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"The '{name}' parameter of LinearProgram must have shape ({n},) "
+                         f"to match the {n} row(s) of '{A_name}'. Got shape {arr.shape} "
+                         "instead.")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"The '{name}' parameter of LinearProgram contains NaN or "
+                         "infinity; right-hand sides must be finite.")
+    return arr
+
+
+def _is_bound_scalar(v):
+    return v is None or isinstance(v, (numbers.Real, np.floating, np.integer))
+
+
+def _parse_bound(v, j, side):
+    """One bound as a float (+-inf for None) and its stored form (None for inf)."""
+    where = "" if j is None else f" of variable {j}"
+    if v is None:
+        return (-np.inf if side == "lower" else np.inf), None
+    if isinstance(v, bool) or not _is_bound_scalar(v):
+        raise ValueError(f"The 'bounds' parameter of LinearProgram has a {side} bound"
+                         f"{where} that is not a number or None: {v!r}.")
+    v = float(v)
+    if np.isnan(v):
+        raise ValueError(f"The 'bounds' parameter of LinearProgram has a NaN {side} bound"
+                         f"{where}; use None for no bound.")
+    if (side == "lower" and v == np.inf) or (side == "upper" and v == -np.inf):
+        raise ValueError(f"The 'bounds' parameter of LinearProgram has an infinite {side} "
+                         f"bound{where} pointing the wrong way ({v}); no w satisfies it.")
+    return v, (None if np.isinf(v) else v)
+
+
+def _parse_pair(pair, j):
+    try:
+        items = list(pair)
+    except TypeError:
+        items = None
+    if items is None or len(items) != 2 or not all(_is_bound_scalar(x) for x in items):
+        where = "" if j is None else f" for variable {j}"
+        raise ValueError(f"The 'bounds' parameter of LinearProgram must be a (lo, hi) pair or "
+                         f"a sequence of n_costs such pairs (None = unbounded). Got "
+                         f"{pair!r}{where} instead.")
+    lo, lo_s = _parse_bound(items[0], j, "lower")
+    hi, hi_s = _parse_bound(items[1], j, "upper")
+    if lo > hi:
+        where = "" if j is None else f" of variable {j}"
+        raise ValueError(f"The 'bounds' parameter of LinearProgram has lower bound {lo} > "
+                         f"upper bound {hi}{where}; the problem is infeasible.")
+    return lo, hi, (lo_s, hi_s)
+
+
+def _parse_bounds(bounds):
+    """Return ``(kind, lo, hi, stored)``; kind is 'pair' or 'list'."""
+    if bounds is None or isinstance(bounds, (str, bytes)):
+        raise ValueError("The 'bounds' parameter of LinearProgram must be a (lo, hi) pair or a "
+                         "sequence of n_costs such pairs (None = unbounded, e.g. (None, None) "
+                         f"for free variables). Got {bounds!r} instead.")
+    if isinstance(bounds, np.ndarray):
+        bounds = bounds.tolist()
+    try:
+        items = list(bounds)
+    except TypeError:
+        raise ValueError("The 'bounds' parameter of LinearProgram must be a (lo, hi) pair or a "
+                         f"sequence of n_costs such pairs. Got {bounds!r} instead.") from None
+    if len(items) == 2 and all(_is_bound_scalar(x) for x in items):
+        lo, hi, stored = _parse_pair(items, None)
+        return "pair", lo, hi, stored
+    if not items:
+        raise ValueError("The 'bounds' parameter of LinearProgram is an empty sequence; give "
+                         "a (lo, hi) pair or one pair per variable.")
+    parsed = [_parse_pair(p, j) for j, p in enumerate(items)]
+    lo = np.array([p[0] for p in parsed])
+    hi = np.array([p[1] for p in parsed])
+    return "list", lo, hi, [p[2] for p in parsed]
+
+
+def _check_names(names, d):
+    if names is None:
+        return None
+    items = None if isinstance(names, (str, bytes)) else (
+        list(names) if hasattr(names, "__iter__") else None)
+    if (items is None or len(items) != d or not all(isinstance(s, str) for s in items)):
+        raise ValueError(f"The 'variable_names' parameter of LinearProgram must be None or a "
+                         f"sequence of {d} strings. Got {names!r} instead.")
+    if len(set(items)) != d:
+        dup = sorted({s for s in items if items.count(s) > 1})[:3]
+        raise ValueError(f"The 'variable_names' parameter of LinearProgram has duplicate "
+                         f"names: {', '.join(map(repr, dup))}.")
+    return items
+
+
+def _check_time_limit(limit, owner="LinearProgram"):
+    if limit is None:
+        return None
+    if (isinstance(limit, bool) or not isinstance(limit, numbers.Real)
+            or not limit > 0 or np.isnan(limit)):
+        raise ValueError(f"The 'check_time_limit' parameter of {owner} must be a positive "
+                         f"number of seconds or None. Got {limit!r} instead.")
+    return float(limit)
+
+
+def _rows_from_views(A_ub, b_ub, A_eq, b_eq, d):
+    """The row-bound form ``(A, rlo, rhi)`` of the linprog-style constraints."""
+    blocks, rlo, rhi = [], [], []
+    if A_ub is not None:
+        blocks.append(sp.csr_matrix(A_ub))
+        rlo.append(np.full(len(b_ub), -np.inf))
+        rhi.append(b_ub)
+    if A_eq is not None:
+        blocks.append(sp.csr_matrix(A_eq))
+        rlo.append(b_eq)
+        rhi.append(b_eq)
+    if not blocks:
+        return sp.csr_matrix((0, d)), np.zeros(0), np.zeros(0)
+    return sp.vstack(blocks, format="csr"), np.concatenate(rlo), np.concatenate(rhi)
+
+
+def _views_from_rows(A, rlo, rhi):
+    """linprog-style ``A_ub, b_ub, A_eq, b_eq`` (sparse) of the row-bound form.
+
+    An equality row goes to ``A_eq``; an "at most" bound to ``A_ub``, an
+    "at least" bound negated to ``A_ub`` (a ranged row gives both).
+    """
+    eq = rlo == rhi
+    up = ~eq & np.isfinite(rhi)
+    down = ~eq & np.isfinite(rlo)
+    A_ub = sp.vstack([A[up], -A[down]], format="csr")
+    b_ub = np.concatenate([rhi[up], -rlo[down]])
+    A_eq, b_eq = A[eq], rlo[eq]
+    if A_ub.shape[0] == 0:
+        A_ub = b_ub = None
+    if A_eq.shape[0] == 0:
+        A_eq = b_eq = None
+    return A_ub, b_ub, A_eq, b_eq
+
+
+def _matrix_to_json(A):
+    if A is None:
+        return None
+    if sp.issparse(A):
+        coo = A.tocoo()
+        return {"shape": [int(s) for s in coo.shape], "row": coo.row.tolist(),
+                "col": coo.col.tolist(), "data": coo.data.tolist()}
+    return A.tolist()
+
+
+def read_model_file(path):
+    """Read an MPS or LP file into LinearProgram's parts (see ``LinearProgram.from_file``).
+
+    Returns the keyword arguments of ``LinearProgram._set`` (without
+    ``basis_cache``) plus ``path``, as a str. Raises FileNotFoundError or a
+    ValueError whose message starts with the path.
+    """
+    path = os.fspath(path)
+    if not isinstance(path, str):
+        path = os.fsdecode(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"model file not found: {path}")
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: not a file (expected an .mps or .lp model file).")
+    stem = path[:-3] if path.lower().endswith(".gz") else path
+    if os.path.splitext(stem)[1].lower() not in (".mps", ".lp"):
+        raise ValueError(f"{path}: unknown model file type; LinearProgram.from_file reads "
+                         "'.mps' and '.lp' files (optionally gzipped).")
+    try:
+        data = _highs.read_model(path)
+    except ValueError as exc:
+        raise ValueError(" ".join(str(exc).split())) from None
+    A, n = data["A"].tocsr(), data["A"].shape[1]
+    if n == 0:
+        raise ValueError(f"{path}: the model has no variables.")
+    integ = data["integrality"]
+    if (integ > 1).any():
+        j = int(np.flatnonzero(integ > 1)[0])
+        raise ValueError(f"{path}: column {data['col_names'][j]!r} is semi-continuous or "
+                         "semi-integer; LinearProgram supports continuous and integer "
+                         "columns only.")
+    lo, hi = data["col_lower"], data["col_upper"]
+    if (lo > hi).any() or np.isnan(lo).any() or np.isnan(hi).any():
+        j = int(np.flatnonzero(~(lo <= hi))[0])
+        raise ValueError(f"{path}: column {data['col_names'][j]!r} has lower bound {lo[j]} "
+                         f"> upper bound {hi[j]}; the problem is infeasible.")
+    rlo, rhi = data["row_lower"], data["row_upper"]
+    bad = ~(rlo <= rhi)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{path}: row {i} has lower bound {rlo[i]} > upper bound "
+                         f"{rhi[i]}; the problem is infeasible.")
+    if not np.isfinite(A.data).all():
+        raise ValueError(f"{path}: the constraint matrix contains NaN or infinity.")
+    # Free rows (both sides infinite) constrain nothing.
+    keep = np.isfinite(rlo) | np.isfinite(rhi)
+    A, rlo, rhi = A[keep], rlo[keep], rhi[keep]
+    stored = [(None if np.isinf(a) else float(a), None if np.isinf(b) else float(b))
+              for a, b in zip(lo, hi)]
+    A_ub, b_ub, A_eq, b_eq = _views_from_rows(A, rlo, rhi)
+    return dict(path=path, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, stored_bounds=stored,
+                lo=lo.copy(), hi=hi.copy(), A=A, rlo=rlo.copy(), rhi=rhi.copy(),
+                integrality=integ.astype(np.int8) if integ.any() else None,
+                sense=data["sense"], names=list(data["col_names"]))

@@ -1,0 +1,129 @@
+"""The HiGHS wrapper (spotree/problems/_highs.py) against scipy and highspy itself."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from spotree.problems import _highs
+
+
+def model(A, rl, ru, lo, hi, integrality=None):
+    return _highs.HighsModel(sp.csr_matrix(np.asarray(A, dtype=float)), np.asarray(lo, float),
+                             np.asarray(hi, float), np.asarray(rl, float),
+                             np.asarray(ru, float), integrality)
+
+
+def test_solve_matches_linprog_with_ranged_rows():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(5, 6))
+    x0 = rng.uniform(0, 1, 6)
+    rl, ru = A @ x0 - 0.5, A @ x0 + 0.5
+    m = model(A, rl, ru, np.zeros(6), np.ones(6))
+    for c in rng.normal(size=(20, 6)):
+        status, w = m.solve(c)
+        assert status == _highs.OPTIMAL
+        ref = linprog(c, A_ub=np.vstack([A, -A]), b_ub=np.r_[ru, -rl], bounds=(0, 1))
+        assert abs(c @ w - ref.fun) <= 1e-9 * max(1, abs(ref.fun))
+
+
+def test_status_strings():
+    infeasible = model([[1.0, 1.0]], [3.0], [np.inf], [0, 0], [1, 1])
+    assert infeasible.solve(np.ones(2)) == (_highs.INFEASIBLE, None)
+    assert "nfeasible" in infeasible.status_name()
+    unbounded = model([[1.0, -1.0]], [-np.inf], [1.0], [0, 0], [np.inf, np.inf])
+    status, w = unbounded.solve(np.array([-1.0, 0.0]))
+    assert status in (_highs.UNBOUNDED, _highs.INFEASIBLE_OR_UNBOUNDED) and w is None
+
+
+def test_time_limit_status_and_reset():
+    rng = np.random.default_rng(0)
+    A = rng.integers(0, 100, size=(4, 30)).astype(float)
+    b = np.floor(A.sum(axis=1) / 2)
+    m = model(A, b, b, np.zeros(30), np.ones(30), integrality=np.ones(30))
+    assert m.solve(np.zeros(30), time_limit=0.3) == (_highs.TIME_LIMIT, None)
+    assert _highs._option(m.h, "time_limit") == 0.3
+    # The limit applies to that run only.
+    easy = model([[1.0, 1.0]], [1.0], [1.0], [0, 0], [1, 1], integrality=[1, 1])
+    assert easy.solve(np.array([1.0, 2.0]), time_limit=5.0)[0] == _highs.OPTIMAL
+    assert _highs._option(easy.h, "time_limit") == 5.0
+    status, w = easy.solve(np.array([2.0, 1.0]))
+    assert status == _highs.OPTIMAL and list(w) == [0.0, 1.0]
+    assert _highs._option(easy.h, "time_limit") == np.inf
+
+
+def test_basic_variables_and_transpose_solve_match_highspy_basis():
+    import highspy
+
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(4, 7))
+    x0 = rng.uniform(0, 1, 7)
+    rl = np.array([-np.inf, A[1] @ x0 - 1, A[2] @ x0, -np.inf])
+    ru = np.array([A[0] @ x0 + 1, np.inf, A[2] @ x0, A[3] @ x0 + 0.1])
+    m = model(A, rl, ru, np.zeros(7), np.ones(7))
+    c = rng.normal(size=7)
+    assert m.solve(c)[0] == _highs.OPTIMAL
+    basic = m.basic_variables()
+    # The same set from HiGHS's basis statuses (columns, then rows).
+    b = m.h.getBasis()
+    statuses = list(b.col_status) + list(b.row_status)
+    expected = {k for k, s in enumerate(statuses) if s == highspy.HighsBasisStatus.kBasic}
+    assert set(basic.tolist()) == expected and len(basic) == 4
+    # B^T y = rhs with B the basic columns of [A, I], in that order.
+    full = np.hstack([A, np.eye(4)])
+    rhs = rng.normal(size=4)
+    y = m.transpose_solve(rhs)
+    np.testing.assert_allclose(full[:, basic].T @ y, rhs, atol=1e-10)
+    # For the costs of the basic variables, y are HiGHS's row duals.
+    cb = np.where(basic < 7, c[np.minimum(basic, 6)], 0.0)
+    np.testing.assert_allclose(m.transpose_solve(cb), m.h.getSolution().row_dual,
+                               atol=1e-10)
+
+
+def test_new_highs_is_silent(capfd):
+    m = model([[1.0, 1.0]], [1.0], [1.0], [0, 0], [1, 1])
+    m.solve(np.array([1.0, 2.0]))
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+def test_read_model_returns_the_file_data(tmp_path):
+    path = tmp_path / "m.lp"
+    path.write_text("maximize\n obj: 2 x + 3 y - z\nsubject to\n c1: x + y <= 4\n"
+                    " c2: x - y + z >= -2\n c3: x + 2 y = 3\nbounds\n x <= 10\n"
+                    " y free\n -1 <= z <= 1\ngeneral\n y\nend\n")
+    data = _highs.read_model(str(path))
+    assert data["col_names"] == ["x", "y", "z"] and data["sense"] == "max"
+    np.testing.assert_array_equal(data["A"].toarray(), [[1, 1, 0], [1, -1, 1], [1, 2, 0]])
+    np.testing.assert_array_equal(data["row_lower"], [-np.inf, -2, 3])
+    np.testing.assert_array_equal(data["row_upper"], [4, np.inf, 3])
+    np.testing.assert_array_equal(data["col_lower"], [0, -np.inf, -1])
+    np.testing.assert_array_equal(data["col_upper"], [10, np.inf, 1])
+    np.testing.assert_array_equal(data["integrality"], [0, 1, 0])
+    np.testing.assert_array_equal(data["costs"], [2, 3, -1])
+
+
+def test_read_model_error_carries_highs_reason(tmp_path, capfd):
+    bad = tmp_path / "bad.mps"
+    bad.write_text("NAME x\nROWS\n N  OBJ\n Q  R1\nCOLUMNS\nENDATA\n")
+    with pytest.raises(ValueError, match=r"HiGHS could not read .*bad\.mps: .*R1"):
+        _highs.read_model(str(bad))
+    out, err = capfd.readouterr()
+    assert "ERROR" not in out + err  # the log went to a file, not the console
+    assert not list(tmp_path.glob("*.log"))
+
+
+def test_warm_start_only_for_nearby_cost_directions():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(6, 10))
+    x0 = rng.uniform(0, 1, 10)
+    m = model(A, np.full(6, -np.inf), A @ x0 + 0.5, np.zeros(10), np.ones(10))
+    c = rng.uniform(0.5, 1.5, 10)
+    m.solve(c)
+    m.solve(3.0 * c + 1e-3 * rng.uniform(size=10))  # same direction: warm
+    assert m.n_cold == 0
+    far = rng.uniform(-1.5, -0.5, 10)
+    status, w = m.solve(far)  # unrelated direction: from scratch
+    assert m.n_cold == 1 and status == _highs.OPTIMAL
+    ref = linprog(far, A_ub=A, b_ub=A @ x0 + 0.5, bounds=(0, 1))
+    assert abs(far @ w - ref.fun) <= 1e-9 * max(1, abs(ref.fun))
