@@ -187,8 +187,14 @@ _WARM = {}
 
 
 def _tiny(run):
-    """The run on a few rows: the same problem type, method and code paths."""
+    """The run on a few rows: the same problem type, method and code paths.
+
+    Depth is a run-time argument of the compiled code, so a shallow tree
+    compiles the same kernels (and an optimal tree of depth 6 would be slow).
+    """
     tiny = dict(run, seed=0)
+    if tiny.get("depth") is not None:
+        tiny["depth"] = min(tiny["depth"], 2)
     if run["experiment"] == "shortest-path":
         tiny.update(n_train=100, n_test=20, min_samples_leaf=5)
     elif run["experiment"] == "illustrative":
