@@ -209,12 +209,10 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
         for i, m in enumerate(present[d]):
             pos = j + width * (i - (len(present[d]) - 1) / 2)
             color = _method_color(m, methods.index(m))
-            # A darker shade of the method's colour for the median, so a box of
-            # identical values (zero height) still shows whose it is.
-            dark = tuple(0.55 * c for c in _rgb(color))
-            bp = ax.boxplot([cells[(m, d)]], positions=[pos], widths=width * 0.85,
+            values = cells[(m, d)]
+            bp = ax.boxplot([values], positions=[pos], widths=width * 0.85,
                             patch_artist=True, manage_ticks=False,
-                            medianprops=dict(color=dark, linewidth=2),
+                            medianprops=_median_style(color, flat=np.ptp(values) == 0),
                             flierprops=dict(marker=".", markersize=3))
             for box in bp["boxes"]:
                 box.set_facecolor(color)
@@ -227,12 +225,27 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
     ax.set_xlabel("training depth")
     ax.set_ylabel(ylabel or value.replace("_", " "))
     if legend and used:
+        # Outside the axes, on the right: a legend never hides a box.
         ax.legend(handles=method_patches([m for m in methods if m in used], methods),
-                  fontsize=8, frameon=False)
+                  fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     if title:
         ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     return ax
+
+
+def _median_style(color, flat=False):
+    """The median: white with a black edge, visible on light and dark boxes alike.
+
+    In a box of identical values (zero height) the median is all there is to
+    see, so it takes the method's colour instead (still with the black edge):
+    the box then still shows whose it is.
+    """
+    from matplotlib import patheffects
+
+    return dict(color=color if flat else "white", linewidth=2, solid_capstyle="butt",
+                path_effects=[patheffects.Stroke(linewidth=3.6, foreground="black"),
+                              patheffects.Normal()])
 
 
 def method_patches(names, order=None):
@@ -275,8 +288,9 @@ def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
     The paper's figure 2 (a)-(c): the true costs in grey, the model's
     predicted costs in ``color`` (one line style per cost), the true decision
     boundary as a grey dotted line and the model's as dashed lines of its
-    colour. A learned decision that never changes is shown as a boundary at
-    the left end of the grid (as the paper does for depth-1 CART).
+    colour. A model whose decision never changes on the grid has no boundary:
+    no line is drawn and the legend says "no boundary". The legend sits under
+    the axes, where it hides no line.
 
     Parameters
     ----------
@@ -330,13 +344,20 @@ def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
         for i, b in enumerate(np.atleast_1d(true_boundary)):
             ax.axvline(b, color="0.3", ls=":", lw=2,
                        label=f"true boundary x = {b:.2f}" if i == 0 else None)
-    learned = _boundaries(W_pred, x) or [float(x[0])]
+    learned = _boundaries(W_pred, x)
     for i, b in enumerate(learned):
         ax.axvline(b, color=color, ls="--", lw=1.5,
                    label=f"{label} boundary x = {b:.2f}" if i == 0 else None)
+    handles, labels = ax.get_legend_handles_labels()
+    if not learned:
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], color=color, ls="--", lw=1.5))
+        labels.append(f"{label}: no boundary (one decision for every x)")
     ax.set_xlabel("x")
     ax.set_ylabel("cost")
-    ax.legend(fontsize=7, frameon=False, loc="best")
+    ax.legend(handles, labels, fontsize=7, frameon=False, loc="upper center",
+              bbox_to_anchor=(0.5, -0.16), ncol=2)
     if title:
         ax.set_title(title)
     return ax

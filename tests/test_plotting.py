@@ -127,8 +127,19 @@ def test_decision_boundaries_and_predicted_costs_plot(tmp_path):
     ax = plot_predicted_costs(Threshold1D(0.28), x, C, true_boundary=0.28, label="SPOT")
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "true boundary x = 0.28" in legend and "SPOT boundary x = 0.28" in legend
+    # A model that never changes its decision has no boundary: none is drawn or named.
     ax2 = plot_predicted_costs(Threshold1D(2.0), x, C, true_boundary=0.28, label="CART")
-    assert "CART boundary x = 0.00" in [t.get_text() for t in ax2.get_legend().get_texts()]
+    legend2 = [t.get_text() for t in ax2.get_legend().get_texts()]
+    assert "CART: no boundary (one decision for every x)" in legend2
+    assert not any("CART boundary" in t for t in legend2)
+    vertical = [ln for ln in ax2.lines if np.ptp(ln.get_xdata()) == 0]
+    assert [ln.get_xdata()[0] for ln in vertical] == [0.28]  # the true boundary only
+    # The legend sits under the axes, where it cannot hide a line.
+    for a in (ax, ax2):
+        a.figure.canvas.draw()
+        renderer = a.figure.canvas.get_renderer()
+        assert a.get_legend().get_window_extent(renderer).y1 <= \
+            a.get_window_extent(renderer).y0
     img = saved_pixels(ax.figure, tmp_path / "c.png")
     assert img[..., :3].std() > 0.05
     plt.close(ax2.figure)
@@ -149,5 +160,30 @@ def test_plot_by_depth_groups_boxes_by_method_and_depth(tmp_path):
                      for p in ax.patches)
     for j, group in enumerate((centres[0:2], centres[2:4], centres[4:7])):
         assert np.mean(group) == pytest.approx(j)
+    # The legend is right of the axes, clear of the boxes.
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    assert ax.get_legend().get_window_extent(renderer).x0 >= \
+        ax.get_window_extent(renderer).x1
     img = saved_pixels(ax.figure, tmp_path / "b.png")
     assert img[..., :3].std() > 0.05
+
+
+def test_medians_contrast_with_any_box_colour():
+    from matplotlib.colors import to_rgb
+
+    rows = [{"method": "SPOT", "depth": 1, "normalized_spo_loss": v} for v in (1, 2, 3, 4)]
+    rows += [{"method": "CART", "depth": 1, "normalized_spo_loss": 2.0}] * 4  # zero height
+    ax = plot_by_depth(rows)
+    medians = [ln for ln in ax.lines if ln.get_path_effects()]
+    assert len(medians) == 2
+    spot, cart = sorted(medians, key=lambda ln: np.mean(ln.get_xdata()))
+    # White with a black edge on a box with height, whatever the box's colour...
+    assert to_rgb(spot.get_color()) == (1.0, 1.0, 1.0)
+    for ln in medians:
+        strokes = [pe for pe in ln.get_path_effects() if hasattr(pe, "_gc")]
+        assert any(to_rgb(pe._gc.get("foreground")) == (0.0, 0.0, 0.0) for pe in strokes)
+        assert any(pe._gc.get("linewidth", 0) > ln.get_linewidth() for pe in strokes)
+    # ... and the method's colour on a box of identical values, which is only a line.
+    assert to_rgb(cart.get_color()) == to_rgb("#ff7f0e")
+    plt.close(ax.figure)

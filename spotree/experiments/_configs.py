@@ -12,8 +12,11 @@ import json
 import pathlib
 from dataclasses import dataclass, field
 
+from ..forest import SPOForest
+from ..tree import OptimalSPOTree, SPOTree
+
 __all__ = ["Method", "METHODS", "register_method", "EXPERIMENTS", "make_grid", "run_key",
-           "CONFIG_VERSION", "parse_seeds"]
+           "CONFIG_VERSION", "parse_seeds", "depth_label"]
 
 #: Bumped when the meaning of a run changes, so stale cache files are ignored.
 CONFIG_VERSION = 1
@@ -27,30 +30,22 @@ class Method:
     ----------
     name : str
         Label in tables and figures, e.g. ``"SPOT"``.
-    estimator : str
-        Name of the estimator class in the top-level ``spotree`` package; the
-        method is skipped (and the summary says so) while it is missing.
+    estimator : type
+        The estimator class, e.g. :class:`~spotree.SPOTree`; it is built as
+        ``estimator(problem, **params, ...)``.
     kind : {"tree", "forest", "optimal"}
         How the runner fits it: a greedy tree pruned on the validation set,
-        a forest with ``max_features`` tuned on the validation set, or an
-        optimal tree at a fixed depth (pruned when it supports ``prune``).
+        a forest with ``max_features`` tuned on the validation set
+        (:func:`~spotree.tune_max_features`), or an optimal tree at a fixed
+        depth, pruned on the validation set.
     params : dict
         Constructor parameters, e.g. ``{"criterion": "spo"}``.
     """
 
     name: str
-    estimator: str
+    estimator: type
     kind: str
     params: dict = field(default_factory=dict)
-
-    def estimator_class(self):
-        """The estimator class, or None when it is not available yet."""
-        import spotree
-
-        return getattr(spotree, self.estimator, None)
-
-    def available(self):
-        return self.estimator_class() is not None
 
     def depths(self, depths):
         """The depths this method runs at: forests are unrestricted only,
@@ -70,18 +65,26 @@ def register_method(method):
     if method.kind not in ("tree", "forest", "optimal"):
         raise ValueError(f"Method.kind must be 'tree', 'forest' or 'optimal'; got "
                          f"{method.kind!r}.")
+    if not (isinstance(method.estimator, type) and hasattr(method.estimator, "fit")):
+        raise TypeError(f"Method.estimator must be an estimator class; got "
+                        f"{method.estimator!r}.")
     METHODS[method.name] = method
     return method
 
 
-for _m in (Method("SPOT", "SPOTree", "tree", {"criterion": "spo"}),
-           Method("CART", "SPOTree", "tree", {"criterion": "mse"}),
+for _m in (Method("SPOT", SPOTree, "tree", {"criterion": "spo"}),
+           Method("CART", SPOTree, "tree", {"criterion": "mse"}),
            # The paper's "SPOT MILP": an optimal tree of fixed depth. OptimalSPOTree's
            # default exact search minimizes the same objective as the MILP, faster.
-           Method("SPOT Optimal", "OptimalSPOTree", "optimal", {"time_limit": 60}),
-           Method("SPO Forest", "SPOForest", "forest", {"criterion": "spo"}),
-           Method("CART Forest", "SPOForest", "forest", {"criterion": "mse"})):
+           Method("SPOT Optimal", OptimalSPOTree, "optimal", {"time_limit": 60}),
+           Method("SPO Forest", SPOForest, "forest", {"criterion": "spo"}),
+           Method("CART Forest", SPOForest, "forest", {"criterion": "mse"})):
     register_method(_m)
+
+
+def depth_label(d):
+    """"1", "2", ... or "unrestricted" for a run's depth (None, or "" from a CSV)."""
+    return "unrestricted" if d in (None, "", "None") else str(int(float(d)))
 
 
 def parse_seeds(text):
@@ -179,7 +182,7 @@ def _select_methods(grid, methods):
 
 def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None,
               depths=None, data_id=None):
-    """All runs of an experiment, plus the methods skipped as unavailable.
+    """All runs of an experiment.
 
     Parameters
     ----------
@@ -200,16 +203,17 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
     Returns
     -------
     runs : list of dict
-    skipped : list of str
-        Methods of the grid whose estimator is not available.
+
+    Raises
+    ------
+    ValueError
+        For an unknown experiment or method, or training sizes not in the grid.
     """
     if experiment not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {experiment!r}; choose one of "
                          f"{', '.join(EXPERIMENTS)}.")
     grid = EXPERIMENTS[experiment]["quick" if quick else "full"]
     chosen = _select_methods(grid, methods)
-    skipped = [m.name for m in chosen if not m.available()]
-    chosen = [m for m in chosen if m.available()]
     from .. import __version__
 
     # Changed code is a new run: cached results of older code are never reused,
@@ -261,4 +265,4 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
                         run.update(n_estimators=grid["n_estimators"],
                                    max_features_grid=grid["max_features_grid"])
                     runs.append(run)
-    return runs, skipped
+    return runs

@@ -6,7 +6,8 @@ import os
 
 import numpy as np
 
-from ._tables import depth_label
+from .._atomic import atomic_write
+from ._configs import depth_label
 
 __all__ = ["draw", "CAPTIONS", "TRUE_BOUNDARY"]
 
@@ -19,9 +20,8 @@ CAPTIONS = {
         "Paper figure 2. (a)-(c): predicted costs of road 1 (solid) and road 2 (dashed) of "
         "SPOT (blue) and CART (orange) against the true costs (grey); the grey dotted line is "
         "the true decision boundary x = 0.2846 (0.28 in the paper), the coloured dashed "
-        "lines the learned ones (a "
-        "tree that always picks the same road is drawn at x = 0). (d): test normalized "
-        "SPO loss against training depth."),
+        "lines the learned ones (a tree that always picks the same road has none; the "
+        "paper draws it at x = 0). (d): test normalized SPO loss against training depth."),
     "news.png": (
         "Paper figure 6. Test average click probability (higher is better) of each method "
         "and training depth over the constraint sets."),
@@ -45,8 +45,6 @@ def _figure(figsize):
 
 
 def _save(fig, out, name, tight=True):
-    from ._runner import atomic_write
-
     path = os.path.join(out, name)
     if tight:
         fig.tight_layout()

@@ -1,8 +1,12 @@
-"""Run an experiment's grid: cached, resumable, parallel (joblib or dask), with progress."""
+"""Run an experiment's grid: cached, resumable, parallel (joblib or dask), with progress.
+
+Fit times are honest: before its first timed fit of a method, each process
+fits that method once on a few rows (:func:`warm_up`), which compiles the
+numba kernels or loads them from numba's cache; that time is reported apart.
+"""
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import sys
@@ -11,9 +15,11 @@ import time
 import numpy as np
 
 from .._atomic import atomic_write
+from ..forest import tune_max_features
+from . import _figures, _tables
 from ._configs import METHODS, make_grid, run_key
 
-__all__ = ["run_experiment", "execute_run", "atomic_write"]
+__all__ = ["run_experiment", "execute_run", "warm_up"]
 
 
 def _jsonable(value):
@@ -40,56 +46,33 @@ def _split_validation(X, C, fraction, sw=None):
     return parts + (sw[n_val:], sw[:n_val])
 
 
-def _kwargs_for(cls, **kwargs):
-    """Keep the keyword arguments that ``cls`` accepts (estimators differ slightly)."""
-    params = inspect.signature(cls).parameters
-    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
-        return kwargs
-    return {k: v for k, v in kwargs.items() if k in params}
-
-
 def _fit_method(method, problem, run, X, C, sw, X_val, C_val, sw_val):
-    """Fit one method as the paper does; returns (estimator, fit seconds, info dict)."""
+    """Fit one method as the paper does; returns (estimator, fit seconds, info dict).
+
+    Trees (greedy or optimal) are grown to the run's depth and, when
+    validation rows are given, pruned on them; forests get ``max_features``
+    tuned on the validation rows.
+    """
     from ..metrics import normalized_spo_loss
 
-    cls = method.estimator_class()
-    if cls is None:
-        raise RuntimeError(f"{method.estimator} is not available in this spotree.")
     seed = int(run.get("seed", run.get("constraint_set", 0)))
     common = dict(min_samples_leaf=run.get("min_samples_leaf", 1), random_state=seed,
                   **method.params)
     info = {}
     t0 = time.perf_counter()
-    tuner = getattr(sys.modules.get("spotree"), "tune_max_features", None)
-    if method.kind == "forest" and tuner is not None and method.estimator == "SPOForest":
-        # The forest module's tuner shares the oracle statistics across candidates.
-        template = cls(problem, **_kwargs_for(cls, n_estimators=run["n_estimators"],
-                                              n_jobs=1, **common))
+    if method.kind == "forest":
+        # The tuner shares the oracle statistics across the candidates.
+        template = method.estimator(problem, n_estimators=run["n_estimators"], n_jobs=1,
+                                    **common)
         grid = [min(f, X.shape[1]) for f in run["max_features_grid"]]
-        est, res = tuner(template, X, C, X_val, C_val, candidates=grid, sample_weight=sw,
-                         sample_weight_val=sw_val)
+        est, res = tune_max_features(template, X, C, X_val, C_val, candidates=grid,
+                                     sample_weight=sw, sample_weight_val=sw_val)
         info.update(val_normalized_spo_loss=float(res.val_loss[res.best_index]),
                     max_features=res.best_max_features)
-    elif method.kind == "forest":
-        best = None
-        for f in run["max_features_grid"]:
-            f = min(f, X.shape[1])
-            est = cls(problem, **_kwargs_for(cls, n_estimators=run["n_estimators"],
-                                             max_features=f, n_jobs=1, **common))
-            est.fit(X, C, sample_weight=sw)
-            val = normalized_spo_loss(C_val, est.predict(X_val), problem=problem,
-                                      sample_weight=sw_val)
-            if best is None or val < best[0]:
-                best = (val, f, est)
-        info.update(val_normalized_spo_loss=best[0], max_features=best[1])
-        est = best[2]
     else:
-        kwargs = dict(common)
-        if run.get("depth") is not None or method.kind == "tree":
-            kwargs["max_depth"] = run.get("depth")
-        est = cls(problem, **_kwargs_for(cls, **kwargs))
+        est = method.estimator(problem, max_depth=run.get("depth"), **common)
         est.fit(X, C, sample_weight=sw)
-        if X_val is not None and hasattr(est, "prune"):
+        if X_val is not None:
             est = est.prune(X_val, C_val, sample_weight=sw_val)
             info["val_normalized_spo_loss"] = normalized_spo_loss(
                 C_val, est.predict(X_val), problem=problem, sample_weight=sw_val)
@@ -194,41 +177,145 @@ _RUNNERS = {"shortest-path": _run_shortest_path, "illustrative": _run_illustrati
             "news": _run_news}
 
 
+
+
+_RUNNERS = {"shortest-path": _run_shortest_path, "illustrative": _run_illustrative,
+            "news": _run_news}
+
+#: (experiment, method) -> warm-up seconds, for this process.
+_WARM = {}
+
+
+def _tiny(run):
+    """The run on a few rows: the same problem type, method and code paths.
+
+    Depth is a run-time argument of the compiled code, so a shallow tree
+    compiles the same kernels (and an optimal tree of depth 6 would be slow).
+    """
+    tiny = dict(run, seed=0)
+    if tiny.get("depth") is not None:
+        tiny["depth"] = min(tiny["depth"], 2)
+    if run["experiment"] == "shortest-path":
+        tiny.update(n_train=100, n_test=20, min_samples_leaf=5)
+    elif run["experiment"] == "illustrative":
+        tiny.update(n_train=100, n_test=20)
+    else:
+        tiny.update(synthetic_sizes=[200, 100, 50], min_samples_leaf=5)
+    if "n_estimators" in run:
+        tiny.update(n_estimators=2, max_features_grid=run["max_features_grid"][:1])
+    return tiny
+
+
+def warm_up(run):
+    """Fit the run's method once on a few rows, once per process; returns the seconds.
+
+    The first fit of a process compiles the numba kernels (or loads them from
+    numba's on-disk cache). Doing it here keeps that time out of the timed
+    fits; :func:`execute_run` reports it separately.
+    """
+    key = (run["experiment"], run["method"])
+    if key in _WARM:
+        return 0.0
+    t0 = time.perf_counter()
+    _RUNNERS[run["experiment"]](_tiny(run), None)
+    _WARM[key] = secs = time.perf_counter() - t0
+    return secs
+
+
+def _interrupted(exc):
+    """Whether ``exc`` wraps a KeyboardInterrupt (numba turns one raised inside
+    compiled code into a SystemError)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def execute_run(run, data=None):
-    """Run one configuration; never raises (errors come back as ``{"error": ...}``).
+    """Run one configuration; errors come back as ``{"error": ...}``, Ctrl-C propagates.
 
     Returns
     -------
-    dict with ``run``, and either ``row`` (scalars for the CSV) and ``extra``
-    (arrays for the figures), or ``error``.
+    dict with ``run``, and either ``row`` (scalars for the CSV), ``extra``
+    (arrays for the figures), ``seconds`` (the run's wall time) and
+    ``warmup`` (seconds spent by :func:`warm_up` before it), or ``error``.
     """
-    import warnings
-
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            row, extra = _RUNNERS[run["experiment"]](run, data)
-        return {"run": run, "row": _jsonable(row), "extra": _jsonable(extra)}
+        warm = warm_up(run)
+        t0 = time.perf_counter()
+        row, extra = _RUNNERS[run["experiment"]](run, data)
+        secs = time.perf_counter() - t0
+        return {"run": run, "row": _jsonable(row), "extra": _jsonable(extra),
+                "seconds": secs, "warmup": warm}
     except Exception as exc:  # reported by the parent, never cached
+        if _interrupted(exc):
+            raise KeyboardInterrupt from None
         msg = " ".join(str(exc).split())
         return {"run": run, "error": f"{type(exc).__name__}: {msg}"}
 
 
+def _execute_alone(run, data=None):
+    """:func:`execute_run` in a parallel worker: its own joblib calls (a forest's
+    trees) run sequentially there, so nothing nests (with dask, nested calls
+    would ship every tree back through the scheduler)."""
+    from joblib import parallel_config
+
+    with parallel_config(backend="sequential"):
+        return execute_run(run, data)
+
+
 # ---------------------------------------------------------------- progress
 class _Progress:
-    """One status line on stderr (rewritten in place on a terminal)."""
+    """One status line on stderr (rewritten in place on a terminal).
 
-    def __init__(self, label, total, cached, enabled=True, stream=None):
-        self.label, self.total, self.done = label, total, cached
-        self.cached = cached
+    The time left is estimated from finished runs only: per method, the mean
+    wall time of its finished runs times its runs left, over the workers. No
+    estimate is shown before a run of every remaining method has finished;
+    before the first, the line says the kernels are compiling.
+    """
+
+    def __init__(self, label, enabled=True, stream=None):
+        self.label, self.total, self.done, self.cached = label, 0, 0, 0
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.t0 = time.perf_counter()
         self.last = -1.0
         self.errors = 0
+        self.workers = 1
+        self.left = {}       # method -> runs not finished
+        self.durations = {}  # method -> wall times of its finished runs
 
-    def update(self, n=1, force=False):
+    def start(self, todo, total, cached, workers):
+        self.total, self.done, self.cached, self.workers = total, cached, cached, workers
+        for r in todo:
+            self.left[r["method"]] = self.left.get(r["method"], 0) + 1
+
+    def eta(self):
+        left = {m: n for m, n in self.left.items() if n}
+        if not left:
+            return ""
+        if not self.durations:
+            return ", compiling kernels and fitting the first runs"
+        waiting = [m for m in left if m not in self.durations]
+        if waiting:
+            return f", ETA after the first {waiting[0]} run"
+        work = sum(n * float(np.mean(self.durations[m])) for m, n in left.items())
+        return f", about {work / max(1, min(self.workers, sum(left.values()))):.0f}s left"
+
+    def finished(self, rec):
+        m = rec["run"]["method"]
+        self.left[m] = self.left.get(m, 1) - 1
+        if "error" in rec:
+            self.errors += 1
+        elif "seconds" in rec:
+            self.durations.setdefault(m, []).append(rec["seconds"])
+        self.update(1)
+
+    def update(self, n=0, force=False):
         self.done += n
         if not self.enabled:
             return
@@ -236,12 +323,9 @@ class _Progress:
         if not (force or self.tty or now - self.last >= 2.0 or self.done == self.total):
             return
         self.last = now
-        new = self.done - self.cached
-        left = self.total - self.done
-        eta = f", about {now / new * left:.0f}s left" if new and left else ""
         err = f", {self.errors} failed" if self.errors else ""
         msg = (f"[{self.label}] {self.done}/{self.total} runs ({self.cached} cached{err}), "
-               f"{now:.0f}s{eta}")
+               f"{now:.0f}s{self.eta()}")
         if self.tty:
             self.stream.write("\r" + msg.ljust(78) + ("\n" if self.done == self.total else ""))
         else:
@@ -268,34 +352,49 @@ def _load_cached(path, run):
     return rec
 
 
-def _news_data(data_dir, cache_dir, progress, options=None):
-    """Preprocess the real Yahoo! log once; the arrays are cached as .npz."""
+_NEWS_DEFAULTS = {"n_user_clusters": 10000, "n_article_clusters": 7, "min_records": 50,
+                  "random_state": 0}
+
+
+def _news_data_id(data_dir, options=None):
+    """The log files, preprocessing parameters and cache id of the real news data."""
     import hashlib
 
-    from ..datasets import load_yahoo_r6
     from ..datasets._yahoo import _list_files
 
     files = _list_files(data_dir)
-    params = {"n_user_clusters": 10000, "n_article_clusters": 7, "min_records": 50,
-              "random_state": 0}
-    unknown = set(options or {}) - set(params) - {"min_article_coverage"}
+    unknown = set(options or {}) - set(_NEWS_DEFAULTS) - {"min_article_coverage"}
     if unknown:
         raise ValueError(f"unknown news data option(s): {sorted(unknown)}.")
-    params.update(options or {})
+    params = dict(_NEWS_DEFAULTS, **(options or {}))
     stamp = [(os.path.basename(f), os.path.getsize(f), int(os.path.getmtime(f)))
              for f in files]
     data_id = "yahoo-" + hashlib.sha1(json.dumps([stamp, params]).encode()).hexdigest()[:12]
+    return files, params, data_id
+
+
+def _news_data(files, params, data_id, cache_dir, progress):
+    """Preprocess the real Yahoo! log once; the arrays are cached as .npz."""
+    from ..datasets import load_yahoo_r6
+
     path = os.path.join(cache_dir, f"{data_id}.npz")
     keys = [f"{a}_{s}" for a in ("X", "C", "sample_weight") for s in ("train", "val", "test")]
     if os.path.exists(path):
         with np.load(path) as z:
             if all(k in z for k in keys):
-                return data_id, {k: z[k] for k in keys}
-    progress.note(f"preprocessing the Yahoo! log in {data_dir} (once; cached in {path})")
+                return {k: z[k] for k in keys}
+    progress.note(f"preprocessing the Yahoo! log ({len(files)} files; once, cached in "
+                  f"{path})")
     out = load_yahoo_r6(files, verbose=progress.enabled, **params)
     data = {k: out[k] for k in keys}
     atomic_write(path, lambda fh: np.savez(fh, **data), mode="wb")
-    return data_id, data
+    return data
+
+
+def _workers(jobs):
+    if jobs == -1:
+        return os.cpu_count() or 1
+    return jobs
 
 
 def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, methods=None,
@@ -304,8 +403,10 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     """Run (or resume) one of the paper's experiments and write its results.
 
     Each run is cached as ``<out>/cache/<hash>.json`` as soon as it finishes,
-    so an interrupted experiment resumes where it stopped and a finished one
-    only redraws its tables and figures.
+    so an interrupted experiment (Ctrl-C raises KeyboardInterrupt) resumes
+    where it stopped and a finished one only redraws its tables and figures.
+    ``results.csv``, ``summary.md`` and the figures are written at the end,
+    each atomically. Every argument is checked before any folder is created.
 
     Parameters
     ----------
@@ -332,7 +433,8 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
         :func:`~spotree.datasets.load_yahoo_r6` (``n_user_clusters=10000``,
         ``n_article_clusters=7``, ``min_records=50``, ``min_article_coverage``).
     scheduler : str, default=None
-        Address of a dask.distributed scheduler to send the runs to.
+        Address of a dask.distributed scheduler to send the runs to (each
+        run then uses one worker thread: its own joblib calls are sequential).
     progress : bool, default=True
         Report progress on stderr.
     figures : bool, default=True
@@ -341,25 +443,35 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     Returns
     -------
     dict with ``rows`` (one dict per run), ``records`` (rows with their run
-    settings and figure data), ``skipped`` (unavailable methods), ``errors``
-    and ``files`` (paths written).
-    """
-    from . import _figures, _tables
+    settings and figure data), ``errors``, ``files`` (paths written),
+    ``summary`` (the markdown text), ``n_runs``, ``n_cached`` and
+    ``warmup_seconds``.
 
+    Raises
+    ------
+    ValueError
+        For an unknown experiment or method, a grid with no runs, ``jobs``
+        other than -1 or a positive int, or ``data`` for another experiment.
+    """
+    if not (isinstance(jobs, (int, np.integer)) and (jobs == -1 or jobs >= 1)):
+        raise ValueError(f"jobs must be -1 or a positive int; got {jobs!r}.")
     out = os.fspath(out) if out is not None else os.path.join("spotree-results", experiment)
+    if data is not None and experiment != "news":
+        raise ValueError(f"--data is only used by the news experiment, not {experiment!r}.")
+    news = None
+    if data is not None:
+        news = _news_data_id(data, data_options)
+    runs = make_grid(experiment, quick=quick, seeds=seeds, methods=methods, n_train=n_train,
+                     depths=depths, data_id=news[2] if news else None)
+    if not runs:
+        raise ValueError("no runs to do: the selected methods have no run at the selected "
+                         "depths (optimal trees need a fixed depth, forests are "
+                         "unrestricted).")
+    # Everything is checked: from here on, files are written.
     cache_dir = os.path.join(out, "cache")
     os.makedirs(cache_dir, exist_ok=True)
-    prog = _Progress(experiment, 0, 0, enabled=progress, stream=stream)
-    data_arrays, data_id = None, None
-    if experiment == "news" and data is not None:
-        data_id, data_arrays = _news_data(data, cache_dir, prog, data_options)
-    elif data is not None:
-        raise ValueError(f"--data is only used by the news experiment, not {experiment!r}.")
-    runs, skipped = make_grid(experiment, quick=quick, seeds=seeds, methods=methods,
-                              n_train=n_train, depths=depths, data_id=data_id)
-    if not runs:
-        raise ValueError("no runs to do: every selected method is unavailable "
-                         f"({', '.join(skipped)}).")
+    prog = _Progress(experiment, enabled=progress, stream=stream)
+    data_arrays = _news_data(*news, cache_dir, prog) if news else None
     keys = [run_key(r) for r in runs]
     if len(set(keys)) != len(keys):  # the same run twice (e.g. repeated seeds)
         uniq = dict(zip(keys, runs))
@@ -370,42 +482,41 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
         if rec is not None:
             results[k] = rec
     todo = [(k, r) for k, r in zip(keys, runs) if k not in results]
-    prog.total, prog.done, prog.cached = len(runs), len(results), len(results)
-    if skipped:
-        prog.note("skipping methods whose estimator is not available yet: "
-                  + ", ".join(skipped))
+    prog.start([r for _, r in todo], len(runs), len(results), _workers(jobs))
     if experiment == "news" and data is None:
         prog.note("no --data given: running on synthetic make_news data, not the Yahoo! "
                   "log (see `spotree reproduce --help`)")
-    prog.update(0, force=True)
-    errors = []
+    prog.update(force=True)
+    errors, warmups = [], []
 
     def collect(k, rec):
         if "error" in rec:
             errors.append(rec)
-            prog.errors += 1
             prog.note(f"run failed: {rec['run']['method']} {_short(rec['run'])}: "
                       f"{rec['error']}")
         else:
+            if rec.get("warmup"):
+                warmups.append(rec["warmup"])
             atomic_write(os.path.join(cache_dir, f"{k}.json"),
                          lambda fh: json.dump(rec, fh))
             results[k] = rec
-        prog.update()
+        prog.finished(rec)
 
     if todo:
         if jobs == 1 and scheduler is None:
             for k, r in todo:
                 collect(k, execute_run(r, data_arrays))
         else:
-            _run_parallel(todo, data_arrays, jobs, scheduler, collect)
+            _run_parallel(todo, data_arrays, jobs, scheduler, collect, prog)
     records = [dict(results[k]["run"], **results[k]["row"], key=k, _extra=results[k]["extra"])
                for k in keys if k in results]
     rows = [{k: v for k, v in r.items() if k != "_extra"} for r in records]
     files = {}
-    meta = {"experiment": experiment, "quick": quick, "skipped": skipped,
+    meta = {"experiment": experiment, "quick": quick,
             "errors": [e["error"] for e in errors], "n_runs": len(runs),
-            "n_cached": prog.cached, "data": data_id or ("synthetic" if experiment == "news"
-                                                         else None)}
+            "n_cached": prog.cached, "n_fitted": len(todo) - len(errors),
+            "warmup_seconds": float(sum(warmups)), "n_warmups": len(warmups),
+            "data": news[2] if news else ("synthetic" if experiment == "news" else None)}
     from .. import _compat
 
     if figures and rows and not _compat.MATPLOTLIB_INSTALLED:
@@ -414,11 +525,13 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     elif figures and rows:
         files.update(_figures.draw(experiment, records, out))
     files["results.csv"] = _tables.write_csv(rows, os.path.join(out, "results.csv"))
-    text = _tables.summary_markdown(experiment, rows, meta, figures=files)
+    captions = {f: _figures.CAPTIONS.get(f, "") for f in files if f.endswith(".png")}
+    text = _tables.summary_markdown(experiment, rows, meta, figures=captions)
     files["summary.md"] = os.path.join(out, "summary.md")
     atomic_write(files["summary.md"], lambda fh: fh.write(text))
-    return {"rows": rows, "records": records, "skipped": skipped, "errors": errors,
-            "files": files, "summary": text, "n_runs": len(runs), "n_cached": prog.cached}
+    return {"rows": rows, "records": records, "errors": errors, "files": files,
+            "summary": text, "n_runs": len(runs), "n_cached": prog.cached,
+            "warmup_seconds": meta["warmup_seconds"]}
 
 
 def _short(run):
@@ -426,10 +539,10 @@ def _short(run):
     return " ".join(f"{k}={run[k]}" for k in keys if k in run)
 
 
-def _run_parallel(todo, data, jobs, scheduler, collect):
+def _run_parallel(todo, data, jobs, scheduler, collect, prog):
     from joblib import Parallel, delayed, parallel_config
 
-    tasks = (delayed(execute_run)(r, data) for _, r in todo)
+    tasks = (delayed(_execute_alone)(r, data) for _, r in todo)
     by_run = {json.dumps(_jsonable(r), sort_keys=True): k for k, r in todo}
 
     def consume(results):
@@ -440,7 +553,8 @@ def _run_parallel(todo, data, jobs, scheduler, collect):
         from .._compat import import_optional
 
         distributed = import_optional("dask.distributed", purpose="--scheduler")
-        with distributed.Client(scheduler, timeout="20s") as client:  # noqa: F841
+        with distributed.Client(scheduler, timeout="20s") as client:
+            prog.workers = max(1, sum(client.nthreads().values()))
             with parallel_config(backend="dask"):
                 consume(Parallel(n_jobs=-1, return_as="generator_unordered")(tasks))
     else:

@@ -9,6 +9,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ._configs import depth_label
+
 __all__ = ["write_csv", "read_csv", "summary_markdown", "improvement_table"]
 
 _FIRST = ("experiment", "method", "n_train", "degree", "noise", "constraint_set", "depth",
@@ -57,10 +59,6 @@ def read_csv(path):
     """Rows of a ``results.csv`` as dicts of strings."""
     with open(path, newline="") as fh:
         return list(csv.DictReader(fh))
-
-
-def depth_label(d):
-    return "unrestricted" if d in (None, "", "None") else str(int(float(d)))
 
 
 def _num(v):
@@ -144,9 +142,6 @@ def _header(meta):
              f"{meta['n_runs']} runs ({meta['n_cached']} reused from the cache). "
              "Test losses are normalized SPO losses (the paper's normalized extra travel "
              "time; lower is better); mean ± standard deviation over seeds.", ""]
-    if meta.get("skipped"):
-        lines += ["Methods skipped because their estimator is not available in this spotree: "
-                  + ", ".join(meta["skipped"]) + ".", ""]
     if meta.get("errors"):
         lines += [f"**{len(meta['errors'])} runs failed** and are missing from the tables; "
                   f"first error: `{meta['errors'][0]}`.", ""]
@@ -274,10 +269,26 @@ def _news_summary(rows, meta):
 
 
 
-def summary_markdown(experiment, rows, meta, figures=None):
-    """The markdown summary of an experiment's rows."""
-    from ._figures import CAPTIONS
+def _fit_time_note(meta):
+    text = ("Seconds per run (forests: all max_features candidates). Compilation is not "
+            "included: before its first timed fit of a method, each process fits the method "
+            "once on a few rows, which compiles the numba kernels or loads them from numba's "
+            "cache")
+    n = meta.get("n_warmups", 0)
+    if n:
+        text += (f" ({meta['warmup_seconds']:.1f} s in {n} warm-up fit{'s' * (n > 1)} "
+                 "in this invocation).")
+    else:
+        text += "." if meta.get("n_fitted") else " (no runs were fitted in this invocation)."
+    return text
 
+
+def summary_markdown(experiment, rows, meta, figures=None):
+    """The markdown summary of an experiment's rows.
+
+    ``figures`` maps the file name of each figure (next to summary.md) to its
+    caption.
+    """
     lines = _header(meta)
     if experiment == "shortest-path":
         lines += _shortest_path_summary(rows)
@@ -285,12 +296,10 @@ def summary_markdown(experiment, rows, meta, figures=None):
         lines += _illustrative_summary(rows)
     else:
         lines += _news_summary(rows, meta)
-    lines += ["## Fit times", "", "Seconds per run (forests: all max_features candidates); "
-              "the first fit in each process includes numba's compilation.", ""]
+    lines += ["## Fit times", "", _fit_time_note(meta), ""]
     lines += _fit_time_table(rows) + [""]
-    figs = [f for f in (figures or {}) if f.endswith(".png")]
-    if figs:
+    if figures:
         lines += ["## Figures", ""]
-        for f in figs:
-            lines += [f"![{f}]({f})", "", CAPTIONS.get(f, ""), ""]
+        for f, caption in figures.items():
+            lines += [f"![{f}]({f})", "", caption, ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -21,7 +21,7 @@ SMALL = dict(seeds=[0, 1], methods=["SPOT", "CART"], n_train=[200], depths=[1, N
 
 
 def test_full_shortest_path_grid_is_the_papers():
-    runs, _ = make_grid("shortest-path", methods=["SPOT", "CART"])
+    runs = make_grid("shortest-path", methods=["SPOT", "CART"])
     assert len(runs) == 2 * (2 * 2 * 4 * 10 * 2)  # n, degree, noise, depth, seed, method
     for n, depths, noises in ((200, {1, 2, 3, None}, {0.0, 0.25}),
                               (10000, {2, 4, 6, None}, {0.0, 0.5})):
@@ -35,34 +35,27 @@ def test_full_shortest_path_grid_is_the_papers():
 
 
 def test_method_kinds_choose_their_depths(monkeypatch):
-    class Fake:
-        def __init__(self, problem=None, **kw):
-            pass
-
-    monkeypatch.setattr(spotree, "FakeForest", Fake, raising=False)
-    monkeypatch.setattr(spotree, "FakeOptimal", Fake, raising=False)
-    monkeypatch.setitem(METHODS, "FF", Method("FF", "FakeForest", "forest"))
-    monkeypatch.setitem(METHODS, "FO", Method("FO", "FakeOptimal", "optimal"))
-    runs, skipped = make_grid("shortest-path", methods=["FF", "FO"], n_train=[200])
-    assert not skipped
+    monkeypatch.setitem(METHODS, "FF", Method("FF", spotree.SPOForest, "forest"))
+    monkeypatch.setitem(METHODS, "FO", Method("FO", spotree.OptimalSPOTree, "optimal"))
+    runs = make_grid("shortest-path", methods=["FF", "FO"], n_train=[200])
     assert {r["depth"] for r in runs if r["method"] == "FF"} == {None}
     assert all(r["n_estimators"] == 100 and r["max_features_grid"] == [2, 3, 4, 5]
                for r in runs if r["method"] == "FF")
     assert {r["depth"] for r in runs if r["method"] == "FO"} == {1, 2, 3}
 
 
-def test_unavailable_methods_are_skipped_and_reported(tmp_path, monkeypatch):
-    monkeypatch.setitem(METHODS, "Later", Method("Later", "NotWrittenYet", "tree"))
-    runs, skipped = make_grid("shortest-path", methods=["SPOT", "Later"])
-    assert skipped == ["Later"] and all(r["method"] == "SPOT" for r in runs)
-    res = run_experiment("shortest-path", out=tmp_path, **dict(SMALL, seeds=[0],
-                                                               methods=["SPOT", "Later"]))
-    assert res["skipped"] == ["Later"]
-    assert "not available" in res["summary"] and "Later" in res["summary"]
+def test_methods_are_estimator_classes_and_unknown_names_fail():
+    assert METHODS["SPOT"].estimator is spotree.SPOTree
+    assert METHODS["SPOT Optimal"].estimator is spotree.OptimalSPOTree
+    assert METHODS["SPO Forest"].estimator is spotree.SPOForest
     with pytest.raises(ValueError, match="unknown method"):
         make_grid("shortest-path", methods=["Nope"])
     with pytest.raises(ValueError, match="kind"):
-        register_method(Method("X", "SPOTree", "boosting"))
+        register_method(Method("X", spotree.SPOTree, "boosting"))
+    # No placeholder methods: a name that is not a class is refused at once.
+    with pytest.raises(TypeError, match="estimator class"):
+        register_method(Method("Later", "NotWrittenYet", "tree"))
+    assert "Later" not in METHODS
 
 
 def test_parse_seeds():
@@ -138,15 +131,11 @@ def test_improvement_table_by_hand():
 
 
 def test_a_failing_method_is_reported_not_cached(tmp_path, monkeypatch):
-    class Broken:
-        def __init__(self, problem=None, **kw):
-            pass
-
+    class Broken(spotree.SPOTree):
         def fit(self, X, C, sample_weight=None):
             raise RuntimeError("solver exploded")
 
-    monkeypatch.setattr(spotree, "BrokenTree", Broken, raising=False)
-    monkeypatch.setitem(METHODS, "Broken", Method("Broken", "BrokenTree", "tree"))
+    monkeypatch.setitem(METHODS, "Broken", Method("Broken", Broken, "tree"))
     res = run_experiment("shortest-path", out=tmp_path,
                          **dict(SMALL, seeds=[0], methods=["SPOT", "Broken"], depths=[1]))
     assert len(res["errors"]) == 4 and "solver exploded" in res["errors"][0]["error"]
@@ -234,10 +223,192 @@ def test_without_matplotlib_tables_are_written_and_figures_skipped(tmp_path, mon
 def test_cache_keys_change_with_the_library_code(monkeypatch):
     from spotree.experiments import _configs
 
-    runs, _ = _configs.make_grid("illustrative", quick=True)
+    runs = _configs.make_grid("illustrative", quick=True)
     keys = {_configs.run_key(r) for r in runs}
     # Another version of the code gives other keys, so stale results are recomputed.
     monkeypatch.setattr(_configs, "_FINGERPRINT", ["0123456789ab"])
-    other, _ = _configs.make_grid("illustrative", quick=True)
+    other = _configs.make_grid("illustrative", quick=True)
     assert keys.isdisjoint({_configs.run_key(r) for r in other})
     assert all(r["code"] == "0123456789ab" for r in other)
+
+
+# ------------------------------------------------ structure, honesty, Ctrl-C
+def _relative_imports(path):
+    """Modules of spotree.experiments imported by ``path``, at any depth of the file."""
+    import ast
+
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                out.add(node.module.split(".")[0])
+            else:
+                out.update(a.name for a in node.names)
+    return out
+
+
+def test_experiment_modules_import_one_way():
+    """_configs <- _tables, _figures <- _runner: no cycle, even inside functions."""
+    pkg = os.path.dirname(spotree.experiments.__file__)
+    from pathlib import Path
+
+    graph = {p.stem: _relative_imports(p) for p in Path(pkg).glob("_*.py")}
+    assert graph["_configs"] == set()
+    assert graph["_tables"] <= {"_configs"} and graph["_figures"] <= {"_configs"}
+    assert graph["_runner"] <= {"_configs", "_tables", "_figures"}
+    # And in general: a topological order exists.
+    done = set()
+    while len(done) < len(graph):
+        ready = [m for m in graph if m not in done and graph[m] & set(graph) <= done]
+        assert ready, f"import cycle among {sorted(set(graph) - done)}"
+        done.update(ready)
+
+
+class WarningTree(spotree.SPOTree):
+    def fit(self, X, C, sample_weight=None):
+        import warnings
+
+        warnings.warn("something the user should see", UserWarning)
+        return super().fit(X, C, sample_weight=sample_weight)
+
+
+def test_warnings_inside_a_run_reach_the_caller(tmp_path, monkeypatch):
+    monkeypatch.setitem(METHODS, "Warns", Method("Warns", WarningTree, "tree"))
+    with pytest.warns(UserWarning, match="something the user should see"):
+        run_experiment("shortest-path", out=tmp_path,
+                       **dict(SMALL, seeds=[0], depths=[1], methods=["Warns"]))
+
+
+FITS = []
+
+
+class InterruptedTree(spotree.SPOTree):
+    """Ctrl-C arrives during the 6th fit (warm-up included)."""
+
+    wrap = False
+
+    def fit(self, X, C, sample_weight=None):
+        FITS.append(X.shape[0])
+        if len(FITS) == 6:
+            if self.wrap:  # what numba does when the interrupt hits compiled code
+                try:
+                    raise KeyboardInterrupt
+                except KeyboardInterrupt as exc:
+                    raise SystemError("CPUDispatcher(<function _grow>) returned a result "
+                                      "with an exception set") from exc
+            raise KeyboardInterrupt
+        return super().fit(X, C, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_ctrl_c_stops_the_experiment_and_keeps_finished_runs(tmp_path, monkeypatch, wrapped):
+    FITS.clear()
+    monkeypatch.setattr(InterruptedTree, "wrap", wrapped)
+    monkeypatch.setattr(_runner, "_WARM", {})
+    monkeypatch.setitem(METHODS, "Stop", Method("Stop", InterruptedTree, "tree"))
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment("shortest-path", out=tmp_path,
+                       **dict(SMALL, seeds=[0, 1, 2], depths=[1], methods=["Stop"]))
+    assert len(FITS) == 6  # stopped at once: no further run started
+    # The warm-up and 4 runs finished: 4 complete cache files, no summary, no table.
+    cached = os.listdir(tmp_path / "cache")
+    assert len(cached) == 4
+    for f in cached:
+        assert json.loads((tmp_path / "cache" / f).read_text())["run"]["method"] == "Stop"
+    assert sorted(os.listdir(tmp_path)) == ["cache"]
+
+
+SIZES = []
+
+
+class SizeTree(spotree.SPOTree):
+    def fit(self, X, C, sample_weight=None):
+        SIZES.append((self.criterion, X.shape[0]))
+        return super().fit(X, C, sample_weight=sample_weight)
+
+
+def test_each_method_is_warmed_up_before_its_timed_fits(tmp_path, monkeypatch):
+    SIZES.clear()
+    monkeypatch.setattr(_runner, "_WARM", {})
+    monkeypatch.setitem(METHODS, "S1", Method("S1", SizeTree, "tree", {"criterion": "spo"}))
+    monkeypatch.setitem(METHODS, "S2", Method("S2", SizeTree, "tree", {"criterion": "mse"}))
+    res = run_experiment("shortest-path", out=tmp_path,
+                         **dict(SMALL, seeds=[0, 1], depths=[2], methods=["S1", "S2"]))
+    # n_train = 200 with 20% validation: timed fits see 160 rows, warm-ups fewer, and
+    # each method's warm-up comes before its first timed fit.
+    for crit in ("spo", "mse"):
+        sizes = [n for c, n in SIZES if c == crit]
+        assert sizes[0] < 160 and sizes[1:] == [160] * 8
+    assert res["warmup_seconds"] > 0
+    assert "2 warm-up fits" in res["summary"] and "Compilation is not included" in \
+        res["summary"]
+    again = run_experiment("shortest-path", out=tmp_path,
+                           **dict(SMALL, seeds=[0, 1], depths=[2], methods=["S1", "S2"]))
+    assert "no runs were fitted" in again["summary"]
+
+
+def test_progress_estimates_time_left_from_finished_runs_only():
+    import io
+
+    stream = io.StringIO()
+    prog = _runner._Progress("x", stream=stream)
+    todo = [{"method": m} for m in ("A", "A", "A", "B", "B", "B")]
+    prog.start(todo, total=6, cached=0, workers=1)
+    assert "compiling" in prog.eta() and "left" not in prog.eta()
+    prog.finished({"run": {"method": "A"}, "row": {}, "seconds": 2.0})
+    assert "left" not in prog.eta() and "first B run" in prog.eta()
+    prog.finished({"run": {"method": "B"}, "row": {}, "seconds": 4.0})
+    # A: 2 left x 2 s, B: 2 left x 4 s.
+    assert prog.eta() == ", about 12s left"
+    prog.finished({"run": {"method": "A"}, "row": {}, "seconds": 4.0})
+    assert prog.eta() == ", about 11s left"  # A: 1 x mean(2, 4) + B: 2 x 4
+    prog.workers = 2
+    assert prog.eta() == ", about 6s left"  # 11 s of work over 2 workers
+    prog.workers = 4
+    assert prog.eta() == ", about 4s left"  # 11 s over the 3 workers with runs to do
+    prog.workers = 2
+    prog.finished({"run": {"method": "A"}, "error": "boom"})
+    assert prog.errors == 1 and prog.eta() == ", about 4s left"  # only B: 2 x 4 s / 2
+    prog.update(force=True)
+    last = stream.getvalue().splitlines()[-1]
+    assert last.startswith("[x] 4/6 runs (0 cached, 1 failed), ")
+    assert last.endswith(", about 4s left")
+
+
+def test_bad_arguments_create_no_folder(tmp_path):
+    out = tmp_path / "out"
+    for kw, match in ((dict(methods=["Bogus"]), "unknown method"),
+                      (dict(n_train=[7]), "--n-train"),
+                      (dict(jobs=0), "jobs"),
+                      (dict(methods=["SPOT Optimal"], depths=[None]), "no runs"),
+                      (dict(data=tmp_path), "only used by the news")):
+        with pytest.raises(ValueError, match=match):
+            run_experiment("shortest-path", out=out, **dict(SMALL, **kw))
+    with pytest.raises(FileNotFoundError):
+        run_experiment("news", out=out, data=tmp_path / "no-such-log", progress=False)
+    assert os.listdir(tmp_path) == []
+
+
+BACKENDS = []
+
+
+class BackendForest(spotree.SPOForest):
+    def _fit_validated(self, *args, **kwargs):
+        from joblib.parallel import get_active_backend
+
+        BACKENDS.append(type(get_active_backend()[0]).__name__)
+        return super()._fit_validated(*args, **kwargs)
+
+
+def test_runs_in_dask_workers_do_not_nest_joblib_calls(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    BACKENDS.clear()
+    monkeypatch.setitem(METHODS, "BF", Method("BF", BackendForest, "forest"))
+    kw = dict(SMALL, seeds=[0], methods=["BF"])
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        res = run_experiment("shortest-path", out=tmp_path,
+                             scheduler=cluster.scheduler_address, **kw)
+    assert not res["errors"] and len(res["rows"]) == 4
+    # Inside a worker a forest's trees are grown right there, one after the other.
+    assert BACKENDS and set(BACKENDS) == {"SequentialBackend"}

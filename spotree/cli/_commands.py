@@ -1,0 +1,283 @@
+"""One function per ``spotree`` subcommand: check the options, call the library.
+
+Every check that can fail runs before anything is written: a command either
+does its whole job or leaves the file system as it found it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from ._io import (CLIError, check_input_file, check_output_dir, check_output_file,
+                  check_summable, load_model, load_problem, numeric_matrix, read_table,
+                  save_model, select_columns, write_output)
+from ._parser import DPI_RANGE
+
+__all__ = ["reproduce", "fit", "predict", "show", "plot"]
+
+#: Largest raster image ``spotree plot`` draws (pixels), so a large --dpi fails
+#: with a message instead of exhausting memory (4 bytes per pixel).
+MAX_PIXELS = 64_000_000
+
+
+# -------------------------------------------------------------- reproduce
+def reproduce(args):
+    from ..experiments import run_experiment
+
+    if args.n_train is not None and args.experiment != "shortest-path":
+        raise CLIError("--n-train applies to the shortest-path experiment only")
+    if args.data is not None:
+        if args.experiment != "news":
+            raise CLIError("--data applies to the news experiment only")
+        if not os.path.isdir(args.data):
+            raise CLIError(f"--data {args.data}: " + ("not a directory" if
+                           os.path.exists(args.data) else "no such directory"))
+    data_options = {}
+    if args.user_clusters is not None:
+        data_options["n_user_clusters"] = args.user_clusters
+    if args.min_records is not None:
+        data_options["min_records"] = args.min_records
+    if data_options and args.data is None:
+        raise CLIError("--user-clusters and --min-records need --data (the Yahoo! log)")
+    out = os.path.join(args.out, args.experiment)
+    check_output_dir(out, "--out")
+    # run_experiment checks the whole grid before it creates any folder.
+    result = run_experiment(args.experiment, quick=args.quick, out=out, jobs=args.jobs,
+                            seeds=args.seeds, methods=args.methods, n_train=args.n_train,
+                            depths=args.depths, data=args.data,
+                            data_options=data_options or None, scheduler=args.scheduler,
+                            progress=not args.quiet, figures=not args.no_figures)
+    print(result["summary"])
+    written = ", ".join(os.path.basename(p) for p in result["files"].values())
+    print(f"wrote {written} to {out}")
+    if result["errors"]:
+        raise CLIError(f"{len(result['errors'])} runs failed (first: "
+                       f"{result['errors'][0]['error']}); the other results are written, "
+                       "rerun to retry the failed ones")
+    return 0
+
+
+# -------------------------------------------------------------------- fit
+def _make_estimator(args, problem):
+    from .. import OptimalSPOTree, SPOForest, SPOTree
+
+    if args.estimator == "tree":
+        return SPOTree(problem, criterion=args.criterion, max_depth=args.max_depth,
+                       min_samples_leaf=args.min_samples_leaf,
+                       min_samples_split=args.min_samples_split,
+                       max_features=args.max_features, thresholds=args.thresholds,
+                       spo_weight=args.spo_weight, ccp_alpha=args.ccp_alpha,
+                       random_state=args.random_state)
+    if args.estimator == "optimal":
+        if args.criterion != "spo":
+            raise CLIError("--estimator optimal trains on the SPO loss only; drop "
+                           "--criterion mse")
+        return OptimalSPOTree(problem, max_depth=args.max_depth or 2,
+                              min_samples_leaf=args.min_samples_leaf,
+                              thresholds=args.thresholds, random_state=args.random_state)
+    return SPOForest(problem, n_estimators=args.n_estimators, criterion=args.criterion,
+                     max_features=args.max_features if args.max_features is not None
+                     else "sqrt", max_depth=args.max_depth,
+                     min_samples_leaf=args.min_samples_leaf, thresholds=args.thresholds,
+                     random_state=args.random_state)
+
+
+def _check_params(model):
+    """The estimator's own parameter checks, reported under the option's name."""
+    from .._params import validate_params
+
+    try:
+        validate_params(model)
+    except ValueError as exc:
+        m = re.match(r"The '(\w+)' parameter", str(exc))
+        raise CLIError(f"--{m.group(1).replace('_', '-')}: {exc}" if m else str(exc)) \
+            from None
+
+
+def _frame(X, names):
+    """A DataFrame, so the model keeps the CSV's column names as feature names."""
+    import pandas as pd
+
+    return pd.DataFrame(X, columns=names, copy=False)
+
+
+def fit(args):
+    from ..metrics import normalized_spo_loss
+
+    check_input_file(args.data, "data file")
+    check_output_file(args.model, "--model")
+    problem = load_problem(args.problem)
+    model = _make_estimator(args, problem)
+    _check_params(model)
+
+    df = read_table(args.data)
+    features = select_columns(args.features, df.columns, "--features", args.data)
+    costs = select_columns(args.costs, df.columns, "--costs", args.data)
+    both = [c for c in features if c in costs]
+    if both:
+        raise CLIError(f"column(s) {', '.join(both)} are both features and costs")
+    if len(costs) != problem.n_costs:
+        raise CLIError(f"--costs selects {len(costs)} columns but the problem in "
+                       f"{args.problem} has {problem.n_costs} costs (one per decision "
+                       "variable)")
+    sw = None
+    if args.weights:
+        if args.weights not in df.columns:
+            raise CLIError(f"--weights: no column {args.weights!r} in {args.data}")
+        if args.weights in features or args.weights in costs:
+            raise CLIError(f"--weights column {args.weights!r} is also a feature or cost")
+        sw = numeric_matrix(df, [args.weights], args.data)[:, 0]
+        if (sw < 0).any() or not (sw > 0).any():
+            raise CLIError(f"--weights column {args.weights!r} must be non-negative with a "
+                           "positive total")
+    X = numeric_matrix(df, features, args.data)
+    C = numeric_matrix(df, costs, args.data)
+    del df
+    check_summable(C, costs, args.data, sw)
+
+    n = X.shape[0]
+    n_val = int(round(args.validation_fraction * n))
+    if args.validation_fraction > 0 and (n_val < 1 or n_val >= n):
+        raise CLIError(f"--validation-fraction {args.validation_fraction} leaves no rows to "
+                       f"validate or to fit ({n} rows)")
+    fit_sw = None if sw is None else sw[n_val:]
+    val_sw = None if sw is None else sw[:n_val]
+    X_fit, X_val = _frame(X[n_val:], features), _frame(X[:n_val], features)
+    note = ""
+    if args.estimator == "forest" and n_val and args.max_features is None:
+        from .. import tune_max_features
+
+        grid = sorted({min(f, X.shape[1]) for f in (2, 3, 4, 5)})
+        model, res = tune_max_features(model, X_fit, C[n_val:], X_val, C[:n_val],
+                                       candidates=grid, sample_weight=fit_sw,
+                                       sample_weight_val=val_sw)
+        note = f", max_features={res.best_max_features} chosen on the first {n_val} rows"
+    else:
+        model.fit(X_fit, C[n_val:], sample_weight=fit_sw)
+    if n_val and hasattr(model, "prune"):
+        before = model.get_n_leaves()
+        model = model.prune(X_val, C[:n_val], sample_weight=val_sw)
+        note = f", pruned from {before} leaves on the first {n_val} rows"
+    train_loss = normalized_spo_loss(C[n_val:], model.predict(X_fit), problem=problem,
+                                     sample_weight=fit_sw)
+    save_model(model, args.model, {"features": features, "costs": costs,
+                                   "weights": args.weights})
+    shape = (f"{len(model.estimators_)} trees" if hasattr(model, "estimators_")
+             else f"{model.get_n_leaves()} leaves, depth {model.get_depth()}")
+    print(f"fitted {type(model).__name__} ({args.criterion}): {shape}{note}; training "
+          f"normalized SPO loss {train_loss:.4f}; saved to {args.model}")
+    return 0
+
+
+# ---------------------------------------------------------------- predict
+def _model_features(model, columns):
+    names = columns.get("features")
+    if names is None and getattr(model, "feature_names_in_", None) is not None:
+        names = [str(n) for n in model.feature_names_in_]
+    return names
+
+
+def predict(args):
+    import numpy as np
+    import pandas as pd
+
+    if args.out:
+        check_output_file(args.out, "--out")
+    model, columns = load_model(args.model)
+    df = read_table(args.data)
+    names = _model_features(model, columns)
+    if names is None:
+        if df.shape[1] != model.n_features_in_:
+            raise CLIError(f"the model has {model.n_features_in_} unnamed features; "
+                           f"{args.data} must then have exactly that many columns")
+        names = [str(c) for c in df.columns]
+    missing = [n for n in names if n not in df.columns]
+    if missing:
+        raise CLIError(f"{args.data} lacks the model's feature column(s): "
+                       f"{', '.join(missing)}")
+    X = numeric_matrix(df, names, args.data)
+    Xf = _frame(X, names) if getattr(model, "feature_names_in_", None) is not None else X
+    C_hat = model.predict(Xf)
+    W = np.round(model.predict_decision(Xf), 12) + 0.0  # + 0.0: no "-0"
+    cost_names = columns.get("costs") or [f"c{k}" for k in range(C_hat.shape[1])]
+    out = pd.DataFrame(np.hstack([C_hat, W]),
+                       columns=[f"pred_{c}" for c in cost_names]
+                       + [f"decision_{c}" for c in cost_names])
+
+    def write(fh):
+        out.to_csv(fh, index=False, float_format="%.12g", lineterminator="\n")
+
+    if args.out:
+        write_output(args.out, write, "--out")
+        print(f"wrote {len(out)} predictions to {args.out}", file=sys.stderr)
+    else:
+        write(sys.stdout)
+    return 0
+
+
+# ------------------------------------------------------------ show / plot
+def _require_tree(model, path, command):
+    if getattr(model, "tree_", None) is None:
+        raise CLIError(f"'spotree {command}' works on a single tree, but {path} holds a "
+                       f"{type(model).__name__}")
+
+
+def show(args):
+    model, columns = load_model(args.model)
+    _require_tree(model, args.model, "show")
+    names = _model_features(model, columns)
+    if args.dot:
+        from ..tree._export_graphviz import export_graphviz
+
+        sys.stdout.write(export_graphviz(model, feature_names=names))
+    else:
+        from ..tree import export_text
+
+        print(f"{type(model).__name__} for {model.problem_!r}: {model.get_n_leaves()} leaves, "
+              f"depth {model.get_depth()}")
+        sys.stdout.write(export_text(model, feature_names=names))
+    return 0
+
+
+def _figure_size(model, max_depth):
+    """Inches: 2 per leaf and 1.7 per level, within 5 x 2.5 and 40 x 24."""
+    n = model.get_n_leaves()
+    depth = model.get_depth() if max_depth is None else min(max_depth, model.get_depth())
+    return min(max(2.0 * n, 5.0), 40.0), min(max(1.7 * (depth + 1), 2.5), 24.0)
+
+
+def plot(args):
+    from .._compat import import_optional
+
+    ext = os.path.splitext(args.out)[1].lower().lstrip(".")
+    if ext not in ("png", "pdf", "svg"):
+        raise CLIError(f"--out must end in .png, .pdf or .svg; got {args.out!r}")
+    check_output_file(args.out, "--out")
+    model, columns = load_model(args.model)
+    _require_tree(model, args.model, "plot")
+    width, height = _figure_size(model, args.max_depth)
+    if ext == "png":
+        px_w, px_h = round(width * args.dpi), round(height * args.dpi)
+        if px_w * px_h > MAX_PIXELS:
+            best = int((MAX_PIXELS / (width * height)) ** 0.5)
+            raise CLIError(f"--dpi {args.dpi}: the {width:g} x {height:g} inch figure of this "
+                           f"tree would be {px_w} x {px_h} pixels, more than "
+                           f"{MAX_PIXELS // 10**6} megapixels; use --dpi "
+                           f"{DPI_RANGE[0]}..{max(best, DPI_RANGE[0])}, --max-depth, or "
+                           ".svg / .pdf")
+    import_optional("matplotlib", purpose="spotree plot")
+    from matplotlib.figure import Figure
+
+    from ..plotting import plot_tree
+
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_subplot(1, 1, 1)
+    plot_tree(model, ax=ax, feature_names=_model_features(model, columns),
+              max_depth=args.max_depth)
+    fig.tight_layout()
+    write_output(args.out, lambda fh: fig.savefig(fh, format=ext, dpi=args.dpi), "--out",
+                 mode="wb")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,310 @@
+"""Files of the ``spotree`` command: CSV tables, problem specs and models.
+
+Everything here fails with a :class:`CLIError` whose one-line message names
+the user's file (and, for table cells, the column and line), never a temp
+file or an internal argument name. Output paths are checked before any work
+is done, and outputs are written to a temporary file and renamed into place,
+so a failed command leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import fnmatch
+import json
+import os
+import re
+import tempfile
+import warnings
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["CLIError", "check_input_file", "check_output_file", "check_output_dir",
+           "read_table", "select_columns", "numeric_matrix", "check_summable",
+           "load_problem", "load_model", "save_model", "write_output"]
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line, exit code 1."""
+
+
+# ------------------------------------------------------------------ paths
+def check_input_file(path, what):
+    """Fail unless ``path`` is a readable regular file; ``what`` names it ("data file")."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise CLIError(f"{what} {path} is a directory, not a file")
+    if not os.path.exists(path):
+        raise CLIError(f"{what} not found: {path}")
+    if not os.access(path, os.R_OK):
+        raise CLIError(f"{what} {path} is not readable (permission denied)")
+    return path
+
+
+def _existing_ancestor(folder):
+    while folder and not os.path.exists(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return folder
+
+
+def _check_creatable(folder, option, path):
+    """Fail unless files can be created in ``folder`` (or in the folders it will need)."""
+    base = _existing_ancestor(folder)
+    if not os.path.isdir(base):
+        raise CLIError(f"{option} {path}: {base} is not a directory")
+    if base != folder:  # folders to create: the first existing one must take them
+        if not os.access(base, os.W_OK | os.X_OK):
+            raise CLIError(f"{option} {path}: cannot create folders in {base} "
+                           "(permission denied)")
+        return
+    # Only creating a file tells for sure (read-only mounts, /proc, ACLs...); the
+    # probe is removed at once.
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".spotree-probe-"):
+            pass
+    except OSError as exc:
+        raise CLIError(f"{option} {path}: cannot create files in {folder} "
+                       f"({_reason(exc, folder)})") from None
+
+
+def _reason(exc, folder=None):
+    if exc.errno == errno.ENOENT and folder is not None and os.path.isdir(folder):
+        return "this folder does not accept new files"
+    return exc.strerror or type(exc).__name__
+
+
+def check_output_file(path, option):
+    """Fail early when ``path`` cannot be written (a directory, no permission...)."""
+    path = os.fspath(path)
+    if not path or path.endswith(os.sep):
+        raise CLIError(f"{option} {path!r} must be a file path")
+    if os.path.isdir(path):
+        raise CLIError(f"{option} {path} is a directory, not a file")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise CLIError(f"{option} {path} is not writable (permission denied)")
+    _check_creatable(os.path.dirname(os.path.abspath(path)), option, path)
+    return path
+
+
+def check_output_dir(path, option):
+    """Fail early when the folder ``path`` cannot be created or written."""
+    path = os.fspath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CLIError(f"{option} {path} exists and is not a directory")
+    _check_creatable(os.path.abspath(path), option, path)
+    return path
+
+
+def write_output(path, writer, option, mode="w"):
+    """``writer(fh)`` into ``path`` atomically; OS errors name ``path`` and the reason."""
+    from .._atomic import atomic_write
+
+    try:
+        atomic_write(path, writer, mode=mode)
+    except OSError as exc:
+        folder = os.path.dirname(os.path.abspath(path))
+        raise CLIError(f"{option} {path}: cannot write the file "
+                       f"({_reason(exc, folder)})") from None
+
+
+# ----------------------------------------------------------------- tables
+def _records(path):
+    """(line number, fields) of each non-blank record, as pandas counts them."""
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        for fields in reader:
+            if fields and any(f.strip() for f in fields):
+                yield reader.line_num, fields
+
+
+def _header(path):
+    try:
+        for _, fields in _records(path):
+            return [f.strip() for f in fields]
+    except UnicodeDecodeError:
+        raise CLIError(f"{path} is not a text CSV file (not UTF-8)") from None
+    except csv.Error as exc:
+        raise CLIError(f"{path} is not a valid CSV file: {exc}") from None
+    raise CLIError(f"{path} is empty: expected a header line and data rows")
+
+
+def read_table(path, option="--data"):
+    """Read a CSV file with pandas; returns a DataFrame.
+
+    The header must name every column once; there must be data rows; rows
+    with more fields than the header are refused with their line number.
+    Cell values are checked later, per selected column, by
+    :func:`numeric_matrix`.
+    """
+    check_input_file(path, "data file")
+    header = _header(path)
+    seen, dup = set(), []
+    for h in header:
+        if h in seen and h not in dup:
+            dup.append(h)
+        seen.add(h)
+    if dup:
+        raise CLIError(f"{path} has duplicate column names: {', '.join(map(repr, dup))}")
+    try:
+        # names= keeps the header as written (pandas would rename a repeat "x.1");
+        # index_col=False never takes a column as the index. Rows longer than the
+        # header would then lose their extra fields with a mere ParserWarning:
+        # made an error here.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(path, header=0, names=header, encoding="utf-8-sig",
+                             skipinitialspace=True, index_col=False)
+    except pd.errors.ParserWarning:
+        raise _long_row(path, len(header)) from None
+    except pd.errors.EmptyDataError:
+        raise CLIError(f"{path} is empty: expected a header line and data rows") from None
+    except pd.errors.ParserError as exc:
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if m:
+            raise CLIError(f"{path}, line {m.group(2)}: {m.group(3)} fields but the header "
+                           f"has {m.group(1)}") from None
+        raise CLIError(f"{path} is not a valid CSV file: {' '.join(str(exc).split())}") \
+            from None
+    except UnicodeDecodeError:
+        raise CLIError(f"{path} is not a text CSV file (not UTF-8)") from None
+    if df.shape[0] == 0:
+        raise CLIError(f"{path} has a header but no data rows")
+    return df
+
+
+def _long_row(path, n_header):
+    for line, fields in _records(path):
+        while fields and not fields[-1].strip():  # a trailing comma adds no value
+            fields = fields[:-1]
+        if len(fields) > n_header:
+            return CLIError(f"{path}, line {line}: {len(fields)} fields but the header "
+                            f"has {n_header}")
+    return CLIError(f"{path}: some rows have more fields than the header ({n_header})")
+
+
+def select_columns(spec, columns, option, path):
+    """Column names matching a comma-separated list of names / shell patterns."""
+    columns = [str(c) for c in columns]
+    out = []
+    for item in (s.strip() for s in spec.split(",")):
+        if not item:
+            continue
+        if any(ch in item for ch in "*?["):
+            hits = [h for h in columns if fnmatch.fnmatchcase(h, item)]
+        else:
+            hits = [item] if item in columns else []
+        if not hits:
+            shown = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
+            raise CLIError(f"{option}: no column {item!r} in {path} (columns: {shown})")
+        out += [h for h in hits if h not in out]
+    if not out:
+        raise CLIError(f"{option} names no columns")
+    return out
+
+
+def _bad_cell(path, df, col, row):
+    """The one-line error for cell (row, col) of ``df``, read back from the file."""
+    j = list(df.columns).index(col)
+    line, text, n_fields = None, "", None
+    try:
+        for k, (ln, fields) in enumerate(_records(path)):
+            if k == row + 1:  # record 0 is the header
+                line, n_fields = ln, len(fields)
+                text = fields[j].strip() if j < len(fields) else ""
+                break
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    where = f"{path}, line {line}" if line is not None else f"{path}, row {row + 1}"
+    if n_fields is not None and n_fields <= j:
+        what = f"missing (the line has {n_fields} fields, the header {df.shape[1]})"
+    elif not text:
+        what = "empty cell"
+    else:
+        try:
+            float(text)
+            what = f"{text} is not a finite number (NaN and infinity are not allowed)"
+        except ValueError:
+            what = f"{text!r} is not a number"
+    return CLIError(f"{where}, column {col!r}: {what}")
+
+
+def numeric_matrix(df, cols, path):
+    """The columns ``cols`` of ``df`` as a finite float64 array of shape (n, len(cols))."""
+    out = np.empty((df.shape[0], len(cols)), dtype=np.float64, order="F")
+    for j, col in enumerate(cols):
+        s = df[col]
+        if pd.api.types.is_numeric_dtype(s.dtype):
+            v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:  # text somewhere in the column: the non-numbers become NaN
+            v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64,
+                                                           na_value=np.nan)
+        finite = np.isfinite(v)
+        if not finite.all():
+            raise _bad_cell(path, df, col, int(np.argmin(finite)))
+        out[:, j] = v
+    return np.ascontiguousarray(out)
+
+
+def check_summable(C, cols, path, sample_weight=None):
+    """Fail when a cost column's (weighted) sum overflows float64.
+
+    A tree predicts the mean cost of the rows in each leaf, so a column whose
+    sum is not finite (values near 1e308) cannot be averaged; it is reported
+    by name instead of failing later inside the library.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        A = np.abs(C) if sample_weight is None else np.abs(C) * sample_weight[:, None]
+        totals = A.sum(axis=0)
+    bad = np.flatnonzero(~np.isfinite(totals))
+    if bad.size:
+        j = int(bad[0])
+        raise CLIError(f"{path}, column {cols[j]!r}: the costs are too large to average "
+                       f"(values up to {np.abs(C[:, j]).max():.3g}; their sum over "
+                       f"{C.shape[0]} rows overflows float64); rescale the costs")
+
+
+# ------------------------------------------------------- problems, models
+def load_problem(path):
+    from ..problems._spec import load_problem as _load
+
+    check_input_file(path, "problem spec file")
+    try:
+        return _load(path)
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        raise CLIError(f"problem spec file {path}: {exc.strerror or exc}") from None
+
+
+def load_model(path):
+    """The model saved at ``path`` and the CSV column names stored with it."""
+    from .. import load
+
+    check_input_file(path, "model file")
+    try:
+        model = load(path)
+    except (ValueError, KeyError, TypeError) as exc:
+        msg = " ".join(str(exc).split())
+        raise CLIError(msg if str(path) in msg else f"{path}: {msg}") from None
+    columns = {}
+    try:
+        with open(path) as fh:
+            columns = json.load(fh).get("columns") or {}
+    except (OSError, ValueError, AttributeError):
+        columns = {}
+    return model, columns
+
+
+def save_model(model, path, columns, option="--model"):
+    """model.save, plus the CSV column names the CLI needs to predict later."""
+    from ..tree._persist import save_model as _save
+
+    try:
+        _save(model, path, extra={"columns": columns})
+    except OSError as exc:
+        folder = os.path.dirname(os.path.abspath(path))
+        raise CLIError(f"{option} {path}: cannot write the file "
+                       f"({_reason(exc, folder)})") from None

@@ -1,0 +1,379 @@
+"""The `spotree` command end to end: `python -m spotree` in a subprocess.
+
+The command is started as ``sys.executable -m spotree`` with a PATH that does
+not hold the virtual environment, so the tests pass whether or not the venv
+is activated. Commands that do not depend on each other start together
+(:func:`run_many`): each pays Python's start-up and import time.
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import spotree
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TRAIN = EXAMPLES / "shortest_path_train.csv"
+NEW = EXAMPLES / "shortest_path_new.csv"
+SPEC = EXAMPLES / "shortest_path.json"
+# No venv on PATH: the tests must not rely on an activated environment.
+ENV = dict(os.environ, MPLBACKEND="Agg", PATH=os.pathsep.join(["/usr/bin", "/bin"]))
+FEATURES = [f"x{j}" for j in range(5)]
+COSTS = [f"c{k}" for k in range(24)]
+
+
+def cmd(*args):
+    return [sys.executable, "-m", "spotree", *map(str, args)]
+
+
+def run(*args, cwd=None):
+    return subprocess.run(cmd(*args), capture_output=True, text=True, cwd=cwd, env=ENV,
+                          timeout=600)
+
+
+def run_many(*arg_lists, cwd=None, at_once=4):
+    """Run the commands, ``at_once`` at a time; results in order."""
+    out = []
+    for i in range(0, len(arg_lists), at_once):
+        batch = arg_lists[i:i + at_once]
+        procs = [subprocess.Popen(cmd(*a), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env=ENV, cwd=cwd) for a in batch]
+        for a, p in zip(batch, procs):
+            stdout, stderr = p.communicate(timeout=600)
+            out.append(subprocess.CompletedProcess(cmd(*a), p.returncode, stdout, stderr))
+    return out
+
+
+def run_in_process(capsys, *args):
+    """``spotree ARGS`` through :func:`spotree.cli.main` in this process (no start-up)."""
+    from spotree.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse usage errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out, err)
+
+
+def assert_one_line_error(res, *needles, code=1, absent=(".spotree-", "Traceback")):
+    assert res.returncode == code, (res.returncode, res.stderr)
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("spotree ")
+    for n in needles:
+        assert n in err, err
+    for a in absent:
+        assert a not in err, err
+
+
+def read_rows(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def train_arrays():
+    """The example training data, read independently of the CLI (csv module)."""
+    rows = read_rows(TRAIN)
+    X = np.array([[float(r[c]) for c in FEATURES] for r in rows])
+    C = np.array([[float(r[c]) for c in COSTS] for r in rows])
+    return X, C
+
+
+def fit_args(model, *extra, data=TRAIN, problem=SPEC):
+    return ("fit", "--data", data, "--features", "x*", "--costs", "c*", "--problem", problem,
+            "--model", model, *extra)
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    """`spotree fit` on the example CSV and spec, once for the module."""
+    d = tmp_path_factory.mktemp("cli")
+    res = run(*fit_args(d / "model.json", "--max-depth", "3", "--min-samples-leaf", "20",
+                        "--validation-fraction", "0.2", "--random-state", "0"))
+    assert res.returncode == 0, res.stderr
+    assert "saved to" in res.stdout
+    return d, d / "model.json", res
+
+
+def test_help_and_version_without_an_activated_venv():
+    top, sub, version = run_many(("--help",), ("reproduce", "--help"), ("--version",))
+    assert top.returncode == 0
+    for word in ("reproduce", "fit", "predict", "show", "plot", "examples:"):
+        assert word in top.stdout
+    assert sub.returncode == 0
+    for word in ("--quick", "--out", "--jobs", "--seeds", "--scheduler", "--data",
+                 "shortest-path", "illustrative", "news", "R6A", "DIR/EXPERIMENT"):
+        assert word in sub.stdout
+    assert version.stdout.strip() == f"spotree {spotree.__version__}"
+
+
+def test_fit_matches_the_library_and_predict_round_trips(fitted, tmp_path):
+    d, model_path, res = fitted
+    model = spotree.load(model_path)
+    doc = json.loads(model_path.read_text())
+    assert doc["columns"]["features"] == FEATURES and doc["columns"]["costs"] == COSTS
+    # The same fit in Python: first 20% validate, the rest train.
+    X, C = train_arrays()
+    ref = spotree.SPOTree(spotree.ShortestPath((4, 4)), max_depth=3, min_samples_leaf=20,
+                          random_state=0).fit(X[80:], C[80:]).prune(X[:80], C[:80])
+    assert f"{ref.get_n_leaves()} leaves" in res.stdout
+    Xn = pd.read_csv(NEW)[FEATURES].to_numpy()
+    np.testing.assert_allclose(model.predict(pd.DataFrame(Xn, columns=FEATURES)),
+                               ref.predict(Xn))
+    assert list(model.feature_names_in_) == FEATURES
+
+    out = tmp_path / "preds.csv"
+    res = run("predict", "--model", model_path, "--data", NEW, "--out", out)
+    assert res.returncode == 0, res.stderr
+    rows = read_rows(out)
+    assert len(rows) == Xn.shape[0]
+    C_hat = np.array([[float(r[f"pred_{c}"]) for c in COSTS] for r in rows])
+    W = np.array([[float(r[f"decision_{c}"]) for c in COSTS] for r in rows])
+    np.testing.assert_allclose(C_hat, ref.predict(Xn), rtol=1e-10)
+    np.testing.assert_array_equal(W, ref.predict_decision(Xn))
+    assert set(W.sum(axis=1)) == {6.0}  # every decision is a 6-edge path
+
+
+def test_predict_to_stdout_reorders_columns_by_name(fitted, tmp_path):
+    _, model_path, _ = fitted
+    shuffled = tmp_path / "shuffled.csv"
+    rows = read_rows(NEW)
+    with open(shuffled, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["x4", "extra", "x2", "x0", "x1", "x3"])
+        w.writeheader()
+        for r in rows:
+            w.writerow(dict(r, extra="ignored text"))
+    res, ref = run_many(("predict", "--model", model_path, "--data", shuffled),
+                        ("predict", "--model", model_path, "--data", NEW))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == ref.stdout and res.stdout.count("\n") == len(rows) + 1
+
+
+def test_show_and_plot(fitted, tmp_path):
+    mpimg = pytest.importorskip("matplotlib.image")
+    _, model_path, _ = fitted
+    model = spotree.load(model_path)
+    png = tmp_path / "tree.png"
+    res, dot, plot = run_many(("show", model_path), ("show", model_path, "--dot"),
+                              ("plot", model_path, "--out", png))
+    assert res.returncode == 0
+    assert res.stdout.count("decision: ") == model.get_n_leaves()
+    assert "x" in res.stdout and "->16" in res.stdout
+    assert dot.stdout.startswith("digraph")
+    assert plot.returncode == 0, plot.stderr
+    img = mpimg.imread(png)
+    assert img.ndim == 3 and img[..., :3].std() > 0.05
+
+
+def test_reproduce_writes_to_out_slash_experiment(tmp_path):
+    res = run("reproduce", "illustrative", "--depths", "1", "--no-figures", "--out",
+              tmp_path / "res")
+    assert res.returncode == 0, res.stderr
+    assert sorted(os.listdir(tmp_path / "res")) == ["illustrative"]
+    assert {"results.csv", "summary.md", "cache"} <= set(os.listdir(tmp_path / "res" /
+                                                                    "illustrative"))
+    assert f"to {tmp_path / 'res' / 'illustrative'}" in res.stdout
+    # The first progress line comes before any run has finished: no time left yet.
+    first = res.stderr.splitlines()[0]
+    assert "compiling" in first and "left" not in first
+
+
+def test_weak_errors_of_issue_9_name_the_users_input(fitted, tmp_path):
+    """Each error names the user's column or path and the reason; nothing is written."""
+    _, model_path, _ = fitted
+    work = tmp_path / "work"
+    work.mkdir()
+    df = pd.read_csv(TRAIN)
+    df["c2"] = 1e308  # finite, but the mean of 400 such costs overflows
+    df.to_csv(work / "huge.csv", index=False)
+    (work / "folder").mkdir()
+    cases = [
+        (fit_args(work / "m.json", data=work / "huge.csv"),
+         ["huge.csv", "column 'c2'", "too large"], ["C_pred"]),
+        (fit_args(work / "m.json", problem=work / "folder"),
+         ["problem spec file", "folder is a directory"], ["not found"]),
+        (("show", work / "folder"), ["model file", "folder is a directory"], ["not found"]),
+        (fit_args(work / "folder"), ["--model", "folder is a directory"], []),
+        (("predict", "--model", model_path, "--data", NEW, "--out", work / "folder"),
+         ["--out", "folder is a directory"], []),
+        (("plot", model_path, "--out", work / "folder"), ["--out"], []),
+    ]
+    if sys.platform.startswith("linux") and os.path.isdir("/proc"):
+        cases += [
+            (("predict", "--model", model_path, "--data", NEW, "--out", "/proc/x.csv"),
+             ["--out /proc/x.csv", "cannot create files in /proc"], []),
+            (fit_args("/proc/x.json"), ["--model /proc/x.json", "cannot create"], []),
+        ]
+    before = sorted(os.listdir(work))
+    for res, (_, needles, absent) in zip(run_many(*[a for a, _, _ in cases]), cases):
+        assert_one_line_error(res, *needles, absent=(".spotree-", "Traceback", *absent))
+    assert sorted(os.listdir(work)) == before and os.listdir(work / "folder") == []
+
+
+def test_plot_checks_the_image_size_before_drawing(fitted, tmp_path):
+    _, model_path, _ = fitted
+    big = tmp_path / "big.json"
+    assert run(*fit_args(big, "--max-depth", "6")).returncode == 0
+    huge, large, lowest = run_many(
+        ("plot", model_path, "--out", tmp_path / "a.png", "--dpi", "100000"),
+        ("plot", big, "--out", tmp_path / "b.png", "--dpi", "1000"),
+        ("plot", model_path, "--out", tmp_path / "c.png", "--dpi", "9"))
+    assert_one_line_error(huge, "--dpi", "[10, 1000]", "100000", code=2,
+                          absent=("MemoryError", "Traceback"))
+    assert_one_line_error(large, "--dpi 1000", "megapixels", "pixels")
+    assert_one_line_error(lowest, "--dpi", code=2)
+    assert sorted(os.listdir(tmp_path)) == ["big.json"]
+
+
+def test_reproduce_validates_everything_before_creating_folders(tmp_path, capsys):
+    out = tmp_path / "res"
+    # The two cases of issue 9 through the command itself...
+    bogus, n7 = run_many(("reproduce", "shortest-path", "--methods", "Bogus", "--out", out),
+                         ("reproduce", "shortest-path", "--n-train", "7", "--out", out))
+    assert_one_line_error(bogus, "--methods", "'Bogus'", code=2)
+    assert_one_line_error(n7, "--n-train", "7")
+    assert os.listdir(tmp_path) == []
+    # ... and the others in process.
+    cases = [
+        (("reproduce", "shortest-path", "--quick", "--n-train", "10000", "--out", out),
+         ["--n-train"], 1),
+        (("reproduce", "shortest-path", "--methods", "SPOT Optimal", "--depths", "none",
+          "--out", out), ["no runs"], 1),
+        (("reproduce", "news", "--data", tmp_path / "nowhere", "--out", out),
+         ["--data", "no such directory"], 1),
+        (("reproduce", "illustrative", "--jobs", "0", "--out", out), ["--jobs"], 2),
+        (("reproduce", "illustrative", "--seeds", "x", "--out", out), ["--seeds"], 2),
+        (("reproduce", "illustrative", "--depths", "0", "--out", out), ["--depths"], 2),
+        (("reproduce", "news", "--n-train", "200", "--out", out), ["--n-train applies"], 1),
+        (("reproduce", "illustrative", "--data", tmp_path, "--out", out), ["--data applies"],
+         1),
+        (("reproduce", "news", "--user-clusters", "5", "--out", out), ["need --data"], 1),
+    ]
+    for args, needles, code in cases:
+        assert_one_line_error(run_in_process(capsys, *args), *needles, code=code)
+    assert os.listdir(tmp_path) == []
+    (tmp_path / "file").write_text("x")
+    res = run_in_process(capsys, "reproduce", "illustrative", "--out", tmp_path / "file")
+    assert_one_line_error(res, "--out", "not a directory")
+    assert os.listdir(tmp_path) == ["file"]
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_bad_csv_files_give_one_line_naming_column_and_line(fitted, tmp_path, capsys):
+    """Every bad table: one line naming the file, column and line; nothing written.
+
+    In process (the same parsing, reading and error reporting as the command,
+    without 13 interpreter start-ups); one case also runs as a subprocess.
+    """
+    _, model_path, _ = fitted
+    data = tmp_path / "data"
+    data.mkdir()
+    header = ",".join(FEATURES + COSTS)
+    good = TRAIN.read_text().splitlines()
+
+    def with_cell(line, column, text):
+        rows = [r.split(",") for r in good]
+        rows[line - 1][(FEATURES + COSTS).index(column)] = text
+        return "\n".join(",".join(r) for r in rows) + "\n"
+
+    files = {
+        "text.csv": (with_cell(5, "c3", "fast"), ["line 5", "'c3'", "'fast' is not a number"]),
+        "nan.csv": (with_cell(4, "c0", "nan"), ["line 4", "'c0'", "not a finite number"]),
+        "inf.csv": (with_cell(7, "c10", "-inf"), ["line 7", "'c10'", "not a finite"]),
+        "blank.csv": (with_cell(3, "x1", ""), ["line 3", "'x1'", "empty cell"]),
+        "empty.csv": ("", ["empty.csv is empty"]),
+        "spaces.csv": ("\n  \n", ["is empty"]),
+        "header.csv": (header + "\n", ["header but no data rows"]),
+        "dup.csv": (header.replace("c5", "c4") + "\n" + "\n".join(good[1:]) + "\n",
+                    ["duplicate column names", "'c4'"]),
+        "long.csv": ("\n".join(good[:6] + [good[6] + ",1.5"] + good[7:]) + "\n",
+                     ["line 7", "30 fields but the header has 29"]),
+        "short.csv": ("\n".join(good[:2] + [",".join(good[2].split(",")[:20])] + good[3:])
+                      + "\n", ["line 3", "'c15'", "missing"]),
+        "nocosts.csv": ("\n".join(",".join(r.split(",")[:5]) for r in good) + "\n",
+                        ["--costs", "no column 'c*'"]),
+        "binary.csv": (None, ["not a text CSV file"]),
+    }
+    for name, (text, _) in files.items():
+        if text is None:
+            (data / name).write_bytes(b"\xff\xfe\x00\x81" * 50)
+        else:
+            _write(data / name, text)
+    out = tmp_path / "out"
+    out.mkdir()
+    cases = [(fit_args(out / f"{name}.json", data=data / name), needles)
+             for name, (_, needles) in files.items()]
+    # Predicting from a table without the model's features.
+    _write(data / "costs.csv", "\n".join(",".join(r.split(",")[5:]) for r in good) + "\n")
+    cases.append((("predict", "--model", model_path, "--data", data / "costs.csv", "--out",
+                   out / "p.csv"), ["costs.csv", "lacks the model's feature", "x0"]))
+    for args, needles in cases:
+        assert_one_line_error(run_in_process(capsys, *args), *needles)
+    assert_one_line_error(run(*cases[0][0]), *cases[0][1])
+    assert os.listdir(out) == []
+
+
+def test_option_errors_name_the_option(tmp_path, capsys):
+    out = tmp_path / "m.json"
+    cases = [
+        (fit_args(out, "--min-samples-leaf", "0.0"), ["--min-samples-leaf", "0.0"], 1),
+        (fit_args(out, "--validation-fraction", "1.5"), ["--validation-fraction"], 2),
+        (fit_args(out, "--thresholds", "many"), ["--thresholds"], 2),
+        (fit_args(out, "--estimator", "optimal", "--criterion", "mse"), ["SPO loss only"], 1),
+        (("fit", "--data", TRAIN, "--features", "x9", "--costs", "c*", "--problem", SPEC,
+          "--model", out), ["--features", "'x9'"], 1),
+        (("fit", "--data", TRAIN, "--features", "x*", "--costs", "c0,c1", "--problem", SPEC,
+          "--model", out), ["2 columns", "24 costs"], 1),
+        (fit_args(out, "--weights", "w"), ["--weights", "'w'"], 1),
+        (("fit", "--data", TRAIN, "--features", "x*,c1", "--costs", "c*", "--problem", SPEC,
+          "--model", out), ["both features and costs"], 1),
+    ]
+    for args, needles, code in cases:
+        assert_one_line_error(run_in_process(capsys, *args), *needles, code=code)
+    assert os.listdir(tmp_path) == []
+
+
+def test_fit_forest_and_optimal_estimators(tmp_path):
+    forest, optimal = tmp_path / "f.json", tmp_path / "o.json"
+    f, o = run_many(fit_args(forest, "--estimator", "forest", "--n-estimators", "5",
+                             "--min-samples-leaf", "20", "--validation-fraction", "0.2",
+                             "--random-state", "0"),
+                    fit_args(optimal, "--estimator", "optimal", "--max-depth", "2",
+                             "--min-samples-leaf", "20"))
+    assert f.returncode == 0 and o.returncode == 0, (f.stderr, o.stderr)
+    assert "SPOForest" in f.stdout and "5 trees" in f.stdout and "max_features=" in f.stdout
+    model = spotree.load(forest)
+    assert len(model.estimators_) == 5 and model.max_features in (2, 3, 4, 5)
+    assert type(spotree.load(optimal)).__name__ == "OptimalSPOTree"
+    assert spotree.load(optimal).get_depth() <= 2
+    pred, show = run_many(("predict", "--model", forest, "--data", NEW), ("show", forest))
+    assert pred.returncode == 0 and pred.stdout.count("\n") == 21
+    assert_one_line_error(show, "holds a SPOForest")
+
+
+def test_predict_with_a_model_saved_from_python(tmp_path):
+    """A model fitted on plain arrays has features x0, x1, ...: the example columns."""
+    X, C = train_arrays()
+    model = spotree.SPOTree(spotree.ShortestPath((4, 4)), max_depth=2).fit(X, C)
+    model.save(tmp_path / "py.json")
+    text = spotree.export_text(model)
+    assert any(f"x{j} <= " in text for j in range(5))
+    res = run("predict", "--model", tmp_path / "py.json", "--data", NEW)
+    assert res.returncode == 0, res.stderr
+    got = pd.read_csv(pd.io.common.StringIO(res.stdout))
+    Xn = pd.read_csv(NEW).to_numpy()
+    np.testing.assert_allclose(got[[f"pred_c{k}" for k in range(24)]].to_numpy(),
+                               model.predict(Xn), rtol=1e-10)

@@ -1,0 +1,179 @@
+"""spotree.cli._io: CSV tables through pandas, output paths, checks that name the cell."""
+
+import csv
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from spotree.cli._io import (CLIError, check_input_file, check_output_dir, check_output_file,
+                             check_summable, numeric_matrix, read_table, select_columns)
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
+
+
+def load(path):
+    df = read_table(path)
+    return df, numeric_matrix(df, list(df.columns), path)
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 30), st.integers(1, 6)),
+              elements=st.floats(-1e300, 1e300, allow_nan=False)))
+def test_round_trip_of_any_finite_table(tmp_path_factory, A):
+    """Written with the csv module (repr of each float), read back bit for bit."""
+    path = tmp_path_factory.mktemp("rt") / "t.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow([f"col {j}" for j in range(A.shape[1])])
+        w.writerows([[repr(float(v)) for v in row] for row in A])
+    df, M = load(path)
+    assert list(df.columns) == [f"col {j}" for j in range(A.shape[1])]
+    np.testing.assert_array_equal(M, A)
+
+
+def test_quotes_spaces_blank_lines_and_bom(tmp_path):
+    text = '\ufeff"a, b", c\n\n1.5, 2\n   \n"3",4e2\n'
+    df, M = load(write(tmp_path / "q.csv", text))
+    assert list(df.columns) == ["a, b", "c"]
+    np.testing.assert_array_equal(M, [[1.5, 2.0], [3.0, 400.0]])
+
+
+def bad_cell_message(tmp_path, text, column):
+    path = write(tmp_path / "bad.csv", text)
+    df = read_table(path)
+    with pytest.raises(CLIError) as info:
+        numeric_matrix(df, [column], path)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("cell, what", [
+    ("abc", "'abc' is not a number"), ("", "empty cell"), ("nan", "not a finite number"),
+    ("NaN", "not a finite number"), ("inf", "not a finite number"),
+    ("-Infinity", "not a finite number"), ("1,5", None), ("1e999", "not a finite number"),
+])
+def test_the_first_bad_cell_is_named_by_line_and_column(tmp_path, cell, what):
+    # Blank lines and a quoted multi-line header field: the line number must be the
+    # file's line, counted independently here.
+    lines = ['"first\nname",cost', "1,2", "", "3,4", "5,6", "7,8"]
+    bad_line_index = 4  # "5,6": the 6th physical line of the file (1-based)
+    cells = lines[bad_line_index].split(",")
+    cells[1] = f'"{cell}"' if "," in cell else cell
+    lines[bad_line_index] = ",".join(cells)
+    text = "\n".join(lines) + "\n"
+    physical = text[:text.index(lines[bad_line_index] + "\n")].count("\n") + 1
+    msg = bad_cell_message(tmp_path, text, "cost")
+    assert f"bad.csv, line {physical}, column 'cost'" in msg
+    assert what is None or what in msg
+    if what is None:  # a decimal comma is text
+        assert "'1,5' is not a number" in msg
+
+
+def test_text_anywhere_in_a_long_column_is_found(tmp_path):
+    n = 5000
+    vals = [str(i * 0.5) for i in range(n)]
+    vals[3777] = "12..5"
+    text = "c\n" + "\n".join(vals) + "\n"
+    msg = bad_cell_message(tmp_path, text, "c")
+    assert "line 3779, column 'c': '12..5' is not a number" in msg
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("", "is empty"), ("\n \n", "is empty"), ("a,b\n", "header but no data rows"),
+    ("a,b,a\n1,2,3\n", "duplicate column names: 'a'"),
+    (" a,a \n1,2\n", "duplicate column names: 'a'"),
+    ("a,b\n1,2\n3,4,5\n", "line 3: 3 fields but the header has 2"),
+    # Every row one field longer than the header: pandas would take the first
+    # column as the index, or drop the last one.
+    ("a,b\n1,2,3\n4,5,6\n", "line 2: 3 fields but the header has 2"),
+])
+def test_malformed_tables(tmp_path, text, needle):
+    path = write(tmp_path / "m.csv", text)
+    with pytest.raises(CLIError, match=needle.replace("(", r"\(")):
+        read_table(path)
+
+
+def test_a_short_row_names_the_missing_column(tmp_path):
+    assert "line 3, column 'c': missing (the line has 2 fields, the header 3)" in \
+        bad_cell_message(tmp_path, "a,b,c\n1,2,3\n4,5\n", "c")
+
+
+def test_a_trailing_comma_is_not_a_field(tmp_path):
+    _, M = load(write(tmp_path / "t.csv", "a,b\n1,2,\n3,4,\n"))
+    np.testing.assert_array_equal(M, [[1, 2], [3, 4]])
+
+
+def test_not_text(tmp_path):
+    path = tmp_path / "b.csv"
+    path.write_bytes(b"a,b\n1,\xff\xfe\n")
+    with pytest.raises(CLIError, match="not a text CSV file"):
+        read_table(path)
+
+
+def test_select_columns_by_name_and_pattern_in_file_order():
+    cols = ["x2", "c1", "x10", "x1", "c0"]
+    assert select_columns("x*", cols, "--features", "f.csv") == ["x2", "x10", "x1"]
+    assert select_columns("x1, x?", cols, "--features", "f.csv") == ["x1", "x2"]
+    with pytest.raises(CLIError, match=r"--costs: no column 'd\*' in f.csv \(columns: x2, "):
+        select_columns("d*", cols, "--costs", "f.csv")
+    with pytest.raises(CLIError, match="names no columns"):
+        select_columns(" , ", cols, "--costs", "f.csv")
+
+
+def test_check_summable_names_the_column_whose_sum_overflows():
+    C = np.ones((10, 3))
+    C[:, 1] = 1e307  # 10 x 1e307 = 1e308: finite
+    check_summable(C, ["a", "b", "c"], "f.csv")
+    C[:, 2] = 1e308  # 10 x 1e308 overflows
+    with pytest.raises(CLIError, match="f.csv, column 'c': the costs are too large"):
+        check_summable(C, ["a", "b", "c"], "f.csv")
+    C[:, 2] = -1e307
+    with pytest.raises(CLIError, match="column 'b'"):  # weights push it over
+        check_summable(C, ["a", "b", "c"], "f.csv", sample_weight=np.full(10, 100.0))
+
+
+def test_input_and_output_paths(tmp_path):
+    with pytest.raises(CLIError, match="data file not found: .*nope.csv"):
+        check_input_file(tmp_path / "nope.csv", "data file")
+    with pytest.raises(CLIError, match="is a directory, not a file"):
+        check_input_file(tmp_path, "model file")
+    with pytest.raises(CLIError, match=r"--out .* is a directory, not a file"):
+        check_output_file(tmp_path, "--out")
+    # Missing folders are fine (created when the file is written), and nothing is made now.
+    check_output_file(tmp_path / "a" / "b" / "m.json", "--model")
+    write(tmp_path / "f", "x")
+    with pytest.raises(CLIError, match="is not a directory"):
+        check_output_file(tmp_path / "f" / "m.json", "--model")
+    with pytest.raises(CLIError, match="exists and is not a directory"):
+        check_output_dir(tmp_path / "f", "--out")
+    check_output_dir(tmp_path / "new" / "dir", "--out")
+    assert sorted(os.listdir(tmp_path)) == ["f"]
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and os.path.isdir("/proc")),
+                    reason="needs /proc")
+def test_a_folder_that_takes_no_files_is_named():
+    with pytest.raises(CLIError, match=r"--out /proc/x.csv: cannot create files in /proc"):
+        check_output_file("/proc/x.csv", "--out")
+
+
+def test_pandas_is_what_reads_the_table(tmp_path, monkeypatch):
+    """The reader is pandas.read_csv (the fast C parser), not a Python loop."""
+    calls = []
+    real = pd.read_csv
+
+    def spy(*a, **k):
+        calls.append(k.get("engine", "c"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(pd, "read_csv", spy)
+    read_table(write(tmp_path / "t.csv", "a\n1\n"))
+    assert calls == ["c"]

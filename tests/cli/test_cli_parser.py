@@ -1,0 +1,69 @@
+"""spotree.cli._parser: option values are checked before any file is touched (exit code 2)."""
+
+import pytest
+
+from spotree.cli import build_parser, main
+from spotree.experiments import METHODS
+
+
+def parse(*argv):
+    return build_parser().parse_args(list(argv))
+
+
+def usage_error(capsys, *argv):
+    with pytest.raises(SystemExit) as info:
+        main(list(argv))
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def test_reproduce_values_are_parsed():
+    a = parse("reproduce", "shortest-path", "--seeds", "2:5", "--methods", "SPOT, CART",
+              "--depths", "1,none,3", "--n-train", "200,10000", "--jobs", "-1")
+    assert a.seeds == [2, 3, 4] and a.methods == ["SPOT", "CART"]
+    assert a.depths == [1, None, 3] and a.n_train == [200, 10000] and a.jobs == -1
+    assert a.out == "spotree-results"
+    assert parse("reproduce", "news").methods is None
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (("reproduce", "shortest-path", "--methods", "SPOT,Bogus"), "'Bogus'"),
+    (("reproduce", "shortest-path", "--jobs", "0"), "--jobs"),
+    (("reproduce", "shortest-path", "--jobs", "-2"), "--jobs"),
+    (("reproduce", "shortest-path", "--depths", "0"), "--depths"),
+    (("reproduce", "shortest-path", "--depths", ","), "--depths"),
+    (("reproduce", "shortest-path", "--n-train", "0"), "--n-train"),
+    (("reproduce", "shortest-path", "--n-train", "many"), "--n-train"),
+    (("reproduce", "shortest-path", "--seeds", "-1,2"), "--seeds"),
+    (("reproduce", "news", "--user-clusters", "0"), "--user-clusters"),
+    (("reproduce", "everything"), "invalid choice"),
+    (("plot", "m.json", "--out", "t.png", "--dpi", "100000"), "[10, 1000]"),
+    (("plot", "m.json", "--out", "t.png", "--dpi", "0"), "--dpi"),
+    (("plot", "m.json", "--out", "t.png", "--max-depth", "-1"), "--max-depth"),
+    (("fit", "--data", "x.csv"), "required"),
+    (("fit", "--data", "d", "--features", "x", "--costs", "c", "--problem", "p",
+      "--validation-fraction", "1"), "[0, 1)"),
+    (("fit", "--data", "d", "--features", "x", "--costs", "c", "--problem", "p",
+      "--n-estimators", "0"), "--n-estimators"),
+    (("fit", "--data", "d", "--features", "x", "--costs", "c", "--problem", "p",
+      "--random-state", "-3"), "--random-state"),
+    (("fit", "--data", "d", "--features", "x", "--costs", "c", "--problem", "p",
+      "--max-depth", "0"), "--max-depth"),
+])
+def test_bad_values_are_usage_errors(capsys, tmp_path, monkeypatch, argv, needle):
+    monkeypatch.chdir(tmp_path)
+    err = usage_error(capsys, *argv)
+    assert needle in err and err.startswith("spotree")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_method_name_is_accepted():
+    for name in METHODS:
+        assert parse("reproduce", "shortest-path", "--methods", name).methods == [name]
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == 2
+    assert "reproduce" in capsys.readouterr().out
