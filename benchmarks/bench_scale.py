@@ -104,7 +104,59 @@ def bench_forest(repeat, n=10000):
     return ok
 
 
-SECTIONS = {"grids": bench_grids, "forest": bench_forest}
+def bench_knapsack(repeat, n=1000):
+    from spotree.datasets import make_pyepo_knapsack
+    from spotree.problems import Knapsack
+
+    X, C, weights = make_pyepo_knapsack(n, n_items=32, n_resources=2, degree=4, noise=0.5,
+                                        random_state=0)
+    problem = Knapsack(weights, np.full(2, 20.0))
+    from spotree.tree._criterion import choose_mode
+    mode = ["vertex", "solver", "oracle"][choose_mode(problem, n)[0]]
+    SPOTree(problem, max_depth=1, min_samples_leaf=20).fit(X[:100], C[:100])  # compile
+    times, est = [], None
+    for _ in range(repeat):
+        t, est = _timed(lambda: SPOTree(problem, max_depth=3).fit(X, C))
+        times.append(t)
+    t = float(np.median(times))
+    ok = t <= 10.0
+    print(f"\nKnapsack, 32 items, 2 resources (PyEPO's generator, capacity 20), n={n}, depth 3, "
+          f"all thresholds, {mode} path: fit {t:.2f} s (median of {repeat}; target <= 10 s) "
+          f"{'PASS' if ok else 'FAIL'}; {est.get_n_leaves()} leaves")
+    return ok
+
+
+def bench_lp(repeat, n=5000, n_jobs=None):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _sparse_lp import write_sparse_lp
+
+    from spotree.problems import LinearProgram
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "network.mps")
+        write_sparse_lp(path)
+        lp = LinearProgram.from_file(path)
+    if n_jobs is not None:
+        lp.n_jobs = n_jobs
+    rng = np.random.default_rng(0)
+    p, d = 5, lp.n_costs
+    X = rng.normal(size=(n, p))
+    B = rng.binomial(1, 0.5, size=(d, p))
+    # PyEPO's cost formula (degree 2, noise 0.5) on the LP's 500 columns.
+    C = ((X @ B.T / np.sqrt(p) + 3) ** 2 / 3.5 ** 2 + 1) * rng.uniform(0.5, 1.5, size=(n, d))
+    t, est = _timed(lambda: SPOTree(lp, max_depth=4, thresholds=99, min_samples_leaf=20)
+                    .fit(X, C))
+    ok = t <= 60.0
+    print(f"\nSparse LP from an MPS file ({d} variables, {lp.n_rows} rows, "
+          f"{lp.A_ub.nnz + (0 if lp.A_eq is None else lp.A_eq.nnz) if hasattr(lp.A_ub, 'nnz') else '?'} "
+          f"nonzeros), n={n}, depth 4, 99 quantile thresholds, oracle path: fit {t:.1f} s "
+          f"(target <= 60 s) {'PASS' if ok else 'FAIL'}; {est.n_oracle_calls_} batched oracle "
+          f"calls, {est.get_n_leaves()} leaves")
+    return ok
+
+
+SECTIONS = {"grids": bench_grids, "knapsack": bench_knapsack, "lp": bench_lp,
+            "forest": bench_forest}
 
 
 def main(argv=None):

@@ -11,7 +11,8 @@ import re
 import sys
 
 from ._io import (CLIError, check_input_file, check_output_dir, check_output_file,
-                  check_summable, load_model, load_problem, numeric_matrix, read_table,
+                  check_summable, feature_frame, load_model, load_problem, numeric_matrix,
+                  read_table,
                   save_model, select_columns, write_output)
 from ._parser import DPI_RANGE
 
@@ -96,13 +97,6 @@ def _check_params(model):
             from None
 
 
-def _frame(X, names):
-    """A DataFrame, so the model keeps the CSV's column names as feature names."""
-    import pandas as pd
-
-    return pd.DataFrame(X, columns=names, copy=False)
-
-
 def fit(args):
     from ..metrics import normalized_spo_loss
 
@@ -132,7 +126,7 @@ def fit(args):
         if (sw < 0).any() or not (sw > 0).any():
             raise CLIError(f"--weights column {args.weights!r} must be non-negative with a "
                            "positive total")
-    X = numeric_matrix(df, features, args.data)
+    X = feature_frame(df, features, args.data)
     C = numeric_matrix(df, costs, args.data)
     del df
     check_summable(C, costs, args.data, sw)
@@ -144,7 +138,7 @@ def fit(args):
                        f"validate or to fit ({n} rows)")
     fit_sw = None if sw is None else sw[n_val:]
     val_sw = None if sw is None else sw[:n_val]
-    X_fit, X_val = _frame(X[n_val:], features), _frame(X[:n_val], features)
+    X_fit, X_val = X.iloc[n_val:], X.iloc[:n_val]
     note = ""
     if args.estimator == "forest" and n_val and args.max_features is None:
         from .. import tune_max_features
@@ -197,8 +191,8 @@ def predict(args):
     if missing:
         raise CLIError(f"{args.data} lacks the model's feature column(s): "
                        f"{', '.join(missing)}")
-    X = numeric_matrix(df, names, args.data)
-    Xf = _frame(X, names) if getattr(model, "feature_names_in_", None) is not None else X
+    X = feature_frame(df, names, args.data, getattr(model, "category_values_", None))
+    Xf = X if getattr(model, "feature_names_in_", None) is not None else X.to_numpy()
     C_hat = model.predict(Xf)
     W = np.round(model.predict_decision(Xf), 12) + 0.0  # + 0.0: no "-0"
     cost_names = columns.get("costs") or [f"c{k}" for k in range(C_hat.shape[1])]

@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["CLIError", "check_input_file", "check_output_file", "check_output_dir",
-           "read_table", "select_columns", "numeric_matrix", "check_summable",
+           "read_table", "select_columns", "numeric_matrix", "feature_frame",
+           "check_summable",
            "load_problem", "load_model", "save_model", "write_output"]
 
 
@@ -248,6 +249,63 @@ def numeric_matrix(df, cols, path):
             raise _bad_cell(path, df, col, int(np.argmin(finite)))
         out[:, j] = v
     return np.ascontiguousarray(out)
+
+
+def feature_frame(df, cols, path, categories=None):
+    """The feature columns as a DataFrame the estimators take.
+
+    A column of numbers keeps them, with empty cells as missing values (NaN),
+    which the trees route. A column whose every non-empty cell is text is a
+    categorical feature (its labels are kept as strings). A column that mixes
+    numbers and text, or holds "nan" or an infinity, is an error naming the
+    cell. ``categories`` (a fitted model's ``category_values_``) makes a label
+    never seen at fit an error naming its line.
+    """
+    out = {}
+    for j, col in enumerate(cols):
+        s = df[col]
+        if pd.api.types.is_numeric_dtype(s.dtype):
+            v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            text = None
+        else:
+            num = pd.to_numeric(s, errors="coerce")
+            text = s.notna() & num.isna()
+            if text.all() or (text | s.isna()).all():
+                labels = s.astype("string").str.strip()
+                if categories is not None and categories[j] is not None:
+                    seen = set(map(str, categories[j]))
+                    unseen = labels.notna() & ~labels.isin(seen)
+                    if unseen.any():
+                        row = int(np.argmax(unseen.to_numpy()))
+                        raise _unseen_category(path, df, col, row, labels.iloc[row], seen)
+                out[col] = labels.astype(object).where(labels.notna(), None)
+                continue
+            if text.any():
+                raise _bad_cell(path, df, col, int(np.argmax(text.to_numpy())))
+            v = num.to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = np.isinf(v) | (np.isnan(v) & s.notna().to_numpy())
+        if bad.any():
+            raise _bad_cell(path, df, col, int(np.argmax(bad)))
+        if categories is not None and categories[j] is not None:
+            raise CLIError(f"{path}, column {col!r}: the model was fitted with text "
+                           "(categories) in this column; here it holds numbers")
+        out[col] = v
+    return pd.DataFrame(out, index=df.index, columns=list(cols))
+
+
+def _unseen_category(path, df, col, row, label, seen):
+    line = None
+    try:
+        for k, (ln, _) in enumerate(_records(path)):
+            if k == row + 1:
+                line = ln
+                break
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    where = f"{path}, line {line}" if line is not None else f"{path}, row {row + 1}"
+    known = ", ".join(sorted(seen)[:8]) + (", ..." if len(seen) > 8 else "")
+    return CLIError(f"{where}, column {col!r}: category {label!r} was never seen when the "
+                    f"model was fitted (known: {known})")
 
 
 def check_summable(C, cols, path, sample_weight=None):

@@ -377,3 +377,54 @@ def test_predict_with_a_model_saved_from_python(tmp_path):
     Xn = pd.read_csv(NEW).to_numpy()
     np.testing.assert_allclose(got[[f"pred_c{k}" for k in range(24)]].to_numpy(),
                                model.predict(Xn), rtol=1e-10)
+
+
+def test_missing_feature_values_and_text_categories_through_the_cli(tmp_path, capsys):
+    # Empty cells are missing values and a text column is a categorical feature;
+    # the CLI's model equals the library's on the same frame.
+    rng = np.random.default_rng(0)
+    n = 240
+    city = rng.choice(["Lyon", "Nice", "Paris"], size=n)
+    x = rng.uniform(size=n)
+    c0 = np.where(city == "Nice", 1.0, 3.0) + rng.uniform(0, 0.1, n)
+    c1 = np.where(x > 0.5, 1.5, 2.5) + rng.uniform(0, 0.1, n)
+    df = pd.DataFrame({"city": city, "x": x, "c0": c0, "c1": c1})
+    df.loc[::7, "x"] = np.nan
+    data = tmp_path / "train.csv"
+    df.to_csv(data, index=False)
+    spec = tmp_path / "roads.json"
+    spec.write_text(json.dumps({"type": "finite", "decisions": [[1, 0], [0, 1]]}))
+    model = tmp_path / "m.json"
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "city,x",
+                         "--costs", "c0,c1", "--problem", spec, "--max-depth", "2",
+                         "--validation-fraction", "0", "--model", model)
+    assert res.returncode == 0, res.stderr
+    fitted = spotree.load(model)
+    assert fitted.category_values_[0] == ["Lyon", "Nice", "Paris"]
+    frame = df[["city", "x"]].astype({"city": object})
+    ref = spotree.SPOTree(spotree.FiniteDecisions(np.eye(2)), max_depth=2).fit(
+        frame, df[["c0", "c1"]].to_numpy())
+    np.testing.assert_array_equal(fitted.tree_.feature, ref.tree_.feature)
+    np.testing.assert_array_equal(fitted.predict(frame), ref.predict(frame))
+    # Prediction: missing x is fine; an unseen city is a one-line error with its line.
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"city": ["Nice", "Lyon"], "x": [np.nan, 0.2]}).to_csv(new, index=False)
+    out = tmp_path / "pred.csv"
+    res = run_in_process(capsys, "predict", "--model", model, "--data", new, "--out", out)
+    assert res.returncode == 0, res.stderr
+    assert len(read_rows(out)) == 2
+    bad = tmp_path / "bad.csv"
+    bad.write_text("city,x\nNice,0.1\nMarseille,0.3\n")
+    res = run_in_process(capsys, "predict", "--model", model, "--data", bad,
+                         "--out", tmp_path / "p2.csv")
+    assert_one_line_error(res, "line 3", "'city'", "Marseille", "never seen")
+    assert not (tmp_path / "p2.csv").exists()
+    # A column mixing numbers and text is still a typo, not a category.
+    typo = tmp_path / "typo.csv"
+    df2 = df.copy()
+    df2["x"] = df2["x"].astype(object)
+    df2.loc[3, "x"] = "abc"
+    df2.to_csv(typo, index=False)
+    res = run_in_process(capsys, "fit", "--data", typo, "--features", "city,x",
+                         "--costs", "c0,c1", "--problem", spec, "--model", tmp_path / "m2.json")
+    assert_one_line_error(res, "line 5", "'x'", "'abc' is not a number")
