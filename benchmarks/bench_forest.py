@@ -25,6 +25,7 @@ Run: ``python benchmarks/bench_forest.py [--repeat 3] [--backend threading|loky]
 from __future__ import annotations
 
 import argparse
+import sys
 import contextlib
 import cProfile
 import io
@@ -158,7 +159,8 @@ def main():
     if args.quality or args.quality_only:
         ok &= bench_quality(args.seeds, n_jobs=2)
     print("\nall targets met" if ok else "\nSOME TARGETS MISSED")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

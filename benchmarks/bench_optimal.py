@@ -32,6 +32,7 @@ Run: ``python benchmarks/bench_optimal.py [--repeat 3] [--milp-time 60] [--seeds
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -259,7 +260,8 @@ def main():
     bench_milp(args.milp_time)
     bench_generalization(args.seeds)
     print("\nsearch time targets met and search loss <= STreeD loss everywhere:", ok)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -14,6 +14,7 @@ Run: ``python benchmarks/bench_paper_trees.py [--seeds 10]``
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -79,7 +80,8 @@ def main():
         print(f"  depth {'none' if depth < 0 else depth}: "
               f"{np.mean(impr_by_depth[depth]):5.1f}%  [{paper[depth]}%]")
     print("\nSPOT below CART in every cell:", "yes" if all_better else "NO")
+    return 0 if all_better else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

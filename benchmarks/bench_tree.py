@@ -22,6 +22,7 @@ Run: ``python benchmarks/bench_tree.py [--repeat 7] [--quick]``
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -122,7 +123,8 @@ def main():
     ok &= bench_news(repeat)
     bench_lp50(2000 if args.quick else 5000)
     print("\nall targets met" if ok else "\nSOME TARGETS MISSED")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -293,7 +293,8 @@ def test_bad_csv_files_give_one_line_naming_column_and_line(fitted, tmp_path, ca
         "text.csv": (with_cell(5, "c3", "fast"), ["line 5", "'c3'", "'fast' is not a number"]),
         "nan.csv": (with_cell(4, "c0", "nan"), ["line 4", "'c0'", "not a finite number"]),
         "inf.csv": (with_cell(7, "c10", "-inf"), ["line 7", "'c10'", "not a finite"]),
-        "blank.csv": (with_cell(3, "x1", ""), ["line 3", "'x1'", "empty cell"]),
+        # An empty feature cell is a missing value; an empty cost cell is an error.
+        "blank.csv": (with_cell(3, "c2", ""), ["line 3", "'c2'", "empty cell"]),
         "empty.csv": ("", ["empty.csv is empty"]),
         "spaces.csv": ("\n  \n", ["is empty"]),
         "header.csv": (header + "\n", ["header but no data rows"]),
