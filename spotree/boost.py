@@ -246,11 +246,11 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         Number of boosting rounds run.
     best_iteration_ : int
         The round whose model was kept (0: the starting model alone).
-    train_score_ : ndarray of shape (n_iter_ + 1,)
+    train_score_ : ndarray of shape (``n_iter_ + 1``,)
         Minus the normalized SPO loss of the model's decisions on the
         training rows after each round (entry 0: the starting model); greater
         is better, as :meth:`score`.
-    validation_score_ : ndarray of shape (n_iter_ + 1,)
+    validation_score_ : ndarray of shape (``n_iter_ + 1``,)
         The same on the validation rows; empty without a validation part.
     feature_importances_ : ndarray of shape (n_features,)
         Mean over the kept trees of their normalized squared-error decrease
@@ -630,7 +630,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_estimators_)
+        ndarray of shape (n_samples, ``n_estimators_``)
         """
         X = self._validate_X_predict(X)
         if not self.estimators_:

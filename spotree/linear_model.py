@@ -188,7 +188,7 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     ----------
     coef_ : ndarray of shape (n_costs, n_features)
     intercept_ : ndarray of shape (n_costs,)
-    loss_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (``n_iter_``,)
         Mean SPO+ loss (weighted, plus the penalty) over the minibatches of
         each epoch, as they were seen during that epoch.
     n_iter_ : int

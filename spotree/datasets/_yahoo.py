@@ -95,9 +95,11 @@ def read_yahoo_r6(data, *, max_lines=None):
     -------
     Bunch with
         timestamp : ndarray of int64, shape (n,)
+            UTC seconds of each record.
         article : ndarray of int64, shape (n,)
             The displayed article's id.
         click : ndarray of int8, shape (n,)
+            1 where the displayed article was clicked, else 0.
         user : ndarray of float32, shape (n, p)
             User features, columns in increasing feature id.
         feature_ids : list of int
@@ -105,6 +107,7 @@ def read_yahoo_r6(data, *, max_lines=None):
         article_features : dict of int -> ndarray of shape (p_article,)
             Features of every article seen (first listing wins).
         article_feature_ids : list of int
+            The feature id of each entry of the vectors in ``article_features``.
         n_skipped : int
             Number of malformed lines skipped.
     """

@@ -497,7 +497,7 @@ class SPOTree(BaseSPOTree):
     >>> from spotree.datasets import make_illustrative
     >>> X, C = make_illustrative(2000, random_state=0)
     >>> tree = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(X, C)
-    >>> round(tree.tree_.threshold[0], 2)
+    >>> round(float(tree.tree_.threshold[0]), 2)
     0.28
     """
 
