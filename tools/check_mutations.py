@@ -1,0 +1,158 @@
+"""Apply hand-made mutations to spotree, one at a time, and check the tests catch each.
+
+Each mutation is a one-place edit that a plausible bug would make (issue 9 lists
+the ones the suite used to miss). For each, the script copies the committed tree
+(``git archive HEAD``) to a temporary folder, applies the edit, runs the named
+test files there and expects at least one failure. It prints one line per
+mutation and exits 1 if any mutation survives (every test passed) or any edit
+no longer applies (the code moved: update the mutation).
+
+Run: ``python tools/check_mutations.py [--only NAME ...] [--list]``.
+Mutations of the compiled kernels recompile them (a minute or more each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+# name: (file, old text, new text, test paths, why it matters)
+MUTATIONS = {
+    "max_features_ignored": (
+        "spotree/tree/_kernels.py",
+        "if max_features > 0 and max_features < p:",
+        "if False and max_features > 0 and max_features < p:",
+        ["tests/tree/test_contracts.py", "tests/test_forest.py"],
+        "every feature searched whatever max_features says"),
+    "one_feature_per_node": (
+        "spotree/tree/_kernels.py",
+        "                nf = max_features\n",
+        "                nf = 1\n",
+        ["tests/tree/test_contracts.py", "tests/test_forest.py"],
+        "a single feature drawn per node"),
+    "bootstrap_never_last_row": (
+        "spotree/forest.py",
+        "rng.integers(0, n, n_draws)",
+        "rng.integers(0, n - 1, n_draws)",
+        ["tests/test_forest.py"],
+        "the bootstrap never draws the last row"),
+    "cart_pruning_validation_l1": (
+        "spotree/tree/_classes.py",
+        'mse = np.einsum("ij,ij->i", diff, diff)',
+        "mse = np.abs(diff).sum(axis=1)",
+        ["tests/tree/test_pruning.py", "tests/tree/test_classes.py"],
+        "CART pruning scores validation rows by absolute instead of squared error"),
+    "mixed_scales_swapped_in_kernel": (
+        "spotree/tree/_kernels.py",
+        "return a * spo / spo_scale + (1.0 - a) * mse / mse_scale",
+        "return a * spo / mse_scale + (1.0 - a) * mse / spo_scale",
+        ["tests/tree/test_builder.py", "tests/tree/test_classes.py"],
+        "the mixed criterion divides by the wrong root loss"),
+    "mixed_scales_wrong_power": (
+        "spotree/tree/_builder.py",
+        "(spo_scale * s, mse_scale * s * s)",
+        "(spo_scale * s, mse_scale * s)",
+        ["tests/tree/test_classes.py", "tests/tree/test_pruning.py",
+         "tests/tree/test_contracts.py"],
+        "the stored MSE scale is not undone by the square of the cost scaling"),
+    "mixed_scales_swapped_in_pruning": (
+        "spotree/tree/_classes.py",
+        "return a * spo / s_spo + (1 - a) * mse / s_mse",
+        "return a * spo / s_mse + (1 - a) * mse / s_spo",
+        ["tests/tree/test_pruning.py", "tests/tree/test_classes.py"],
+        "pruning mixes validation losses with the wrong scales"),
+    "prune_spo_uses_criterion": (
+        "spotree/tree/_classes.py",
+        'train = {"criterion": t.impurity, "spo": t.loss}.get(loss)',
+        'train = {"criterion": t.impurity, "spo": t.impurity}.get(loss)',
+        ["tests/tree/test_pruning.py"],
+        'prune(loss="spo") orders subtrees by the training criterion'),
+    "loss_scales_not_saved": (
+        "spotree/tree/_classes.py",
+        '_persist_extra = ("loss_scales_", "pruning_alpha_",',
+        '_persist_extra = ("pruning_alpha_",',
+        ["tests/tree/test_persist.py"],
+        "a saved mixed-criterion tree forgets its loss scales"),
+    "decision_loss_abs": (
+        "spotree/metrics.py",
+        "return np.maximum(regret, 0.0)",
+        "return np.abs(regret)",
+        ["tests/test_metrics.py"],
+        "a rounding-negative regret counted as a positive loss"),
+    "forest_importances_count_leaves": (
+        "spotree/forest.py",
+        "used = [imp for imp, k in zip(per_tree, node_counts) if k > 1]",
+        "used = [imp for imp, k in zip(per_tree, node_counts)]",
+        ["tests/test_forest.py"],
+        "single-leaf trees averaged into the importances (see the note: equivalent)"),
+}
+
+# Mutations that change nothing observable; listed so that a change that makes
+# them observable is noticed. Each with the reason.
+EQUIVALENT = {
+    "forest_importances_count_leaves":
+        "a single-leaf tree's importances are all zero, and the mean over trees is "
+        "renormalized to sum to 1, so averaging in zero vectors scales every entry "
+        "by the same factor that the renormalization removes",
+}
+
+
+def run(name, workdir, python):
+    path, old, new, tests, _ = MUTATIONS[name]
+    target = workdir / path
+    text = target.read_text()
+    if text.count(old) != 1:
+        return "STALE", f"the text to mutate occurs {text.count(old)} times in {path}"
+    target.write_text(text.replace(old, new))
+    try:
+        env = dict(os.environ, PYTHONPATH=str(workdir))
+        t0 = time.perf_counter()
+        res = subprocess.run(
+            [python, "-m", "pytest", "-p", "no:cacheprovider", "-x", "-q", *tests],
+            cwd=workdir, env=env, capture_output=True, text=True)
+        took = time.perf_counter() - t0
+    finally:
+        target.write_text(text)
+    last = (res.stdout.strip().splitlines() or [""])[-1]
+    if res.returncode == 0:
+        return "SURVIVED", f"{took:.0f}s: {last}"
+    failed = [ln for ln in res.stdout.splitlines() if ln.startswith("FAILED")]
+    return "caught", f"{took:.0f}s: {failed[0] if failed else last}"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", choices=sorted(MUTATIONS))
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name, (path, *_, why) in MUTATIONS.items():
+            print(f"{name:34s} {path:28s} {why}")
+        return 0
+    names = args.only or list(MUTATIONS)
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="spotree-mut-") as tmp:
+        workdir = pathlib.Path(tmp)
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
+        for name in names:
+            verdict, detail = run(name, workdir, sys.executable)
+            if name in EQUIVALENT and verdict == "SURVIVED":
+                verdict, detail = "equivalent", EQUIVALENT[name]
+            elif verdict != "caught":
+                bad += 1
+            print(f"{name:34s} {verdict:10s} {detail}", flush=True)
+    print("every mutation caught" if not bad else f"{bad} mutation(s) not caught")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
