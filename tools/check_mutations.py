@@ -47,7 +47,7 @@ MUTATIONS = {
         "spotree/tree/_classes.py",
         'mse = np.einsum("ij,ij->i", diff, diff)',
         "mse = np.abs(diff).sum(axis=1)",
-        ["tests/tree/test_pruning.py", "tests/tree/test_classes.py"],
+        ["tests/tree/test_classes.py", "tests/tree/test_tree.py"],
         "CART pruning scores validation rows by absolute instead of squared error"),
     "mixed_scales_swapped_in_kernel": (
         "spotree/tree/_kernels.py",
@@ -59,20 +59,20 @@ MUTATIONS = {
         "spotree/tree/_builder.py",
         "(spo_scale * s, mse_scale * s * s)",
         "(spo_scale * s, mse_scale * s)",
-        ["tests/tree/test_classes.py", "tests/tree/test_pruning.py",
+        ["tests/tree/test_classes.py", "tests/tree/test_tree.py",
          "tests/tree/test_contracts.py"],
         "the stored MSE scale is not undone by the square of the cost scaling"),
     "mixed_scales_swapped_in_pruning": (
         "spotree/tree/_classes.py",
         "return a * spo / s_spo + (1 - a) * mse / s_mse",
         "return a * spo / s_mse + (1 - a) * mse / s_spo",
-        ["tests/tree/test_pruning.py", "tests/tree/test_classes.py"],
+        ["tests/tree/test_classes.py", "tests/tree/test_tree.py"],
         "pruning mixes validation losses with the wrong scales"),
     "prune_spo_uses_criterion": (
         "spotree/tree/_classes.py",
         'train = {"criterion": t.impurity, "spo": t.loss}.get(loss)',
         'train = {"criterion": t.impurity, "spo": t.impurity}.get(loss)',
-        ["tests/tree/test_pruning.py"],
+        ["tests/tree/test_classes.py", "tests/tree/test_tree.py"],
         'prune(loss="spo") orders subtrees by the training criterion'),
     "loss_scales_not_saved": (
         "spotree/tree/_classes.py",
@@ -123,6 +123,8 @@ def run(name, workdir, python):
     last = (res.stdout.strip().splitlines() or [""])[-1]
     if res.returncode == 0:
         return "SURVIVED", f"{took:.0f}s: {last}"
+    if res.returncode != 1:  # collection error, missing file, ...: not a catch
+        return "ERROR", f"pytest exit {res.returncode}: {last} {res.stderr[-300:]}"
     failed = [ln for ln in res.stdout.splitlines() if ln.startswith("FAILED")]
     return "caught", f"{took:.0f}s: {failed[0] if failed else last}"
 
