@@ -336,8 +336,10 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return self._criterion_scales(spo, mse)
 
     def _train_mse(self):
-        raise ValueError("loss='mse' pruning needs a tree grown with criterion='mse' or a "
-                         "mixed criterion; use loss='criterion' or 'spo'.")
+        raise ValueError("loss='mse' pruning needs the training squared error of every "
+                         "node, which a tree grown on the SPO loss alone does not keep; "
+                         "grow it with criterion='mse' or spo_weight < 1, or prune with "
+                         "loss='criterion' or 'spo'.")
 
     def cost_complexity_pruning_path(self, X, C, sample_weight=None):
         """Effective alphas and total leaf losses of the weakest-link pruning sequence.
@@ -601,7 +603,14 @@ class SPOTree(BaseSPOTree):
         return self
 
     def _train_mse(self):
-        # The tree stores training SSE as impurity only for criterion="mse".
-        if self.criterion == "mse":
-            return self.tree_.impurity
+        # The tree stores the training SSE as impurity for criterion="mse"; a
+        # mixed criterion stores a SPO / s_spo + (1 - a) SSE / s_mse next to
+        # the SPO loss, from which the SSE follows.
+        t = self.tree_
+        if self.criterion == "mse" or self.spo_weight == 0.0:
+            return t.impurity
+        a = float(self.spo_weight)
+        if a < 1.0:
+            s_spo, s_mse = self.loss_scales_
+            return np.maximum((t.impurity - a * t.loss / s_spo) * s_mse / (1.0 - a), 0.0)
         return super()._train_mse()

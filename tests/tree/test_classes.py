@@ -92,10 +92,11 @@ def test_every_node_matches_a_recomputation(name, seed, criterion):
     np.testing.assert_array_equal(est.predict_decision(X), t.decision[leaves])
 
 
-def test_node_losses_are_never_negative_and_children_do_not_exceed_parent():
+def test_children_losses_do_not_exceed_their_parents():
+    # z* is concave, so splitting never raises the SPO loss (the node values
+    # themselves are checked against a recomputation above).
     X, C = _sp_data(200, seed=3)
     t = SPOTree(SP, max_depth=5).fit(X, C).tree_
-    assert (t.loss >= 0).all()
     internal = np.flatnonzero(t.children_left != -1)
     kids = t.loss[t.children_left[internal]] + t.loss[t.children_right[internal]]
     assert (kids <= t.loss[internal] + 1e-9 * t.loss[0]).all()
@@ -288,6 +289,90 @@ def test_prune_picks_the_subtree_with_the_lowest_validation_loss(seed):
     k_se = np.flatnonzero(np.array(totals) <= totals[k] + se)[-1]
     assert se_tree.get_n_leaves() == est.tree_.pruned(masks[k_se]).n_leaves
     assert est.tree_.to_dict() == before
+
+
+def _prunings(t, u=0):
+    """Every pruning of the subtree at ``u``, each as a frozenset of its leaves."""
+    if t.children_left[u] == -1:
+        return [frozenset([u])]
+    out = [frozenset([u])]
+    for a in _prunings(t, t.children_left[u]):
+        for b in _prunings(t, t.children_right[u]):
+            out.append(a | b)
+    return out
+
+
+def _train_node_losses(t, P, C, z):
+    """(SPO, squared error) of every node on its training rows, from scratch."""
+    spo, sse = np.zeros(t.node_count), np.zeros(t.node_count)
+    for u in range(t.node_count):
+        m = P[:, u]
+        mean = C[m].mean(axis=0)
+        w_u = SP.solve(mean[None, :])[0][0]
+        spo[u] = np.sum(C[m] @ w_u - z[m])
+        sse[u] = np.sum((C[m] - mean) ** 2)
+    return spo, sse
+
+
+@pytest.mark.parametrize("criterion, spo_weight, loss", [
+    ("spo", 1.0, "criterion"), ("mse", 1.0, "criterion"), ("spo", 0.5, "criterion"),
+    ("spo", 1.0, "spo"), ("mse", 1.0, "mse"), ("mse", 1.0, "spo"), ("spo", 0.5, "mse"),
+    ("spo", 0.3, "spo")])
+def test_every_pruning_mode_against_brute_force(criterion, spo_weight, loss):
+    # Brute force over every pruning of a depth-4 tree: the cost-complexity
+    # optimal subtrees (for some alpha >= 0, ties to the smaller) by the
+    # training loss of the mode, then the one with the lowest validation loss.
+    X, C, Xv, Cv = _train_val(7)
+    C, Cv = 1e3 * C, 1e3 * Cv  # costs far from 1, where scalings and powers show
+    est = SPOTree(SP, criterion=criterion, spo_weight=spo_weight, max_depth=4,
+                  min_samples_leaf=5).fit(X, C)
+    t = est.tree_
+    _, z = SP.solve(C)
+    _, zv = SP.solve(Cv)
+    spo_tr, sse_tr = _train_node_losses(t, est.decision_path(X).toarray().astype(bool), C, z)
+    Pv = est.decision_path(Xv).toarray().astype(bool)
+    spo_va = np.array([np.sum(Cv[Pv[:, u]] @ t.decision[u] - zv[Pv[:, u]])
+                       for u in range(t.node_count)])
+    sse_va = np.array([np.sum((Cv[Pv[:, u]] - t.value[u]) ** 2) for u in range(t.node_count)])
+    mixed = criterion == "spo" and 0 < spo_weight < 1
+    if mixed:  # the scales are the root's training losses
+        np.testing.assert_allclose(est.loss_scales_, (spo_tr[0], sse_tr[0]), rtol=1e-9)
+    def pick(spo, sse):
+        if loss == "spo" or (loss == "criterion" and criterion == "spo" and not mixed):
+            return spo
+        if loss == "mse" or criterion == "mse":
+            return sse
+        return spo_weight * spo / spo_tr[0] + (1 - spo_weight) * sse / sse_tr[0]
+    train, val = pick(spo_tr, sse_tr), pick(spo_va, sse_va)
+    subtrees = _prunings(t)
+    R = np.array([train[list(S)].sum() for S in subtrees])
+    size = np.array([len(S) for S in subtrees])
+    alphas = {0.0} | {(R[i] - R[j]) / (size[j] - size[i])
+                      for i in range(len(R)) for j in range(len(R))
+                      if size[j] > size[i] and R[i] >= R[j]}
+    optimal = set()
+    for a in alphas:
+        cost = R + a * size
+        best = np.flatnonzero(cost <= cost.min() + 1e-9 * abs(R).max())
+        optimal.add(best[np.argmin(size[best])])
+    assert len(optimal) >= 3  # a real choice between subtrees
+    V = {i: val[list(subtrees[i])].sum() for i in optimal}
+    vbest = min(V.values())
+    chosen = min((i for i in optimal if V[i] <= vbest + 1e-9 * abs(vbest)), key=lambda i: size[i])
+    pruned = est.prune(Xv, Cv, loss=loss)
+    assert pruned.get_n_leaves() == size[chosen]
+    np.testing.assert_allclose(pruned.pruning_path_.val_losses.min(), vbest, rtol=1e-9)
+    # The pruned tree predicts from the chosen subtree's leaves.
+    expected = np.array([t.value[next(u for u in subtrees[chosen] if Pv[r, u])]
+                         for r in range(len(Xv))])
+    np.testing.assert_allclose(pruned.predict(Xv), expected, rtol=1e-12)
+
+
+def test_prune_by_squared_error_needs_a_tree_that_kept_it():
+    X, C, Xv, Cv = _train_val(2)
+    est = SPOTree(SP, max_depth=2).fit(X, C)
+    with pytest.raises(ValueError, match="loss='mse' pruning needs the training squared"):
+        est.prune(Xv, Cv, loss="mse")
 
 
 def test_prune_with_weights_matches_duplicated_validation_rows():

@@ -11,15 +11,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import spotree.tree._optimal as optimal_module
 from spotree.datasets import make_news, make_shortest_path
-from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
+from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath, news_recommendation
 from spotree.tree import SPOTree
 from spotree.tree._optimal import OptimalSPOTree
-
-try:
-    from spotree.problems import news_recommendation
-except ImportError:  # pragma: no cover - the LinearProgram module is optional here
-    news_recommendation = None
-
 
 # ------------------------------------------------------------ brute force
 def _leaf_loss(problem, C, w, mask, z):
@@ -97,9 +91,8 @@ def _instances():
     C = C * rng.uniform(0.5, 1.5, size=C.shape)   # noise, so depth matters
     X = np.column_stack([x[:, 0], rng.uniform(size=14)])
     out.append(("two_roads", X, C, np.ones(14), FiniteDecisions(np.eye(2))))
-    if news_recommendation is not None:
-        X, C, w = make_news(10, n_articles=4, n_features=2, random_state=1)
-        out.append(("news", X, C, w / w.mean(), news_recommendation(4, 2, random_state=2)))
+    X, C, w = make_news(10, n_articles=4, n_features=2, random_state=1)
+    out.append(("news", X, C, w / w.mean(), news_recommendation(4, 2, random_state=2)))
     return out
 
 
