@@ -95,20 +95,23 @@ def test_a_compiled_solver_that_gives_up_falls_back_to_an_exact_solve():
     from spotree import SPOTree
     from spotree.problems import Knapsack
 
+    # Small (80 rows, 12 items, 8 thresholds per feature): every oracle call
+    # of the exact fit is a HiGHS MILP.
     rng = np.random.default_rng(4)
-    weights = rng.uniform(3, 8, size=(2, 16)).round(2)
+    weights = rng.uniform(3, 8, size=(2, 12)).round(2)
     caps = 0.5 * weights.sum(axis=1)
-    X = rng.normal(size=(200, 3))
-    C = np.exp(0.3 * rng.normal(size=(200, 16)) + 0.4 * X[:, :1])
-    exact = SPOTree(Knapsack(weights, caps, method="highs"), max_depth=2,
-                    min_samples_leaf=20).fit(X, C)
+    X = rng.normal(size=(80, 3))
+    C = np.exp(0.3 * rng.normal(size=(80, 12)) + 0.4 * X[:, :1])
+    params = dict(max_depth=2, min_samples_leaf=10, thresholds=8)
+    exact = SPOTree(Knapsack(weights, caps, method="highs"), **params).fit(X, C)
     # A search limit so small that the branch and bound gives up on most rows.
     limited = Knapsack(weights, caps, method="bb", max_nodes=3)
     assert limited.compiled_oracle() is not None
-    W = np.empty((len(C), 16))
+    W = np.empty((len(C), 12))
     from spotree.problems._compiled import solve_rows
     assert np.isnan(solve_rows(limited.compiled_oracle(), -C, W)).any()  # it does give up
-    tree = SPOTree(limited, max_depth=2, min_samples_leaf=20).fit(X, C)
+    tree = SPOTree(limited, **params).fit(X, C)
+    assert exact.get_n_leaves() >= 3  # splits to compare, not a single leaf
     assert_array_equal(tree.tree_.feature, exact.tree_.feature)
     assert_array_equal(tree.tree_.threshold, exact.tree_.threshold)
     assert_array_equal(tree.predict_decision(X), exact.predict_decision(X))
