@@ -214,7 +214,7 @@ EXPERIMENTS = {
         },
         "quick": {
             "problems": ["shortest-path", "knapsack"], "degrees": [1, 6], "n_train": [200],
-            "seeds": 1, "n_test": 1000, "noise": 0.5, "n_features": 5,
+            "seeds": 3, "n_test": 1000, "noise": 0.5, "n_features": 5,
             "validation_fraction": 0.2, "min_samples_leaf": 5, "n_estimators": 20,
             "max_features_grid": [2, 3, 4, 5],
             "methods": ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "RF",

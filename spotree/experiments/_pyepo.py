@@ -68,9 +68,11 @@ def _validation_split(X, C, fraction):
     return X[n_val:], C[n_val:], X[:n_val], C[:n_val]
 
 
-def _pyepo_opt_model(problem):
+def _pyepo_opt_model(problem, vertices=None):
     """A PyEPO ``optModel`` whose solves are spotree's (exact, in the problem's own
-    column order)."""
+    column order). PyEPO solves one cost vector per call: with ``vertices`` (all
+    feasible decisions, a short list) a product with them is much cheaper than a
+    solver call."""
     from pyepo import EPO
     from pyepo.model.opt import optModel
 
@@ -79,6 +81,7 @@ def _pyepo_opt_model(problem):
         def __init__(self, spotree_problem):
             self.spotree_problem = spotree_problem
             self.modelSense = EPO.MINIMIZE if spotree_problem.sense == "min" else EPO.MAXIMIZE
+            self._V = None if vertices is None else np.asarray(vertices, dtype=np.float64)
             super().__init__()
 
         def get_config(self):
@@ -91,6 +94,10 @@ def _pyepo_opt_model(problem):
             self._c = np.asarray(c, dtype=np.float64).reshape(1, -1)
 
         def solve(self):
+            if self._V is not None:
+                z = self._V @ self._c[0]
+                k = int(np.argmin(z) if self.spotree_problem.sense == "min" else np.argmax(z))
+                return self._V[k].copy(), float(z[k])
             W, z = self.spotree_problem.solve(self._c)
             return W[0], float(z[0])
 
@@ -112,8 +119,12 @@ class PyEPOSPOPlus:
         torch = import_optional("torch", purpose="the 'PyEPO SPO+' method")
         from torch.utils.data import DataLoader
 
+        from ..problems import ShortestPath
+
         torch.manual_seed(self.seed)
-        optmodel = _pyepo_opt_model(self.problem)
+        # A 5x5 grid has 70 paths; a knapsack's feasible sets are far too many to list.
+        vertices = self.problem.vertices() if isinstance(self.problem, ShortestPath) else None
+        optmodel = _pyepo_opt_model(self.problem, vertices)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PyEPO's progress bars and notices
             data = pyepo.data.dataset.optDataset(optmodel, X.astype(np.float32),
@@ -156,7 +167,7 @@ def fit_pyepo_method(run, problem, X, C):
     from ..tree import SPOTree
 
     method = PYEPO_METHODS[run["method"]]
-    params = dict(method.params)
+    params = dict(run.get("params", method.params))
     seed = int(run["seed"])
     leaf = run["min_samples_leaf"]
     info = {}
