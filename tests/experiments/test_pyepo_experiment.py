@@ -102,7 +102,7 @@ def test_tiny_run_summary_regret_cache_and_figure(tmp_path):
 
     # Every table cell is the mean ± std over the seeds of results.csv's rows.
     for problem in ("shortest-path", "knapsack"):
-        section = text.split(f"### {problem}, n_train = 30")[1].split("###")[0]
+        section = text.split(f"### {problem}, n_train = 30")[1].split("\n##")[0]
         for method in ("LS", "SPOTree"):
             line = next(x for x in section.splitlines() if x.startswith(f"| {method} |"))
             cells = [c.strip() for c in line.strip("|").split("|")][1:]
