@@ -196,13 +196,16 @@ def build_parser():
     # reproduce ------------------------------------------------------------
     rp = sub.add_parser(
         "reproduce", formatter_class=_fmt_help,
-        help="run one of the paper's experiments; write results.csv, summary.md, figures",
+        help="run one of the paper's experiments or the PyEPO comparison; write "
+             "results.csv, summary.md, figures",
         description=(
             "Run one of the paper's experiments with the paper's settings and write\n"
             "results.csv (one row per run), summary.md (mean and std of the test\n"
             "normalized SPO loss per method and depth, % improvement of SPOT over CART,\n"
             "leaves, fit times) and PNG figures in the style of the paper's figures\n"
-            "to OUT/EXPERIMENT.\n\n"
+            "to OUT/EXPERIMENT. The pyepo experiment compares SPOBoost and other\n"
+            "decision-focused methods with two-stage ones on PyEPO's benchmarks\n"
+            "(normalized regret and fit time per method and degree).\n\n"
             "Every run is cached in OUT/EXPERIMENT/cache as soon as it finishes:\n"
             "rerunning the same command resumes an interrupted experiment (Ctrl-C\n"
             "stops it) and only redraws a finished one. The compiled kernels are\n"
