@@ -14,8 +14,8 @@ from ._configs import PYEPO_METHODS, PYEPO_PROBLEMS, depth_label
 __all__ = ["write_csv", "read_csv", "summary_markdown", "improvement_table", "pyepo_cells",
            "pyepo_tables"]
 
-_FIRST = ("experiment", "method", "problem", "n_train", "degree", "noise", "constraint_set", "depth",
-          "seed", "normalized_spo_loss", "click_probability", "optimal_click_probability",
+_FIRST = ("experiment", "method", "problem", "n_train", "degree", "noise", "constraint_set",
+          "depth", "seed", "normalized_spo_loss", "click_probability", "optimal_click_probability",
           "n_leaves", "fitted_depth", "fit_time", "val_normalized_spo_loss", "max_features",
           "wrong_decisions", "root_threshold", "decision_boundaries")
 

@@ -147,3 +147,19 @@ def test_tiny_run_summary_regret_cache_and_figure(tmp_path):
     os.remove(tmp_path / "cache" / cache[0])
     third = run_experiment("pyepo", out=tmp_path, figures=False, **TINY)
     assert third["n_cached"] == 15 and no_time(third["rows"]) == no_time(res["rows"])
+
+
+def test_every_method_fits_and_scores_a_tiny_run():
+    from spotree.experiments import execute_run, pyepo_available
+
+    names = [m for m in PYEPO_METHODS if m != "PyEPO SPO+" or pyepo_available()]
+    runs = make_grid("pyepo", problems=["shortest-path"], n_train=[20], degrees=[2],
+                     seeds=[0], methods=names)
+    for run in runs:
+        run["n_test"] = 50
+        if "n_estimators" in run:
+            run["n_estimators"] = 2
+        rec = execute_run(run)
+        assert "error" not in rec, rec
+        assert 0.0 <= rec["row"]["normalized_spo_loss"] < 2.0 and rec["row"]["fit_time"] >= 0
+    assert {r["method"] for r in runs} == set(names)
