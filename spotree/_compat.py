@@ -19,6 +19,7 @@ __all__ = [
     "GUROBI_INSTALLED",
     "CVXPY_INSTALLED",
     "PYEPO_INSTALLED",
+    "TORCH_INSTALLED",
     "import_optional",
 ]
 
@@ -37,6 +38,7 @@ PANDAS_INSTALLED = _installed("pandas")
 GUROBI_INSTALLED = _installed("gurobipy")
 CVXPY_INSTALLED = _installed("cvxpy")
 PYEPO_INSTALLED = _installed("pyepo")
+TORCH_INSTALLED = _installed("torch")
 
 # module name -> (pip extra, package name shown to the user)
 _EXTRAS = {
@@ -49,6 +51,7 @@ _EXTRAS = {
     "gurobipy": ("gurobi", "gurobipy"),
     "cvxpy": ("cvxpy", "cvxpy"),
     "pyepo": ("pyepo", "pyepo"),
+    "torch": (None, "torch"),
     "pandas": (None, "pandas"),
 }
 

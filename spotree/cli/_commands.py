@@ -25,10 +25,24 @@ MAX_PIXELS = 64_000_000
 
 # -------------------------------------------------------------- reproduce
 def reproduce(args):
-    from ..experiments import run_experiment
+    from ..experiments import METHODS, PYEPO_METHODS, run_experiment
 
-    if args.n_train is not None and args.experiment != "shortest-path":
-        raise CLIError("--n-train applies to the shortest-path experiment only")
+    pyepo = args.experiment == "pyepo"
+    if args.n_train is not None and args.experiment not in ("shortest-path", "pyepo"):
+        raise CLIError("--n-train applies to the shortest-path and pyepo experiments only")
+    for flag, value in (("--problems", args.problems), ("--degrees", args.degrees)):
+        if value is not None and not pyepo:
+            raise CLIError(f"{flag} applies to the pyepo experiment only")
+    if args.depths is not None and pyepo:
+        raise CLIError("--depths does not apply to the pyepo experiment (its trees are "
+                       "pruned, its forests and boosted trees unrestricted)")
+    if args.methods is not None:
+        known = PYEPO_METHODS if pyepo else METHODS
+        wrong = [m for m in args.methods if m not in known]
+        if wrong:
+            raise CLIError(f"--methods: {', '.join(map(repr, wrong))} not a method of the "
+                           f"{args.experiment} experiment; its methods: "
+                           + ", ".join(map(repr, known)))
     if args.data is not None:
         if args.experiment != "news":
             raise CLIError("--data applies to the news experiment only")
@@ -49,7 +63,8 @@ def reproduce(args):
                             seeds=args.seeds, methods=args.methods, n_train=args.n_train,
                             depths=args.depths, data=args.data,
                             data_options=data_options or None, scheduler=args.scheduler,
-                            progress=not args.quiet, figures=not args.no_figures)
+                            progress=not args.quiet, figures=not args.no_figures,
+                            problems=args.problems, degrees=args.degrees)
     print(result["summary"])
     written = ", ".join(os.path.basename(p) for p in result["files"].values())
     print(f"wrote {written} to {out}")

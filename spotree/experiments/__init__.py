@@ -6,16 +6,22 @@ Run them from Python or with ``spotree reproduce``::
     result = run_experiment("shortest-path", quick=True, out="results", jobs=2)
     print(result["summary"])
 
+``run_experiment("pyepo", ...)`` compares SPOBoost, SPOForest, SPOTree and SPO+
+with two-stage methods (and PyEPO's own SPO+ where installed) on PyEPO's
+shortest path and knapsack benchmarks.
+
 New methods (e.g. another estimator) join every experiment through
 :func:`register_method`.
 
 Modules import one way: ``_configs`` (methods and grids) <- ``_tables``
-(results.csv, summary.md) and ``_figures`` (PNG figures) <- ``_runner``
-(runs them and writes everything).
+(results.csv, summary.md), ``_figures`` (PNG figures) and ``_pyepo`` (one run
+of the PyEPO comparison) <- ``_runner`` (runs them and writes everything).
 """
 
-from ._configs import EXPERIMENTS, METHODS, Method, make_grid, parse_seeds, register_method
+from ._configs import (EXPERIMENTS, METHODS, PYEPO_METHODS, PYEPO_PROBLEMS, Method,
+                       PyEPOMethod, make_grid, parse_seeds, pyepo_available, register_method)
 from ._runner import execute_run, run_experiment, warm_up
 
-__all__ = ["EXPERIMENTS", "METHODS", "Method", "execute_run", "make_grid", "parse_seeds",
-           "register_method", "run_experiment", "warm_up"]
+__all__ = ["EXPERIMENTS", "METHODS", "Method", "PYEPO_METHODS", "PYEPO_PROBLEMS", "PyEPOMethod",
+           "execute_run", "make_grid", "parse_seeds", "pyepo_available", "register_method",
+           "run_experiment", "warm_up"]

@@ -16,7 +16,8 @@ from ..forest import SPOForest
 from ..tree import OptimalSPOTree, SPOTree
 
 __all__ = ["Method", "METHODS", "register_method", "EXPERIMENTS", "make_grid", "run_key",
-           "CONFIG_VERSION", "parse_seeds", "depth_label"]
+           "CONFIG_VERSION", "parse_seeds", "depth_label", "PyEPOMethod", "PYEPO_METHODS",
+           "PYEPO_PROBLEMS", "PYEPO_MIN_N_TRAIN", "pyepo_available", "pyepo_skip_note"]
 
 #: Bumped when the meaning of a run changes, so stale cache files are ignored.
 CONFIG_VERSION = 1
@@ -82,6 +83,73 @@ for _m in (Method("SPOT", SPOTree, "tree", {"criterion": "spo"}),
     register_method(_m)
 
 
+@dataclass(frozen=True)
+class PyEPOMethod:
+    """One method of the PyEPO comparison (``spotree reproduce pyepo``).
+
+    Parameters
+    ----------
+    name : str
+        Label in tables and figures, e.g. ``"SPOBoost"``.
+    model : {"boost", "forest", "tree", "linear", "linear-conv", "least-squares", "pyepo"}
+        How :mod:`spotree.experiments._pyepo` fits it.
+    params : dict
+        Constructor parameters of the estimator, e.g. ``{"loss": "mse"}``.
+    description : str
+        One line for summary.md.
+    """
+
+    name: str
+    model: str
+    params: dict = field(default_factory=dict)
+    description: str = ""
+
+
+#: The PyEPO comparison's methods, in table order. "SPOPlusLinear-conv" is
+#: not in the default grids: the benchmark's SPO+ reference when PyEPO is missing.
+PYEPO_METHODS = {m.name: m for m in (
+    PyEPOMethod("SPOBoost", "boost", {},
+                "gradient-boosted trees on the SPO+ loss (spotree.SPOBoost, defaults)"),
+    PyEPOMethod("SPOForest", "forest", {"criterion": "spo"},
+                "SPO forest, max_features in {2, 3, 4, 5} chosen on the validation rows"),
+    PyEPOMethod("SPOTree", "tree", {"criterion": "spo"},
+                "greedy SPO tree, pruned on the validation rows"),
+    PyEPOMethod("SPOPlusLinear", "linear", {},
+                "linear model trained on the SPO+ loss (Adam, lr 0.01, batch 32, 20 epochs)"),
+    PyEPOMethod("LS", "least-squares", {},
+                "two-stage: least-squares linear regression of the costs, then optimize"),
+    PyEPOMethod("RF", "forest", {"criterion": "mse"},
+                "two-stage random forest (CART forest), max_features tuned like SPOForest"),
+    PyEPOMethod("GB-mse", "boost", {"loss": "mse"},
+                "two-stage gradient boosting on squared error (SPOBoost with loss='mse')"),
+    PyEPOMethod("PyEPO SPO+", "pyepo", {},
+                "PyEPO's own SPO+ with a torch nn.Linear (Adam, lr 0.01, batch 32, 20 epochs)"),
+    PyEPOMethod("SPOPlusLinear-conv", "linear-conv", {},
+                "SPOPlusLinear trained to convergence (100 epochs, then 50 at lr 0.001)"),
+)}
+
+#: The PyEPO comparison's problems: name -> description.
+PYEPO_PROBLEMS = {
+    "shortest-path": "shortest path on a 5x5 grid (40 edges), PyEPO's generator",
+    "knapsack": "0/1 knapsack, 32 items, 2 resources of capacity 20, PyEPO's generator",
+}
+
+
+def pyepo_available():
+    """Whether PyEPO's own SPO+ can run here (pyepo and torch importable)."""
+    from .. import _compat
+
+    return bool(_compat.PYEPO_INSTALLED and _compat.TORCH_INSTALLED)
+
+
+def pyepo_skip_note(methods=None):
+    """The summary's note when the default grid leaves out "PyEPO SPO+", else None."""
+    if methods is not None or pyepo_available():
+        return None
+    return ("PyEPO SPO+ was skipped: it needs pyepo and torch, which are not installed "
+            "(pip install spotree[pyepo] torch). The other methods ran as usual.")
+
+
 def depth_label(d):
     """"1", "2", ... or "unrestricted" for a run's depth (None, or "" from a CSV)."""
     return "unrestricted" if d in (None, "", "None") else str(int(float(d)))
@@ -133,6 +201,26 @@ EXPERIMENTS = {
         "quick": {"depths": [1, 2, 3, 4], "n_train": 10000, "n_test": 10000, "seeds": 1,
                   "methods": ["SPOT", "CART"]},
     },
+    "pyepo": {
+        "description": "SPOBoost, forests, trees and SPO+ vs two-stage methods on PyEPO's "
+                       "shortest path and knapsack",
+        "full": {
+            "problems": ["shortest-path", "knapsack"], "degrees": [1, 2, 4, 6],
+            "n_train": [100, 1000, 5000], "seeds": 5, "n_test": 1000, "noise": 0.5,
+            "n_features": 5, "validation_fraction": 0.2, "min_samples_leaf": 5,
+            "n_estimators": 50, "max_features_grid": [2, 3, 4, 5],
+            "methods": ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "RF",
+                        "GB-mse", "PyEPO SPO+"],
+        },
+        "quick": {
+            "problems": ["shortest-path", "knapsack"], "degrees": [1, 6], "n_train": [200],
+            "seeds": 3, "n_test": 1000, "noise": 0.5, "n_features": 5,
+            "validation_fraction": 0.2, "min_samples_leaf": 5, "n_estimators": 20,
+            "max_features_grid": [2, 3, 4, 5],
+            "methods": ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "RF",
+                        "GB-mse", "PyEPO SPO+"],
+        },
+    },
     "news": {
         "description": "News article recommendation, 9 constraint sets (paper section 5.2)",
         "full": {"constraint_sets": 9, "depths": [2, 4, 6, None], "min_samples_leaf": 10000,
@@ -180,25 +268,89 @@ def _select_methods(grid, methods):
     return [METHODS[m] for m in names]
 
 
+#: Fewest training rows of a PyEPO comparison run (20% of them validate).
+PYEPO_MIN_N_TRAIN = 20
+
+
+def _names(values):
+    return ", ".join(repr(v) for v in values)
+
+
+def _pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems, depths):
+    """The runs of ``spotree reproduce pyepo``; every selection is checked first."""
+    if depths is not None:
+        raise ValueError("--depths does not apply to the pyepo experiment (its trees are "
+                         "pruned, its forests and boosted trees unrestricted).")
+    problems = list(grid["problems"] if problems is None else problems)
+    unknown = [p for p in problems if p not in PYEPO_PROBLEMS]
+    if not problems or unknown:
+        raise ValueError(f"--problems: unknown problem(s) {_names(unknown or problems)}; "
+                         f"choose from {', '.join(PYEPO_PROBLEMS)}.")
+    names = [m for m in grid["methods"] if m != "PyEPO SPO+" or pyepo_available()] \
+        if methods is None else list(methods)
+    unknown = [m for m in names if m not in PYEPO_METHODS]
+    if not names or unknown:
+        raise ValueError(f"--methods: unknown method(s) {_names(unknown or names)} for the "
+                         f"pyepo experiment; known: {_names(PYEPO_METHODS)}.")
+    if "PyEPO SPO+" in names and not pyepo_available():
+        raise ImportError("--methods 'PyEPO SPO+' requires pyepo and torch, which are not "
+                          "installed: pip install spotree[pyepo] torch")
+    sizes = list(grid["n_train"] if n_train is None else n_train)
+    if not sizes or any(int(n) < PYEPO_MIN_N_TRAIN for n in sizes):
+        raise ValueError(f"--n-train must be at least {PYEPO_MIN_N_TRAIN} for the pyepo "
+                         f"experiment; got {sizes}.")
+    degs = list(grid["degrees"] if degrees is None else degrees)
+    if not degs or any(int(d) < 1 for d in degs):
+        raise ValueError(f"--degrees must be positive ints; got {degs}.")
+    seed_list = seeds if seeds is not None else list(range(grid["seeds"]))
+    runs = []
+    for problem in problems:
+        shape = ({"grid": [5, 5]} if problem == "shortest-path" else
+                 {"n_items": 32, "n_resources": 2, "capacity": 20.0})
+        for n in sizes:
+            for degree in degs:
+                for name in names:
+                    m = PYEPO_METHODS[name]
+                    for seed in seed_list:
+                        run = dict(base, method=name, params=m.params, problem=problem,
+                                   n_train=int(n), degree=int(degree), seed=int(seed),
+                                   n_test=grid["n_test"], noise=grid["noise"],
+                                   n_features=grid["n_features"],
+                                   validation_fraction=grid["validation_fraction"],
+                                   min_samples_leaf=grid["min_samples_leaf"], **shape)
+                        if m.model == "forest":
+                            run.update(n_estimators=grid["n_estimators"],
+                                       max_features_grid=grid["max_features_grid"])
+                        runs.append(run)
+    return runs
+
+
 def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None,
-              depths=None, data_id=None):
+              depths=None, data_id=None, problems=None, degrees=None):
     """All runs of an experiment.
 
     Parameters
     ----------
-    experiment : {"shortest-path", "illustrative", "news"}
+    experiment : {"shortest-path", "illustrative", "news", "pyepo"}
     quick : bool, default=False
         The reduced grid of ``--quick``.
     seeds : list of int, default=None
         Overrides the grid's seeds (for news: the constraint sets).
     methods : list of str, default=None
-        Overrides the grid's methods (names of :data:`METHODS`).
+        Overrides the grid's methods (names of :data:`METHODS`; for pyepo, of
+        :data:`PYEPO_METHODS`). By default pyepo runs "PyEPO SPO+" only where
+        pyepo and torch are installed.
     n_train : list of int, default=None
-        Shortest path only: keep these training sizes.
+        Shortest path: keep these training sizes of the grid. PyEPO: the
+        training sizes (any, at least :data:`PYEPO_MIN_N_TRAIN`).
     depths : list of (int or None), default=None
-        Overrides the depths.
+        Overrides the depths (not for pyepo).
     data_id : str, default=None
         News only: fingerprint of the real data (None: synthetic make_news).
+    problems : list of str, default=None
+        PyEPO only: problems among :data:`PYEPO_PROBLEMS`.
+    degrees : list of int, default=None
+        PyEPO only: polynomial degrees of the cost model.
 
     Returns
     -------
@@ -207,19 +359,28 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
     Raises
     ------
     ValueError
-        For an unknown experiment or method, or training sizes not in the grid.
+        For an unknown experiment, method or problem, training sizes not in
+        the grid, or an option of another experiment.
+    ImportError
+        For "PyEPO SPO+" named in ``methods`` without pyepo and torch.
     """
     if experiment not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {experiment!r}; choose one of "
                          f"{', '.join(EXPERIMENTS)}.")
     grid = EXPERIMENTS[experiment]["quick" if quick else "full"]
-    chosen = _select_methods(grid, methods)
     from .. import __version__
 
     # Changed code is a new run: cached results of older code are never reused,
     # neither across releases nor across edits of a development checkout.
     base = {"experiment": experiment, "version": CONFIG_VERSION, "spotree": __version__,
             "code": code_fingerprint()}
+    if experiment == "pyepo":
+        return _pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems, depths)
+    for flag, value in (("--problems", problems), ("--degrees", degrees)):
+        if value is not None:
+            raise ValueError(f"{flag} applies to the pyepo experiment only, not "
+                             f"{experiment!r}.")
+    chosen = _select_methods(grid, methods)
     runs = []
     if experiment == "shortest-path":
         seed_list = seeds if seeds is not None else list(range(grid["seeds"]))

@@ -36,6 +36,11 @@ for _n in (200, 10000):
         f"CART trees of the n = {_n} runs, by training depth.")
 
 
+CAPTIONS["pyepo.png"] = (
+    "Test normalized regret (mean over the seeds; bars: ± one standard deviation) by degree "
+    "of the cost model, one line per method; one panel per problem and training size.")
+
+
 def _figure(figsize):
     from .._compat import import_optional
 
@@ -149,10 +154,52 @@ def _news(records, out):
     return {"news.png": _save(fig, out, "news.png")}
 
 
+def _pyepo(records, out):
+    from ..plotting import METHOD_COLORS
+    from ._configs import PYEPO_METHODS, PYEPO_PROBLEMS
+
+    problems = [p for p in PYEPO_PROBLEMS if any(r["problem"] == p for r in records)]
+    sizes = sorted({r["n_train"] for r in records})
+    methods = [m for m in PYEPO_METHODS if any(r["method"] == m for r in records)]
+    methods += sorted({r["method"] for r in records} - set(methods))
+    fig = _figure((4.6 * len(sizes) + 1.8, 3.6 * len(problems)))
+    palette = ("#1f77b4", "#6baed6", "#2ca02c", "#9467bd", "#ff7f0e", "#fdae6b", "#d62728",
+               "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+    handles = {}
+    for i, p in enumerate(problems):
+        for j, n in enumerate(sizes):
+            ax = fig.add_subplot(len(problems), len(sizes), i * len(sizes) + j + 1)
+            panel = [r for r in records if r["problem"] == p and r["n_train"] == n]
+            for k, m in enumerate(methods):
+                rs = [r for r in panel if r["method"] == m]
+                degrees = sorted({r["degree"] for r in rs})
+                if not degrees:
+                    continue
+                vals = [np.array([r["normalized_spo_loss"] for r in rs if r["degree"] == d])
+                        for d in degrees]
+                mean = [v.mean() for v in vals]
+                std = [v.std(ddof=1) if v.size > 1 else 0.0 for v in vals]
+                color = METHOD_COLORS.get(m, palette[k % len(palette)])
+                handles[m] = ax.errorbar(degrees, mean, yerr=std, marker="o", ms=4,
+                                         capsize=2, lw=1.4, color=color, label=m)
+            ax.set_title(f"{p}, n_train = {n}", fontsize=10)
+            ax.set_xlabel("degree")
+            ax.set_xticks(sorted({r["degree"] for r in panel}))
+            ax.set_ylabel("test normalized regret")
+            ax.grid(alpha=0.3)
+    fig.tight_layout(rect=(0, 0, 1 - 1.7 / (4.6 * len(sizes) + 1.8), 1))
+    fig.legend([handles[m] for m in methods if m in handles],
+               [m for m in methods if m in handles], loc="center right", frameon=False,
+               fontsize=9)
+    return {"pyepo.png": _save(fig, out, "pyepo.png", tight=False)}
+
+
 def draw(experiment, records, out):
     """Draw an experiment's figures into ``out``; returns {file name: path}."""
     if experiment == "shortest-path":
         return _shortest_path(records, out)
     if experiment == "illustrative":
         return _illustrative(records, out)
+    if experiment == "pyepo":
+        return _pyepo(records, out)
     return _news(records, out)

@@ -16,8 +16,8 @@ import numpy as np
 
 from .._atomic import atomic_write
 from ..forest import tune_max_features
-from . import _figures, _tables
-from ._configs import METHODS, make_grid, run_key
+from . import _figures, _pyepo, _tables
+from ._configs import METHODS, make_grid, pyepo_skip_note, run_key
 
 __all__ = ["run_experiment", "execute_run", "warm_up"]
 
@@ -174,13 +174,7 @@ def _run_news(run, data=None):
 
 
 _RUNNERS = {"shortest-path": _run_shortest_path, "illustrative": _run_illustrative,
-            "news": _run_news}
-
-
-
-
-_RUNNERS = {"shortest-path": _run_shortest_path, "illustrative": _run_illustrative,
-            "news": _run_news}
+            "news": _run_news, "pyepo": _pyepo.run_pyepo}
 
 #: (experiment, method) -> warm-up seconds, for this process.
 _WARM = {}
@@ -199,6 +193,8 @@ def _tiny(run):
         tiny.update(n_train=100, n_test=20, min_samples_leaf=5)
     elif run["experiment"] == "illustrative":
         tiny.update(n_train=100, n_test=20)
+    elif run["experiment"] == "pyepo":
+        tiny.update(n_train=60, n_test=20)
     else:
         tiny.update(synthetic_sizes=[200, 100, 50], min_samples_leaf=5)
     if "n_estimators" in run:
@@ -399,7 +395,7 @@ def _workers(jobs):
 
 def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, methods=None,
                    n_train=None, depths=None, data=None, data_options=None, scheduler=None,
-                   progress=True, figures=True, stream=None):
+                   progress=True, figures=True, stream=None, problems=None, degrees=None):
     """Run (or resume) one of the paper's experiments and write its results.
 
     Each run is cached as ``<out>/cache/<hash>.json`` as soon as it finishes,
@@ -410,7 +406,7 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
 
     Parameters
     ----------
-    experiment : {"shortest-path", "illustrative", "news"}
+    experiment : {"shortest-path", "illustrative", "news", "pyepo"}
     quick : bool, default=False
         The reduced grid (minutes instead of hours).
     out : str or path-like, default=None
@@ -420,9 +416,11 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     seeds : list of int, default=None
         Override the seeds (news: the constraint sets).
     methods : list of str, default=None
-        Override the methods (see :data:`spotree.experiments.METHODS`).
+        Override the methods (see :data:`spotree.experiments.METHODS`; for
+        pyepo, :data:`spotree.experiments.PYEPO_METHODS`).
     n_train : list of int, default=None
-        Shortest path: only these training sizes (200 and/or 10000).
+        Shortest path: only these training sizes (200 and/or 10000). PyEPO:
+        the training sizes.
     depths : list of (int or None), default=None
         Override the depths.
     data : str or path-like, default=None
@@ -439,6 +437,12 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
         Report progress on stderr.
     figures : bool, default=True
         Draw PNG figures (needs matplotlib).
+    stream : file-like, default=None
+        Where progress goes (standard error by default).
+    problems : list of str, default=None
+        PyEPO: the problems, ``"shortest-path"`` and/or ``"knapsack"``.
+    degrees : list of int, default=None
+        PyEPO: the polynomial degrees of the cost model.
 
     Returns
     -------
@@ -462,7 +466,8 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     if data is not None:
         news = _news_data_id(data, data_options)
     runs = make_grid(experiment, quick=quick, seeds=seeds, methods=methods, n_train=n_train,
-                     depths=depths, data_id=news[2] if news else None)
+                     depths=depths, data_id=news[2] if news else None, problems=problems,
+                     degrees=degrees)
     if not runs:
         raise ValueError("no runs to do: the selected methods have no run at the selected "
                          "depths (optimal trees need a fixed depth, forests are "
@@ -486,6 +491,10 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     if experiment == "news" and data is None:
         prog.note("no --data given: running on synthetic make_news data, not the Yahoo! "
                   "log (see `spotree reproduce --help`)")
+    notes = [pyepo_skip_note(methods)] if experiment == "pyepo" else []
+    notes = [n for n in notes if n]
+    for n in notes:
+        prog.note(n)
     prog.update(force=True)
     errors, warmups = [], []
 
@@ -516,6 +525,7 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
             "errors": [e["error"] for e in errors], "n_runs": len(runs),
             "n_cached": prog.cached, "n_fitted": len(todo) - len(errors),
             "warmup_seconds": float(sum(warmups)), "n_warmups": len(warmups),
+            "notes": notes,
             "data": news[2] if news else ("synthetic" if experiment == "news" else None)}
     from .. import _compat
 
@@ -535,7 +545,7 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
 
 
 def _short(run):
-    keys = ("n_train", "degree", "noise", "depth", "seed", "constraint_set")
+    keys = ("problem", "n_train", "degree", "noise", "depth", "seed", "constraint_set")
     return " ".join(f"{k}={run[k]}" for k in keys if k in run)
 
 

@@ -9,12 +9,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._configs import depth_label
+from ._configs import PYEPO_METHODS, PYEPO_PROBLEMS, depth_label
 
-__all__ = ["write_csv", "read_csv", "summary_markdown", "improvement_table"]
+__all__ = ["write_csv", "read_csv", "summary_markdown", "improvement_table", "pyepo_cells",
+           "pyepo_tables"]
 
-_FIRST = ("experiment", "method", "n_train", "degree", "noise", "constraint_set", "depth",
-          "seed", "normalized_spo_loss", "click_probability", "optimal_click_probability",
+_FIRST = ("experiment", "method", "problem", "n_train", "degree", "noise", "constraint_set",
+          "depth", "seed", "normalized_spo_loss", "click_probability", "optimal_click_probability",
           "n_leaves", "fitted_depth", "fit_time", "val_normalized_spo_loss", "max_features",
           "wrong_decisions", "root_threshold", "decision_boundaries")
 
@@ -137,14 +138,20 @@ def _depth_order(rows):
 
 
 def _header(meta):
+    what = ("Test losses are normalized SPO losses (the paper's normalized extra travel "
+            "time; lower is better)")
+    if meta["experiment"] == "pyepo":
+        what = ("Test losses are normalized regrets (PyEPO's name for the normalized SPO "
+                "loss: total regret over total optimal value; lower is better)")
     lines = [f"# spotree reproduce {meta['experiment']}" + (" --quick" if meta["quick"] else ""),
              "",
              f"{meta['n_runs']} runs ({meta['n_cached']} reused from the cache). "
-             "Test losses are normalized SPO losses (the paper's normalized extra travel "
-             "time; lower is better); mean ± standard deviation over seeds.", ""]
+             f"{what}; mean ± standard deviation over seeds.", ""]
     if meta.get("errors"):
         lines += [f"**{len(meta['errors'])} runs failed** and are missing from the tables; "
                   f"first error: `{meta['errors'][0]}`.", ""]
+    for note in meta.get("notes") or ():
+        lines += [f"**Note:** {note}", ""]
     return lines
 
 
@@ -269,6 +276,80 @@ def _news_summary(rows, meta):
 
 
 
+def _order(values, known=()):
+    """Distinct values: those of ``known`` first in its order, then numbers ascending."""
+    seen = list(OrderedDict.fromkeys(values))
+    first = [k for k in known if k in seen]
+    def key(v):
+        f = _num(v)
+        return (1, 0.0, str(v)) if math.isnan(f) else (0, f, str(v))
+
+    return first + sorted((v for v in seen if v not in first), key=key)
+
+
+def pyepo_cells(rows):
+    """Mean test normalized regret and fit time per (problem, n_train, degree, method).
+
+    Returns
+    -------
+    list of dict
+        Keys ``problem, n_train, degree, method, n_seeds, regret`` (mean over
+        the seeds), ``regret_std`` (sample standard deviation; 0 for one seed)
+        and ``fit_time`` (mean seconds), in table order.
+    """
+    out = []
+    groups = _group(rows, ("problem", "n_train", "degree", "method"))
+    for p in _order((k[0] for k in groups), PYEPO_PROBLEMS):
+        for n in _order(k[1] for k in groups if k[0] == p):
+            for d in _order(k[2] for k in groups if k[:2] == (p, n)):
+                for m in _order((k[3] for k in groups if k[:3] == (p, n, d)), PYEPO_METHODS):
+                    rs = groups[(p, n, d, m)]
+                    mean, std, k = _stats(rs, "normalized_spo_loss")
+                    out.append({"problem": p, "n_train": n, "degree": d, "method": m,
+                                "n_seeds": k, "regret": mean, "regret_std": std,
+                                "fit_time": _stats(rs, "fit_time")[0]})
+    return out
+
+
+def pyepo_tables(rows):
+    """Markdown lines: one table per problem and n_train, a row per method, mean ±
+    std of the test normalized regret and mean fit seconds per degree."""
+    cells = pyepo_cells(rows)
+    lines = []
+    for (p, n), cs in _group(cells, ("problem", "n_train")).items():
+        degrees = _order(c["degree"] for c in cs)
+        by = {(c["method"], c["degree"]): c for c in cs}
+        lines += [f"### {p}, n_train = {n}", ""]
+        cols = (["method"] + [f"regret deg {d}" for d in degrees]
+                + [f"fit s deg {d}" for d in degrees])
+        lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for m in _order((c["method"] for c in cs), PYEPO_METHODS):
+            got = [by.get((m, d)) for d in degrees]
+            lines.append("| " + " | ".join(
+                [m] + [_fmt(c["regret"], c["regret_std"]) if c else "" for c in got]
+                + [_fmt(c["fit_time"], digits=3) if c else "" for c in got]) + " |")
+        lines.append("")
+    return lines
+
+
+def _pyepo_summary(rows):
+    methods = _order((r["method"] for r in rows), PYEPO_METHODS)
+    problems = _order((r["problem"] for r in rows), PYEPO_PROBLEMS)
+    lines = ["Data: PyEPO's generators (`make_pyepo_shortest_path`, `make_pyepo_knapsack`; "
+             "the same draws as PyEPO's `genData` with `seed`), noise half-width 0.5, "
+             "5 features; each seed draws n_train + 1000 rows, the last 1000 test. Forests "
+             "and the tree hold out the first 20% of the training rows to tune or prune.", "",
+             "Problems:", ""]
+    lines += [f"- **{p}**: {PYEPO_PROBLEMS.get(p, '')}" for p in problems] + [""]
+    lines += ["Methods:", ""]
+    lines += [f"- **{m}**: {PYEPO_METHODS[m].description if m in PYEPO_METHODS else ''}"
+              for m in methods] + [""]
+    lines += ["## Test normalized regret and fit time", "",
+              "Cells: mean ± std over seeds of the test normalized regret, and mean fit "
+              "seconds, per method and degree of the cost model.", ""]
+    return lines + pyepo_tables(rows)
+
+
 def _fit_time_note(meta):
     text = ("Seconds per run (forests: all max_features candidates). Compilation is not "
             "included: before its first timed fit of a method, each process fits the method "
@@ -294,6 +375,8 @@ def summary_markdown(experiment, rows, meta, figures=None):
         lines += _shortest_path_summary(rows)
     elif experiment == "illustrative":
         lines += _illustrative_summary(rows)
+    elif experiment == "pyepo":
+        lines += _pyepo_summary(rows)
     else:
         lines += _news_summary(rows, meta)
     lines += ["## Fit times", "", _fit_time_note(meta), ""]

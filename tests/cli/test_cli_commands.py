@@ -111,7 +111,8 @@ def test_help_and_version_without_an_activated_venv():
         assert word in top.stdout
     assert sub.returncode == 0
     for word in ("--quick", "--out", "--jobs", "--seeds", "--scheduler", "--data",
-                 "shortest-path", "illustrative", "news", "R6A", "DIR/EXPERIMENT"):
+                 "shortest-path", "illustrative", "news", "R6A", "DIR/EXPERIMENT",
+                 "pyepo", "--problems", "--degrees", "spotree reproduce pyepo --quick"):
         assert word in sub.stdout
     assert version.stdout.strip() == f"spotree {spotree.__version__}"
 
@@ -265,6 +266,97 @@ def test_reproduce_validates_everything_before_creating_folders(tmp_path, capsys
     res = run_in_process(capsys, "reproduce", "illustrative", "--out", tmp_path / "file")
     assert_one_line_error(res, "--out", "not a directory")
     assert os.listdir(tmp_path) == ["file"]
+
+
+def _grid_paths(rows=5, cols=5):
+    """The 70 paths of the 5x5 grid as 0/1 edge vectors, enumerated here (east edges
+    row by row from the south-west corner, then north edges)."""
+    import itertools
+
+    n_east, out = (cols - 1) * rows, []
+    for moves in set(itertools.permutations("E" * (cols - 1) + "N" * (rows - 1))):
+        w, r, c = np.zeros(n_east + (rows - 1) * cols), 0, 0
+        for m in moves:
+            if m == "E":
+                w[r * (cols - 1) + c], c = 1.0, c + 1
+            else:
+                w[n_east + r * cols + c], r = 1.0, r + 1
+        out.append(w)
+    return np.array(out)
+
+
+def test_reproduce_pyepo_end_to_end(tmp_path):
+    from spotree.datasets import make_pyepo_shortest_path
+
+    res = run("reproduce", "pyepo", "--problems", "shortest-path", "--n-train", "40",
+              "--degrees", "1,6", "--seeds", "2", "--methods", "SPOTree,LS",
+              "--out", tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "pyepo"
+    assert {"results.csv", "summary.md", "cache"} <= set(os.listdir(out))
+    assert f"to {out}" in res.stdout and "runs" in res.stderr
+    rows = read_rows(out / "results.csv")
+    assert len(rows) == 2 * 2 * 2  # degrees, methods, seeds
+    summary = (out / "summary.md").read_text()
+    assert summary in res.stdout  # the summary is printed too
+    assert summary.startswith("# spotree reproduce pyepo\n")
+    section = summary.split("### shortest-path, n_train = 40")[1].split("\n## ")[0]
+    lines = [x for x in section.splitlines() if x.startswith("| ")]
+    assert lines[0] == ("| method | regret deg 1 | regret deg 6 | fit s deg 1 | "
+                        "fit s deg 6 |")
+    paths = _grid_paths()
+    for line in lines[1:]:
+        method, *cells = [c.strip() for c in line.strip("|").split("|")]
+        for i, degree in enumerate(("1", "6")):
+            sel = [r for r in rows if r["method"] == method and r["degree"] == degree]
+            reg = [float(r["normalized_spo_loss"]) for r in sel]
+            assert cells[i] == f"{np.mean(reg):.4f} ± {np.std(reg, ddof=1):.4f}"
+            assert cells[2 + i] == f"{np.mean([float(r['fit_time']) for r in sel]):.3f}"
+    assert [x.split("|")[1].strip() for x in lines[1:]] == ["SPOTree", "LS"]
+    # The tree's regret from its predictions, recomputed by enumerating the paths:
+    # PyEPO's draw with seed s, the first 20% of the 40 training rows prune.
+    problem = spotree.ShortestPath((5, 5))
+    for r in rows:
+        if r["method"] != "SPOTree":
+            continue
+        seed = int(r["seed"])
+        X, C = make_pyepo_shortest_path(1040, degree=int(r["degree"]), noise=0.5,
+                                        random_state=seed)
+        tree = spotree.SPOTree(problem, min_samples_leaf=5, random_state=seed)
+        tree = tree.fit(X[8:40], C[8:40]).prune(X[:8], C[:8])
+        C_pred, Ct = tree.predict(X[40:]), C[40:]
+        chosen = paths[np.argmin(C_pred @ paths.T, axis=1)]
+        best = np.min(Ct @ paths.T, axis=1)
+        regret = (np.einsum("ij,ij->i", Ct, chosen) - best).sum() / best.sum()
+        assert float(r["normalized_spo_loss"]) == pytest.approx(regret, rel=1e-9)
+        assert int(r["n_leaves"]) == tree.get_n_leaves()
+    if "pyepo.png" in os.listdir(out):
+        assert "![pyepo.png](pyepo.png)" in summary
+
+
+def test_reproduce_pyepo_bad_options_name_the_option(tmp_path, capsys):
+    from spotree.experiments import pyepo_available
+
+    out = tmp_path / "res"
+    cases = [
+        (("reproduce", "pyepo", "--problems", "tsp"), ["--problems", "'tsp'"], 2),
+        (("reproduce", "pyepo", "--degrees", "0"), ["--degrees", "1,2,4,6"], 2),
+        (("reproduce", "pyepo", "--methods", "Bogus"), ["--methods", "'Bogus'"], 2),
+        (("reproduce", "pyepo", "--methods", "SPOT"), ["--methods", "'SPOT'", "pyepo"], 1),
+        (("reproduce", "shortest-path", "--methods", "SPOBoost"),
+         ["--methods", "'SPOBoost'", "shortest-path"], 1),
+        (("reproduce", "shortest-path", "--problems", "knapsack"), ["--problems applies"], 1),
+        (("reproduce", "news", "--degrees", "2"), ["--degrees applies"], 1),
+        (("reproduce", "pyepo", "--depths", "2"), ["--depths", "pyepo"], 1),
+        (("reproduce", "pyepo", "--n-train", "5"), ["--n-train", "at least 20"], 1),
+    ]
+    if not pyepo_available():
+        cases.append((("reproduce", "pyepo", "--methods", "PyEPO SPO+"),
+                      ["--methods", "pyepo and torch", "pip install"], 1))
+    for args, needles, code in cases:
+        assert_one_line_error(run_in_process(capsys, *args, "--out", out), *needles,
+                              code=code)
+    assert os.listdir(tmp_path) == []
 
 
 def _write(path, text):

@@ -3,7 +3,7 @@
 import pytest
 
 from spotree.cli import build_parser, main
-from spotree.experiments import METHODS
+from spotree.experiments import METHODS, PYEPO_METHODS
 
 
 def parse(*argv):
@@ -38,6 +38,8 @@ def test_reproduce_values_are_parsed():
     (("reproduce", "shortest-path", "--n-train", "many"), "--n-train"),
     (("reproduce", "shortest-path", "--seeds", "-1,2"), "--seeds"),
     (("reproduce", "news", "--user-clusters", "0"), "--user-clusters"),
+    (("reproduce", "pyepo", "--problems", "knapsack,tsp"), "--problems"),
+    (("reproduce", "pyepo", "--degrees", "1,x"), "--degrees"),
     (("reproduce", "everything"), "invalid choice"),
     (("plot", "m.json", "--out", "t.png", "--dpi", "100000"), "[10, 1000]"),
     (("plot", "m.json", "--out", "t.png", "--dpi", "0"), "--dpi"),
@@ -62,6 +64,16 @@ def test_bad_values_are_usage_errors(capsys, tmp_path, monkeypatch, argv, needle
 def test_every_method_name_is_accepted():
     for name in METHODS:
         assert parse("reproduce", "shortest-path", "--methods", name).methods == [name]
+    for name in PYEPO_METHODS:
+        assert parse("reproduce", "pyepo", "--methods", name).methods == [name]
+
+
+def test_pyepo_values_are_parsed():
+    a = parse("reproduce", "pyepo", "--problems", "knapsack, shortest-path", "--degrees",
+              "1,6", "--n-train", "100,5000", "--methods", "SPOBoost,PyEPO SPO+")
+    assert a.problems == ["knapsack", "shortest-path"] and a.degrees == [1, 6]
+    assert a.n_train == [100, 5000] and a.methods == ["SPOBoost", "PyEPO SPO+"]
+    assert parse("reproduce", "pyepo").problems is None
 
 
 def test_no_command_prints_help(capsys):
