@@ -43,12 +43,18 @@ MUTATIONS = {
         "rng.integers(0, n - 1, n_draws)",
         ["tests/test_forest.py"],
         "the bootstrap never draws the last row"),
-    "cart_pruning_validation_l1": (
+    "cart_pruning_validation_formula": (
+        "spotree/tree/_classes.py",
+        "mse = sq - 2 * np.einsum(",
+        "mse = sq - np.einsum(",
+        ["tests/tree/test_classes.py", "tests/tree/test_tree.py"],
+        "CART pruning's validation squared error expanded wrongly"),
+    "cart_one_se_rule_l1": (
         "spotree/tree/_classes.py",
         'mse = np.einsum("ij,ij->i", diff, diff)',
         "mse = np.abs(diff).sum(axis=1)",
         ["tests/tree/test_classes.py", "tests/tree/test_tree.py"],
-        "CART pruning scores validation rows by absolute instead of squared error"),
+        "the one-SE rule's per-row squared error replaced by the absolute error"),
     "mixed_scales_swapped_in_kernel": (
         "spotree/tree/_kernels.py",
         "return a * spo / spo_scale + (1.0 - a) * mse / mse_scale",

@@ -363,9 +363,16 @@ def test_every_pruning_mode_against_brute_force(criterion, spo_weight, loss):
     assert pruned.get_n_leaves() == size[chosen]
     np.testing.assert_allclose(pruned.pruning_path_.val_losses.min(), vbest, rtol=1e-9)
     # The pruned tree predicts from the chosen subtree's leaves.
-    expected = np.array([t.value[next(u for u in subtrees[chosen] if Pv[r, u])]
-                         for r in range(len(Xv))])
-    np.testing.assert_allclose(pruned.predict(Xv), expected, rtol=1e-12)
+    leaf = np.array([next(u for u in subtrees[chosen] if Pv[r, u]) for r in range(len(Xv))])
+    np.testing.assert_allclose(pruned.predict(Xv), t.value[leaf], rtol=1e-12)
+    # One-SE rule: the smallest of those subtrees within one standard error of
+    # the best total validation loss (from the best subtree's per-row losses).
+    per_row = pick(np.einsum("ij,ij->i", Cv, t.decision[leaf]) - zv,
+                   ((Cv - t.value[leaf]) ** 2).sum(axis=1))
+    se = per_row.std(ddof=1) / np.sqrt(len(per_row)) * len(per_row)
+    within = [i for i in optimal if V[i] <= V[chosen] + se]
+    se_tree = est.prune(Xv, Cv, loss=loss, one_se_rule=True)
+    assert se_tree.get_n_leaves() == min(size[i] for i in within)
 
 
 def test_prune_by_squared_error_needs_a_tree_that_kept_it():
