@@ -299,7 +299,9 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         pruned : estimator
             A pruned copy; ``pruning_path_`` holds the alphas, the number of
             leaves and the validation loss of every candidate subtree, and
-            ``pruning_alpha_`` the chosen alpha.
+            (with ``one_se_rule``) the standard error of the best subtree's
+            total validation loss, NaN otherwise; ``pruning_alpha_`` is the
+            chosen alpha.
         """
         loss = self._pruning_loss_name(loss)
         node_val, sw, X, C = self._node_losses_on(X_val, C_val, sample_weight, loss)
@@ -311,6 +313,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         val = np.array([node_val[mk].sum() for mk in masks])
         n_leaves = np.array([mk.sum() for mk in masks])
         best = np.flatnonzero(val <= val.min() + 1e-12 * max(abs(val.min()), 1e-300))[-1]
+        se = np.nan
         if one_se_rule:
             # Standard error of the best subtree's total validation loss.
             per = self._per_sample_loss(t.pruned(masks[best]), X, C, loss)
@@ -321,7 +324,8 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         pruned = copy.deepcopy(self)
         pruned.tree_ = t.pruned(masks[best])
         pruned.pruning_alpha_ = float(alphas[best])
-        pruned.pruning_path_ = Bunch(ccp_alphas=alphas, n_leaves=n_leaves, val_losses=val)
+        pruned.pruning_path_ = Bunch(ccp_alphas=alphas, n_leaves=n_leaves, val_losses=val,
+                                     standard_error=float(se))
         return pruned
 
     def _per_sample_loss(self, tree, X, C, loss):

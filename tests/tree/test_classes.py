@@ -373,6 +373,8 @@ def test_every_pruning_mode_against_brute_force(criterion, spo_weight, loss):
     within = [i for i in optimal if V[i] <= V[chosen] + se]
     se_tree = est.prune(Xv, Cv, loss=loss, one_se_rule=True)
     assert se_tree.get_n_leaves() == min(size[i] for i in within)
+    assert se_tree.pruning_path_.standard_error == pytest.approx(se, rel=1e-9)
+    assert np.isnan(pruned.pruning_path_.standard_error)
 
 
 def test_prune_by_squared_error_needs_a_tree_that_kept_it():
