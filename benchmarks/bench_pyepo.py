@@ -23,6 +23,11 @@ Rows in ``--rows`` are keyed by the run's settings and the library's code
 fingerprint (as ``spotree reproduce`` caches them), so rows of other code are
 recomputed, not mixed in.
 
+On a small shared machine, ``OMP_NUM_THREADS=1`` (and ``OPENBLAS_NUM_THREADS=1``,
+``MKL_NUM_THREADS=1``) makes the many small oracle products much faster (the knapsack's
+most of all) without changing any result; results/bench_pyepo_n1000.md says which rows
+were run that way.
+
 Targets (exit status 1 when one is missed; only checked where the grid has the
 data): SPOBoost's mean test regret below the SPO+ linear model's (PyEPO's where
 installed, else SPOPlusLinear trained to convergence) at every degree with

@@ -263,8 +263,14 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self._fit_arrays(X, C, sw, W_true, check_random_state(self.random_state))
         return self
 
-    def _fit_arrays(self, X, C, sw, W_true, rng):
-        """Adam on validated arrays (SPOBoost reuses it for its ``init="spo+"``)."""
+    def _fit_arrays(self, X, C, sw, W_true, rng, average_from=None):
+        """Adam on validated arrays (SPOBoost reuses it for its ``init="spo+"``).
+
+        ``average_from`` (an epoch index, None for off) ends with the mean of
+        the parameters after every Adam step from that epoch on (Polyak-Ruppert
+        averaging; SPOBoost's start) instead of the last iterate; the loss
+        curve is the same.
+        """
         n, p = X.shape
         d = C.shape[1]
         if (self.warm_start and getattr(self, "coef_", None) is not None
@@ -285,6 +291,8 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         bs = int(min(self.batch_size, n))
         problem = self.problem_
         curve = []
+        avg = [np.zeros_like(q) for q in params]
+        n_avg = 0
         for epoch in range(self.max_iter):
             order = rng.permutation(n)
             total, count = 0.0, 0
@@ -299,12 +307,20 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 g_coef = G.T @ Xb + self.alpha * coef
                 grads = [g_coef, G.sum(axis=0)] if self.fit_intercept else [g_coef]
                 opt.step(grads)
+                if average_from is not None and epoch >= average_from:
+                    for a, q in zip(avg, params):
+                        a += q
+                    n_avg += 1
                 total += float(wb @ loss) / m + 0.5 * self.alpha * float((coef ** 2).sum())
                 count += 1
             curve.append(total / count)
             if self.verbose:
                 print(f"SPOPlusLinear epoch {epoch + 1}/{self.max_iter}: "
                       f"mean SPO+ loss {curve[-1]:.6g}")
+        if n_avg:
+            coef = avg[0] / n_avg
+            if self.fit_intercept:
+                intercept = avg[1] / n_avg
         self.coef_ = coef
         self.intercept_ = intercept
         self.loss_curve_ = np.asarray(curve)

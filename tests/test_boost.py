@@ -373,18 +373,11 @@ _SPLIT = ("early stopping holds out a random validation part and the default 'sp
           "test_integer_weights_equal_repeated_rows)")
 
 
-_UNSCORABLE = ("the check's targets leave the held-out validation part with optimal values "
-               "that are all zero, so the normalized SPO loss that early stopping needs is "
-               "undefined and SPOBoost raises, as issue 11 asks; the same check passes with "
-               "n_iter_no_change=None")
-
-
 def _expected_failed_checks(estimator):
     out = {"check_fit_score_takes_y": _NAMED_C,
            "check_n_features_in_after_fitting": _NAMED_C}
     if estimator.n_iter_no_change is not None:
         out["check_sample_weight_equivalence_on_dense_data"] = _SPLIT
-        out["check_estimators_nan_inf"] = _UNSCORABLE
     else:
         out["check_sample_weight_equivalence_on_dense_data"] = _NAMED_C
     return out
@@ -432,3 +425,69 @@ def test_auto_init_keeps_the_start_with_the_better_validation_regret():
     # Without a validation part "auto" means "spo+".
     off = SPOBoost(SP, init="auto", n_estimators=1, n_iter_no_change=None).fit(X, C)
     assert off.init_choice_ == "spo+"
+
+
+def test_spo_plus_start_is_adam_from_least_squares_averaged_over_the_second_half():
+    # Hand loop: the least-squares fit, then minibatches of 32 in a new random
+    # order every epoch, Adam (lr 0.01) on the SPO+ subgradient
+    # 2 (w*(c) - w*(2 c_hat - c)) for 20 epochs; the start is the mean of the
+    # parameters after every step of epochs 10 to 19, not the last iterate.
+    X, C, _, _ = _sp_data(n=150)
+    m = SPOBoost(SP, n_estimators=1, n_iter_no_change=None, random_state=0).fit(X, C)
+    rng = np.random.RandomState(np.random.RandomState(0).randint(np.iinfo(np.int32).max))
+    n = X.shape[0]
+    sol = np.linalg.lstsq(np.column_stack([X, np.ones(n)]), C, rcond=None)[0]
+    A, b = sol[:-1].T.copy(), sol[-1].copy()
+    moments = [[np.zeros_like(A), np.zeros_like(A)], [np.zeros_like(b), np.zeros_like(b)]]
+    W_true = SP.solve(C)[0]
+    sum_A, sum_b, k, t = np.zeros_like(A), np.zeros_like(b), 0, 0
+    for epoch in range(20):
+        order = rng.permutation(n)
+        for s in range(0, n, 32):
+            rows = order[s:s + 32]
+            C_hat = X[rows] @ A.T + b
+            G = 2 * (W_true[rows] - SP.solve(2 * C_hat - C[rows])[0]) / len(rows)
+            t += 1
+            for param, g, mv in zip((A, b), (G.T @ X[rows], G.sum(axis=0)), moments):
+                mv[0] = 0.9 * mv[0] + 0.1 * g
+                mv[1] = 0.999 * mv[1] + 0.001 * g * g
+                param -= 0.01 * (mv[0] / (1 - 0.9 ** t)) / (
+                    np.sqrt(mv[1] / (1 - 0.999 ** t)) + 1e-8)
+            if epoch >= 10:
+                sum_A += A
+                sum_b += b
+                k += 1
+    assert k == 10 * int(np.ceil(n / 32))
+    assert_allclose(m.init_coef_, sum_A / k, rtol=1e-9, atol=1e-12)
+    assert_allclose(m.init_intercept_, sum_b / k, rtol=1e-9, atol=1e-12)
+    assert not np.allclose(m.init_coef_, A, atol=1e-6)  # not the last iterate
+    assert not np.allclose(m.init_coef_, sol[:-1].T, atol=1e-3)  # Adam did move
+
+
+def test_held_out_rows_choose_the_rounds_then_all_rows_are_refitted():
+    # Least-squares boosting from the least-squares start, so that the refit
+    # is a deterministic hand loop: the start and best_iteration_ trees on
+    # all the rows, the held-out ones included.
+    X, C, _, _ = _sp_data(n=200, degree=6)
+    lr = 0.3
+    m = SPOBoost(SP, loss="mse", init="linear", learning_rate=lr, max_depth=2,
+                 min_samples_leaf=8, validation_fraction=0.3, n_iter_no_change=3,
+                 random_state=0).fit(X, C)
+    B = m.best_iteration_
+    assert 0 < B < m.n_iter_ and m.n_estimators_ == B
+    assert m.best_iteration_ == int(np.argmax(m.validation_score_))
+    A1 = np.column_stack([X, np.ones(len(X))])
+    sol = np.linalg.lstsq(A1, C, rcond=None)[0]
+    assert_allclose(m.init_coef_, sol[:-1].T, atol=1e-10)
+    assert_allclose(m.init_intercept_, sol[-1], atol=1e-10)
+    F = A1 @ sol
+    for _ in range(B):
+        tree = DecisionTreeRegressor(max_depth=2, min_samples_leaf=8).fit(X, C - F)
+        F = F + lr * tree.predict(X)
+    assert_allclose(m.predict(X), F, atol=1e-10)
+    # An explicit validation set is not refitted on: the start is the
+    # least-squares fit of X alone.
+    v = SPOBoost(SP, loss="mse", init="linear", n_iter_no_change=3, random_state=0).fit(
+        X[:150], C[:150], X_val=X[150:], C_val=C[150:])
+    sol = np.linalg.lstsq(A1[:150], C[:150], rcond=None)[0]
+    assert_allclose(v.init_coef_, sol[:-1].T, atol=1e-10)
