@@ -256,3 +256,32 @@ def test_disagreeing_native_solver_falls_back_with_a_warning(monkeypatch):
         problem = from_pyepo(model)
     assert isinstance(problem, PyEPOProblem)
     assert any("disagrees" in str(w.message) for w in caught)
+
+
+# ------------------------------------------------------ regret metric
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_normalized_spo_loss_equals_pyepo_regret(backend):
+    # The same predictions scored by PyEPO's own metric (its optDataset
+    # solves the true costs, pyepo.metric.regret the predicted ones).
+    torch = pytest.importorskip("torch")
+    from pyepo.data.dataset import optDataset
+    from pyepo.data.shortestpath import genData
+    from pyepo.metric import regret
+
+    from spotree.metrics import normalized_spo_loss
+
+    X, C = genData(80, 5, (5, 5), deg=4, noise_width=0.5, seed=3)
+    model = backend.shortestPathModel((5, 5))
+    linear = torch.nn.Linear(5, C.shape[1])
+    torch.manual_seed(0)
+    with torch.no_grad():
+        linear.weight.normal_(0.0, 0.3)
+        linear.bias.fill_(1.0)
+        C_pred = linear(torch.as_tensor(X, dtype=torch.float32)).numpy().astype(np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loader = torch.utils.data.DataLoader(optDataset(model, X, C), batch_size=16)
+        theirs = regret(linear, model, loader)
+    ours = normalized_spo_loss(C, C_pred, problem=from_pyepo(model))
+    assert 0.01 < ours < 1.0  # predictions that do lose something
+    assert ours == pytest.approx(theirs, rel=1e-5)
