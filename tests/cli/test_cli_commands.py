@@ -268,24 +268,7 @@ def test_reproduce_validates_everything_before_creating_folders(tmp_path, capsys
     assert os.listdir(tmp_path) == ["file"]
 
 
-def _grid_paths(rows=5, cols=5):
-    """The 70 paths of the 5x5 grid as 0/1 edge vectors, enumerated here (east edges
-    row by row from the south-west corner, then north edges)."""
-    import itertools
-
-    n_east, out = (cols - 1) * rows, []
-    for moves in set(itertools.permutations("E" * (cols - 1) + "N" * (rows - 1))):
-        w, r, c = np.zeros(n_east + (rows - 1) * cols), 0, 0
-        for m in moves:
-            if m == "E":
-                w[r * (cols - 1) + c], c = 1.0, c + 1
-            else:
-                w[n_east + r * cols + c], r = 1.0, r + 1
-        out.append(w)
-    return np.array(out)
-
-
-def test_reproduce_pyepo_end_to_end(tmp_path):
+def test_reproduce_pyepo_end_to_end(tmp_path, grid_paths):
     from spotree.datasets import make_pyepo_shortest_path
 
     res = run("reproduce", "pyepo", "--problems", "shortest-path", "--n-train", "40",
@@ -304,7 +287,7 @@ def test_reproduce_pyepo_end_to_end(tmp_path):
     lines = [x for x in section.splitlines() if x.startswith("| ")]
     assert lines[0] == ("| method | regret deg 1 | regret deg 6 | fit s deg 1 | "
                         "fit s deg 6 |")
-    paths = _grid_paths()
+    paths = grid_paths(5, 5)
     for line in lines[1:]:
         method, *cells = [c.strip() for c in line.strip("|").split("|")]
         for i, degree in enumerate(("1", "6")):

@@ -1,6 +1,5 @@
 """The PyEPO comparison (`spotree reproduce pyepo`): grid, summary, regret, cache, figure."""
 
-import itertools
 import os
 import re
 
@@ -19,22 +18,6 @@ TINY = dict(problems=["shortest-path", "knapsack"], n_train=[30], degrees=[1, 6]
 
 def no_time(rows):
     return [{k: v for k, v in r.items() if k != "fit_time"} for r in rows]
-
-
-def grid_paths(rows=5, cols=5):
-    """Every south-west to north-east path of a grid as 0/1 edge vectors, listed here
-    from scratch: east edges row by row from the south-west corner, then north edges
-    (the edge order of ShortestPath and make_pyepo_shortest_path)."""
-    n_east, out = (cols - 1) * rows, []
-    for moves in set(itertools.permutations("E" * (cols - 1) + "N" * (rows - 1))):
-        w, r, c = np.zeros(n_east + (rows - 1) * cols), 0, 0
-        for m in moves:
-            if m == "E":
-                w[r * (cols - 1) + c], c = 1.0, c + 1
-            else:
-                w[n_east + r * cols + c], r = 1.0, r + 1
-        out.append(w)
-    return np.array(out)
 
 
 def brute_force_regret(C_true, C_pred, paths):
@@ -93,7 +76,7 @@ def test_bad_selections_name_the_option_and_create_nothing(tmp_path, kw, match):
     assert os.listdir(tmp_path) == []
 
 
-def test_tiny_run_summary_regret_cache_and_figure(tmp_path):
+def test_tiny_run_summary_regret_cache_and_figure(tmp_path, grid_paths):
     res = run_experiment("pyepo", out=tmp_path, figures=_compat.MATPLOTLIB_INSTALLED, **TINY)
     assert not res["errors"] and res["n_runs"] == 2 * 2 * 2 * 2
     rows = read_csv(tmp_path / "results.csv")
@@ -117,7 +100,7 @@ def test_tiny_run_summary_regret_cache_and_figure(tmp_path):
 
     # The least-squares regret, recomputed from scratch: PyEPO's draw, one linear
     # regression per cost, decisions by enumerating the 70 paths of the 5x5 grid.
-    paths = grid_paths()
+    paths = grid_paths(5, 5)
     for r in rows:
         if r["problem"] != "shortest-path" or r["method"] != "LS":
             continue
