@@ -115,29 +115,28 @@ def _degrees(text):
     return _int_list(text, example="1,2,4,6")
 
 
-def _methods(text):
-    from ..experiments import METHODS, PYEPO_METHODS
-
-    known = list(METHODS) + [m for m in PYEPO_METHODS if m not in METHODS]
+def _names(text, known, what):
+    """The comma-separated names in ``text``, each one of ``known``."""
     names = [s.strip() for s in text.split(",") if s.strip()]
     unknown = [n for n in names if n not in known]
     if not names or unknown:
         raise argparse.ArgumentTypeError(
-            f"unknown method(s) {', '.join(map(repr, unknown or [text]))}; known: "
-            + ", ".join(repr(m) for m in known))
+            f"unknown {what}(s) {', '.join(map(repr, unknown or [text]))}; known: "
+            + ", ".join(map(repr, known)))
     return names
+
+
+def _methods(text):
+    from ..experiments import METHODS, PYEPO_METHODS
+
+    return _names(text, list(METHODS) + [m for m in PYEPO_METHODS if m not in METHODS],
+                  "method")
 
 
 def _problems(text):
     from ..experiments import PYEPO_PROBLEMS
 
-    names = [s.strip() for s in text.split(",") if s.strip()]
-    unknown = [n for n in names if n not in PYEPO_PROBLEMS]
-    if not names or unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown problem(s) {', '.join(map(repr, unknown or [text]))}; known: "
-            + ", ".join(repr(p) for p in PYEPO_PROBLEMS))
-    return names
+    return _names(text, list(PYEPO_PROBLEMS), "problem")
 
 
 def _seeds(text):
