@@ -19,8 +19,12 @@ import pytest
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
+# The child restores Python's own SIGINT handler: a parent started in the
+# background by a non-interactive shell passes SIGINT down as ignored, and
+# Python then installs no KeyboardInterrupt handler at all.
 PRELUDE = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import numpy as np
 from spotree import SPOForest, SPOTree, OptimalSPOTree, ShortestPath
 from spotree.problems import CallableProblem
