@@ -141,6 +141,23 @@ def draw_features(rng, p, k, perm):
 
 
 @jit
+def ascending(values, p, out):
+    """Write the distinct ints of ``values`` (each in [0, p)) to ``out`` in increasing order.
+
+    A scan over a mark array instead of a sort: numba compiles its quicksort
+    once per call site, seconds of every cold start, for lists this short.
+    """
+    mark = np.zeros(p, dtype=np.bool_)
+    for v in values:
+        mark[v] = True
+    k = 0
+    for j in range(p):
+        if mark[j]:
+            out[k] = j
+            k += 1
+
+
+@jit
 def allowed_positions(xs, m, n_quantiles, allowed):
     """Mark the sorted positions p (cut between p and p+1) that quantile thresholds hit.
 
@@ -896,9 +913,7 @@ def grow_step(X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
             if max_features > 0 and max_features < p:
                 draw_features(rng, p, max_features, perm)
                 nf = max_features
-                for i in range(nf):
-                    feats[i] = perm[i]
-                feats[:nf].sort()
+                ascending(perm[:nf], p, feats)
             else:
                 nf = p
                 for i in range(p):
@@ -999,10 +1014,7 @@ def grow_step(X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
                     # Like CART: no admissible split among the drawn features,
                     # so the others are searched too.
                     nf = istate[I_NFEAT]
-                    rest = perm[nf:].copy()
-                    rest.sort()
-                    for i in range(p - nf):
-                        feats[i] = rest[i]
+                    ascending(perm[nf:], p, feats)
                     istate[I_NFEAT] = p - nf
                     istate[I_ROUND] = 1
                     istate[I_CURSOR] = 0
