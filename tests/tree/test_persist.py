@@ -126,6 +126,19 @@ def test_a_loaded_model_can_be_refitted_and_pruned(tmp_path):
     np.testing.assert_array_equal(refit.predict(X), model.predict(X))
 
 
+def test_a_loaded_mixed_criterion_tree_prunes_as_the_original(tmp_path):
+    # Pruning a mixed-criterion tree needs its loss scales: they must survive the file.
+    model, X, C = MODELS["mse_mixed"]
+    model.save(tmp_path / "m.json")
+    loaded = spotree.load(tmp_path / "m.json")
+    assert loaded.loss_scales_ == pytest.approx(model.loss_scales_, rel=1e-15)
+    for loss in ("criterion", "mse"):
+        a = model.prune(X[::2], C[::2], loss=loss)
+        b = loaded.prune(X[::2], C[::2], loss=loss)
+        np.testing.assert_array_equal(a.pruning_path_.val_losses, b.pruning_path_.val_losses)
+        assert a.get_n_leaves() == b.get_n_leaves()
+
+
 def test_saving_an_unfitted_model_fails_cleanly(tmp_path):
     with pytest.raises(Exception, match="not fitted|fit"):
         SPOTree(ShortestPath((2, 2))).save(tmp_path / "x.json")
