@@ -197,6 +197,45 @@ def _better(crit, best, found, tol):
     return (not found) or crit < best - REL_TOL * abs(best) - tol
 
 
+@jit
+def _keep(istate, fstate, crit, thr, f, kind, code, nan_side):
+    """Record a candidate split as the node's best so far."""
+    fstate[F_BEST_CRIT] = crit
+    fstate[F_BEST_THR] = thr
+    istate[I_BEST_F] = f
+    istate[I_BEST_KIND] = kind
+    istate[I_BEST_CAT] = code
+    istate[I_BEST_NAN] = nan_side
+
+
+@jit
+def _children_spo(mode, K, GL, GM, use_m, T_G, kind, ints, floats, bl, br, nowv, work,
+                  iwork, zl, zr, spo_tol):
+    """SPO loss of a candidate's two children (NaN: the compiled solver gave up).
+
+    On the vertex path from the running sums ``GL`` (+ ``GM`` with the
+    missing rows on the left) against the node's totals ``T_G``; otherwise by
+    the compiled solver on the children's mean costs ``bl`` and ``br``.
+    """
+    if mode == MODE_VERTEX:
+        gl = np.inf
+        gr = np.inf
+        for k in range(K):
+            v = GL[k] + GM[k] if use_m else GL[k]
+            if v < gl:
+                gl = v
+            r = T_G[k] - v
+            if r < gr:
+                gr = r
+    else:
+        gl = solve_min(kind, ints, floats, bl, nowv, work, iwork)
+        gr = solve_min(kind, ints, floats, br, nowv, work, iwork)
+        if np.isnan(gl) or np.isnan(gr):
+            return np.nan
+    spo = (gl - zl) + (gr - zr)
+    return spo if spo > spo_tol else 0.0
+
+
 # -------------------------------------------------------------- node sums
 @jit
 def node_sums(order0, s, e, w, cnt, Cm, G, zs, sq, use_G, use_S, S, Gs):
@@ -352,15 +391,9 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
                 spo = (gl - zL) + (gr - (T_z - zL))
                 if not spo > spo_tol:
                     spo = 0.0
-                found = istate[I_BEST_F] >= 0
-                best = fstate[F_BEST_CRIT]
-                if (not found) or spo < best - REL_TOL * abs(best) - cmp_tol:
-                    fstate[F_BEST_CRIT] = spo
-                    fstate[F_BEST_THR] = midpoint(xs[p], xs[p + 1])
-                    istate[I_BEST_F] = f
-                    istate[I_BEST_KIND] = SPLIT_NUMERIC
-                    istate[I_BEST_CAT] = -1
-                    istate[I_BEST_NAN] = NAN_UNSEEN
+                if _better(spo, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, cmp_tol):
+                    _keep(istate, fstate, spo, midpoint(xs[p], xs[p + 1]), f, SPLIT_NUMERIC,
+                          -1, NAN_UNSEEN)
             else:
                 for k in range(K):
                     GL[k] += wi * G[i, k]
@@ -384,15 +417,9 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
                 mse = (qL - nl / wL) + (T_q - qL - nr / (T_w - wL))
                 if not mse > mse_tol:
                     mse = 0.0
-                found = istate[I_BEST_F] >= 0
-                best = fstate[F_BEST_CRIT]
-                if (not found) or mse < best - REL_TOL * abs(best) - cmp_tol:
-                    fstate[F_BEST_CRIT] = mse
-                    fstate[F_BEST_THR] = midpoint(xs[p], xs[p + 1])
-                    istate[I_BEST_F] = f
-                    istate[I_BEST_KIND] = SPLIT_NUMERIC
-                    istate[I_BEST_CAT] = -1
-                    istate[I_BEST_NAN] = NAN_UNSEEN
+                if _better(mse, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, cmp_tol):
+                    _keep(istate, fstate, mse, midpoint(xs[p], xs[p + 1]), f, SPLIT_NUMERIC,
+                          -1, NAN_UNSEEN)
             else:
                 for j in range(d):
                     SL[j] += wi * Cm[i, j]
@@ -459,42 +486,16 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
                 continue
             spo = 0.0
             if a > 0.0:
-                if mode == MODE_VERTEX:
-                    gl = np.inf
-                    gr = np.inf
-                    for k in range(K):
-                        v = GL[k] + GM[k] if use_m else GL[k]
-                        if v < gl:
-                            gl = v
-                        r = T_G[k] - v
-                        if r < gr:
-                            gr = r
-                else:
-                    gl = solve_min(kind, ints, floats, bl, nowv, work, iwork)
-                    gr = solve_min(kind, ints, floats, br, nowv, work, iwork)
-                    if np.isnan(gl) or np.isnan(gr):
-                        # The compiled solver gave up (a search limit): the
-                        # driver regrows the tree on the oracle path.
-                        istate[I_FAILED] = 1
-                        return
-                spo = (gl - zl) + (gr - zr)
-                if not spo > spo_tol:
-                    spo = 0.0
-            if a == 1.0:
-                crit = spo
-            elif a == 0.0:
-                crit = mse
-            else:
-                crit = a * spo / spo_scale + (1.0 - a) * mse / mse_scale
-            found = istate[I_BEST_F] >= 0
-            best = fstate[F_BEST_CRIT]
-            if (not found) or crit < best - REL_TOL * abs(best) - cmp_tol:
-                fstate[F_BEST_CRIT] = crit
-                fstate[F_BEST_THR] = thr
-                istate[I_BEST_F] = f
-                istate[I_BEST_KIND] = split_kind
-                istate[I_BEST_CAT] = -1
-                istate[I_BEST_NAN] = nan_opt
+                spo = _children_spo(mode, K, GL, GM, use_m, T_G, kind, ints, floats, bl, br,
+                                    nowv, work, iwork, zl, zr, spo_tol)
+                if np.isnan(spo):
+                    # The compiled solver gave up (a search limit): the
+                    # driver regrows the tree on the oracle path.
+                    istate[I_FAILED] = 1
+                    return
+            crit = combine(a, spo, mse, spo_scale, mse_scale)
+            if _better(crit, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, cmp_tol):
+                _keep(istate, fstate, crit, thr, f, split_kind, -1, nan_opt)
 
 
 @jit
@@ -692,42 +693,16 @@ def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, sp
                 continue
             spo = 0.0
             if a > 0.0:
-                if mode == MODE_VERTEX:
-                    gl = np.inf
-                    gr = np.inf
-                    for k in range(K):
-                        v = GL[k] + GM[k] if use_m else GL[k]
-                        if v < gl:
-                            gl = v
-                        r = T_G[k] - v
-                        if r < gr:
-                            gr = r
-                else:
-                    gl = solve_min(kind, ints, floats, bl, nowv, work, iwork)
-                    gr = solve_min(kind, ints, floats, br, nowv, work, iwork)
-                    if np.isnan(gl) or np.isnan(gr):
-                        # The compiled solver gave up (a search limit): the
-                        # driver regrows the tree on the oracle path.
-                        istate[I_FAILED] = 1
-                        return
-                spo = (gl - zl) + (gr - zr)
-                if not spo > spo_tol:
-                    spo = 0.0
-            if a == 1.0:
-                crit = spo
-            elif a == 0.0:
-                crit = mse
-            else:
-                crit = a * spo / spo_scale + (1.0 - a) * mse / mse_scale
-            found = istate[I_BEST_F] >= 0
-            best = fstate[F_BEST_CRIT]
-            if (not found) or crit < best - REL_TOL * abs(best) - cmp_tol:
-                fstate[F_BEST_CRIT] = crit
-                fstate[F_BEST_THR] = thr
-                istate[I_BEST_F] = f
-                istate[I_BEST_KIND] = split_kind
-                istate[I_BEST_CAT] = code
-                istate[I_BEST_NAN] = nan_opt
+                spo = _children_spo(mode, K, GL, GM, use_m, T_G, kind, ints, floats, bl, br,
+                                    nowv, work, iwork, zl, zr, spo_tol)
+                if np.isnan(spo):
+                    # The compiled solver gave up (a search limit): the
+                    # driver regrows the tree on the oracle path.
+                    istate[I_FAILED] = 1
+                    return
+            crit = combine(a, spo, mse, spo_scale, mse_scale)
+            if _better(crit, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, cmp_tol):
+                _keep(istate, fstate, crit, thr, f, split_kind, code, nan_opt)
 
 
 @jit
@@ -1003,12 +978,8 @@ def grow_step(X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
                         spo_c = 0.0
                     crit = (spo_c if a == 1.0 else a * spo_c / spo_scale) + cand_f[j, 2]
                     if _better(crit, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, tol):
-                        fstate[F_BEST_CRIT] = crit
-                        fstate[F_BEST_THR] = cand_f[j, 0]
-                        istate[I_BEST_F] = cand_i[j, 0]
-                        istate[I_BEST_KIND] = cand_i[j, 1]
-                        istate[I_BEST_CAT] = cand_i[j, 2]
-                        istate[I_BEST_NAN] = cand_i[j, 3]
+                        _keep(istate, fstate, crit, cand_f[j, 0], cand_i[j, 0], cand_i[j, 1],
+                              cand_i[j, 2], cand_i[j, 3])
             if istate[I_BEST_F] < 0:
                 if istate[I_ROUND] == 0 and istate[I_NFEAT] < p:
                     # Like CART: no admissible split among the drawn features,
