@@ -669,8 +669,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """
         X = self._validate_X_predict(X)
         F = X @ self.init_coef_.T + self.init_intercept_
-        for F in self._staged(X):
-            pass
+        for est in self.estimators_:
+            F += self.learning_rate * est.tree_.value[est.tree_.apply(X)]
         return F
 
     def staged_predict(self, X):
