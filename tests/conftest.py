@@ -26,3 +26,25 @@ def _grid_paths(rows, cols):
 def grid_paths():
     """``grid_paths(rows, cols)``: the grid's paths, enumerated independently of spotree."""
     return _grid_paths
+
+
+def _realdata_dir():
+    """``../shared/realdata`` beside the repository (as CI places it), or the folder
+    named by SPOTREE_REALDATA (a worktree elsewhere); None when absent."""
+    import os
+    import pathlib
+
+    env = os.environ.get("SPOTREE_REALDATA")
+    path = (pathlib.Path(env) if env else
+            pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "realdata")
+    return path if path.is_dir() else None
+
+
+@pytest.fixture
+def icon_energy_file():
+    """Path of the ICON energy knapsack's Data.npz; the test skips where it is absent."""
+    root = _realdata_dir()
+    path = None if root is None else root / "icon_energy_knapsack" / "Data.npz"
+    if path is None or not path.is_file():
+        pytest.skip("the ICON energy data (../shared/realdata/icon_energy_knapsack) is absent")
+    return path

@@ -32,7 +32,7 @@ DOCSTRING_MODULES = {
     "spotree.tree._classes": 3,
     "spotree.tree._optimal": 3,
     "spotree.tree._persist": 5,
-    "spotree.datasets._pyepo": 5,
+    "spotree.datasets._pyepo": 7,
     "spotree.problems._base": 5,
     "spotree.problems._linear": 5,
     "spotree.problems._shortest_path": 5,

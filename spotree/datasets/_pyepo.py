@@ -21,7 +21,8 @@ from sklearn.utils import check_random_state
 
 from ._generators import _check_int
 
-__all__ = ["make_pyepo_shortest_path", "make_pyepo_knapsack", "pyepo_shortest_path_columns"]
+__all__ = ["make_pyepo_shortest_path", "make_pyepo_knapsack", "pyepo_shortest_path_columns",
+           "expected_ceil_uniform"]
 
 _FORMULAS = ("package", "paper")
 
@@ -72,6 +73,59 @@ def _polynomial(X, B, degree, scale, formula):
     return scale * core / 3.5 ** degree + 1.0
 
 
+def _ceil_antiderivative(t):
+    """``F(t) = integral_0^t ceil(v) dv``, exact for every real t (also negative).
+
+    With ``k = ceil(t)``: ``F(t) = k (k - 1) / 2 + k (t - k + 1)``; it is
+    continuous, piecewise linear with slope ``ceil(t)``, and 0 at 0.
+    """
+    k = np.ceil(t)
+    return k * (k - 1.0) / 2.0 + k * (t - k + 1.0)
+
+
+def expected_ceil_uniform(a, noise):
+    """``E[ceil(a U)]`` for ``U ~ U[1 - noise, 1 + noise]``, elementwise and exact.
+
+    ``a U`` is uniform on ``[lo, hi]`` (the ends of ``a (1 -+ noise)``), so
+    the mean of its ceiling is ``(F(hi) - F(lo)) / (hi - lo)`` with ``F`` the
+    antiderivative of ``ceil``: the finite sum over the integers ``k`` in
+    ``[lo, hi]`` of ``k`` times the length of ``(k - 1, k]`` inside the
+    interval, divided by its length. This is the conditional mean of the
+    item values of :func:`make_pyepo_knapsack` given the noise-free value
+    ``a``.
+
+    Parameters
+    ----------
+    a : array-like
+        Noise-free values.
+    noise : float
+        Half-width of the multiplicative noise, in [0, 1].
+
+    Returns
+    -------
+    mean : ndarray of the shape of ``a``
+
+    Examples
+    --------
+    >>> from spotree.datasets import expected_ceil_uniform
+    >>> float(expected_ceil_uniform(2.0, 0.5))  # 2U on [1, 3]: ceil 2 or 3, equally likely
+    2.5
+    >>> float(expected_ceil_uniform(2.2, 0.0))
+    3.0
+    """
+    noise = _check_noise(noise)
+    a = np.asarray(a, dtype=np.float64)
+    lo = np.minimum(a * (1.0 - noise), a * (1.0 + noise))
+    hi = np.maximum(a * (1.0 - noise), a * (1.0 + noise))
+    width = hi - lo
+    # Below a relative width of 1e-12 the difference quotient loses its digits
+    # to rounding; the interval then lies within one step of ceil almost surely.
+    narrow = width <= 1e-12 * np.maximum(1.0, np.abs(a))
+    safe = np.where(narrow, 1.0, width)
+    mean = (_ceil_antiderivative(hi) - _ceil_antiderivative(lo)) / safe
+    return np.where(narrow, np.ceil(a), mean)
+
+
 def pyepo_shortest_path_columns(grid=(5, 5)):
     """Where each of spotree's grid edges sits in PyEPO's cost vector.
 
@@ -113,7 +167,8 @@ def pyepo_shortest_path_columns(grid=(5, 5)):
 
 
 def make_pyepo_shortest_path(n_samples, *, n_features=5, grid=(5, 5), degree=1, noise=0.0,
-                             B=None, random_state=None, return_B=False, formula="package"):
+                             B=None, random_state=None, return_B=False, formula="package",
+                             return_mean=False):
     """Features and edge costs of PyEPO's shortest-path benchmark.
 
     ``x ~ N(0, I_p)``; ``B in {0, 1}^(d x p)`` with Bernoulli(0.5) entries;
@@ -154,12 +209,19 @@ def make_pyepo_shortest_path(n_samples, *, n_features=5, grid=(5, 5), degree=1, 
         Also return ``B``.
     formula : {"package", "paper"}, default="package"
         Where the ``+ 1`` sits, as above.
+    return_mean : bool, default=False
+        Also return the conditional mean ``E[C | X]``: the noise-free costs,
+        since the noise is multiplicative with mean 1. Deciding with it gives
+        the *Bayes floor*: no model has lower expected regret, because the
+        objective is linear in the costs.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_features)
     C : ndarray of shape (n_samples, n_edges)
     B : ndarray of shape (n_edges, n_features), only if ``return_B``
+    C_mean : ndarray of shape (n_samples, n_edges), only if ``return_mean``
+        ``E[C | X]``, in the columns of ``C``.
 
     Examples
     --------
@@ -184,15 +246,15 @@ def make_pyepo_shortest_path(n_samples, *, n_features=5, grid=(5, 5), degree=1, 
         B_pyepo = np.empty((d, n_features))
         B_pyepo[columns] = _check_B(B, (d, n_features))
     X = rng.normal(0.0, 1.0, size=(n_samples, n_features))
-    C = _polynomial(X, B_pyepo, degree, 1.0, formula)
-    C = C * rng.uniform(1.0 - noise, 1.0 + noise, size=(n_samples, d))
-    C, B_out = C[:, columns], B_pyepo[columns]
-    return (X, C, B_out) if return_B else (X, C)
+    mean = _polynomial(X, B_pyepo, degree, 1.0, formula)
+    C = mean * rng.uniform(1.0 - noise, 1.0 + noise, size=(n_samples, d))
+    out = (X, C[:, columns]) + ((B_pyepo[columns],) if return_B else ())
+    return out + ((mean[:, columns],) if return_mean else ())
 
 
 def make_pyepo_knapsack(n_samples, *, n_items=32, n_resources=2, n_features=5, degree=1,
                         noise=0.0, weights=None, B=None, random_state=None, return_B=False,
-                        formula="package"):
+                        formula="package", return_mean=False):
     """Features, item values and item weights of PyEPO's multi-dimensional knapsack.
 
     Item weights ``a_kj`` are drawn once, uniformly among 3.00, 3.01, ...,
@@ -228,6 +290,12 @@ def make_pyepo_knapsack(n_samples, *, n_items=32, n_resources=2, n_features=5, d
     return_B : bool, default=False
         Also return ``B``.
     formula : {"package", "paper"}, default="package"
+    return_mean : bool, default=False
+        Also return the conditional mean ``E[C | X]``. The values are rounded
+        up after the noise, so it is not the noise-free value ``a`` but
+        ``E[ceil(a U)]`` with ``U ~ U[1 - noise, 1 + noise]``, computed
+        exactly (:func:`expected_ceil_uniform`). Deciding with it gives the
+        *Bayes floor* of the regret.
 
     Returns
     -------
@@ -236,6 +304,8 @@ def make_pyepo_knapsack(n_samples, *, n_items=32, n_resources=2, n_features=5, d
         Item values (to be maximized).
     weights : ndarray of shape (n_resources, n_items)
     B : ndarray of shape (n_items, n_features), only if ``return_B``
+    C_mean : ndarray of shape (n_samples, n_items), only if ``return_mean``
+        ``E[C | X]``.
 
     Examples
     --------
@@ -268,6 +338,7 @@ def make_pyepo_knapsack(n_samples, *, n_items=32, n_resources=2, n_features=5, d
     else:
         B = _check_B(B, (n_items, n_features))
     X = rng.normal(0.0, 1.0, size=(n_samples, n_features))
-    C = _polynomial(X, B, degree, 5.0, formula)
-    C = np.ceil(C * rng.uniform(1.0 - noise, 1.0 + noise, size=(n_samples, n_items)))
-    return (X, C, weights, B) if return_B else (X, C, weights)
+    a = _polynomial(X, B, degree, 5.0, formula)
+    C = np.ceil(a * rng.uniform(1.0 - noise, 1.0 + noise, size=(n_samples, n_items)))
+    out = (X, C, weights) + ((B,) if return_B else ())
+    return out + ((expected_ceil_uniform(a, noise),) if return_mean else ())

@@ -161,3 +161,98 @@ def test_shortest_path_bad_input(kwargs, match):
 def test_knapsack_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_pyepo_knapsack(10, **kwargs)
+
+
+# ------------------------------------------------ the conditional mean (Bayes floor)
+class _FixedX(np.random.RandomState):
+    """A RandomState whose normal draws are all one row ``x``: many noisy draws of the
+    costs at the same features, through the generator's own noise path."""
+
+    def __init__(self, seed, x):
+        super().__init__(seed)
+        self._x = np.asarray(x, dtype=float)
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return np.broadcast_to(self._x, size).copy()
+
+
+def _assert_mean_matches_draws(C, C_mean):
+    # Every row has the same x, so every row of C_mean is the same vector.
+    assert_allclose(C_mean, np.broadcast_to(C_mean[0], C_mean.shape), rtol=1e-12)
+    se = C.std(axis=0, ddof=1) / np.sqrt(C.shape[0])
+    assert np.all(np.abs(C.mean(axis=0) - C_mean[0]) <= 5 * se + 1e-12)
+
+
+@pytest.mark.parametrize("deg, formula", [(1, "package"), (4, "package"), (6, "paper")])
+def test_shortest_path_mean_matches_many_draws_at_fixed_x(deg, formula):
+    x = np.array([0.3, -1.2, 0.8, 0.1, -0.4])
+    X, C, C_mean = make_pyepo_shortest_path(20000, degree=deg, noise=0.5, formula=formula,
+                                            random_state=_FixedX(3, x), return_mean=True)
+    assert_array_equal(X, np.broadcast_to(x, X.shape))
+    _assert_mean_matches_draws(C, C_mean)
+
+
+@pytest.mark.parametrize("deg, noise, formula", [(1, 0.5, "package"), (2, 0.5, "package"),
+                                                 (4, 0.25, "package"), (6, 0.5, "paper")])
+def test_knapsack_mean_matches_many_draws_at_fixed_x(deg, noise, formula):
+    x = np.array([1.1, -0.7, 0.2, 0.5, -1.5])
+    X, C, _, B, C_mean = make_pyepo_knapsack(20000, degree=deg, noise=noise, formula=formula,
+                                             random_state=_FixedX(4, x), return_B=True,
+                                             return_mean=True)
+    _assert_mean_matches_draws(C, C_mean)
+    # Rounding up moves the mean above the noise-free value (by 0.5 on average): the
+    # mean of the rounded values is not the formula's value.
+    core = (x @ B.T / np.sqrt(5) + 3) ** deg
+    a = 5 * (core + 1) / 3.5 ** deg if formula == "package" else 5 * core / 3.5 ** deg + 1
+    assert np.mean(C_mean[0] - a) > 0.3
+
+
+@pytest.mark.parametrize("a", [0.0, 0.3, 1.0, 2.0, 2.7, 7.25, 19.99, 40.0, -0.6, -3.3])
+@pytest.mark.parametrize("noise", [0.0, 0.1, 0.5, 1.0])
+def test_expected_ceil_uniform_by_quadrature(a, noise):
+    from spotree.datasets import expected_ceil_uniform
+
+    # Midpoint rule over U's interval: each jump of ceil costs at most one cell.
+    m = 400_001
+    u = 1 - noise + 2 * noise * (np.arange(m) + 0.5) / m
+    expected = np.ceil(a * u).mean()
+    got = expected_ceil_uniform(a, noise)
+    assert got.shape == ()
+    assert abs(float(got) - expected) <= 2 * (abs(a) * 2 * noise + 1) / m + 1e-12
+
+
+def test_mean_without_noise_is_the_costs():
+    X, C, C_mean = make_pyepo_shortest_path(30, degree=2, noise=0.0, random_state=1,
+                                            return_mean=True)
+    assert_array_equal(C_mean, C)
+    _, C, _, C_mean = make_pyepo_knapsack(30, degree=2, noise=0.0, random_state=1,
+                                          return_mean=True)
+    assert_array_equal(C_mean, C)
+
+
+def test_return_mean_keeps_the_draws():
+    a = make_pyepo_knapsack(50, degree=4, noise=0.5, random_state=2, return_B=True)
+    b = make_pyepo_knapsack(50, degree=4, noise=0.5, random_state=2, return_B=True,
+                            return_mean=True)
+    assert len(b) == 5
+    for u, v in zip(a, b):
+        assert_array_equal(u, v)
+
+
+def test_bayes_floor_below_fitted_models():
+    """Deciding with E[c|x] beats least squares and the training mean on test rows."""
+    from spotree.metrics import normalized_spo_loss
+
+    problem = ShortestPath((5, 5))
+    X, C, B = make_pyepo_shortest_path(300, degree=4, noise=0.5, random_state=0,
+                                       return_B=True)
+    Xt, Ct, Mt = make_pyepo_shortest_path(2000, degree=4, noise=0.5, B=B, random_state=1,
+                                          return_mean=True)
+    A = np.column_stack([X, np.ones(len(X))])
+    coef = np.linalg.lstsq(A, C, rcond=None)[0]
+    floor = normalized_spo_loss(Ct, Mt, problem=problem)
+    ls = normalized_spo_loss(Ct, np.column_stack([Xt, np.ones(len(Xt))]) @ coef,
+                             problem=problem)
+    const = normalized_spo_loss(Ct, np.broadcast_to(C.mean(axis=0), Ct.shape),
+                                problem=problem)
+    assert 0 < floor < ls < const
