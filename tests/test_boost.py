@@ -491,3 +491,17 @@ def test_held_out_rows_choose_the_rounds_then_all_rows_are_refitted():
         X[:150], C[:150], X_val=X[150:], C_val=C[150:])
     sol = np.linalg.lstsq(A1[:150], C[:150], rcond=None)[0]
     assert_allclose(v.init_coef_, sol[:-1].T, atol=1e-10)
+
+
+@pytest.mark.parametrize("subsample", [0.5, 0.9])
+def test_subsample_trains_each_tree_on_that_many_distinct_rows(subsample):
+    # A subsample is drawn without replacement: exactly int(subsample * n)
+    # distinct rows carry weight in each round (a draw with replacement
+    # repeats rows and so leaves fewer of them in the tree's root).
+    X, C, _, _ = _sp_data(n=120)
+    m = SPOBoost(SP, n_estimators=4, subsample=subsample, n_iter_no_change=None,
+                 random_state=0).fit(X, C)
+    n_bag = int(subsample * 120)
+    for est in m.estimators_:
+        assert est.tree_.n_node_samples[0] == n_bag
+        assert est.tree_.weighted_n_node_samples[0] == pytest.approx(n_bag)

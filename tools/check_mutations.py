@@ -7,8 +7,11 @@ test files there and expects at least one failure. It prints one line per
 mutation and exits 1 if any mutation survives (every test passed) or any edit
 no longer applies (the code moved: update the mutation).
 
-Run: ``python tools/check_mutations.py [--only NAME ...] [--list]``.
-Mutations of the compiled kernels recompile them (a minute or more each).
+Run: ``python tools/check_mutations.py [--only NAME ...] [--fast] [--without PKG ...] [--list]``.
+Mutations of the compiled kernels recompile them (a minute or more each);
+``--fast`` leaves those out. ``--without pyepo torch`` hides installed
+packages from the tests (an import of them fails), so that the run sees what
+CI sees where they are not installed.
 """
 
 from __future__ import annotations
@@ -98,6 +101,37 @@ MUTATIONS = {
         "used = [imp for imp, k in zip(per_tree, node_counts)]",
         ["tests/test_forest.py"],
         "single-leaf trees averaged into the importances (see the note: equivalent)"),
+    # Issue 15's survivors.
+    "boost_subsample_with_replacement": (
+        "spotree/boost.py",
+        "bag[rng.choice(n, n_bag, replace=False)] = True",
+        "bag[rng.choice(n, n_bag, replace=True)] = True",
+        ["tests/test_boost.py"],
+        "SPOBoost's subsample drawn with replacement (fewer distinct rows)"),
+    "missing_tie_goes_right": (
+        "spotree/tree/_builder.py",
+        "nan_left[unseen] = wn[left[unseen]] >= wn[right[unseen]]",
+        "nan_left[unseen] = wn[left[unseen]] > wn[right[unseen]]",
+        ["tests/tree/test_missing.py"],
+        "missing values unseen at fit sent right when the children weigh the same"),
+    "bounded_oracle_no_tie_margin": (
+        "spotree/tree/_oracle.py",
+        "        while k < n_cand and c_lo[order[k]] <= best + margin:",
+        "        while k < n_cand and c_lo[order[k]] < best:",
+        ["tests/tree/test_oracle.py"],
+        "the bounded oracle leaves candidates that tie with the best unsolved"),
+    "pyepo_arcs_sorted": (
+        "spotree/problems/_pyepo.py",
+        "[tuple(a) for a in model.arcs]",
+        "sorted(tuple(a) for a in model.arcs)",
+        ["tests/problems/test_pyepo.py"],
+        "PyEPO's arcs reordered: cost columns no longer match the model's"),
+    "pyepo_agreement_unchecked": (
+        "spotree/problems/_pyepo.py",
+        "if abs(obj - zi) > 1e-6 * (abs(obj) + np.abs(c).sum()):",
+        "if False:",
+        ["tests/problems/test_pyepo.py"],
+        "spotree's own solver used even where it disagrees with the PyEPO model"),
 }
 
 # Mutations that change nothing observable; listed so that a change that makes
@@ -110,7 +144,21 @@ EQUIVALENT = {
 }
 
 
-def run(name, workdir, python):
+# Files whose mutation recompiles the numba kernels: left out by --fast.
+COMPILED = ("spotree/tree/_kernels.py",)
+
+
+def hide(workdir, packages):
+    """Make ``import PKG`` fail in the test runs (a module that raises ImportError)."""
+    shadow = workdir / "_hidden"
+    shadow.mkdir(exist_ok=True)
+    for pkg in packages:
+        (shadow / f"{pkg}.py").write_text(
+            f"raise ImportError('{pkg} hidden by check_mutations --without')\n")
+    return shadow
+
+
+def run(name, workdir, python, extra_path=()):
     path, old, new, tests, _ = MUTATIONS[name]
     target = workdir / path
     text = target.read_text()
@@ -118,7 +166,8 @@ def run(name, workdir, python):
         return "STALE", f"the text to mutate occurs {text.count(old)} times in {path}"
     target.write_text(text.replace(old, new))
     try:
-        env = dict(os.environ, PYTHONPATH=str(workdir))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([*map(str, extra_path),
+                                                          str(workdir)]))
         t0 = time.perf_counter()
         res = subprocess.run(
             [python, "-m", "pytest", "-p", "no:cacheprovider", "-x", "-q", *tests],
@@ -138,6 +187,10 @@ def run(name, workdir, python):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="+", choices=sorted(MUTATIONS))
+    ap.add_argument("--fast", action="store_true",
+                    help="leave out the mutations of the compiled kernels")
+    ap.add_argument("--without", nargs="+", default=[], metavar="PKG",
+                    help="packages to hide from the tests")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
     if args.list:
@@ -145,14 +198,17 @@ def main(argv=None):
             print(f"{name:34s} {path:28s} {why}")
         return 0
     names = args.only or list(MUTATIONS)
+    if args.fast:
+        names = [n for n in names if MUTATIONS[n][0] not in COMPILED]
     bad = 0
     with tempfile.TemporaryDirectory(prefix="spotree-mut-") as tmp:
         workdir = pathlib.Path(tmp)
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, check=True,
                                  capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
+        extra = [hide(workdir, args.without)] if args.without else []
         for name in names:
-            verdict, detail = run(name, workdir, sys.executable)
+            verdict, detail = run(name, workdir, sys.executable, extra)
             if name in EQUIVALENT and verdict == "SURVIVED":
                 verdict, detail = "equivalent", EQUIVALENT[name]
             elif verdict != "caught":

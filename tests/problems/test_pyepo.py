@@ -1,9 +1,12 @@
-"""Tests of from_pyepo against the real PyEPO package and its own solvers.
+"""Tests of from_pyepo against a test double of PyEPO's models, and against the
+real PyEPO package and its own solvers wherever it is installed.
 
-Skipped when PyEPO (with torch) or none of its backends (OR-Tools, gurobipy)
-is installed; CI installs neither (torch is too large for it). PyEPO rounds
-cost vectors to float32 before solving, hence the 1e-6 relative tolerance on
-values compared with PyEPO's.
+CI installs neither PyEPO nor torch (too large for it), so every test here
+also runs on ``_pyepo_double`` (PyEPO's model interface imitated, solved by
+scipy's MILP solver); the tests that need PyEPO's own code (its regret
+metric, an OR-Tools model) skip without it. PyEPO rounds cost vectors to
+float32 before solving, hence the 1e-6 relative tolerance on values
+compared with a model's own.
 """
 
 import pickle
@@ -13,15 +16,15 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-pyepo = pytest.importorskip("pyepo")
+from spotree import SPOForest
+from spotree.problems import (DAGShortestPath, Knapsack, PyEPOProblem, ShortestPath,
+                              describe_not_a_problem, from_pyepo)
 
-from spotree import SPOForest  # noqa: E402
-from spotree.problems import (DAGShortestPath, Knapsack, PyEPOProblem,  # noqa: E402
-                              ShortestPath, describe_not_a_problem, from_pyepo)
+from . import _pyepo_double
 
 
 def _backends():
-    out = []
+    out = [pytest.param(_pyepo_double, id="double")]
     try:
         import ortools  # noqa: F401
 
@@ -43,8 +46,7 @@ def _backends():
 
 
 BACKENDS = _backends()
-if not BACKENDS:
-    pytest.skip("no PyEPO backend (ortools or gurobipy) is installed", allow_module_level=True)
+REAL_BACKENDS = BACKENDS[1:]  # PyEPO's own, where installed
 
 
 def own_values(model, C):
@@ -177,15 +179,16 @@ def test_model_that_cannot_be_rebuilt_runs_serially_and_says_so():
         pickle.dumps(problem)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("native", [True, False])
-def test_forest_n_jobs_2_equals_n_jobs_1(native):
-    backend = BACKENDS[0].values[0]
+def test_forest_n_jobs_2_equals_n_jobs_1(native, backend):
     model = backend.shortestPathModel((3, 3))
     problem = from_pyepo(model, native=native)
     rng = np.random.default_rng(6)
     X = rng.normal(size=(60, 3))
     C = np.abs(X[:, :1] + rng.normal(size=(60, model.num_cost))) + 0.1
-    kw = dict(n_estimators=3, max_depth=2, min_samples_leaf=5, random_state=0)
+    # Few thresholds: each candidate split is a call to the model when native=False.
+    kw = dict(n_estimators=3, max_depth=2, min_samples_leaf=5, thresholds=4, random_state=0)
     p1 = SPOForest(problem, n_jobs=1, **kw).fit(X, C).predict(X)
     p2 = SPOForest(problem, n_jobs=2, **kw).fit(X, C).predict(X)
     assert_array_equal(p1, p2)
@@ -244,9 +247,9 @@ def test_bad_model_sense():
         from_pyepo(Weird())
 
 
-def test_disagreeing_native_solver_falls_back_with_a_warning(monkeypatch):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_disagreeing_native_solver_falls_back_with_a_warning(monkeypatch, backend):
     # Simulate a future PyEPO whose arcs no longer match its cost columns.
-    backend = BACKENDS[0].values[0]
     model = backend.shortestPathModel((3, 3))
     # (Reversing the list would not do: the grid's 180-degree symmetry maps
     # it onto the same paths.)
@@ -259,7 +262,7 @@ def test_disagreeing_native_solver_falls_back_with_a_warning(monkeypatch):
 
 
 # ------------------------------------------------------ regret metric
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", REAL_BACKENDS)
 def test_normalized_spo_loss_equals_pyepo_regret(backend):
     # The same predictions scored by PyEPO's own metric (its optDataset
     # solves the true costs, pyepo.metric.regret the predicted ones).

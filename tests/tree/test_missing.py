@@ -102,3 +102,25 @@ def test_missing_values_survive_pruning_and_pickling():
     again = pickle.loads(pickle.dumps(pruned))
     assert_array_equal(again.apply(X), pruned.apply(X))
     assert_array_equal(again.tree_.missing_go_to_left, pruned.tree_.missing_go_to_left)
+
+
+def test_missing_at_predict_goes_left_when_the_children_weigh_the_same():
+    # Both children of the root hold 50 rows of weight 1: a tie, broken to the
+    # left (the "<=" side of the threshold).
+    x = np.r_[np.linspace(0.0, 0.4, 50), np.linspace(0.6, 1.0, 50)]
+    X = np.column_stack([x, np.zeros(100)])
+    C = np.column_stack([np.where(x > 0.5, 1.0, 3.0), np.full(100, 2.0)])
+    tree = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(X, C)
+    t = tree.tree_
+    assert t.feature[0] == 0
+    l, r = t.children_left[0], t.children_right[0]
+    assert t.weighted_n_node_samples[l] == t.weighted_n_node_samples[r] == 50
+    assert t.missing_go_to_left[0] == 1
+    assert tree.apply(np.array([[np.nan, 0.0]]))[0] == l
+    # The same with unequal weights that still tie in sum.
+    w = np.r_[np.full(50, 2.0), np.full(25, 4.0), np.full(25, 0.0)]
+    tree = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(X, C, sample_weight=w)
+    t = tree.tree_
+    l, r = t.children_left[0], t.children_right[0]
+    assert t.weighted_n_node_samples[l] == t.weighted_n_node_samples[r] == 100
+    assert tree.apply(np.array([[np.nan, 0.0]]))[0] == l

@@ -115,3 +115,51 @@ def test_a_compiled_solver_that_gives_up_falls_back_to_an_exact_solve():
     assert_array_equal(tree.tree_.feature, exact.tree_.feature)
     assert_array_equal(tree.tree_.threshold, exact.tree_.threshold)
     assert_array_equal(tree.predict_decision(X), exact.predict_decision(X))
+
+
+class _TwoRoadsRelaxation:
+    """min(c0, c1) (the two roads' exact value) as a 'relaxation', plus ``excess``.
+
+    A relaxation as tight as the problem itself, or (``excess`` > 0) one whose
+    bound overshoots the exact value by a solver's rounding error.
+    """
+
+    def __init__(self, excess=0.0):
+        self.excess = excess
+
+    def solve(self, C):
+        C = np.asarray(C, dtype=float)
+        W = np.eye(2)[np.argmin(C, axis=1)]
+        return W, C.min(axis=1) * (1.0 + self.excess)
+
+
+def _tie_case(excess):
+    """BoundedOracle on a node whose two candidate splits tie exactly.
+
+    Rows of R: the parent, then each candidate's left and right child mean
+    costs. The parent's decision (road 0) is the only one in the pool, so the
+    upper bound of a row is its road-0 cost.
+    - candidate 0: children (2, 1) and (1, 2): exact 1 + 1 = 2, upper 2 + 1 = 3;
+    - candidate 1: children (1, 3) and (1, 3): exact 2, upper 2.
+    The best upper bound is candidate 1's 2, which candidate 0 ties exactly.
+    """
+    problem = FiniteDecisions(np.eye(2))
+    X = np.zeros((4, 1))
+    C = np.array([[1.0, 2.0], [2.0, 1.0], [1.0, 3.0], [1.0, 3.0]])
+    data = FitData(problem, X, C, np.zeros(1, dtype=bool), path="oracle")
+    # R is in the fit's scaled units; min(c0, c1) is linear, so the exact
+    # values are min(r0, r1) in those units too.
+    R = np.array([[1.0, 2.0], [2.0, 1.0], [1.0, 2.0], [1.0, 3.0], [1.0, 3.0]])
+    handler = BoundedOracle(data, _TwoRoadsRelaxation(excess))
+    _, z = handler(R, np.ones(5), 0.0, 1.0, 1.0, 0.0, 0.0)
+    return z
+
+
+@pytest.mark.parametrize("excess", [0.0, 1e-12])
+def test_bounded_oracle_solves_candidates_that_tie_with_the_best(excess):
+    # Candidate 0 could be the best (its lower bound equals the best upper
+    # bound, or exceeds it by rounding only): it must get exact values, or
+    # the split search would break the tie differently than with every value
+    # exact. Exact values by hand: min(c0, c1) per row.
+    z = _tie_case(excess)
+    np.testing.assert_array_equal(z, [1.0, 1.0, 1.0, 1.0, 1.0])
