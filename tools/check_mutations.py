@@ -149,12 +149,13 @@ COMPILED = ("spotree/tree/_kernels.py",)
 
 
 def hide(workdir, packages):
-    """Make ``import PKG`` fail in the test runs (a module that raises ImportError)."""
+    """Make ``import PKG`` fail in the test runs, as for a package not installed."""
     shadow = workdir / "_hidden"
     shadow.mkdir(exist_ok=True)
     for pkg in packages:
         (shadow / f"{pkg}.py").write_text(
-            f"raise ImportError('{pkg} hidden by check_mutations --without')\n")
+            f"raise ModuleNotFoundError('{pkg} hidden by check_mutations --without', "
+            f"name='{pkg}')\n")
     return shadow
 
 
