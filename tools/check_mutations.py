@@ -145,7 +145,8 @@ EQUIVALENT = {
 
 
 # Files whose mutation recompiles the numba kernels: left out by --fast.
-COMPILED = ("spotree/tree/_kernels.py",)
+COMPILED = ("spotree/tree/_kernels.py", "spotree/problems/_compiled.py",
+            "spotree/problems/_certificate_kernels.py")
 
 
 def hide(workdir, packages):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._validation import check_costs, check_sample_weight
 from ..metrics import REGRET_RTOL
-from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree
+from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree, check_structure
 
 __all__ = ["tree_from_structure", "node_samples"]
 
@@ -29,23 +29,9 @@ def _check_structure(children_left, children_right, feature, threshold, n_featur
     for name, arr in (("children_right", right), ("feature", feat), ("threshold", thr)):
         if arr.shape[0] != n:
             raise ValueError(f"{name} must have one entry per node ({n}); got {arr.shape[0]}.")
-    ids = np.arange(n)
-    internal = left != TREE_LEAF
-    if (internal != (right != TREE_LEAF)).any():
-        raise ValueError("children_left and children_right must be both TREE_LEAF (-1) or "
-                         "both node ids at every node.")
-    # Children must come after their parent, so one forward pass routes samples.
-    if ((left[internal] <= ids[internal]) | (left[internal] >= n)
-            | (right[internal] <= ids[internal]) | (right[internal] >= n)).any():
-        raise ValueError("every child id must be larger than its parent's id and smaller "
-                         f"than the number of nodes ({n}).")
-    children = np.concatenate([left[internal], right[internal]])
-    if np.unique(children).size != children.size:
-        raise ValueError("a node is the child of more than one parent.")
-    if ((feat[internal] < 0) | (feat[internal] >= n_features)).any():
-        raise ValueError(f"feature must be in [0, {n_features}) at every internal node.")
-    if np.isnan(thr[internal]).any():
-        raise ValueError("threshold must be a number (or +-inf) at every internal node.")
+    # The same check as a model file's (Tree.from_dict): a tree accepted here
+    # can be saved and loaded.
+    check_structure(left, right, feat, thr, n_features)
     return left, right, feat, thr
 
 
@@ -89,8 +75,10 @@ def tree_from_structure(children_left, children_right, feature, threshold, X, C,
     Parameters
     ----------
     children_left, children_right : array-like of int, shape (node_count,)
-        Child ids, ``-1`` at leaves. Node 0 is the root and every child id is
-        larger than its parent's.
+        Child ids, ``-1`` at leaves. Node 0 is the root, every child id is
+        larger than its parent's, and every other node is the child of
+        exactly one node (checked as for a model file, so the tree saves and
+        loads).
     feature : array-like of int, shape (node_count,)
         Split feature at internal nodes (ignored at leaves).
     threshold : array-like of float, shape (node_count,)

@@ -11,7 +11,7 @@ from scipy import sparse
 
 from .. import _schema
 
-__all__ = ["Tree", "TREE_LEAF", "TREE_UNDEFINED"]
+__all__ = ["Tree", "TREE_LEAF", "TREE_UNDEFINED", "check_structure"]
 
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
@@ -23,15 +23,38 @@ _DICT_KEYS = (("n_features", "n_outputs") + _INT_FIELDS + _FLOAT_FIELDS + _MATRI
               + ("categories",))
 
 
-def _check_structure(left, right, feature, threshold, categories, where):
-    """Refuse arrays that are not one binary tree rooted at node 0 (see Tree.from_dict).
+def check_structure(left, right, feature, threshold, n_features, where=""):
+    """Refuse split arrays that are not one binary tree rooted at node 0.
 
-    Indices are already known to lie in range.
+    The one structure check of every tree: :meth:`Tree.from_dict` (a model
+    file) and :func:`~spotree.tree._structure.tree_from_structure` (a
+    structure found by a search) both call it, so that any tree one accepts
+    the other accepts too. Checked: a node is a leaf in both child arrays or
+    in neither; children are numbered after their parent and below the node
+    count; every node but the root is the child of exactly one node (with
+    the numbering, this makes every node reachable from the root and rules
+    out cycles); split nodes split on a feature in ``[0, n_features)`` at a
+    threshold that is not NaN. Leaves' feature and threshold are not looked
+    at.
+
+    Parameters
+    ----------
+    left, right, feature : ndarray of int64, shape (node_count,)
+    threshold : ndarray of float64, shape (node_count,)
+    n_features : int
+    where : str, default=""
+        Prefix of the names in messages (``"tree"`` gives
+        ``"tree.children_left[3]"``); empty: the bare array names.
+
+    Raises
+    ------
+    ValueError
+        A :class:`spotree._schema.SchemaError` naming the array and the node.
     """
     n = left.shape[0]
     ids = np.arange(n)
     leaf = left == TREE_LEAF
-    key = f"{where}.".__add__
+    key = f"{where}.".__add__ if where else str
 
     def fail(name, t, message):
         raise _schema.SchemaError(f"{key(name)}[{t}]", message)
@@ -42,15 +65,12 @@ def _check_structure(left, right, feature, threshold, categories, where):
         fail("children_right", t, f"must be -1 exactly when children_left[{t}] is -1 (a leaf "
                                   f"has no children, a split has two); got {right[t]}.")
     for name, child in (("children_left", left), ("children_right", right)):
-        back = np.flatnonzero(~leaf & (child <= ids))
+        back = np.flatnonzero(~leaf & ((child <= ids) | (child >= n)))
         if back.size:
             t = int(back[0])
             fail(name, t, f"must be -1 or a node id in [{t + 1}, {n - 1}] (children are "
                           f"numbered after their parent); got {child[t]}.")
     internal = np.flatnonzero(~leaf)
-    # Each node except the root is the child of exactly one node. With
-    # children numbered after parents, this makes every node reachable
-    # from the root and rules out cycles.
     children = np.concatenate([left[internal], right[internal]])
     n_parents = np.bincount(children, minlength=n)
     if (n_parents > 1).any():
@@ -67,6 +87,29 @@ def _check_structure(left, right, feature, threshold, categories, where):
         raise _schema.SchemaError(
             key("children_left"), f"and children_right never point to node {c}: it cannot "
                                   "be reached from the root (node 0).")
+    bad = np.flatnonzero(~leaf & ((feature < 0) | (feature >= n_features)))
+    if bad.size:
+        t = int(bad[0])
+        fail("feature", t, f"must be a feature index in [0, {n_features - 1}] at a split "
+                           f"node; got {feature[t]}.")
+    bad = np.flatnonzero(~leaf & np.isnan(threshold))
+    if bad.size:
+        fail("threshold", int(bad[0]), "must be a number (or +-inf) at a split node; got nan.")
+
+
+def _check_file_structure(left, right, feature, threshold, categories, n_features, where):
+    """:func:`check_structure`, then what a stored tree also fixes at its nodes.
+
+    Indices are already known to lie in range.
+    """
+    check_structure(left, right, feature, threshold, n_features, where)
+    n = left.shape[0]
+    leaf = left == TREE_LEAF
+    key = f"{where}.".__add__
+
+    def fail(name, t, message):
+        raise _schema.SchemaError(f"{key(name)}[{t}]", message)
+
     bad = np.flatnonzero(leaf & ((feature != TREE_UNDEFINED)
                                  | (threshold != TREE_UNDEFINED)))
     if bad.size:
@@ -74,10 +117,6 @@ def _check_structure(left, right, feature, threshold, categories, where):
         name = "feature" if feature[t] != TREE_UNDEFINED else "threshold"
         got = int(feature[t]) if name == "feature" else float(threshold[t])
         fail(name, t, f"must be {TREE_UNDEFINED} at a leaf; got {got!r}.")
-    bad = np.flatnonzero(~leaf & (feature < 0))
-    if bad.size:
-        t = int(bad[0])
-        fail("feature", t, f"must be a feature index >= 0 at a split node; got {feature[t]}.")
     n_cats = np.fromiter((c.size for c in categories), dtype=np.int64, count=n)
     bad = np.flatnonzero(leaf & (n_cats > 0))
     if bad.size:
@@ -431,7 +470,8 @@ class Tree:
         mats = {name: _schema.real_matrix(d[name], key(name), rows=n, cols=n_outputs)
                 for name in _MATRIX_FIELDS}
         categories = _schema.real_lists(d["categories"], key("categories"), length=n)
-        _check_structure(left, right, feature, reals["threshold"], categories, where)
+        _check_file_structure(left, right, feature, reals["threshold"], categories,
+                              n_features, where)
         # Optional (files written before missing-value support lack them).
         mgl = d.get("missing_go_to_left")
         if mgl is not None:

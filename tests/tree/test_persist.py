@@ -296,8 +296,8 @@ T0 = ["trees", 0]
     (T0 + ["categories", 5], [1.0], r"trees\[0\]\.categories\[5\] must be empty at a leaf"),
     (T0 + ["threshold", 5], 0.5, r"trees\[0\]\.threshold\[5\] must be -2 at a leaf"),
     (T0 + ["feature", 5], 1, r"trees\[0\]\.feature\[5\] must be -2 at a leaf"),
-    (T0 + ["feature", 0], -2, r"trees\[0\]\.feature\[0\] must be a feature index >= 0 at a "
-                              r"split node"),
+    (T0 + ["feature", 0], -2, r"trees\[0\]\.feature\[0\] must be a feature index in "
+                              r"\[0, 2\] at a split node; got -2"),
     # Fitted attributes.
     (["fitted", "n_features_in_"], float("inf"), r"fitted\.n_features_in_ must be an int >= 1; "
                                                  r"got inf"),

@@ -97,10 +97,22 @@ def test_node_samples_is_a_partition_per_level():
 
 @pytest.mark.parametrize("args, match", [
     (([1, -1, -1], [2, -1], [0, -2, -2], [0.5, -2, -2]), "children_right must have"),
-    (([0, -1], [1, -1], [0, -2], [0.5, -2]), "larger than its parent"),
-    (([1, -1, -1], [-1, -1, -1], [0, -2, -2], [0.5, -2, -2]), "both TREE_LEAF"),
-    (([1, -1, -1], [2, -1, -1], [3, -2, -2], [0.5, -2, -2]), "feature must be in"),
-    (([1, -1, -1], [2, -1, -1], [0, -2, -2], [np.nan, -2, -2]), "threshold must be a number"),
+    (([0, -1], [1, -1], [0, -2], [0.5, -2]),
+     r"children_left\[0\] must be -1 or a node id in \[1, 1\] \(children are numbered after"),
+    (([1, -1, -1], [3, -1, -1], [0, -2, -2], [0.5, -2, -2]),
+     r"children_right\[0\] must be -1 or a node id in \[1, 2\]"),
+    (([1, -1, -1], [-1, -1, -1], [0, -2, -2], [0.5, -2, -2]),
+     r"children_right\[0\] must be -1 exactly when children_left\[0\] is -1"),
+    (([1, -1, -1], [2, -1, -1], [3, -2, -2], [0.5, -2, -2]),
+     r"feature\[0\] must be a feature index in \[0, 0\] at a split node; got 3"),
+    (([1, -1, -1], [2, -1, -1], [0, -2, -2], [np.nan, -2, -2]),
+     r"threshold\[0\] must be a number \(or \+-inf\) at a split node"),
+    (([1, -1, 2, -1], [2, -1, 3, -1], [0, -2, 0, -2], [0.5, -2, 0.2, -2]),
+     r"children_left\[2\] must be -1 or a node id in \[3, 3\]"),
+    (([1, -1, -1, -1], [2, -1, -1, -1], [0, -2, -2, -2], [0.5, -2, -2, -2]),
+     r"children_left and children_right never point to node 3: it cannot be reached"),
+    (([1, 3, -1, -1], [2, 3, -1, -1], [0, 0, -2, -2], [0.5, 0.2, -2, -2]),
+     r"children_right\[1\] points to node 3, which is already the child of node 1"),
     (([], [], [], []), "at least one node"),
 ])
 def test_malformed_structures_are_rejected(args, match):
@@ -114,3 +126,78 @@ def test_rejects_mismatched_rows():
     with pytest.raises(ValueError, match="same number of rows"):
         tree_from_structure([-1], [-1], [-2], [-2.0], np.zeros((3, 1)), np.ones((2, 2)), None,
                             FiniteDecisions(np.eye(2)))
+
+
+def _is_tree_by_hand(left, right, feat, thr, n_features):
+    """Whether the arrays are one binary tree from node 0, children numbered after
+    parents, splits on a feature in range at a non-NaN threshold: a walk from the
+    root that must meet every node exactly once."""
+    n = len(left)
+    seen = [0] * n
+    stack = [0]
+    while stack:
+        t = stack.pop()
+        if seen[t]:
+            return False
+        seen[t] = 1
+        if (left[t] == -1) != (right[t] == -1):
+            return False
+        if left[t] != -1:
+            for c in (left[t], right[t]):
+                if not t < c < n:
+                    return False
+                stack.append(c)
+            if not 0 <= feat[t] < n_features or thr[t] != thr[t]:
+                return False
+    return all(seen)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), edits=st.integers(0, 2))
+def test_a_structure_is_accepted_exactly_when_it_is_a_tree_and_then_saves_and_loads(seed,
+                                                                                    edits):
+    # Random trees, some with an entry edited to another node id, a leaf or a
+    # feature out of range. tree_from_structure accepts exactly the trees (by
+    # the walk above), and every tree it accepts survives to_dict/from_dict
+    # (the two used to disagree on unreachable nodes).
+    from spotree.tree._tree import Tree
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(12, 2))
+    C = rng.uniform(size=(12, 2))
+    left, right, feat, thr = _random_structure(rng, X, max_depth=3)
+    n = len(left)
+    for _ in range(edits):
+        arr = [left, right, feat][int(rng.integers(3))]
+        arr[int(rng.integers(n))] = int(rng.integers(-1, n + 1))
+    problem = FiniteDecisions(np.eye(2))
+    ok = _is_tree_by_hand(left, right, feat, thr, X.shape[1])
+    if not ok:
+        with pytest.raises(ValueError):
+            tree_from_structure(left, right, feat, thr, X, C, None, problem)
+        return
+    tree = tree_from_structure(left, right, feat, thr, X, C, None, problem)
+    back = Tree.from_dict(tree.to_dict())
+    for name in ("children_left", "children_right", "feature", "threshold", "value",
+                 "decision", "loss", "n_node_samples", "missing_go_to_left"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(tree, name))
+
+
+def test_unreachable_node_is_refused_by_both_validators():
+    # The issue's case: node 3 is nobody's child.
+    from spotree._schema import SchemaError
+    from spotree.tree._tree import Tree
+
+    args = ([1, -1, -1, -1], [2, -1, -1, -1], [0, -2, -2, -2], [0.5, -2, -2, -2])
+    X, C = np.array([[0.0], [1.0]]), np.ones((2, 2))
+    with pytest.raises(SchemaError, match="never point to node 3"):
+        tree_from_structure(*args, X, C, None, FiniteDecisions(np.eye(2)))
+    good = tree_from_structure([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, -2, -2], X, C,
+                               None, FiniteDecisions(np.eye(2))).to_dict()
+    bad = dict(good, children_left=args[0], children_right=args[1], feature=args[2],
+               threshold=args[3], **{k: good[k] + good[k][-1:] for k in (
+                   "n_node_samples", "impurity", "loss", "weighted_n_node_samples", "value",
+                   "decision", "categories", "missing_go_to_left")})
+    with pytest.raises(SchemaError, match=r"tree.children_left and children_right never "
+                                          r"point to node 3"):
+        Tree.from_dict(bad)
