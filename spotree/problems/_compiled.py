@@ -33,8 +33,8 @@ import numpy as np
 from .._numba import jit
 
 __all__ = ["CompiledOracle", "KIND_DAG", "KIND_GRID", "KIND_KNAPSACK_DP", "KIND_KNAPSACK_BB",
-           "solve_min", "solve_batch", "solve_rows", "dag_oracle", "grid_oracle",
-           "knapsack_dp_oracle", "knapsack_bb_oracle"]
+           "KIND_LABEL_SETTING", "solve_min", "solve_batch", "solve_rows", "dag_oracle",
+           "grid_oracle", "knapsack_dp_oracle", "knapsack_bb_oracle", "label_setting_oracle"]
 
 #: Shortest path on a directed acyclic graph (``ShortestPath``, grids and
 #: ``ShortestPath.from_edges``).
@@ -48,6 +48,10 @@ KIND_KNAPSACK_BB = 3
 #: Shortest path on a ``rows x cols`` grid with east and north edges
 #: (``ShortestPath(grid)``): the DAG dynamic program without index arrays.
 KIND_GRID = 4
+#: Shortest path on a directed graph that may have cycles, for non-negative
+#: costs (Dijkstra's label-setting method); gives up on a negative cost
+#: (``LinearProgram`` recognized as a network).
+KIND_LABEL_SETTING = 5
 
 
 class CompiledOracle(NamedTuple):
@@ -146,6 +150,144 @@ def _dag_min(ints, c, w, work, iwork):
         v = target
         # pred is -1 only where no in-edge had a finite cost (NaN input):
         # stop rather than walk off the graph.
+        while v != source and pred[v] >= 0:
+            e = pred[v]
+            w[e] = 1.0
+            v = ints[o_tail + e]
+    return dist[target]
+
+
+# --------------------------------------------------------- label setting
+def label_setting_oracle(n_nodes, tail, head, source, target, relevant):
+    """Encode a shortest path on a graph with cycles for :func:`solve_min`.
+
+    Dijkstra's label-setting method with a binary heap, ``O(E log E)`` per
+    solve. It is exact only for non-negative costs: when an edge marked
+    ``relevant`` has a negative cost, the solve gives up (returns NaN) and
+    the caller solves that cost vector another way. With a negative cost on
+    a cycle the linear program ``min c.w, A w = b, 0 <= w <= 1`` is a
+    min-cost flow that may send flow around the cycle, which no path
+    solver answers.
+
+    Parameters
+    ----------
+    n_nodes : int
+    tail, head : ndarray of int64 of shape (n_edges,)
+    source, target : int
+    relevant : ndarray of bool of shape (n_edges,)
+        The edges whose cost matters: those on a cycle or on some
+        source-target path. The others carry no flow in any feasible
+        solution, so their costs, of any sign, change nothing.
+
+    Ties: when every cost is positive, at every node the path arrives
+    through the in-edge of lowest index among the best ones (the DAG
+    solver's rule); with zero costs, the first such edge met.
+
+    Layout of ``ints``: ``[n_nodes, n_edges, source, target, tail (E),
+    head (E), out_ptr (N + 1), out_edges (E), relevant (E)]``. ``work``
+    holds the labels (N) and the heap's keys (E + 1); ``iwork`` the
+    predecessor edges (N), the settled flags (N) and the heap's nodes
+    (E + 1).
+    """
+    tail = np.asarray(tail, dtype=np.int64)
+    head = np.asarray(head, dtype=np.int64)
+    E = tail.shape[0]
+    out_edges = np.argsort(tail, kind="stable").astype(np.int64)
+    out_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.add.at(out_ptr, tail + 1, 1)
+    out_ptr = np.cumsum(out_ptr)
+    ints = np.concatenate([[n_nodes, E, source, target], tail, head, out_ptr, out_edges,
+                           np.asarray(relevant, dtype=np.int64)]).astype(np.int64)
+    return CompiledOracle(KIND_LABEL_SETTING, ints, np.zeros(0), n_nodes + E + 1,
+                          2 * n_nodes + E + 1,
+                          float(3 * E + n_nodes) * max(1.0, np.log2(E + 1)))
+
+
+@jit
+def _label_setting_min(ints, c, w, work, iwork):
+    n = ints[0]
+    E = ints[1]
+    source = ints[2]
+    target = ints[3]
+    o_tail = 4
+    o_head = o_tail + E
+    o_ptr = o_head + E
+    o_out = o_ptr + n + 1
+    o_rel = o_out + E
+    for e in range(E):
+        if ints[o_rel + e] != 0 and c[e] < 0.0:
+            return np.nan
+    dist = work
+    keys = work[n:]
+    pred = iwork
+    done = iwork[n:]
+    heap = iwork[2 * n:]
+    for v in range(n):
+        dist[v] = np.inf
+        pred[v] = -1
+        done[v] = 0
+    dist[source] = 0.0
+    # A binary min-heap of (label, node) pairs with stale entries left in
+    # place (skipped when popped): at most one push per improvement.
+    size = 1
+    keys[0] = 0.0
+    heap[0] = source
+    while size > 0:
+        u = heap[0]
+        du = keys[0]
+        size -= 1
+        if size > 0:
+            # Move the last entry to the root and sift it down.
+            kl = keys[size]
+            nl = heap[size]
+            i = 0
+            while True:
+                ch = 2 * i + 1
+                if ch >= size:
+                    break
+                if ch + 1 < size and (keys[ch + 1] < keys[ch] or (
+                        keys[ch + 1] == keys[ch] and heap[ch + 1] < heap[ch])):
+                    ch += 1
+                if keys[ch] < kl or (keys[ch] == kl and heap[ch] < nl):
+                    keys[i] = keys[ch]
+                    heap[i] = heap[ch]
+                    i = ch
+                else:
+                    break
+            keys[i] = kl
+            heap[i] = nl
+        if done[u] == 1 or du > dist[u]:
+            continue
+        done[u] = 1
+        if u == target:
+            break
+        for a in range(ints[o_ptr + u], ints[o_ptr + u + 1]):
+            e = ints[o_out + a]
+            v = ints[o_head + e]
+            if done[v] == 1:
+                continue
+            val = du + c[e]
+            if val < dist[v]:
+                dist[v] = val
+                pred[v] = e
+                # Push (val, v) and sift it up.
+                i = size
+                size += 1
+                while i > 0:
+                    par = (i - 1) // 2
+                    if keys[par] < val or (keys[par] == val and heap[par] <= v):
+                        break
+                    keys[i] = keys[par]
+                    heap[i] = heap[par]
+                    i = par
+                keys[i] = val
+                heap[i] = v
+            elif val == dist[v] and e < pred[v]:
+                pred[v] = e
+    if w.shape[0] > 0:
+        for e in range(E):
+            w[e] = 0.0
+        v = target
         while v != source and pred[v] >= 0:
             e = pred[v]
             w[e] = 1.0
@@ -526,6 +668,8 @@ def solve_min(kind, ints, floats, c, w, work, iwork):
         return _knapsack_dp_min(ints, c, w, work, iwork)
     if kind == KIND_KNAPSACK_BB:
         return _knapsack_bb_min(ints, floats, c, w, work, iwork)
+    if kind == KIND_LABEL_SETTING:
+        return _label_setting_min(ints, c, w, work, iwork)
     return np.nan
 
 

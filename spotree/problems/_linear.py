@@ -14,6 +14,7 @@ import numbers
 import os
 import threading
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -145,6 +146,24 @@ class LinearProgram(DecisionProblem):
     solves, not in multi-threaded BLAS, so they leave the process's BLAS
     thread limits alone. Each thread has its own cache; all are dropped on
     pickling.
+
+    **Networks.** A pure shortest path written as an LP, ``A_eq`` a
+    node-edge incidence matrix, ``b_eq`` with one -1 (the source) and one
+    +1 (the target), every bound ``0 <= w_j`` with an upper bound of at
+    least 1, and no other rows (see
+    :meth:`ShortestPath.from_incidence <spotree.problems.ShortestPath.from_incidence>`
+    for the reading of ``A``, including columns with a single nonzero),
+    is recognized on first use and solved without HiGHS: by the compiled
+    dynamic program of :meth:`ShortestPath.from_edges
+    <spotree.problems.ShortestPath.from_edges>` when the graph is acyclic
+    (any costs; its paths are then the LP's vertices, and :meth:`vertices`
+    lists them), and by a compiled label-setting (Dijkstra) solver when it
+    has cycles and the costs are non-negative. A cost vector with a
+    negative cost on an edge of a cycle or of a source-target path of a
+    cyclic graph goes to HiGHS (the LP may then send flow around a cycle).
+    Values are HiGHS's up to rounding; among tied optimal paths the
+    compiled solvers' rules apply. The problem, its attributes and
+    :meth:`to_dict` are unchanged.
 
     **Vertices.** :meth:`vertices` lists the vertices of a pure LP by brute
     force: every choice of ``d - rank(A_eq)`` active inequalities (rows of
@@ -477,10 +496,41 @@ class LinearProgram(DecisionProblem):
             raise ValueError(f"HiGHS could not decide whether the LinearProgram is bounded "
                              f"(status: {combined_failed}).")
 
+    # ------------------------------------------------------------- networks
+    def _network(self):
+        """The recognized path network (see Notes), or None; built on first use."""
+        net = self.__dict__.get("_model_network", False)
+        if net is False:
+            net = self._model_network = _recognize_network(self)
+        return net
+
+    def compiled_oracle(self):
+        """The compiled path solver when the LP is a recognized network, else None.
+
+        See Notes, "Networks".
+        """
+        net = self._network()
+        return None if net is None else net.oracle
+
     # ---------------------------------------------------------------- solve
     def _solve(self, C):
         Cm = C if self.sense == "min" else -C
-        m = C.shape[0]
+        net = self._network()
+        if net is None:
+            W = self._solve_highs(Cm)
+        else:
+            from ._compiled import solve_rows
+
+            W = np.empty_like(Cm)
+            z = solve_rows(net.oracle, Cm, W)
+            gave_up = np.isnan(z)
+            if gave_up.any():
+                # Negative costs on a graph with cycles: a min-cost flow.
+                W[gave_up] = self._solve_highs(Cm[gave_up])
+        return W, np.einsum("ij,ij->i", C, W)
+
+    def _solve_highs(self, Cm):
+        m = Cm.shape[0]
         n_threads = min(self._n_threads(), m // self._min_rows_per_thread)
         if n_threads > 1:
             # Contiguous blocks keep consecutive (correlated) rows together.
@@ -491,7 +541,7 @@ class LinearProgram(DecisionProblem):
             W = np.vstack(list(parts))
         else:
             W = self._solve_serial(Cm, 0)
-        return W, np.einsum("ij,ij->i", C, W)
+        return W
 
     def _solve_serial(self, Cm, offset):
         """Minimizers for the rows of Cm in this thread (row i is cost vector offset + i)."""
@@ -703,6 +753,12 @@ class LinearProgram(DecisionProblem):
 
     # ------------------------------------------------------------- vertices
     def _vertices(self):
+        net = self._network()
+        if net is not None and net.dag is not None:
+            # An acyclic network's vertices are its source-target paths
+            # (sorted as the enumeration below sorts them).
+            V = net.dag._vertices()
+            return None if V is None else np.unique(V, axis=0)
         if self.is_milp:
             if not self.integrality.all():
                 return None
@@ -757,3 +813,45 @@ class LinearProgram(DecisionProblem):
         kind = "MILP" if self.is_milp else "LP"
         return (f"LinearProgram(n_costs={self.n_costs}, n_rows={self.n_rows}, {kind}, "
                 f"sense={self.sense!r})")
+
+
+class _Network(NamedTuple):
+    """A LinearProgram recognized as a shortest path: its compiled solver,
+    and the DAG problem when the graph is acyclic (else None)."""
+
+    oracle: object
+    dag: object
+
+
+def _recognize_network(lp):
+    """``_Network`` for a LinearProgram that is a single-path network, else None."""
+    from scipy.sparse import csgraph
+    import scipy.sparse as sp
+
+    from ._compiled import label_setting_oracle
+    from ._shortest_path import DAGShortestPath, _topological_order, incidence_network
+
+    if lp.n_rows == 0 or not (np.all(lp._lo == 0.0) and np.all(lp._hi >= 1.0)):
+        return None
+    if not (np.isfinite(lp._rlo).all() and np.array_equal(lp._rlo, lp._rhi)):
+        return None
+    net = incidence_network(lp._A, lp._rlo)
+    if isinstance(net, str):
+        return None
+    n, tail, head, source, target = net
+    order, cycle = _topological_order(n, tail, head)
+    if cycle is None:
+        dag = DAGShortestPath(n, np.column_stack([tail, head]), source, target)
+        return _Network(dag.compiled_oracle(), dag)
+    # Edges whose cost matters: on a cycle (both ends in one strongly
+    # connected component) or on a source-target path. No feasible flow
+    # uses the others (a flow is a path plus cycles).
+    graph = sp.csr_matrix((np.ones(tail.size), (tail, head)), shape=(n, n))
+    _, comp = csgraph.connected_components(graph, directed=True, connection="strong")
+    from_source = np.zeros(n, dtype=bool)
+    from_source[csgraph.breadth_first_order(graph, source, return_predecessors=False)] = True
+    to_target = np.zeros(n, dtype=bool)
+    to_target[csgraph.breadth_first_order(graph.T.tocsr(), target,
+                                          return_predecessors=False)] = True
+    relevant = (comp[tail] == comp[head]) | (from_source[tail] & to_target[head])
+    return _Network(label_setting_oracle(n, tail, head, source, target, relevant), None)

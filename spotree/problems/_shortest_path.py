@@ -10,7 +10,7 @@ import numpy as np
 
 from ._base import DecisionProblem, _check_sense
 
-__all__ = ["ShortestPath", "DAGShortestPath"]
+__all__ = ["ShortestPath", "DAGShortestPath", "incidence_network"]
 
 
 class ShortestPath(DecisionProblem):
@@ -78,6 +78,73 @@ class ShortestPath(DecisionProblem):
         (array([[0., 1., 0., 1.]]), '0->2->3')
         """
         return DAGShortestPath(n_nodes, edges, source, target, sense=sense)
+
+    @staticmethod
+    def from_incidence(A, b, sense="min"):
+        """Shortest path given as a node-edge incidence matrix and a supply vector.
+
+        For users who hold the linear program ``min c^T w`` subject to
+        ``A w = b``, ``0 <= w <= 1`` of a path problem. Column ``e`` of ``A``
+        is edge ``e``: -1 in the row of its tail, +1 in the row of its head
+        (the opposite signs, with ``-b``, describe the same feasible set and
+        are read the same way). ``b`` has -1 at the source, +1 at the target
+        and 0 elsewhere. Returns the same :class:`DAGShortestPath` as
+        :meth:`from_edges` with those edges. A
+        :class:`~spotree.problems.LinearProgram` with such rows is recognized
+        too, and solved by the same compiled solver.
+
+        **A column with a single nonzero.** The rows of an incidence matrix
+        add up to zero, so one of them is redundant and often left out. A
+        column with one entry is read as an edge to (or from) that left-out
+        node, which is added back as node ``A.shape[0]`` with supply
+        ``-sum(b)``. This is exact: the left-out row is implied by the
+        others. An edge whose other end is that node and that lies on no
+        source-target path (the Uber Movement Los Angeles network has one)
+        is never used, as in the linear program, where adding up all the
+        rows forces it to zero.
+
+        Parameters
+        ----------
+        A : array-like or scipy.sparse matrix of shape (n_nodes, n_edges)
+            Entries in {-1, 0, 1}; every column has at most one -1 and at
+            most one +1, and at least one of them.
+        b : array-like of shape (n_nodes,)
+        sense : {"min", "max"}, default="min"
+
+        Returns
+        -------
+        DAGShortestPath
+
+        Raises
+        ------
+        ValueError
+            When ``A`` is not an incidence matrix, ``b`` does not name one
+            source and one target, or the graph has a cycle (a
+            ``LinearProgram(A_eq=A, b_eq=b, bounds=(0, 1))`` solves that one).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from spotree.problems import ShortestPath
+        >>> A = np.array([[-1, -1, 0, 0], [1, 0, -1, 0], [0, 1, 0, -1], [0, 0, 1, 1]])
+        >>> sp = ShortestPath.from_incidence(A, [-1, 0, 0, 1])
+        >>> sp.edges()
+        [(0, 1), (0, 2), (1, 3), (2, 3)]
+        >>> sp.solve([[1.0, 2.0, 5.0, 1.0]])[0]
+        array([[0., 1., 0., 1.]])
+        """
+        net = incidence_network(A, b)
+        if isinstance(net, str):
+            raise ValueError(f"ShortestPath.from_incidence: {net}")
+        n_nodes, tail, head, source, target = net
+        order, cycle = _topological_order(n_nodes, tail, head)
+        if cycle is not None:
+            raise ValueError(f"ShortestPath.from_incidence: the graph of 'A' has a cycle "
+                             f"({'->'.join(map(str, cycle))}); solve it as "
+                             "LinearProgram(A_eq=A, b_eq=b, bounds=(0, 1)), which uses a "
+                             "label-setting solver for non-negative costs.")
+        return DAGShortestPath(n_nodes, np.column_stack([tail, head]), source, target,
+                               sense=sense)
 
     def __init__(self, grid=(4, 4), sense="min"):
         try:
@@ -207,6 +274,69 @@ class ShortestPath(DecisionProblem):
 
     def __repr__(self):
         return f"ShortestPath(grid={self.grid}, sense={self.sense!r})"
+
+
+def incidence_network(A, b):
+    """Read a node-edge incidence matrix and a supply vector as a path problem.
+
+    Parameters
+    ----------
+    A : array-like or scipy.sparse matrix of shape (n_rows, n_edges)
+    b : array-like of shape (n_rows,)
+
+    Returns
+    -------
+    (n_nodes, tail, head, source, target) or str
+        The graph (``n_nodes`` is ``n_rows + 1`` when a column has a single
+        nonzero: its other end is the left-out node ``n_rows``), or a
+        sentence saying why ``(A, b)`` is not a single-path network. See
+        :meth:`ShortestPath.from_incidence`.
+    """
+    import scipy.sparse as sp
+
+    try:
+        M = sp.csc_matrix(A, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        return "'A' must be a 2-D numeric matrix and 'b' a numeric vector."
+    n, E = M.shape
+    if b.shape[0] != n:
+        return f"'b' has {b.shape[0]} entries but 'A' has {n} rows."
+    if E == 0:
+        return "'A' has no columns (edges)."
+    M.eliminate_zeros()
+    if not np.isin(M.data, (-1.0, 1.0)).all():
+        return "the entries of 'A' must be -1, 0 or 1."
+    nnz = np.diff(M.indptr)
+    plus = np.zeros(E, dtype=np.int64)
+    minus = np.zeros(E, dtype=np.int64)
+    cols = np.repeat(np.arange(E), nnz)
+    np.add.at(plus, cols, M.data > 0)
+    np.add.at(minus, cols, M.data < 0)
+    bad = np.flatnonzero((plus > 1) | (minus > 1) | (plus + minus == 0))
+    if bad.size:
+        return (f"column {bad[0]} of 'A' is not an edge: every column needs at most one -1 "
+                "(its tail), at most one +1 (its head) and at least one of them.")
+    rows = M.indices
+    sign = M.data
+    tail = np.full(E, n, dtype=np.int64)
+    head = np.full(E, n, dtype=np.int64)
+    tail[cols[sign < 0]] = rows[sign < 0]
+    head[cols[sign > 0]] = rows[sign > 0]
+    n_nodes = n
+    supply = b
+    if (plus + minus == 1).any():
+        # The left-out node of the redundant row comes back, with the supply
+        # that makes all rows add up to zero.
+        n_nodes = n + 1
+        supply = np.append(b, -b.sum())
+    src = np.flatnonzero(supply == -1.0)
+    dst = np.flatnonzero(supply == 1.0)
+    if src.size != 1 or dst.size != 1 or np.count_nonzero(supply) != 2:
+        return ("'b' must have one -1 (the source), one +1 (the target) and zeros "
+                "elsewhere" + (" (with the left-out node of the one-entry columns)"
+                               if n_nodes > n else "") + ".")
+    return n_nodes, tail, head, int(src[0]), int(dst[0])
 
 
 def _check_node(value, name, n_nodes):

@@ -344,8 +344,10 @@ def test_thresholds_separate_neighbouring_values():
 
 def test_linear_program_oracle_path_matches_vertex_problem():
     # The probability simplex solved by HiGHS, with vertex enumeration switched
-    # off, is "choose the cheapest coordinate".
-    lp = LinearProgram(A_eq=np.ones((1, 3)), b_eq=[1.0], bounds=(0, None))
+    # off, is "choose the cheapest coordinate". (Written with 2s: a row of 1s
+    # would be recognized as a network of parallel edges and solved without HiGHS.)
+    lp = LinearProgram(A_eq=2.0 * np.ones((1, 3)), b_eq=[2.0], bounds=(0, None))
+    assert lp.compiled_oracle() is None
     lp.max_bases_enumerated = 0
     assert lp.vertices() is None
     fin = FiniteDecisions(np.eye(3))
