@@ -2,6 +2,9 @@
 
 Errors name the offending argument and say what was expected, so that a user
 who passes a 1-D cost vector or a NaN learns it from the message alone.
+Every estimator's ``fit`` takes its data through :func:`check_fit_inputs`
+and its ``predict`` through :func:`check_features`, so that the same bad
+input fails the same way everywhere.
 """
 
 from __future__ import annotations
@@ -9,8 +12,23 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import validate_data
 
-__all__ = ["check_costs", "check_sample_weight", "check_random_state_seed"]
+from ._categories import encode_frame, is_dataframe, one_hot
+
+__all__ = ["check_costs", "check_sample_weight", "check_random_state_seed", "check_same_rows",
+           "check_features", "check_fit_costs", "check_fit_inputs"]
+
+
+def check_same_rows(a, b, names=("X", "C")):
+    """Raise unless ``a`` and ``b`` (arrays or row counts, named ``names``) have as many rows."""
+    n_a = a if isinstance(a, numbers.Integral) else a.shape[0]
+    n_b = b if isinstance(b, numbers.Integral) else b.shape[0]
+    if n_a != n_b:
+        raise ValueError(f"{names[0]} and {names[1]} must have the same number of rows; got "
+                         f"{n_a} and {n_b}.")
 
 
 def check_costs(C, *, n_costs=None, name="C", allow_empty=True):
@@ -86,6 +104,140 @@ def check_sample_weight(sample_weight, n_samples, *, name="sample_weight",
 
 def check_random_state_seed(random_state):
     """Draw a 32-bit seed from ``random_state`` (None, int or Generator/RandomState)."""
-    from sklearn.utils import check_random_state
-
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _numeric_array(X):
+    """A non-DataFrame ``X`` as floats, or an error naming the first cell of text.
+
+    Arrays of numbers, ragged lists and other odd input go on to
+    scikit-learn's checks unchanged, whose messages cover them.
+    """
+    if sp.issparse(X) or is_dataframe(X):
+        return X
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):
+        return X
+    if arr.dtype.kind in "Mm":
+        raise ValueError(f"X holds dates, times or durations (dtype {arr.dtype}), which "
+                         "spotree does not turn into numbers on its own: convert them to "
+                         "numbers first (for example days since a reference date).")
+    if arr.dtype.kind not in "OUS" or arr.ndim != 2:
+        return X
+    if arr.dtype.kind == "O":
+        # None is a missing value, as in a DataFrame.
+        arr = np.where(np.equal(arr, None), np.nan, arr)
+    try:
+        return arr.astype(np.float64)
+    except ValueError:
+        pass
+    except TypeError:  # not text (a dict, say): scikit-learn's message
+        return X
+    for i, j in np.ndindex(arr.shape):
+        v = arr[i, j]
+        v = v.item() if isinstance(v, np.generic) else v
+        try:
+            float(v)
+        except ValueError:
+            raise ValueError(
+                f"X holds text: row {i}, column {j} is {v!r}, not a number. A numpy "
+                "array must be numeric; to use text as categories pass a pandas DataFrame "
+                "(its text and category columns are categorical features), or encode the "
+                "text as numbers.") from None
+        except TypeError:
+            return X
+    return X
+
+
+def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False):
+    """Validate the features ``X`` of estimator ``est`` at fit (``reset``) or predict.
+
+    DataFrame columns of categories or text are coded as numbers (see
+    :mod:`spotree._categories`); at fit their labels are stored in
+    ``est.category_values_`` (None without such columns), and
+    ``n_features_in_`` / ``feature_names_in_`` are set as scikit-learn does.
+
+    Parameters
+    ----------
+    est : estimator
+    X : array-like or DataFrame of shape (n_samples, n_features)
+    reset : bool
+        True in ``fit`` (learn the columns), False in ``predict`` (check them).
+    allow_nan : bool, default=True
+        Whether NaN (a missing value) may stay in the result.
+    one_hot_categories : bool, default=False
+        Return categorical columns as one indicator column per category seen
+        at fit (for linear models) instead of their codes (for trees). A
+        missing or unseen category is then all zeros, not NaN.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_columns), dtype float64
+    """
+    name = type(est).__name__
+    if reset:
+        est.category_values_ = None
+    cats = getattr(est, "category_values_", None)
+    if is_dataframe(X):
+        if reset:
+            X, learned = encode_frame(X)
+            est.category_values_ = cats = (learned if any(c is not None for c in learned)
+                                           else None)
+        else:
+            X, _ = encode_frame(X, cats if cats is not None else [None] * X.shape[1])
+    elif cats is not None:
+        names = getattr(est, "feature_names_in_", None)
+        columns = (f" with the columns {list(names)}" if names is not None else "")
+        text = [str(names[j]) if names is not None else j
+                for j, c in enumerate(cats) if c is not None]
+        raise ValueError(f"X must be a pandas DataFrame{columns}: this {name} was fitted on a "
+                         f"DataFrame whose columns {text} hold categories or text, and an "
+                         "array does not say which category a value is.")
+    else:
+        X = _numeric_array(X)
+    X = validate_data(est, X, reset=reset, dtype=np.float64,
+                      ensure_all_finite="allow-nan" if (allow_nan or one_hot_categories)
+                      else True)
+    if one_hot_categories:
+        X = one_hot(X, cats)
+        if not allow_nan and not np.isfinite(X).all():
+            raise ValueError(f"Input X contains NaN or infinity; {name} does not support "
+                             "missing values in numeric columns (impute them, or use "
+                             "SPOTree/SPOForest, whose splits route them).")
+    return X
+
+
+def check_fit_costs(est, C, n_samples):
+    """The realized costs ``C`` given to ``est.fit``: a finite (n_samples, n_costs) array."""
+    if C is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
+                         "None: pass the realized costs C of shape (n_samples, n_costs).")
+    C = C.to_numpy() if hasattr(C, "to_numpy") else np.asarray(C)
+    if C.ndim == 1:
+        raise ValueError(
+            f"C must be a 2-D array of shape (n_samples, n_costs), one row of costs per "
+            f"sample; got a 1-D array of shape {C.shape}. A single column would be a "
+            "problem with one option (a constant decision); if that is meant, pass "
+            "C.reshape(-1, 1).")
+    C = check_costs(C, name="C")
+    check_same_rows(n_samples, C)
+    return C
+
+
+def check_fit_inputs(est, X, C, sample_weight, *, allow_nan=True, one_hot_categories=False):
+    """The checks every estimator's ``fit`` runs on ``X``, ``C`` and ``sample_weight``.
+
+    See :func:`check_features` for ``X`` and the keywords. The problem is
+    checked against ``C`` by :func:`spotree.problems.resolve_problem`.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_columns)
+    C : ndarray of shape (n_samples, n_costs)
+    sample_weight : ndarray of shape (n_samples,)
+    """
+    X = check_features(est, X, reset=True, allow_nan=allow_nan,
+                       one_hot_categories=one_hot_categories)
+    C = check_fit_costs(est, C, X.shape[0])
+    return X, C, check_sample_weight(sample_weight, X.shape[0])

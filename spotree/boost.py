@@ -18,12 +18,15 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from ._categories import one_hot_sum
 from ._params import InstanceOf, Interval, Options, validate_params
-from ._validation import check_costs, check_sample_weight
-from .linear_model import SPOPlusLinear, _check_fit_data, _spo_plus
-from .problems import FiniteDecisions
+from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
+                          check_sample_weight)
+from .linear_model import SPOPlusLinear
+from .metrics import _spo_plus
+from .problems import FiniteDecisions, resolve_problem
 from .tree import SPOTree, register_model
 from .tree._classes import SPOScoreMixin
 from .tree._tree import TREE_LEAF
@@ -243,7 +246,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         subgradients). Each leaf's ``tree_.value`` holds the step found by
         the line search, before shrinkage; their ``decision`` arrays are
         unused (zeros).
-    init_coef_ : ndarray of shape (n_costs, n_features)
+    init_coef_ : ndarray of shape (n_costs, n_columns)
+        One column per feature, or per category of a DataFrame's categorical
+        column (see :class:`SPOPlusLinear`'s ``coef_``; the trees split
+        these indicator columns too).
     init_intercept_ : ndarray of shape (n_costs,)
         The starting model ``F_0(x) = init_coef_ @ x + init_intercept_``
         (after the refit, trained on all the rows).
@@ -271,6 +277,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only for DataFrame input with string column names.
+    category_values_ : list or None
+        Per column of X, the categories seen at fit (None for a numeric
+        column); None when X has no categorical column.
 
     Notes
     -----
@@ -389,15 +398,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if X_val is not None or C_val is not None:
             if X_val is None or C_val is None:
                 raise ValueError("X_val and C_val must be given together.")
-            Xv = validate_data(self, X_val, reset=False, dtype=np.float64,
-                               ensure_all_finite=True)
-            Cv = np.asarray(C_val) if not hasattr(C_val, "to_numpy") else C_val.to_numpy()
-            if Cv.ndim == 1 and self.problem is None:
-                Cv = Cv.reshape(-1, 1)
-            Cv = check_costs(Cv, n_costs=problem.n_costs, name="C_val")
-            if Cv.shape[0] != Xv.shape[0]:
-                raise ValueError(f"X_val and C_val must have the same number of rows; got "
-                                 f"{Xv.shape[0]} and {Cv.shape[0]}.")
+            Xv = self._validate_X(X_val)
+            Cv = check_costs(C_val, n_costs=problem.n_costs, name="C_val")
+            check_same_rows(Xv, Cv, ("X_val", "C_val"))
             swv = check_sample_weight(sample_weight_val, Xv.shape[0],
                                       name="sample_weight_val")
             return (X, C, sw), (Xv, Cv, swv), "X_val"
@@ -465,8 +468,11 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             be scored (no rows, zero total weight, or all optimal values zero).
         """
         validate_params(self)
-        X, C, sw, problem = _check_fit_data(self, X, C, sample_weight)
-        self.problem_ = problem
+        # A category or text column becomes one indicator column per category
+        # (for the linear start and, as they are, for the trees).
+        X, C, sw = check_fit_inputs(self, X, C, sample_weight, allow_nan=False,
+                                    one_hot_categories=True)
+        self.problem_ = problem = resolve_problem(self.problem, C)
         rng = check_random_state(self.random_state)
         X_all, C_all, sw_all = X, C, sw
         (X, C, sw), val, val_arg = self._split(X, C, sw, problem, rng, X_val, C_val,
@@ -635,7 +641,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 if est.tree_.node_count > 1]
         if not used:
             return np.zeros(p)
-        mean = np.mean(used, axis=0)
+        # A categorical feature's importance: that of its indicator columns.
+        mean = one_hot_sum(np.mean(used, axis=0), getattr(self, "category_values_", None))
         s = mean.sum()
         return mean / s if s > 0 else mean
 
@@ -645,9 +652,12 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return len(self.estimators_)
 
     # ---------------------------------------------------------- predict
+    def _validate_X(self, X):
+        return check_features(self, X, reset=False, allow_nan=False, one_hot_categories=True)
+
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")
-        return validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True)
+        return self._validate_X(X)
 
     def _staged(self, X):
         F = X @ self.init_coef_.T + self.init_intercept_
@@ -741,9 +751,19 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.estimators_ = ests
 
     def save(self, path):
-        """Write the fitted model as JSON (see :func:`spotree.load`); no pickle involved."""
+        """Write the fitted model as JSON (see :func:`spotree.load`); no pickle involved.
+
+        Not for a model fitted on category or text columns: its trees split
+        the indicator columns of the categories, which the file format does
+        not describe (one-hot encode them before ``fit``, e.g. with
+        ``pandas.get_dummies``, to save the model).
+        """
         from .tree._persist import save_model
 
+        if getattr(self, "category_values_", None) is not None:
+            raise ValueError("SPOBoost.save cannot write a model fitted on category or text "
+                             "columns (its trees split their indicator columns); one-hot "
+                             "encode them before fit (pandas.get_dummies) to save it.")
         save_model(self, path)
 
     def __sklearn_tags__(self):

@@ -16,18 +16,20 @@ import numbers
 import warnings
 
 import numpy as np
+import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MultiOutputMixin, clone
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from ._categories import is_dataframe, unseen_to_missing
 from ._params import InstanceOf, Interval, Options, validate_params
-from ._validation import check_costs, check_sample_weight
+from ._validation import check_costs, check_features, check_fit_inputs, check_sample_weight
 from .metrics import normalized_spo_loss
+from .problems import resolve_problem
 from .tree import SPOTree, register_model
-from .tree._classes import BaseSPOTree, SPOScoreMixin, categorical_mask, encode_categories
+from .tree._classes import SPOScoreMixin, categorical_mask
 from .tree._builder import AbortFlag, GrowthInterrupted
-from .tree._categories import unseen_to_missing
 from .tree._criterion import FitData
 from .tree._kernels import MODE_ORACLE
 from .tree._tree import TREE_LEAF
@@ -150,7 +152,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         Candidate thresholds per feature per node, as in SPOTree.
     categorical_features : array-like of int or str, array of bool, or None
         Features split by category, as in SPOTree (DataFrame columns of dtype
-        ``category``, ``object`` or ``string`` are categorical in any case).
+        ``category`` or ``string``, or ``object`` holding text, are
+        categorical in any case).
     oob_score : bool, default=False
         Whether to score the forest on the out-of-bag samples (needs
         ``bootstrap=True``).
@@ -295,14 +298,6 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 "thresholds": self.thresholds,
                 "categorical_features": self.categorical_features}
 
-    def _check_fit_inputs(self, X, C, sample_weight):
-        if C is None:
-            raise ValueError(f"{type(self).__name__}.fit needs the realized costs C of shape "
-                             "(n_samples, n_costs). Expected array-like (array or non-string "
-                             "sequence), got None.")
-        # Exactly SPOTree's checks, so that bad input fails the same way.
-        return BaseSPOTree._check_fit_inputs(self, X, C, sample_weight)
-
     def _fit_data(self, X, C, problem):
         """The per-fit statistics shared by all trees (the only full oracle call)."""
         mask = categorical_mask(self, X.shape[1])
@@ -326,7 +321,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self : SPOForest
         """
         validate_params(self)
-        X, C, sw, problem = self._check_fit_inputs(X, C, sample_weight)
+        X, C, sw = check_fit_inputs(self, X, C, sample_weight)
+        problem = resolve_problem(self.problem, C)
         return self._fit_validated(X, C, sw, problem, self._fit_data(X, C, problem))
 
     def _fit_validated(self, X, C, sw, problem, base):
@@ -430,9 +426,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     # ---------------------------------------------------------- predict
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")
-        X = encode_categories(self, X, reset=False)
-        X = validate_data(self, X, reset=False, dtype=np.float64,
-                          ensure_all_finite="allow-nan")
+        X = check_features(self, X, reset=False)
         return unseen_to_missing(X, getattr(self, "categories_seen_", None))
 
     def apply(self, X):
@@ -573,7 +567,8 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
     for f in candidates:
         est = clone(forest).set_params(max_features=f)
         validate_params(est)
-        X, C, sw, problem = est._check_fit_inputs(X_train, C_train, sample_weight)
+        X, C, sw = check_fit_inputs(est, X_train, C_train, sample_weight)
+        problem = resolve_problem(est.problem, C)
         if base is None:
             # Candidates differ in feature draws only: one oracle pass for all.
             base = est._fit_data(X, C, problem)
@@ -584,13 +579,16 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
     k = int(np.argmin(losses))
     best = fitted[k]
     if refit:
-        X_all = np.vstack([validate_data(best, X_train, reset=False, dtype=np.float64),
-                           validate_data(best, X_val, reset=False, dtype=np.float64)])
-        C_tr = check_costs(C_train, n_costs=best.problem_.n_costs, name="C_train")
+        # The raw inputs, stacked: fit checks them (and codes a DataFrame's categories).
+        check_features(best, X_val, reset=False)
+        if is_dataframe(X_train) and is_dataframe(X_val):
+            X_all = pd.concat([X_train, X_val], ignore_index=True)
+        else:
+            X_all = np.vstack([np.asarray(X_train), np.asarray(X_val)])
         C_va = check_costs(C_val, n_costs=best.problem_.n_costs, name="C_val")
-        sw_all = np.concatenate([check_sample_weight(sample_weight, C_tr.shape[0]),
-                                 check_sample_weight(sample_weight_val, C_va.shape[0])])
-        best = clone(best).fit(X_all, np.vstack([C_tr, C_va]), sample_weight=sw_all)
+        sw_all = np.concatenate([sw, check_sample_weight(sample_weight_val, C_va.shape[0],
+                                                         name="sample_weight_val")])
+        best = clone(best).fit(X_all, np.vstack([C, C_va]), sample_weight=sw_all)
     results = Bunch(max_features=candidates, val_loss=losses, best_index=k,
                     best_max_features=candidates[k])
     return best, results

@@ -1,16 +1,8 @@
-"""The SPO+ surrogate loss and a linear model trained on it (Elmachtoub and Grigas).
+"""A linear cost model trained on the SPO+ loss (Elmachtoub and Grigas).
 
-For a problem ``min_{w in S} c^T w`` (after flipping the sign of a
-maximization problem), the SPO+ loss of a prediction ``c_hat`` of the true
-cost ``c`` is
-
-    l(c_hat, c) = max_{w in S} (c - 2 c_hat)^T w + 2 c_hat^T w*(c) - z*(c)
-                = (2 c_hat - c)^T (w*(c) - w*(2 c_hat - c)),
-
-a convex, piecewise-linear upper bound of the SPO loss with subgradient
-``2 (w*(c) - w*(2 c_hat - c))``. For a maximization problem both carry the
-factor ``sign = -1``. One batched oracle call at ``2 c_hat - c`` gives the
-loss and the subgradient of every row.
+The loss and its subgradient are :func:`spotree.metrics.spo_plus_loss` and
+:func:`spotree.metrics.spo_plus_subgradient` (also importable from here, where
+they were first defined).
 """
 
 from __future__ import annotations
@@ -18,113 +10,15 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._params import InstanceOf, Interval, validate_params
-from ._validation import check_costs, check_sample_weight
-from .problems import DecisionProblem
-from .tree._classes import BaseSPOTree, SPOScoreMixin
+from ._validation import check_features, check_fit_inputs
+from .metrics import _spo_plus, spo_plus_loss, spo_plus_subgradient  # noqa: F401 (old home)
+from .problems import resolve_problem
+from .tree._classes import SPOScoreMixin
 
-__all__ = ["SPOPlusLinear", "spo_plus_loss", "spo_plus_subgradient"]
-
-
-def _check_fit_data(est, X, C, sample_weight):
-    """The checks of the trees' ``fit``, without the missing values trees can route."""
-    X, C, sw, problem = BaseSPOTree._check_fit_inputs(est, X, C, sample_weight)
-    if not np.isfinite(X).all():
-        raise ValueError(f"Input X contains NaN or infinity; {type(est).__name__} does not "
-                         "support missing values (impute them, or use SPOTree/SPOForest, "
-                         "whose splits route them).")
-    return X, C, sw, problem
-
-
-def _spo_plus(problem, C, C_hat, W_true):
-    """Per-row SPO+ loss and subgradient (one batched oracle call)."""
-    W2, _ = problem.solve(2.0 * C_hat - C)
-    D = W_true - W2
-    s = problem.sign
-    loss = s * np.einsum("ij,ij->i", 2.0 * C_hat - C, D)
-    # Exact arithmetic gives loss >= 0 (W2 is optimal for 2 c_hat - c).
-    return np.maximum(loss, 0.0), (2.0 * s) * D
-
-
-def _check_pair(C_true, C_pred, problem, W_true):
-    if not isinstance(problem, DecisionProblem):
-        raise TypeError(f"problem must be a spotree DecisionProblem; got "
-                        f"{type(problem).__name__}.")
-    C_true = check_costs(C_true, n_costs=problem.n_costs, name="C_true")
-    C_pred = check_costs(C_pred, n_costs=problem.n_costs, name="C_pred")
-    if C_true.shape[0] != C_pred.shape[0]:
-        raise ValueError(f"C_true and C_pred must have the same number of rows; got "
-                         f"{C_true.shape[0]} and {C_pred.shape[0]}.")
-    if W_true is None:
-        W_true = problem.solve(C_true)[0]
-    else:
-        W_true = check_costs(W_true, n_costs=problem.n_costs, name="W_true")
-        if W_true.shape[0] != C_true.shape[0]:
-            raise ValueError(f"W_true must have one row per row of C_true ({C_true.shape[0]}); "
-                             f"got {W_true.shape[0]}.")
-    return C_true, C_pred, W_true
-
-
-def spo_plus_loss(C_true, C_pred, *, problem, sample_weight=None, W_true=None):
-    """Per-sample SPO+ loss of predicted costs.
-
-    ``l(c_hat, c) = sign * (2 c_hat - c)^T (w*(c) - w*(2 c_hat - c))``, the
-    convex surrogate of the SPO loss of Elmachtoub and Grigas; always
-    ``>= spo_loss`` and ``>= 0``.
-
-    Parameters
-    ----------
-    C_true : array-like of shape (m, d)
-    C_pred : array-like of shape (m, d)
-    problem : DecisionProblem
-    sample_weight : array-like of shape (m,), default=None
-        If given, each loss is multiplied by its weight.
-    W_true : array-like of shape (m, d), default=None
-        Optimal decisions of ``C_true`` when already known (saves one oracle
-        call).
-
-    Returns
-    -------
-    ndarray of shape (m,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from spotree.problems import FiniteDecisions
-    >>> from spotree.linear_model import spo_plus_loss
-    >>> roads = FiniteDecisions(np.eye(2))
-    >>> spo_plus_loss([[1.0, 3.0]], [[2.0, 1.0]], problem=roads).tolist()
-    [4.0]
-    """
-    C_true, C_pred, W_true = _check_pair(C_true, C_pred, problem, W_true)
-    sw = check_sample_weight(sample_weight, C_true.shape[0], allow_all_zero=True)
-    if C_true.shape[0] == 0:
-        return np.empty(0)
-    return sw * _spo_plus(problem, C_true, C_pred, W_true)[0]
-
-
-def spo_plus_subgradient(C_true, C_pred, *, problem, W_true=None):
-    """A subgradient of the SPO+ loss with respect to the predicted costs, per sample.
-
-    ``2 * sign * (w*(c) - w*(2 c_hat - c))``; it is the gradient wherever the
-    oracle's answer at ``2 c_hat - c`` is unique.
-
-    Parameters
-    ----------
-    C_true, C_pred : array-like of shape (m, d)
-    problem : DecisionProblem
-    W_true : array-like of shape (m, d), default=None
-
-    Returns
-    -------
-    ndarray of shape (m, d)
-    """
-    C_true, C_pred, W_true = _check_pair(C_true, C_pred, problem, W_true)
-    if C_true.shape[0] == 0:
-        return np.empty((0, problem.n_costs))
-    return _spo_plus(problem, C_true, C_pred, W_true)[1]
+__all__ = ["SPOPlusLinear"]
 
 
 class _Adam:
@@ -186,7 +80,12 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_costs, n_features)
+    coef_ : ndarray of shape (n_costs, n_columns)
+        One column per feature, except that a categorical column of a
+        DataFrame (dtype ``category`` or ``string``, or ``object`` holding
+        text) has one column per category seen at fit, in the order of
+        ``category_values_``: the model sees it as indicator columns, all zero
+        for a missing or unseen category.
     intercept_ : ndarray of shape (n_costs,)
     loss_curve_ : ndarray of shape (``n_iter_``,)
         Mean SPO+ loss (weighted, plus the penalty) over the minibatches of
@@ -197,6 +96,9 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only for DataFrame input with string column names.
+    category_values_ : list or None
+        Per column of X, the categories seen at fit (None for a numeric
+        column); None when X has no categorical column.
 
     Notes
     -----
@@ -248,7 +150,9 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Finite features; a DataFrame's category and text columns are
+            categorical (see ``coef_``).
         C : array-like of shape (n_samples, n_costs)
         sample_weight : array-like of shape (n_samples,), default=None
 
@@ -257,8 +161,9 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self : SPOPlusLinear
         """
         validate_params(self)
-        X, C, sw, problem = _check_fit_data(self, X, C, sample_weight)
-        self.problem_ = problem
+        X, C, sw = check_fit_inputs(self, X, C, sample_weight, allow_nan=False,
+                                    one_hot_categories=True)
+        self.problem_ = problem = resolve_problem(self.problem, C)
         W_true = problem.solve(C)[0]
         self._fit_arrays(X, C, sw, W_true, check_random_state(self.random_state))
         return self
@@ -339,7 +244,7 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         ndarray of shape (n_samples, n_costs)
         """
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True)
+        X = check_features(self, X, reset=False, allow_nan=False, one_hot_categories=True)
         return X @ self.coef_.T + self.intercept_
 
     def predict_decision(self, X):

@@ -1,23 +1,42 @@
-"""SPO loss and the paper's normalized extra travel time."""
+"""SPO loss, the paper's normalized extra travel time, and the SPO+ surrogate loss.
+
+For a problem ``min_{w in S} c^T w`` (after flipping the sign of a
+maximization problem), the SPO+ loss of Elmachtoub and Grigas of a prediction
+``c_hat`` of the true cost ``c`` is
+
+    l(c_hat, c) = max_{w in S} (c - 2 c_hat)^T w + 2 c_hat^T w*(c) - z*(c)
+                = (2 c_hat - c)^T (w*(c) - w*(2 c_hat - c)),
+
+a convex, piecewise-linear upper bound of the SPO loss with subgradient
+``2 (w*(c) - w*(2 c_hat - c))``. For a maximization problem both carry the
+factor ``sign = -1``. One batched oracle call at ``2 c_hat - c`` gives the
+loss and the subgradient of every row.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_costs, check_sample_weight
+from ._validation import check_costs, check_same_rows, check_sample_weight
+from .problems import DecisionProblem, describe_not_a_problem
 
 __all__ = ["spo_loss", "normalized_spo_loss", "normalized_decision_loss", "make_spo_scorer",
-           "decision_loss", "REGRET_RTOL"]
+           "decision_loss", "spo_plus_loss", "spo_plus_subgradient", "REGRET_RTOL"]
 
 _TIES = ("first", "worst")
 
 
-def _check_pair(C_true, C_pred, problem):
+def _check_problem(problem):
+    if not isinstance(problem, DecisionProblem):
+        raise TypeError(describe_not_a_problem(problem))
+    return problem
+
+
+def _check_pair(C_true, C_pred, problem, second="C_pred"):
+    _check_problem(problem)
     C_true = check_costs(C_true, n_costs=problem.n_costs, name="C_true")
-    C_pred = check_costs(C_pred, n_costs=problem.n_costs, name="C_pred")
-    if C_true.shape[0] != C_pred.shape[0]:
-        raise ValueError(f"C_true and C_pred must have the same number of rows; got "
-                         f"{C_true.shape[0]} and {C_pred.shape[0]}.")
+    C_pred = check_costs(C_pred, n_costs=problem.n_costs, name=second)
+    check_same_rows(C_true, C_pred, ("C_true", second))
     return C_true, C_pred
 
 
@@ -67,11 +86,7 @@ def decision_loss(C_true, W_pred, problem, z_true=None):
     >>> decision_loss([[3.0, 2.0], [1.0, 5.0]], [[1.0, 0.0], [1.0, 0.0]], roads)
     array([1., 0.])
     """
-    C_true = check_costs(C_true, n_costs=problem.n_costs, name="C_true")
-    W_pred = check_costs(W_pred, n_costs=problem.n_costs, name="W_pred")
-    if C_true.shape[0] != W_pred.shape[0]:
-        raise ValueError(f"C_true and W_pred must have the same number of rows; got "
-                         f"{C_true.shape[0]} and {W_pred.shape[0]}.")
+    C_true, W_pred = _check_pair(C_true, W_pred, problem, "W_pred")
     if z_true is None:
         _, z_true = problem.solve(C_true)
     else:
@@ -167,11 +182,7 @@ def normalized_decision_loss(C_true, W_pred, *, problem, sample_weight=None):
     -------
     float
     """
-    C_true = check_costs(C_true, n_costs=problem.n_costs, name="C_true")
-    W_pred = check_costs(W_pred, n_costs=problem.n_costs, name="W_pred")
-    if C_true.shape[0] != W_pred.shape[0]:
-        raise ValueError(f"C_true and W_pred must have the same number of rows; got "
-                         f"{C_true.shape[0]} and {W_pred.shape[0]}.")
+    C_true, W_pred = _check_pair(C_true, W_pred, problem, "W_pred")
     sw = check_sample_weight(sample_weight, C_true.shape[0])
     if C_true.shape[0] == 0:
         raise ValueError("C_true is empty: the normalized SPO loss needs at least one row.")
@@ -228,3 +239,124 @@ def make_spo_scorer(problem, *, ties="first"):
 
     return make_scorer(normalized_spo_loss, greater_is_better=False, problem=problem,
                        ties=ties)
+
+
+def _spo_plus(problem, C, C_hat, W_true):
+    """Per-row SPO+ loss and subgradient of checked arrays (one batched oracle call).
+
+    The fitting loops of :class:`~spotree.SPOPlusLinear` and
+    :class:`~spotree.SPOBoost` call it once per minibatch or round, without
+    the checks of the public functions.
+    """
+    W2, _ = problem.solve(2.0 * C_hat - C)
+    D = W_true - W2
+    s = problem.sign
+    loss = s * np.einsum("ij,ij->i", 2.0 * C_hat - C, D)
+    # Exact arithmetic gives loss >= 0 (W2 is optimal for 2 c_hat - c).
+    return np.maximum(loss, 0.0), (2.0 * s) * D
+
+
+def _check_spo_plus(C_true, C_pred, problem, W_true):
+    C_true, C_pred = _check_pair(C_true, C_pred, problem)
+    if W_true is None:
+        W_true = problem.solve(C_true)[0]
+    else:
+        W_true = check_costs(W_true, n_costs=problem.n_costs, name="W_true")
+        check_same_rows(C_true, W_true, ("C_true", "W_true"))
+    return C_true, C_pred, W_true
+
+
+def spo_plus_loss(C_true, C_pred, *, problem, sample_weight=None, W_true=None):
+    """Per-sample SPO+ loss of predicted costs (the convex surrogate of the SPO loss).
+
+    ``l(c_hat, c) = sign * (2 c_hat - c)^T (w*(c) - w*(2 c_hat - c))``, with
+    ``sign`` -1 for a maximization problem: the surrogate of Elmachtoub and
+    Grigas, convex in ``c_hat``, always ``>= 0`` and ``>=`` the SPO loss
+    (:func:`spo_loss`), and 0 when ``c_hat == c``. One batched oracle call at
+    ``2 c_hat - c`` (and one at ``c`` unless ``W_true`` is given).
+
+    Parameters
+    ----------
+    C_true : array-like of shape (m, d)
+        Realized costs.
+    C_pred : array-like of shape (m, d)
+        Predicted costs.
+    problem : DecisionProblem
+    sample_weight : array-like of shape (m,), default=None
+        If given, each loss is multiplied by its weight.
+    W_true : array-like of shape (m, d), default=None
+        Optimal decisions of ``C_true`` when already known (saves one oracle
+        call).
+
+    Returns
+    -------
+    ndarray of shape (m,)
+
+    See Also
+    --------
+    spo_plus_subgradient : a subgradient of this loss in ``C_pred``.
+    spotree.SPOPlusLinear : a linear model trained on it.
+
+    Examples
+    --------
+    Two roads; the first is cheaper (cost 1 against 3), but the prediction
+    ranks it second. ``w*(c)`` is road 0, ``2 c_hat - c = (3, -1)`` is best
+    at road 1, so the loss is ``(3, -1) . ((1, 0) - (0, 1)) = 4``, above the
+    SPO loss of 2:
+
+    >>> import numpy as np
+    >>> from spotree.metrics import spo_loss, spo_plus_loss
+    >>> from spotree.problems import FiniteDecisions
+    >>> roads = FiniteDecisions(np.eye(2))
+    >>> spo_plus_loss([[1.0, 3.0]], [[2.0, 1.0]], problem=roads)
+    array([4.])
+    >>> spo_loss([[1.0, 3.0]], [[2.0, 1.0]], problem=roads)
+    array([2.])
+    """
+    C_true, C_pred, W_true = _check_spo_plus(C_true, C_pred, problem, W_true)
+    sw = check_sample_weight(sample_weight, C_true.shape[0], allow_all_zero=True)
+    if C_true.shape[0] == 0:
+        return np.empty(0)
+    return sw * _spo_plus(problem, C_true, C_pred, W_true)[0]
+
+
+def spo_plus_subgradient(C_true, C_pred, *, problem, W_true=None):
+    """A subgradient of the SPO+ loss with respect to the predicted costs, per sample.
+
+    ``2 * sign * (w*(c) - w*(2 c_hat - c))``; it is the gradient wherever the
+    oracle's answer at ``2 c_hat - c`` is unique.
+
+    Parameters
+    ----------
+    C_true : array-like of shape (m, d)
+        Realized costs.
+    C_pred : array-like of shape (m, d)
+        Predicted costs.
+    problem : DecisionProblem
+    W_true : array-like of shape (m, d), default=None
+        Optimal decisions of ``C_true`` when already known.
+
+    Returns
+    -------
+    ndarray of shape (m, d)
+
+    See Also
+    --------
+    spo_plus_loss : the loss.
+
+    Examples
+    --------
+    The two roads of :func:`spo_plus_loss`: ``2 * ((1, 0) - (0, 1))``. Lowering
+    the predicted cost of road 0 (the better one) lowers the loss.
+
+    >>> import numpy as np
+    >>> from spotree.metrics import spo_plus_subgradient
+    >>> from spotree.problems import FiniteDecisions
+    >>> roads = FiniteDecisions(np.eye(2))
+    >>> spo_plus_subgradient([[1.0, 3.0]], [[2.0, 1.0]], problem=roads)
+    array([[ 2., -2.]])
+    """
+    C_true, C_pred, W_true = _check_spo_plus(C_true, C_pred, problem, W_true)
+    if C_true.shape[0] == 0:
+        return np.empty((0, problem.n_costs))
+    return _spo_plus(problem, C_true, C_pred, W_true)[1]

@@ -505,3 +505,28 @@ def test_subsample_trains_each_tree_on_that_many_distinct_rows(subsample):
     for est in m.estimators_:
         assert est.tree_.n_node_samples[0] == n_bag
         assert est.tree_.weighted_n_node_samples[0] == pytest.approx(n_bag)
+
+
+def test_a_category_column_is_one_indicator_column_per_category(tmp_path):
+    # Before: fit used the codes as numbers and predict failed on the labels.
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n = 120
+    soil = rng.choice(["wet", "dry", "clay"], n)
+    a = rng.normal(size=n)
+    X = pd.DataFrame({"a": a, "soil": pd.Series(soil, dtype=object)})
+    C = np.column_stack([np.where(soil == "dry", 1.0, 3.0) + a, np.full(n, 2.0),
+                         np.where(soil == "wet", 1.5, 2.5)]) + rng.normal(scale=0.1, size=(n, 3))
+    hand = np.column_stack([a, soil == "clay", soil == "dry", soil == "wet"]).astype(float)
+    params = dict(n_estimators=8, min_samples_leaf=5, n_iter_no_change=None, random_state=0)
+    est = SPOBoost(**params).fit(X, C)
+    ref = SPOBoost(**params).fit(hand, C)
+    assert est.n_estimators_ == ref.n_estimators_ > 0
+    assert_allclose(est.predict(X), ref.predict(hand), rtol=1e-12, atol=1e-12)
+    # One importance per column of X: a category's is that of its indicators.
+    imp = ref.feature_importances_
+    assert_allclose(est.feature_importances_, [imp[0], imp[1:].sum()], rtol=1e-12)
+    # The file format has no place for the indicator columns: refused, saying what to do.
+    with pytest.raises(ValueError, match="one-hot encode them before fit"):
+        est.save(tmp_path / "boost.json")

@@ -1,107 +1,20 @@
-"""SPO+ loss and subgradient, and SPOPlusLinear: brute force, finite differences, a
-closed-form optimum, an LP optimum, PyEPO's own SPO+ and Adam, estimator checks."""
+"""SPOPlusLinear: a closed-form optimum, an LP optimum, PyEPO's own SPO+ and Adam,
+estimator checks (the loss itself is tested in test_metrics.py)."""
 
 import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 from scipy.optimize import linprog
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from spotree import ShortestPath, SPOPlusLinear
 from spotree.datasets import make_pyepo_shortest_path, pyepo_shortest_path_columns
-from spotree.linear_model import spo_plus_loss, spo_plus_subgradient
-from spotree.metrics import normalized_spo_loss, spo_loss
+from spotree.metrics import normalized_spo_loss, spo_plus_loss
 from spotree.problems import FiniteDecisions
 
 SP = ShortestPath((3, 3))
-
-
-def _brute_spo_plus(V, sense, C, C_hat):
-    """SPO+ from its definition, by enumerating the decisions V (min sense inside)."""
-    sgn = 1.0 if sense == "min" else -1.0
-    Cm, Hm = sgn * C, sgn * C_hat
-    out = []
-    for c, h in zip(Cm, Hm):
-        w_true = V[np.argmin(V @ c)]
-        z = c @ w_true
-        out.append(np.max(V @ (c - 2 * h)) + 2 * h @ w_true - z)
-    return np.array(out)
-
-
-PROBLEMS = {
-    "finite_min": (FiniteDecisions(np.random.default_rng(0).uniform(-1, 1, (6, 4))), None),
-    "finite_max": (FiniteDecisions(np.random.default_rng(1).uniform(-1, 1, (5, 4)),
-                                   sense="max"), None),
-    "shortest_path": (SP, None),
-}
-
-
-@pytest.mark.parametrize("name", sorted(PROBLEMS))
-def test_spo_plus_loss_matches_definition(name):
-    problem, _ = PROBLEMS[name]
-    rng = np.random.default_rng(2)
-    C = rng.uniform(0, 2, (50, problem.n_costs))
-    C_hat = rng.uniform(-1, 2, (50, problem.n_costs))
-    V = problem.vertices()
-    expected = _brute_spo_plus(V, problem.sense, C, C_hat)
-    assert_allclose(spo_plus_loss(C, C_hat, problem=problem), expected, atol=1e-12)
-    sw = rng.uniform(0, 3, 50)
-    assert_allclose(spo_plus_loss(C, C_hat, problem=problem, sample_weight=sw),
-                    sw * expected, atol=1e-12)
-
-
-@pytest.mark.parametrize("name", sorted(PROBLEMS))
-def test_spo_plus_subgradient_is_the_finite_difference_gradient(name):
-    problem, _ = PROBLEMS[name]
-    rng = np.random.default_rng(3)
-    C = rng.uniform(0, 2, (20, problem.n_costs))
-    C_hat = rng.uniform(-1, 2, (20, problem.n_costs))
-    V = problem.vertices()
-    G = spo_plus_subgradient(C, C_hat, problem=problem)
-    h = 1e-6
-    checked = 0
-    for i in range(C.shape[0]):
-        # Differentiable where the maximizer of (c - 2 c_hat)^T v is unique
-        # with a margin wider than the finite-difference step.
-        sgn = 1.0 if problem.sense == "min" else -1.0
-        vals = np.sort(V @ (sgn * (C[i] - 2 * C_hat[i])))
-        if vals[-1] - vals[-2] < 1e-3:
-            continue
-        fd = np.empty(problem.n_costs)
-        for j in range(problem.n_costs):
-            e = np.zeros(problem.n_costs)
-            e[j] = h
-            up = _brute_spo_plus(V, problem.sense, C[i:i + 1], C_hat[i:i + 1] + e)[0]
-            dn = _brute_spo_plus(V, problem.sense, C[i:i + 1], C_hat[i:i + 1] - e)[0]
-            fd[j] = (up - dn) / (2 * h)
-        assert_allclose(G[i], fd, atol=1e-6)
-        checked += 1
-    assert checked >= 10
-
-
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), scale=st.floats(0.01, 10.0))
-def test_spo_plus_bounds_spo_loss(seed, scale):
-    rng = np.random.default_rng(seed)
-    C = rng.uniform(0, 1, (10, SP.n_costs))
-    C_hat = scale * rng.normal(size=(10, SP.n_costs))
-    plus = spo_plus_loss(C, C_hat, problem=SP)
-    assert (plus >= spo_loss(C, C_hat, problem=SP) - 1e-12).all()
-    # Exact predictions lose nothing.
-    assert_allclose(spo_plus_loss(C, C, problem=SP), 0.0, atol=1e-12)
-
-
-def test_spo_plus_bad_input():
-    with pytest.raises(ValueError, match="C_pred has 3 columns"):
-        spo_plus_loss(np.ones((2, 12)), np.ones((2, 3)), problem=SP)
-    with pytest.raises(ValueError, match="same number of rows"):
-        spo_plus_loss(np.ones((2, 12)), np.ones((3, 12)), problem=SP)
-    with pytest.raises(TypeError, match="DecisionProblem"):
-        spo_plus_subgradient(np.ones((2, 12)), np.ones((2, 12)), problem="sp")
 
 
 # ------------------------------------------------------------ SPOPlusLinear
@@ -388,3 +301,40 @@ def test_normalized_regret_equals_pyepo_regret_knapsack():
     theirs = _pyepo_regret(knapsackModel(weights, caps), X, C, P)
     assert ours > 0.01
     assert ours == pytest.approx(theirs, rel=1e-5)
+
+
+# ------------------------------------------------------------ categories
+def _soil_frame(n=80, seed=0):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    soil = rng.choice(["wet", "dry", "clay"], n)
+    a = rng.normal(size=n)
+    X = pd.DataFrame({"a": a, "soil": pd.Categorical(soil), "b": rng.normal(size=n)})
+    C = np.column_stack([np.where(soil == "dry", 1.0, 3.0) + a, np.full(n, 2.0),
+                         np.where(soil == "wet", 1.5, 2.5)]) + rng.normal(scale=0.1, size=(n, 3))
+    # The categories by hand: one indicator per label (in the dtype's sorted
+    # order), in the column's place.
+    hand = np.column_stack([a, soil == "clay", soil == "dry", soil == "wet",
+                            X["b"]]).astype(float)
+    return X, C, hand
+
+
+def test_a_category_column_is_one_indicator_column_per_category():
+    # Before: fit used the codes as numbers and predict failed on the labels.
+    X, C, hand = _soil_frame()
+    roads = FiniteDecisions(np.eye(3))
+    est = SPOPlusLinear(roads, max_iter=5, random_state=0).fit(X, C)
+    ref = SPOPlusLinear(roads, max_iter=5, random_state=0).fit(hand, C)
+    assert est.coef_.shape == (3, 5)
+    assert_allclose(est.coef_, ref.coef_, rtol=1e-12, atol=1e-14)
+    assert_allclose(est.predict(X), ref.predict(hand), rtol=1e-12, atol=1e-14)
+    assert est.score(X, C) == pytest.approx(ref.score(hand, C), rel=1e-12)
+    # A category never seen, or missing, is all zeros; text columns work the same.
+    new = X.iloc[:3].copy()
+    new["soil"] = new["soil"].astype(object)
+    new.loc[new.index[0], "soil"] = "sand"
+    new.loc[new.index[1], "soil"] = None
+    h = hand[:3].copy()
+    h[:2, 1:4] = 0.0
+    assert_allclose(est.predict(new), ref.predict(h), rtol=1e-12, atol=1e-14)

@@ -1,4 +1,4 @@
-"""Tests of the SPO loss, its normalized form and the scikit-learn scorer."""
+"""Tests of the SPO loss, its normalized form, the SPO+ loss and the scikit-learn scorer."""
 
 import pickle
 
@@ -15,7 +15,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from spotree.datasets import make_shortest_path
 from spotree.metrics import (decision_loss, make_spo_scorer, normalized_decision_loss,
-                             normalized_spo_loss, spo_loss)
+                             normalized_spo_loss, spo_loss, spo_plus_loss, spo_plus_subgradient)
 from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
 
 ROADS = FiniteDecisions(np.eye(2))
@@ -427,3 +427,110 @@ def test_spo_scorer_forwards_sample_weight_and_ties():
     assert make_spo_scorer(roads, ties="worst")(Constant(), X, C) == pytest.approx(-8 / 4)
     # Weights (1, 0, 1): (0 + 0) / (2 + 1) for "first".
     assert make_spo_scorer(roads)(Constant(), X, C, sample_weight=[1.0, 0.0, 1.0]) == 0.0
+
+
+# ------------------------------------------------------------ SPO+ loss
+SP33 = ShortestPath((3, 3))
+
+
+def _brute_spo_plus(V, sense, C, C_hat):
+    """SPO+ from its definition, by enumerating the decisions V (min sense inside)."""
+    sgn = 1.0 if sense == "min" else -1.0
+    Cm, Hm = sgn * C, sgn * C_hat
+    out = []
+    for c, h in zip(Cm, Hm):
+        w_true = V[np.argmin(V @ c)]
+        z = c @ w_true
+        out.append(np.max(V @ (c - 2 * h)) + 2 * h @ w_true - z)
+    return np.array(out)
+
+
+PROBLEMS = {
+    "finite_min": (FiniteDecisions(np.random.default_rng(0).uniform(-1, 1, (6, 4))), None),
+    "finite_max": (FiniteDecisions(np.random.default_rng(1).uniform(-1, 1, (5, 4)),
+                                   sense="max"), None),
+    "shortest_path": (SP33, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_spo_plus_loss_matches_definition(name):
+    problem, _ = PROBLEMS[name]
+    rng = np.random.default_rng(2)
+    C = rng.uniform(0, 2, (50, problem.n_costs))
+    C_hat = rng.uniform(-1, 2, (50, problem.n_costs))
+    V = problem.vertices()
+    expected = _brute_spo_plus(V, problem.sense, C, C_hat)
+    assert_allclose(spo_plus_loss(C, C_hat, problem=problem), expected, atol=1e-12)
+    sw = rng.uniform(0, 3, 50)
+    assert_allclose(spo_plus_loss(C, C_hat, problem=problem, sample_weight=sw),
+                    sw * expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_spo_plus_subgradient_is_the_finite_difference_gradient(name):
+    problem, _ = PROBLEMS[name]
+    rng = np.random.default_rng(3)
+    C = rng.uniform(0, 2, (20, problem.n_costs))
+    C_hat = rng.uniform(-1, 2, (20, problem.n_costs))
+    V = problem.vertices()
+    G = spo_plus_subgradient(C, C_hat, problem=problem)
+    h = 1e-6
+    checked = 0
+    for i in range(C.shape[0]):
+        # Differentiable where the maximizer of (c - 2 c_hat)^T v is unique
+        # with a margin wider than the finite-difference step.
+        sgn = 1.0 if problem.sense == "min" else -1.0
+        vals = np.sort(V @ (sgn * (C[i] - 2 * C_hat[i])))
+        if vals[-1] - vals[-2] < 1e-3:
+            continue
+        fd = np.empty(problem.n_costs)
+        for j in range(problem.n_costs):
+            e = np.zeros(problem.n_costs)
+            e[j] = h
+            up = _brute_spo_plus(V, problem.sense, C[i:i + 1], C_hat[i:i + 1] + e)[0]
+            dn = _brute_spo_plus(V, problem.sense, C[i:i + 1], C_hat[i:i + 1] - e)[0]
+            fd[j] = (up - dn) / (2 * h)
+        assert_allclose(G[i], fd, atol=1e-6)
+        checked += 1
+    assert checked >= 10
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.floats(0.01, 10.0))
+def test_spo_plus_bounds_spo_loss(seed, scale):
+    rng = np.random.default_rng(seed)
+    C = rng.uniform(0, 1, (10, SP33.n_costs))
+    C_hat = scale * rng.normal(size=(10, SP33.n_costs))
+    plus = spo_plus_loss(C, C_hat, problem=SP33)
+    assert (plus >= spo_loss(C, C_hat, problem=SP33) - 1e-12).all()
+    # Exact predictions lose nothing.
+    assert_allclose(spo_plus_loss(C, C, problem=SP33), 0.0, atol=1e-12)
+
+
+def test_spo_plus_bad_input():
+    with pytest.raises(ValueError, match="C_pred has 3 columns"):
+        spo_plus_loss(np.ones((2, 12)), np.ones((2, 3)), problem=SP33)
+    with pytest.raises(ValueError, match="same number of rows"):
+        spo_plus_loss(np.ones((2, 12)), np.ones((3, 12)), problem=SP33)
+    with pytest.raises(TypeError, match="DecisionProblem"):
+        spo_plus_subgradient(np.ones((2, 12)), np.ones((2, 12)), problem="sp")
+
+
+def test_spo_plus_loss_and_subgradient_by_hand_on_two_roads():
+    # c = (1, 3), c_hat = (2, 1): w*(c) = road 0; 2 c_hat - c = (3, -1) is
+    # cheapest at road 1, so l = (3, -1).((1, 0) - (0, 1)) = 4, g = 2 ((1, 0) - (0, 1)).
+    assert_array_equal(spo_plus_loss([[1.0, 3.0]], [[2.0, 1.0]], problem=ROADS), [4.0])
+    assert_array_equal(spo_plus_subgradient([[1.0, 3.0]], [[2.0, 1.0]], problem=ROADS),
+                       [[2.0, -2.0]])
+    # Given W_true is used as w*(c) (one oracle call saved), not recomputed.
+    assert_array_equal(spo_plus_loss([[1.0, 3.0]], [[2.0, 1.0]], problem=ROADS,
+                                     W_true=[[0.0, 1.0]]), [0.0])
+
+
+def test_spo_plus_keeps_its_old_home():
+    import spotree.linear_model as lm
+    import spotree.metrics as metrics
+
+    assert lm.spo_plus_loss is metrics.spo_plus_loss
+    assert lm.spo_plus_subgradient is metrics.spo_plus_subgradient

@@ -4,7 +4,8 @@ Every problem solves ``min`` (or ``max``) of ``c^T w`` over its feasible set for
 a whole matrix of cost vectors at once; see :class:`DecisionProblem`.
 """
 
-from ._base import CallableProblem, DecisionProblem, FiniteDecisions, describe_not_a_problem
+from ._base import (CallableProblem, DecisionProblem, FiniteDecisions, describe_not_a_problem,
+                    resolve_problem)
 from ._cvxpy import CVXPYProblem, from_cvxpy
 from ._io import problem_from_dict
 from ._knapsack import Knapsack

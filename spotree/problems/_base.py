@@ -8,9 +8,10 @@ import pickle
 
 import numpy as np
 
-from .._validation import check_costs
+from .._validation import check_costs, check_same_rows
 
-__all__ = ["DecisionProblem", "FiniteDecisions", "CallableProblem", "describe_not_a_problem"]
+__all__ = ["DecisionProblem", "FiniteDecisions", "CallableProblem", "describe_not_a_problem",
+           "resolve_problem"]
 
 _SENSES = ("min", "max")
 
@@ -96,9 +97,7 @@ class DecisionProblem:
         """
         C = check_costs(C, n_costs=self.n_costs)
         W = check_costs(W, n_costs=self.n_costs, name="W")
-        if W.shape[0] != C.shape[0]:
-            raise ValueError(f"C and W must have the same number of rows; got "
-                             f"{C.shape[0]} and {W.shape[0]}.")
+        check_same_rows(C, W, ("C", "W"))
         return np.einsum("ij,ij->i", C, W)
 
     def vertices(self):
@@ -341,6 +340,44 @@ def _check_n_jobs(n_jobs):
 
 def _looks_like_pyepo(obj):
     return all(hasattr(obj, a) for a in ("setObj", "solve", "modelSense", "num_cost"))
+
+
+def resolve_problem(problem, C):
+    """The problem an estimator fits: ``problem``, or for None the choice among C's columns.
+
+    ``problem=None`` means "pick the cheapest of the d options",
+    ``FiniteDecisions(np.eye(d))`` with d the number of columns of ``C``.
+
+    Parameters
+    ----------
+    problem : DecisionProblem or None
+        The estimator's ``problem`` parameter.
+    C : ndarray of shape (n_samples, n_costs)
+        The validated realized costs (see ``spotree._validation.check_fit_costs``).
+
+    Returns
+    -------
+    DecisionProblem
+
+    Raises
+    ------
+    TypeError
+        If ``problem`` is neither None nor a DecisionProblem.
+    ValueError
+        If ``C`` does not have one column per cost of the problem.
+    """
+    if problem is None:
+        if C.shape[1] == 0:
+            raise ValueError("C has no columns: with problem=None each column of C is the "
+                             "cost of one option to choose from.")
+        return FiniteDecisions(np.eye(C.shape[1]))
+    if not isinstance(problem, DecisionProblem):
+        raise TypeError(describe_not_a_problem(problem))
+    if C.shape[1] != problem.n_costs:
+        raise ValueError(f"C has {C.shape[1]} columns but the problem has "
+                         f"n_costs={problem.n_costs}: each row must hold one cost per "
+                         "decision variable.")
+    return problem
 
 
 def describe_not_a_problem(obj, what="problem"):

@@ -7,35 +7,19 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin
-from sklearn.utils import Bunch, check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils import Bunch
+from sklearn.utils.validation import check_is_fitted
 
+from .._categories import unseen_to_missing
 from .._params import InstanceOf, Interval, Options, validate_params
-from .._validation import check_costs, check_sample_weight
+from .._validation import (check_costs, check_features, check_fit_inputs,
+                           check_random_state_seed, check_same_rows, check_sample_weight)
 from ..metrics import REGRET_RTOL, decision_loss, normalized_decision_loss
-from ..problems import DecisionProblem, FiniteDecisions, describe_not_a_problem
-from .._validation import check_random_state_seed
+from ..problems import resolve_problem
 from ._builder import grow_tree
-from ._categories import categorical_columns, encode_frame, is_dataframe, unseen_to_missing
 from ._criterion import FitData
 
 __all__ = ["BaseSPOTree", "SPOScoreMixin", "SPOTree"]
-
-
-def _resolve_problem(problem, n_costs):
-    """The estimator's problem; None means "choose the cheapest of the d options"."""
-    if problem is None:
-        return FiniteDecisions(np.eye(n_costs))
-    if not isinstance(problem, DecisionProblem):
-        raise TypeError(describe_not_a_problem(problem))
-    return problem
-
-
-def _resolve_min_weight(value, total, name):
-    """min_samples_leaf of OptimalSPOTree: an int is a weight, a float a fraction."""
-    if isinstance(value, numbers.Integral):
-        return float(value)
-    return float(value) * total
 
 
 def _resolve_min_count(value, n):
@@ -57,26 +41,6 @@ def _resolve_max_features(max_features, p):
     if isinstance(max_features, numbers.Integral):
         return min(int(max_features), p)
     return max(1, int(max_features * p))
-
-
-def encode_categories(est, X, reset):
-    """DataFrame category / object / string columns as float codes (see _categories).
-
-    ``reset`` (at fit) learns the labels into ``est.category_values_``;
-    otherwise the stored labels code X.
-    """
-    if reset:
-        est.category_values_ = None
-        if is_dataframe(X) and categorical_columns(X).any():
-            X, est.category_values_ = encode_frame(X)
-        return X
-    cats = getattr(est, "category_values_", None)
-    if cats is not None and is_dataframe(X):
-        X, _ = encode_frame(X, cats)
-    elif is_dataframe(X) and categorical_columns(X).any():
-        raise ValueError("X has category or text columns, but the model was fitted on "
-                         "numeric features only.")
-    return X
 
 
 def categorical_mask(est, p):
@@ -133,9 +97,6 @@ class SPOScoreMixin:
         float
         """
         W = self.predict_decision(X)
-        C = np.asarray(C, dtype=np.float64)
-        if C.ndim == 1 and self.problem is None:
-            C = C.reshape(-1, 1)
         return -normalized_decision_loss(C, W, problem=self.problem_,
                                          sample_weight=sample_weight)
 
@@ -151,32 +112,8 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     # ----------------------------------------------------------- helpers
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
-        X = encode_categories(self, X, reset=False)
-        X = validate_data(self, X, reset=False, dtype=np.float64,
-                          ensure_all_finite="allow-nan")
+        X = check_features(self, X, reset=False)
         return unseen_to_missing(X, getattr(self, "categories_seen_", None))
-
-    def _encode_categories(self, X, reset):
-        return encode_categories(self, X, reset)
-
-    def _check_fit_inputs(self, X, C, sample_weight):
-        X = encode_categories(self, X, reset=True)
-        X = validate_data(self, X, reset=True, dtype=np.float64,
-                          ensure_all_finite="allow-nan", ensure_min_samples=1)
-        if C is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
-                             "y is None: pass the realized costs C of shape "
-                             "(n_samples, n_costs).")
-        C = np.asarray(C) if not hasattr(C, "to_numpy") else C.to_numpy()
-        if C.ndim == 1:
-            C = C.reshape(-1, 1) if self.problem is None else C
-        problem = _resolve_problem(self.problem, C.shape[1] if C.ndim == 2 else 0)
-        C = check_costs(C, n_costs=problem.n_costs)
-        if C.shape[0] != X.shape[0]:
-            raise ValueError(f"X and C must have the same number of rows; got {X.shape[0]} "
-                             f"and {C.shape[0]}.")
-        sw = check_sample_weight(sample_weight, X.shape[0])
-        return X, C, sw, problem
 
     # -------------------------------------------------------- prediction
     def apply(self, X):
@@ -228,9 +165,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """Loss of every node of the fitted tree as a leaf, on the given data."""
         X = self._validate_X_predict(X)
         C = check_costs(C, n_costs=self.problem_.n_costs)
-        if C.shape[0] != X.shape[0]:
-            raise ValueError(f"X and C must have the same number of rows; got "
-                             f"{X.shape[0]} and {C.shape[0]}.")
+        check_same_rows(X, C)
         sw = check_sample_weight(sample_weight, X.shape[0])
         t = self.tree_
         P = t.decision_path(X).T.tocsr().astype(np.float64)  # nodes x samples
@@ -435,8 +370,8 @@ class SPOTree(BaseSPOTree):
     categorical_features : array-like of int or str, array of bool, or None
         Features split by category (``x == s``) instead of by threshold,
         given as numeric codes. Columns of a DataFrame with dtype
-        ``category``, ``object`` or ``string`` are categorical in any case
-        (their labels are coded as listed in ``category_values_``). At
+        ``category`` or ``string``, or ``object`` holding text, are
+        categorical in any case (their labels are coded as listed in ``category_values_``). At
         predict time a category never seen at fit is treated as missing: it
         follows each split's missing-value side.
     categorical_splits : {"equal", "subset"}, default="equal"
@@ -553,8 +488,10 @@ class SPOTree(BaseSPOTree):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Features; NaN marks a missing value. DataFrame columns of dtype
-            ``category``, ``object`` or ``string`` are categorical features.
+            Features; NaN (or None in an ``object`` column of numbers) marks a
+            missing value. DataFrame columns of dtype ``category`` or
+            ``string``, or ``object`` holding text, are categorical features;
+            date and time columns are refused (convert them to numbers).
         C : array-like of shape (n_samples, n_costs)
             Realized cost vectors; ``n_costs`` must match the problem.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -565,8 +502,8 @@ class SPOTree(BaseSPOTree):
         self : SPOTree
         """
         validate_params(self)
-        X, C, sw, problem = self._check_fit_inputs(X, C, sample_weight)
-        return self._fit_arrays(X, C, sw, problem)
+        X, C, sw = check_fit_inputs(self, X, C, sample_weight)
+        return self._fit_arrays(X, C, sw, resolve_problem(self.problem, C))
 
     def _fit_arrays(self, X, C, sw, problem, fit_data=None, cnt=None, seed=None,
                     abort=None):

@@ -7,9 +7,10 @@ import time
 import numpy as np
 
 from .._compat import GUROBI_INSTALLED
-from .._validation import check_random_state_seed
+from .._validation import check_fit_inputs, check_random_state_seed
 from .._params import InstanceOf, Interval, Options, validate_params
 from ._classes import BaseSPOTree, SPOTree, _resolve_min_count
+from ..problems import resolve_problem
 from ._criterion import power_of_two_scale
 from ._optimal_milp import (MILP_MAX_BINARIES, MilpModel, milp_can_encode,
                             milp_n_binaries)
@@ -201,11 +202,15 @@ class OptimalSPOTree(BaseSPOTree):
             raise ImportError("OptimalSPOTree(method='milp', solver='gurobi') requires "
                               "gurobipy, which is not installed: pip install spotree[gurobi] "
                               "(or use solver='highs').")
-        X, C, sw, problem = self._check_fit_inputs(X, C, sample_weight)
+        X, C, sw = check_fit_inputs(self, X, C, sample_weight)
+        problem = resolve_problem(self.problem, C)
         if self.category_values_ is not None:
-            raise ValueError("OptimalSPOTree splits features by thresholds only and X has "
-                             "categorical (category, object or string) columns; encode them "
-                             "as numbers, or use SPOTree for categorical splits.")
+            text = [str(self.feature_names_in_[j]) for j, c in enumerate(self.category_values_)
+                    if c is not None]
+            raise ValueError(f"OptimalSPOTree splits features by thresholds only and the "
+                             f"columns {text} of X are categorical (category, string, or "
+                             "object holding text); encode them as numbers, or use SPOTree "
+                             "for categorical splits.")
         self.problem_ = problem
         W = sw.sum()
         min_leaf = _resolve_min_count(self.min_samples_leaf, float((sw > 0).sum()))

@@ -82,7 +82,7 @@ def test_numeric_model_rejects_text_columns_at_predict():
 
 def test_optimal_tree_refuses_categorical_columns():
     X, C = _frame()
-    with pytest.raises(ValueError, match="categorical"):
+    with pytest.raises(ValueError, match=r"the columns \['city'\] of X are categorical"):
         OptimalSPOTree(ROADS, max_depth=1).fit(X, C)
 
 

@@ -1,0 +1,213 @@
+"""pandas DataFrame columns: numbers, categories, or refused.
+
+A column of dtype ``category`` or ``string``, or of dtype ``object`` holding
+text, is a categorical feature: its values are replaced by float codes (the
+position of the value in the column's categories), missing values by NaN.
+An ``object`` column that holds only numbers and missing values (``None``,
+NaN) is numeric. The categories seen at fit are stored on the estimator as
+``category_values_`` and the same codes are used at predict time. A category
+never seen at fit is treated like a missing value: it follows the
+missing-value side of every split (the rule of scikit-learn's
+HistGradientBoosting). Linear models see a categorical column as one
+indicator column per category seen at fit (:func:`one_hot`).
+
+Date and time columns are refused with a message naming the column: their
+numbers (nanoseconds since 1970) would be a silent choice of units.
+"""
+
+from __future__ import annotations
+
+import datetime
+import numbers
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["is_dataframe", "column_kind", "categorical_columns", "encode_frame", "one_hot",
+           "one_hot_sum", "unseen_to_missing"]
+
+
+def is_dataframe(X):
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+_TIME_TYPES = (datetime.date, datetime.time, datetime.timedelta, np.datetime64,
+               np.timedelta64)
+
+
+def _is_number(v):
+    return isinstance(v, numbers.Number) and not isinstance(v, _TIME_TYPES)
+
+
+def column_kind(col):
+    """``"numeric"``, ``"categorical"`` or ``"time"`` for a pandas Series.
+
+    An ``object`` column is numeric when all its present values are numbers
+    (a float column with a ``None`` in it), time when one of them is a date,
+    time or duration, and categorical otherwise.
+    """
+    dtype = col.dtype
+    name = str(dtype)
+    kind = getattr(dtype, "kind", None)
+    if kind in ("M", "m") or name.startswith(("datetime", "timedelta", "period")):
+        return "time"
+    if name == "category" or name.startswith("string") or name == "str":
+        return "categorical"
+    if kind == "O":
+        present = col[col.notna()].tolist()
+        if any(isinstance(v, _TIME_TYPES) for v in present):
+            return "time"
+        if all(_is_number(v) for v in present):
+            return "numeric"
+        return "categorical"
+    return "numeric"
+
+
+def categorical_columns(X):
+    """Boolean mask of the DataFrame's categorical columns (see :func:`column_kind`)."""
+    return np.array([column_kind(X.iloc[:, j]) == "categorical" for j in range(X.shape[1])],
+                    dtype=bool)
+
+
+def time_column_error(name, dtype):
+    """The message for a date, time or duration column ``name`` of X."""
+    if "timedelta" in str(dtype) or getattr(dtype, "kind", None) == "m":
+        how = f"for example X[{name!r}].dt.total_seconds()"
+    else:
+        how = f"for example days since a reference date t0, (X[{name!r}] - t0).dt.days"
+    return (f"Column {name!r} of X holds dates, times or durations (dtype {dtype}), which "
+            f"spotree does not turn into numbers on its own. Convert it to numbers first "
+            f"({how}), or to a category with .astype('category').")
+
+
+def _labels(col):
+    """The categories of a column, in a stable order, missing values left out."""
+    dtype = col.dtype
+    if str(dtype) == "category":
+        return list(dtype.categories)
+    values = col[col.notna()].unique().tolist()
+    try:
+        return sorted(values)
+    except TypeError:  # mixed types: order by their text
+        return sorted(values, key=lambda v: (type(v).__name__, str(v)))
+
+
+def encode_frame(X, categories=None):
+    """Replace the categorical columns of DataFrame ``X`` by float codes.
+
+    Numeric ``object`` columns become float columns (``None`` as NaN).
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+    categories : list or None
+        Per column, the labels seen at fit (None for numeric columns); None
+        learns them from ``X``.
+
+    Returns
+    -------
+    X_encoded : pandas.DataFrame
+        Same columns; categorical ones hold codes 0, 1, ... and NaN for
+        missing or (at predict) unseen values.
+    categories : list
+        Per column, the labels (a list) or None.
+
+    Raises
+    ------
+    ValueError
+        For a date or time column, or a categorical column that was numeric
+        at fit; the message names the column.
+    """
+    kinds = [column_kind(X.iloc[:, j]) for j in range(X.shape[1])]
+    for name, kind, dtype in zip(X.columns, kinds, X.dtypes):
+        if kind == "time":
+            raise ValueError(time_column_error(name, dtype))
+    if categories is None:
+        categories = [_labels(X.iloc[:, j]) if kind == "categorical" else None
+                      for j, kind in enumerate(kinds)]
+    elif len(categories) != X.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on "
+                         f"{len(categories)}.")
+    if not any(c is not None for c in categories) and "categorical" not in kinds and not any(
+            dt.kind == "O" for dt in X.dtypes):
+        return X, categories
+    out = {}
+    for j, name in enumerate(X.columns):
+        col = X.iloc[:, j]
+        labels = categories[j]
+        if labels is None:
+            if kinds[j] == "categorical":
+                raise ValueError(f"Column {name!r} of X holds text or categories (dtype "
+                                 f"{col.dtype}) but was numeric when the model was fitted.")
+            if col.dtype.kind == "O":
+                # Numbers and missing markers (None, NaN, pd.NA) only: see column_kind.
+                col = pd.Series(np.where(col.isna().to_numpy(), np.nan, col.to_numpy())
+                                .astype(np.float64), index=X.index)
+            out[name] = col
+            continue
+        lookup = {v: float(k) for k, v in enumerate(labels)}
+        na = col.isna().to_numpy()
+        # Unseen labels become NaN: they follow the missing-value side.
+        out[name] = pd.Series([np.nan if miss else lookup.get(v, np.nan)
+                               for v, miss in zip(col.tolist(), na)],
+                              index=X.index, dtype=np.float64)
+    return pd.DataFrame(out, index=X.index, columns=X.columns), categories
+
+
+def one_hot(X, categories):
+    """Expand coded categorical columns into one indicator column per category.
+
+    A missing or unseen category (NaN code) is all zeros. Numeric columns
+    are kept in place, so the output's columns follow the input's order.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        Codes as returned by :func:`encode_frame`.
+    categories : list or None
+        Per column, the labels seen at fit or None (numeric).
+
+    Returns
+    -------
+    ndarray of shape (n, p + sum over categorical columns of (number of labels - 1))
+    """
+    if categories is None or all(c is None for c in categories):
+        return X
+    blocks = []
+    for j, labels in enumerate(categories):
+        x = X[:, j]
+        if labels is None:
+            blocks.append(x[:, None])
+        else:
+            # NaN compares unequal to every code: all zeros.
+            blocks.append((x[:, None] == np.arange(len(labels))[None, :]).astype(np.float64))
+    return np.hstack(blocks) if blocks else X
+
+
+def one_hot_sum(v, categories):
+    """Sum the entries of ``v`` (one per :func:`one_hot` column) back per original feature."""
+    if categories is None or all(c is None for c in categories):
+        return v
+    out, k = [], 0
+    for c in categories:
+        size = 1 if c is None else len(c)
+        out.append(v[k:k + size].sum())
+        k += size
+    return np.asarray(out)
+
+
+def unseen_to_missing(X, seen):
+    """Replace categories not seen at fit by NaN (``seen``: per feature, codes or None)."""
+    if seen is None:
+        return X
+    out = None
+    for j, values in enumerate(seen):
+        if values is None:
+            continue
+        x = X[:, j]
+        bad = ~np.isnan(x) & ~np.isin(x, values)
+        if bad.any():
+            if out is None:
+                out = np.array(X, dtype=np.float64, copy=True)
+            out[bad, j] = np.nan
+    return X if out is None else out

@@ -1,0 +1,154 @@
+"""The input checks every estimator's fit and predict share (spotree._validation)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from spotree import OptimalSPOTree, SPOBoost, SPOForest, SPOPlusLinear, SPOTree
+from spotree._validation import check_features, check_fit_costs, check_same_rows
+from spotree.problems import FiniteDecisions
+
+ROADS = FiniteDecisions(np.eye(3))
+
+ESTIMATORS = {
+    "SPOTree": lambda problem=None: SPOTree(problem, max_depth=2),
+    "OptimalSPOTree": lambda problem=None: OptimalSPOTree(problem, max_depth=1),
+    "SPOForest": lambda problem=None: SPOForest(problem, n_estimators=3, random_state=0),
+    "SPOBoost": lambda problem=None: SPOBoost(problem, n_estimators=3, random_state=0),
+    "SPOPlusLinear": lambda problem=None: SPOPlusLinear(problem, max_iter=2, random_state=0),
+}
+# The estimators that take category and text columns (OptimalSPOTree refuses them).
+WITH_CATEGORIES = ["SPOTree", "SPOForest", "SPOBoost", "SPOPlusLinear"]
+
+
+def _data(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    soil = rng.choice(["dry", "wet", "clay"], n)
+    X = pd.DataFrame({"a": rng.normal(size=n), "soil": pd.Categorical(soil)})
+    C = np.column_stack([np.where(soil == "dry", 1.0, 3.0), np.full(n, 2.0),
+                         2.5 + X["a"].to_numpy()]) + rng.normal(scale=0.1, size=(n, 3))
+    return X, C
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("problem", [None, ROADS], ids=["problem=None", "problem"])
+def test_one_dimensional_C_is_refused(name, problem):
+    # Before: with problem=None a 1-D C silently became a one-option problem
+    # (a constant model with zero loss).
+    X, C = _data()
+    with pytest.raises(ValueError, match=r"C must be a 2-D array of shape \(n_samples, "
+                                         r"n_costs\).*1-D array of shape \(60,\)"):
+        ESTIMATORS[name](problem).fit(X[["a"]], C[:, 0])
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_text_in_a_numpy_object_array_names_the_cell(name):
+    X = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, "abc"], [6.0, "7.5"]] * 5, dtype=object)
+    C = np.random.default_rng(0).uniform(size=(20, 3))
+    with pytest.raises(ValueError, match=r"row 2, column 1 is 'abc', not a number.*"
+                                         r"pandas DataFrame"):
+        ESTIMATORS[name]().fit(X, C)
+    # Text spelling a number is the number; None is a missing value.
+    X_num = np.array([[1.0, "2"], [None, 4.0]], dtype=object)
+    est = SPOTree()
+    assert_array_equal(check_features(est, X_num, reset=True),
+                       [[1.0, 2.0], [np.nan, 4.0]])
+
+
+def test_lists_of_strings_name_the_cell_too():
+    with pytest.raises(ValueError, match=r"row 0, column 1 is 'x'"):
+        SPOTree().fit([[1.0, "x"], [2.0, "3"]], [[1.0, 2.0], [2.0, 1.0]])
+
+
+@pytest.mark.parametrize("name", WITH_CATEGORIES)
+def test_a_numpy_array_at_predict_on_a_category_model_asks_for_a_dataframe(name):
+    X, C = _data()
+    est = ESTIMATORS[name]().fit(X, C)
+    msg = (r"X must be a pandas DataFrame with the columns \['a', 'soil'\]: .* columns "
+           r"\['soil'\] hold categories or text")
+    with pytest.raises(ValueError, match=msg):
+        est.predict(X.to_numpy())
+    # Even numbers that look like category codes: an array cannot say which is which.
+    codes = np.column_stack([X["a"], X["soil"].cat.codes]).astype(float)
+    with pytest.raises(ValueError, match=msg):
+        est.predict(codes)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("column, what", [
+    (pd.date_range("2020-01-01", periods=60), r"\.dt\.days"),
+    (pd.to_timedelta(np.arange(60), unit="s"), r"\.dt\.total_seconds\(\)"),
+    (pd.Series([pd.Timestamp("2020-01-01")] * 60, dtype=object), r"\.dt\.days"),
+], ids=["datetime", "timedelta", "object-timestamps"])
+def test_date_and_duration_columns_are_refused_by_name(name, column, what):
+    X, C = _data()
+    X["when"] = np.asarray(column) if not isinstance(column, pd.Series) else column.values
+    with pytest.raises(ValueError, match=r"Column 'when' of X holds dates, times or "
+                                         r"durations .*Convert it to numbers first.*" + what):
+        ESTIMATORS[name]().fit(X, C)
+
+
+def test_numpy_dates_are_refused():
+    X = np.array(["2020-01-01", "2020-01-02"], dtype="datetime64[D]").reshape(-1, 1)
+    with pytest.raises(ValueError, match="dates, times or durations.*convert them to numbers"):
+        SPOTree().fit(X, [[1.0, 2.0], [2.0, 1.0]])
+
+
+@pytest.mark.parametrize("name", ["SPOTree", "SPOForest", "OptimalSPOTree"])
+def test_an_object_column_of_floats_with_a_none_is_numeric_with_a_missing_value(name):
+    # Before: one category per value.
+    X, C = _data()
+    b = X["a"].to_numpy() * 2
+    b_obj = pd.Series(list(b), dtype=object)
+    b_obj[3] = None
+    b[3] = np.nan
+    est = ESTIMATORS[name]().fit(pd.DataFrame({"a": X["a"], "b": b_obj}), C)
+    assert est.category_values_ is None
+    floats = pd.DataFrame({"a": X["a"], "b": b})
+    ref = ESTIMATORS[name]().fit(floats, C)
+    assert_array_equal(est.predict(floats), ref.predict(floats))
+    # At predict, the object column is read the same way.
+    assert_array_equal(est.predict(pd.DataFrame({"a": X["a"], "b": b_obj})),
+                       ref.predict(floats))
+
+
+@pytest.mark.parametrize("name", ["SPOPlusLinear", "SPOBoost"])
+def test_an_object_column_of_numbers_is_numeric_for_linear_models_too(name):
+    X, C = _data()
+    b = X["a"].to_numpy() ** 2
+    est = ESTIMATORS[name]().fit(pd.DataFrame({"a": X["a"], "b": pd.Series(list(b),
+                                                                         dtype=object)}), C)
+    floats = pd.DataFrame({"a": X["a"], "b": b})
+    ref = ESTIMATORS[name]().fit(floats, C)
+    assert est.category_values_ is None
+    # Equal up to the rounding of another memory layout.
+    assert_allclose(est.predict(floats), ref.predict(floats), rtol=1e-12)
+    # A missing value in it is refused, naming what to do.
+    b_obj = pd.Series(list(b), dtype=object)
+    b_obj[0] = None
+    with pytest.raises(ValueError, match="does not support missing values"):
+        ESTIMATORS[name]().fit(pd.DataFrame({"a": X["a"], "b": b_obj}), C)
+
+
+def test_a_text_column_where_numbers_were_fitted_is_named():
+    X, C = _data()
+    est = SPOTree(max_depth=1).fit(X[["a"]], C)
+    with pytest.raises(ValueError, match=r"Column 'a' of X holds text or categories .*was "
+                                         r"numeric when the model was fitted"):
+        est.predict(pd.DataFrame({"a": ["x"] * 3}))
+
+
+def test_check_same_rows_and_check_fit_costs_messages():
+    with pytest.raises(ValueError, match=r"^X_val and C_val must have the same number of "
+                                         r"rows; got 3 and 2\.$"):
+        check_same_rows(np.ones((3, 1)), np.ones((2, 4)), ("X_val", "C_val"))
+    check_same_rows(2, np.ones((2, 4)))
+    with pytest.raises(ValueError, match="X and C must have the same number of rows; got 5 "
+                                         "and 2"):
+        check_fit_costs(SPOTree(), np.ones((2, 3)), 5)
+    with pytest.raises(ValueError, match="SPOTree requires y to be passed"):
+        check_fit_costs(SPOTree(), None, 5)
+    with pytest.raises(ValueError, match=r"C contains NaN or infinity \(first at row 1, "
+                                         r"column 0\)"):
+        check_fit_costs(SPOTree(), [[1.0, 2.0], [np.nan, 1.0]], 2)
