@@ -42,12 +42,6 @@ def _wrap(text, width=16):
     return lines or [text]
 
 
-def _rgb(color):
-    from matplotlib.colors import to_rgb
-
-    return to_rgb(color)
-
-
 def _plt(purpose):
     return import_optional("matplotlib.pyplot", purpose=purpose)
 

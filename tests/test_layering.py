@@ -60,3 +60,36 @@ def test_imports_go_one_way(path):
         assert LAYER[target] <= layer, (
             f"spotree/{path.relative_to(PKG)} (layer {name}) imports spotree.{target}, "
             "a higher layer")
+
+
+def _submodules_imported_by_init(package_dir):
+    """First components of the relative imports of ``package_dir/__init__.py``."""
+    out = set()
+    for node in ast.walk(ast.parse((package_dir / "__init__.py").read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                out.add(node.module.split(".")[0])
+            else:
+                out.update(alias.name for alias in node.names)
+    return out
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PKG)))
+def test_no_module_imports_the_init_of_a_package_that_imports_it(path):
+    """``from . import LinearProgram`` in problems/_knapsack.py reached up into
+    problems/__init__.py, which imports _knapsack: import a name from the module that
+    defines it. (The CLI may import spotree's own __init__, which does not import it.)"""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module is None:
+            base = path.parent
+            for _ in range(node.level - 1):
+                base = base.parent
+            branch = path.relative_to(base).parts[0].removesuffix(".py")
+            for alias in node.names:
+                if ((base / f"{alias.name}.py").is_file()
+                        or (base / alias.name / "__init__.py").is_file()):
+                    continue  # a module, not a name from the __init__
+                assert branch not in _submodules_imported_by_init(base), (
+                    f"spotree/{path.relative_to(PKG)} imports {alias.name!r} from "
+                    f"{base.relative_to(PKG.parent)}/__init__.py, which imports it back")

@@ -7,6 +7,8 @@ import numbers
 import numpy as np
 
 from ._base import DecisionProblem, _check_sense
+from ._compiled import knapsack_bb_oracle, knapsack_dp_oracle, solve_rows
+from ._linear import LinearProgram
 
 __all__ = ["Knapsack"]
 
@@ -176,8 +178,6 @@ class Knapsack(DecisionProblem):
         The branch and bound returns NaN for a cost vector on which it exceeds
         ``max_nodes``; see :mod:`spotree.problems._compiled`.
         """
-        from ._compiled import knapsack_bb_oracle, knapsack_dp_oracle
-
         solver = self.solver
         if solver == "dp":
             return knapsack_dp_oracle(self.weights[0].astype(np.int64),
@@ -188,8 +188,6 @@ class Knapsack(DecisionProblem):
 
     def relaxation(self):
         """The LP relaxation (``0 <= w <= 1``) as a :class:`LinearProgram`."""
-        from . import LinearProgram
-
         return LinearProgram(A_ub=self.weights, b_ub=self.capacities, bounds=(0, 1),
                              sense=self.sense)
 
@@ -201,8 +199,6 @@ class Knapsack(DecisionProblem):
         if oracle is None:
             self._solve_highs(Cm, W, np.arange(C.shape[0]))
         else:
-            from ._compiled import solve_rows
-
             z = solve_rows(oracle, Cm, W)
             gave_up = np.flatnonzero(np.isnan(z))
             if gave_up.size:
@@ -210,8 +206,6 @@ class Knapsack(DecisionProblem):
         return W, np.einsum("ij,ij->i", C, W)
 
     def _solve_highs(self, Cm, W, rows):
-        from . import LinearProgram
-
         lp = getattr(self, "_model_milp", None)
         if lp is None:
             lp = LinearProgram(A_ub=self.weights, b_ub=self._capacities(), bounds=(0, 1),

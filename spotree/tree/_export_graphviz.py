@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._export import split_labels
+from ._export import describe_decision, split_labels
 from ._tree import TREE_LEAF, Tree
 
 __all__ = ["export_graphviz"]
@@ -15,11 +15,7 @@ _PALETTE = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#
 
 
 def _describe(problem, w):
-    try:
-        from ._export import describe_decision
-    except ImportError:  # pragma: no cover - export_text not available
-        describe_decision = None
-    if describe_decision is not None and problem is not None:
+    if problem is not None:
         return describe_decision(problem, w)
     w = np.asarray(w, dtype=np.float64)
     nz = np.flatnonzero(np.abs(w) > 1e-9)
