@@ -30,7 +30,8 @@ def reproduce(args):
     pyepo = args.experiment == "pyepo"
     if args.n_train is not None and args.experiment not in ("shortest-path", "pyepo"):
         raise CLIError("--n-train applies to the shortest-path and pyepo experiments only")
-    for flag, value in (("--problems", args.problems), ("--degrees", args.degrees)):
+    for flag, value in (("--problems", args.problems), ("--degrees", args.degrees),
+                        ("--noise", args.noise)):
         if value is not None and not pyepo:
             raise CLIError(f"{flag} applies to the pyepo experiment only")
     if args.depths is not None and pyepo:
@@ -64,7 +65,7 @@ def reproduce(args):
                             depths=args.depths, data=args.data,
                             data_options=data_options or None, scheduler=args.scheduler,
                             progress=not args.quiet, figures=not args.no_figures,
-                            problems=args.problems, degrees=args.degrees)
+                            problems=args.problems, degrees=args.degrees, noises=args.noise)
     print(result["summary"])
     written = ", ".join(os.path.basename(p) for p in result["files"].values())
     print(f"wrote {written} to {out}")

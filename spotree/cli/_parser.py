@@ -115,6 +115,17 @@ def _degrees(text):
     return _int_list(text, example="1,2,4,6")
 
 
+def _noises(text):
+    try:
+        values = [float(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        values = []
+    if not values or any(not 0.0 <= v <= 1.0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected comma-separated half-widths in [0, 1], "
+                                         f"e.g. 0,0.5; got {text!r}")
+    return values
+
+
 def _names(text, known, what):
     """The comma-separated names in ``text``, each one of ``known``."""
     names = [s.strip() for s in text.split(",") if s.strip()]
@@ -223,12 +234,15 @@ def build_parser():
             "                 without it, synthetic make_news data stands in (and the\n"
             "                 summary says so)\n"
             "  pyepo          SPOBoost, SPOForest, SPOTree and SPO+ linear against two-stage\n"
-            "                 least squares, random forest and gradient boosting (and PyEPO's\n"
-            "                 own SPO+ where pyepo and torch are installed) on PyEPO's 5x5\n"
+            "                 least squares, polynomial ridge, neural network, random forest\n"
+            "                 and gradient boosting (and PyEPO's own SPO+ and PFYL, linear and\n"
+            "                 network, where pyepo and torch are installed) on PyEPO's 5x5\n"
             "                 shortest path and 32-item, 2-resource knapsack: degrees 1, 2,\n"
-            "                 4, 6; n_train 100, 1000, 5000; 5 seeds. Normalized regret and\n"
-            "                 fit time per method and degree. --quick: n_train 200, degrees\n"
-            "                 1 and 6, 3 seeds, 20-tree forests (~40 s)\n\n"
+            "                 4, 6; n_train 100, 1000, 5000; noise 0 and 0.5; 5 seeds.\n"
+            "                 Normalized regret, its excess over the Bayes floor (deciding\n"
+            "                 with the true E[c|x]) and fit time per method and degree.\n"
+            "                 --quick: n_train 200, noise 0.5, degrees 1 and 6, 3 seeds,\n"
+            "                 20-tree forests, PyEPO's SPO+ linear only (a few minutes)\n\n"
             "examples:\n"
             "  spotree reproduce shortest-path --quick --jobs 2\n"
             "  spotree reproduce shortest-path --n-train 200 --jobs 2      # full n = 200 grid\n"
@@ -253,7 +267,8 @@ def build_parser():
     rp.add_argument("--methods", type=_methods, metavar="LIST",
                     help="comma-separated methods: SPOT, CART, 'SPOT Optimal', 'SPO Forest', "
                          "'CART Forest'; for pyepo: SPOBoost, SPOForest, SPOTree, "
-                         "SPOPlusLinear, LS, RF, GB-mse, 'PyEPO SPO+' (default: the "
+                         "SPOPlusLinear, LS, PolyRidge, MLP, RF, GB-mse, 'PyEPO SPO+', "
+                         "'PyEPO SPO+ NN', 'PyEPO PFYL', 'PyEPO PFYL NN' (default: the "
                          "experiment's)")
     rp.add_argument("--depths", type=_depth_list, metavar="LIST",
                     help="comma-separated training depths, 'none' for unrestricted")
@@ -265,6 +280,9 @@ def build_parser():
     rp.add_argument("--degrees", type=_degrees, metavar="LIST",
                     help="pyepo: comma-separated degrees of the cost model (default: "
                          "1,2,4,6)")
+    rp.add_argument("--noise", type=_noises, metavar="LIST",
+                    help="pyepo: comma-separated half-widths of the multiplicative noise "
+                         "(default: 0,0.5; --quick: 0.5)")
     rp.add_argument("--data", metavar="DIR",
                     help="news: directory of the Yahoo! R6A log files (plain or .gz)")
     rp.add_argument("--user-clusters", type=_int_in(1), default=None, metavar="K",

@@ -19,9 +19,10 @@ of the PyEPO comparison) <- ``_runner`` (runs them and writes everything).
 """
 
 from ._configs import (EXPERIMENTS, METHODS, PYEPO_METHODS, PYEPO_PROBLEMS, Method,
-                       PyEPOMethod, make_grid, parse_seeds, pyepo_available, register_method)
+                       PyEPOMethod, make_grid, parse_seeds, pyepo_available, register_method,
+                       register_pyepo_method)
 from ._runner import execute_run, run_experiment, warm_up
 
 __all__ = ["EXPERIMENTS", "METHODS", "Method", "PYEPO_METHODS", "PYEPO_PROBLEMS", "PyEPOMethod",
            "execute_run", "make_grid", "parse_seeds", "pyepo_available", "register_method",
-           "run_experiment", "warm_up"]
+           "register_pyepo_method", "run_experiment", "warm_up"]

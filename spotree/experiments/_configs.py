@@ -17,7 +17,8 @@ from ..tree import OptimalSPOTree, SPOTree
 
 __all__ = ["Method", "METHODS", "register_method", "EXPERIMENTS", "make_grid", "run_key",
            "CONFIG_VERSION", "parse_seeds", "depth_label", "PyEPOMethod", "PYEPO_METHODS",
-           "PYEPO_PROBLEMS", "PYEPO_MIN_N_TRAIN", "pyepo_available", "pyepo_skip_note"]
+           "PYEPO_PROBLEMS", "PYEPO_MIN_N_TRAIN", "PYEPO_MODELS", "pyepo_available",
+           "pyepo_skip_note", "register_pyepo_method", "pyepo_method_needs_pyepo"]
 
 #: Bumped when the meaning of a run changes, so stale cache files are ignored.
 CONFIG_VERSION = 1
@@ -91,10 +92,12 @@ class PyEPOMethod:
     ----------
     name : str
         Label in tables and figures, e.g. ``"SPOBoost"``.
-    model : {"boost", "forest", "tree", "linear", "linear-conv", "least-squares", "pyepo"}
+    model : {"boost", "forest", "tree", "linear", "linear-conv", "least-squares", \
+"poly-ridge", "mlp", "pyepo"}
         How :mod:`spotree.experiments._pyepo` fits it.
     params : dict
-        Constructor parameters of the estimator, e.g. ``{"loss": "mse"}``.
+        Constructor parameters of the estimator, e.g. ``{"loss": "mse"}``
+        (for "pyepo": ``loss`` "spo+" or "pfyl", ``net`` "linear" or "mlp").
     description : str
         One line for summary.md.
     """
@@ -104,6 +107,10 @@ class PyEPOMethod:
     params: dict = field(default_factory=dict)
     description: str = ""
 
+
+#: How :mod:`spotree.experiments._pyepo` can fit a method.
+PYEPO_MODELS = ("boost", "forest", "tree", "linear", "linear-conv", "least-squares",
+                "poly-ridge", "mlp", "pyepo")
 
 #: The PyEPO comparison's methods, in table order. "SPOPlusLinear-conv" is
 #: not in the default grids: the benchmark's SPO+ reference when PyEPO is missing.
@@ -118,15 +125,50 @@ PYEPO_METHODS = {m.name: m for m in (
                 "linear model trained on the SPO+ loss (Adam, lr 0.01, batch 32, 20 epochs)"),
     PyEPOMethod("LS", "least-squares", {},
                 "two-stage: least-squares linear regression of the costs, then optimize"),
+    PyEPOMethod("PolyRidge", "poly-ridge", {"max_degree": 6},
+                "two-stage: ridge regression on polynomial features (standardized), the "
+                "degree (1 to 6) and the penalty chosen by leave-one-out error (RidgeCV)"),
+    PyEPOMethod("MLP", "mlp", {"hidden_layer_sizes": [64, 64]},
+                "two-stage: scikit-learn MLPRegressor, two hidden layers of 64, standardized "
+                "features and costs, early stopping on 10% of the rows"),
     PyEPOMethod("RF", "forest", {"criterion": "mse"},
                 "two-stage random forest (CART forest), max_features tuned like SPOForest"),
     PyEPOMethod("GB-mse", "boost", {"loss": "mse"},
                 "two-stage gradient boosting on squared error (SPOBoost with loss='mse')"),
-    PyEPOMethod("PyEPO SPO+", "pyepo", {},
+    PyEPOMethod("PyEPO SPO+", "pyepo", {"loss": "spo+", "net": "linear"},
                 "PyEPO's own SPO+ with a torch nn.Linear (Adam, lr 0.01, batch 32, 20 epochs)"),
+    PyEPOMethod("PyEPO SPO+ NN", "pyepo", {"loss": "spo+", "net": "mlp"},
+                "PyEPO's SPO+ with a one-hidden-layer network (32 ReLU units), as above"),
+    PyEPOMethod("PyEPO PFYL", "pyepo", {"loss": "pfyl", "net": "linear"},
+                "PyEPO's perturbed Fenchel-Young loss (10 samples, sigma 1) with nn.Linear, "
+                "as above"),
+    PyEPOMethod("PyEPO PFYL NN", "pyepo", {"loss": "pfyl", "net": "mlp"},
+                "PyEPO's perturbed Fenchel-Young loss with the one-hidden-layer network"),
     PyEPOMethod("SPOPlusLinear-conv", "linear-conv", {},
                 "SPOPlusLinear trained to convergence (100 epochs, then 50 at lr 0.001)"),
 )}
+
+
+def register_pyepo_method(method):
+    """Add (or replace) a method of the PyEPO comparison; returns it.
+
+    Its runs carry the model and the parameters, so parallel workers fit
+    them without this registration (e.g. a variant of SPOBoost compared in
+    ``benchmarks/bench_pyepo.py``).
+    """
+    if not isinstance(method, PyEPOMethod):
+        raise TypeError(f"method must be a PyEPOMethod; got {type(method).__name__}.")
+    if method.model not in PYEPO_MODELS:
+        raise ValueError(f"PyEPOMethod.model must be one of {', '.join(PYEPO_MODELS)}; got "
+                         f"{method.model!r}.")
+    PYEPO_METHODS[method.name] = method
+    return method
+
+
+def pyepo_method_needs_pyepo(name):
+    """Whether a PyEPO-comparison method needs pyepo and torch."""
+    return PYEPO_METHODS[name].model == "pyepo"
+
 
 #: The PyEPO comparison's problems: name -> description.
 PYEPO_PROBLEMS = {
@@ -143,11 +185,12 @@ def pyepo_available():
 
 
 def pyepo_skip_note(methods=None):
-    """The summary's note when the default grid leaves out "PyEPO SPO+", else None."""
+    """The summary's note when the default grid leaves out PyEPO's methods, else None."""
     if methods is not None or pyepo_available():
         return None
-    return ("PyEPO SPO+ was skipped: it needs pyepo and torch, which are not installed "
-            "(pip install spotree[pyepo] torch). The other methods ran as usual.")
+    return ("PyEPO's methods (PyEPO SPO+, PFYL and their networks) were skipped: they need "
+            "pyepo and torch, which are not installed (pip install spotree[pyepo] torch). "
+            "The other methods ran as usual.")
 
 
 def depth_label(d):
@@ -202,23 +245,25 @@ EXPERIMENTS = {
                   "methods": ["SPOT", "CART"]},
     },
     "pyepo": {
-        "description": "SPOBoost, forests, trees and SPO+ vs two-stage methods on PyEPO's "
-                       "shortest path and knapsack",
+        "description": "SPOBoost, forests, trees and SPO+ vs two-stage methods and PyEPO's "
+                       "decision-focused methods on PyEPO's shortest path and knapsack, "
+                       "with the Bayes floor",
         "full": {
             "problems": ["shortest-path", "knapsack"], "degrees": [1, 2, 4, 6],
-            "n_train": [100, 1000, 5000], "seeds": 5, "n_test": 1000, "noise": 0.5,
+            "n_train": [100, 1000, 5000], "noises": [0.0, 0.5], "seeds": 5, "n_test": 1000,
             "n_features": 5, "validation_fraction": 0.2, "min_samples_leaf": 5,
             "n_estimators": 50, "max_features_grid": [2, 3, 4, 5],
-            "methods": ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "RF",
-                        "GB-mse", "PyEPO SPO+"],
+            "methods": ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "PolyRidge",
+                        "MLP", "RF", "GB-mse", "PyEPO SPO+", "PyEPO SPO+ NN", "PyEPO PFYL",
+                        "PyEPO PFYL NN"],
         },
         "quick": {
             "problems": ["shortest-path", "knapsack"], "degrees": [1, 6], "n_train": [200],
-            "seeds": 3, "n_test": 1000, "noise": 0.5, "n_features": 5,
+            "noises": [0.5], "seeds": 3, "n_test": 1000, "n_features": 5,
             "validation_fraction": 0.2, "min_samples_leaf": 5, "n_estimators": 20,
             "max_features_grid": [2, 3, 4, 5],
-            "methods": ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "RF",
-                        "GB-mse", "PyEPO SPO+"],
+            "methods": ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "PolyRidge",
+                        "MLP", "RF", "GB-mse", "PyEPO SPO+"],
         },
     },
     "news": {
@@ -276,25 +321,52 @@ def _names(values):
     return ", ".join(repr(v) for v in values)
 
 
-def _pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems, depths):
+def _check_cells(cells):
+    """``[(problem, n_train, noise, degree), ...]`` from tuples or "p:n:noise:deg" strings."""
+    out = []
+    for cell in cells:
+        parts = cell.split(":") if isinstance(cell, str) else list(cell)
+        try:
+            problem, n, noise, degree = parts
+            out.append((str(problem), int(n), float(noise), int(degree)))
+        except (TypeError, ValueError):
+            raise ValueError(f"cells: each cell is (problem, n_train, noise, degree) or "
+                             f"'problem:n_train:noise:degree', e.g. "
+                             f"'shortest-path:1000:0.5:6'; got {cell!r}.") from None
+    if not out:
+        raise ValueError("cells: name at least one cell.")
+    return out
+
+
+def _pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems, depths, noises,
+                cells=None):
     """The runs of ``spotree reproduce pyepo``; every selection is checked first."""
     if depths is not None:
         raise ValueError("--depths does not apply to the pyepo experiment (its trees are "
                          "pruned, its forests and boosted trees unrestricted).")
+    if cells is not None:
+        cells = _check_cells(cells)
+        for name, given, k in (("problems", problems, 0), ("n_train", n_train, 1),
+                               ("noises", noises, 2), ("degrees", degrees, 3)):
+            if given is not None:
+                raise ValueError(f"cells name the {name} already; do not pass both.")
+        problems, n_train, noises, degrees = (list(dict.fromkeys(c[k] for c in cells))
+                                              for k in range(4))
     problems = list(grid["problems"] if problems is None else problems)
     unknown = [p for p in problems if p not in PYEPO_PROBLEMS]
     if not problems or unknown:
         raise ValueError(f"--problems: unknown problem(s) {_names(unknown or problems)}; "
                          f"choose from {', '.join(PYEPO_PROBLEMS)}.")
-    names = [m for m in grid["methods"] if m != "PyEPO SPO+" or pyepo_available()] \
-        if methods is None else list(methods)
+    names = [m for m in grid["methods"] if not pyepo_method_needs_pyepo(m)
+             or pyepo_available()] if methods is None else list(methods)
     unknown = [m for m in names if m not in PYEPO_METHODS]
     if not names or unknown:
         raise ValueError(f"--methods: unknown method(s) {_names(unknown or names)} for the "
                          f"pyepo experiment; known: {_names(PYEPO_METHODS)}.")
-    if "PyEPO SPO+" in names and not pyepo_available():
-        raise ImportError("--methods 'PyEPO SPO+' requires pyepo and torch, which are not "
-                          "installed: pip install spotree[pyepo] torch")
+    needy = [m for m in names if pyepo_method_needs_pyepo(m)]
+    if needy and not pyepo_available():
+        raise ImportError(f"--methods {_names(needy)} requires pyepo and torch, which are not "
+                          f"installed: pip install spotree[pyepo] torch")
     sizes = list(grid["n_train"] if n_train is None else n_train)
     if not sizes or any(int(n) < PYEPO_MIN_N_TRAIN for n in sizes):
         raise ValueError(f"--n-train must be at least {PYEPO_MIN_N_TRAIN} for the pyepo "
@@ -302,31 +374,39 @@ def _pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems, depths):
     degs = list(grid["degrees"] if degrees is None else degrees)
     if not degs or any(int(d) < 1 for d in degs):
         raise ValueError(f"--degrees must be positive ints; got {degs}.")
+    noise_list = list(grid["noises"] if noises is None else noises)
+    if not noise_list or any(not 0.0 <= float(e) <= 1.0 for e in noise_list):
+        raise ValueError(f"--noise must be half-widths in [0, 1]; got {noise_list}.")
     seed_list = seeds if seeds is not None else list(range(grid["seeds"]))
     runs = []
     for problem in problems:
         shape = ({"grid": [5, 5]} if problem == "shortest-path" else
                  {"n_items": 32, "n_resources": 2, "capacity": 20.0})
         for n in sizes:
-            for degree in degs:
-                for name in names:
-                    m = PYEPO_METHODS[name]
-                    for seed in seed_list:
-                        run = dict(base, method=name, params=m.params, problem=problem,
-                                   n_train=int(n), degree=int(degree), seed=int(seed),
-                                   n_test=grid["n_test"], noise=grid["noise"],
-                                   n_features=grid["n_features"],
-                                   validation_fraction=grid["validation_fraction"],
-                                   min_samples_leaf=grid["min_samples_leaf"], **shape)
-                        if m.model == "forest":
-                            run.update(n_estimators=grid["n_estimators"],
-                                       max_features_grid=grid["max_features_grid"])
-                        runs.append(run)
+            for noise in noise_list:
+                for degree in degs:
+                    if cells is not None and (problem, int(n), float(noise),
+                                              int(degree)) not in cells:
+                        continue
+                    for name in names:
+                        m = PYEPO_METHODS[name]
+                        for seed in seed_list:
+                            run = dict(base, method=name, model=m.model, params=m.params,
+                                       problem=problem, n_train=int(n), degree=int(degree),
+                                       seed=int(seed), n_test=grid["n_test"],
+                                       noise=float(noise), n_features=grid["n_features"],
+                                       validation_fraction=grid["validation_fraction"],
+                                       min_samples_leaf=grid["min_samples_leaf"], **shape)
+                            if m.model == "forest":
+                                run.update(n_estimators=grid["n_estimators"],
+                                           max_features_grid=grid["max_features_grid"])
+                            runs.append(run)
     return runs
 
 
 def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None,
-              depths=None, data_id=None, problems=None, degrees=None):
+              depths=None, data_id=None, problems=None, degrees=None, noises=None,
+              cells=None):
     """All runs of an experiment.
 
     Parameters
@@ -338,7 +418,7 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
         Overrides the grid's seeds (for news: the constraint sets).
     methods : list of str, default=None
         Overrides the grid's methods (names of :data:`METHODS`; for pyepo, of
-        :data:`PYEPO_METHODS`). By default pyepo runs "PyEPO SPO+" only where
+        :data:`PYEPO_METHODS`). By default pyepo runs PyEPO's methods only where
         pyepo and torch are installed.
     n_train : list of int, default=None
         Shortest path: keep these training sizes of the grid. PyEPO: the
@@ -351,6 +431,13 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
         PyEPO only: problems among :data:`PYEPO_PROBLEMS`.
     degrees : list of int, default=None
         PyEPO only: polynomial degrees of the cost model.
+    noises : list of float, default=None
+        PyEPO only: half-widths of the multiplicative noise (the full grid's
+        are 0 and 0.5).
+    cells : list, default=None
+        PyEPO only: run just these cells, each ``(problem, n_train, noise,
+        degree)`` or ``"problem:n_train:noise:degree"`` (instead of the
+        product of ``problems``, ``n_train``, ``noises`` and ``degrees``).
 
     Returns
     -------
@@ -362,7 +449,7 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
         For an unknown experiment, method or problem, training sizes not in
         the grid, or an option of another experiment.
     ImportError
-        For "PyEPO SPO+" named in ``methods`` without pyepo and torch.
+        For PyEPO's methods named in ``methods`` without pyepo and torch.
     """
     if experiment not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {experiment!r}; choose one of "
@@ -375,8 +462,10 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
     base = {"experiment": experiment, "version": CONFIG_VERSION, "spotree": __version__,
             "code": code_fingerprint()}
     if experiment == "pyepo":
-        return _pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems, depths)
-    for flag, value in (("--problems", problems), ("--degrees", degrees)):
+        return _pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems, depths,
+                           noises, cells)
+    for flag, value in (("--problems", problems), ("--degrees", degrees), ("--noise", noises),
+                        ("cells", cells)):
         if value is not None:
             raise ValueError(f"{flag} applies to the pyepo experiment only, not "
                              f"{experiment!r}.")

@@ -159,7 +159,9 @@ def _pyepo(records, out):
     from ._configs import PYEPO_METHODS, PYEPO_PROBLEMS
 
     problems = [p for p in PYEPO_PROBLEMS if any(r["problem"] == p for r in records)]
-    sizes = sorted({r["n_train"] for r in records})
+    # One panel per problem (rows) and training size and noise (columns).
+    sizes = sorted({(r["n_train"], r.get("noise")) for r in records},
+                   key=lambda t: (t[0], -1.0 if t[1] is None else float(t[1])))
     methods = [m for m in PYEPO_METHODS if any(r["method"] == m for r in records)]
     methods += sorted({r["method"] for r in records} - set(methods))
     fig = _figure((4.6 * len(sizes) + 1.8, 3.6 * len(problems)))
@@ -167,9 +169,10 @@ def _pyepo(records, out):
                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
     handles = {}
     for i, p in enumerate(problems):
-        for j, n in enumerate(sizes):
+        for j, (n, noise) in enumerate(sizes):
             ax = fig.add_subplot(len(problems), len(sizes), i * len(sizes) + j + 1)
-            panel = [r for r in records if r["problem"] == p and r["n_train"] == n]
+            panel = [r for r in records if r["problem"] == p and r["n_train"] == n
+                     and r.get("noise") == noise]
             for k, m in enumerate(methods):
                 rs = [r for r in panel if r["method"] == m]
                 degrees = sorted({r["degree"] for r in rs})
@@ -182,11 +185,22 @@ def _pyepo(records, out):
                 color = METHOD_COLORS.get(m, palette[k % len(palette)])
                 handles[m] = ax.errorbar(degrees, mean, yerr=std, marker="o", ms=4,
                                          capsize=2, lw=1.4, color=color, label=m)
-            ax.set_title(f"{p}, n_train = {n}", fontsize=10)
+            floor = {}
+            for r in panel:
+                if r.get("bayes_floor") is not None:
+                    floor.setdefault(r["degree"], {})[r["seed"]] = r["bayes_floor"]
+            if floor:
+                degs = sorted(floor)
+                handles["Bayes floor"] = ax.plot(
+                    degs, [np.mean(list(floor[d].values())) for d in degs], ls="--",
+                    color="black", lw=1.2, label="Bayes floor")[0]
+            title = f"{p}, n_train = {n}" + ("" if noise is None else f", noise {noise:g}")
+            ax.set_title(title, fontsize=10)
             ax.set_xlabel("degree")
             ax.set_xticks(sorted({r["degree"] for r in panel}))
             ax.set_ylabel("test normalized regret")
             ax.grid(alpha=0.3)
+    methods = methods + ["Bayes floor"]
     fig.tight_layout(rect=(0, 0, 1 - 1.7 / (4.6 * len(sizes) + 1.8), 1))
     fig.legend([handles[m] for m in methods if m in handles],
                [m for m in methods if m in handles], loc="center right", frameon=False,

@@ -395,7 +395,8 @@ def _workers(jobs):
 
 def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, methods=None,
                    n_train=None, depths=None, data=None, data_options=None, scheduler=None,
-                   progress=True, figures=True, stream=None, problems=None, degrees=None):
+                   progress=True, figures=True, stream=None, problems=None, degrees=None,
+                   noises=None, cells=None):
     """Run (or resume) one of the paper's experiments and write its results.
 
     Each run is cached as ``<out>/cache/<hash>.json`` as soon as it finishes,
@@ -443,6 +444,11 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
         PyEPO: the problems, ``"shortest-path"`` and/or ``"knapsack"``.
     degrees : list of int, default=None
         PyEPO: the polynomial degrees of the cost model.
+    noises : list of float, default=None
+        PyEPO: the half-widths of the multiplicative noise.
+    cells : list, default=None
+        PyEPO: only these cells, each ``(problem, n_train, noise, degree)`` or
+        ``"problem:n_train:noise:degree"`` (see :func:`make_grid`).
 
     Returns
     -------
@@ -467,7 +473,7 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
         news = _news_data_id(data, data_options)
     runs = make_grid(experiment, quick=quick, seeds=seeds, methods=methods, n_train=n_train,
                      depths=depths, data_id=news[2] if news else None, problems=problems,
-                     degrees=degrees)
+                     degrees=degrees, noises=noises, cells=cells)
     if not runs:
         raise ValueError("no runs to do: the selected methods have no run at the selected "
                          "depths (optimal trees need a fixed depth, forests are "

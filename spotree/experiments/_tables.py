@@ -15,7 +15,7 @@ __all__ = ["write_csv", "read_csv", "summary_markdown", "improvement_table", "py
            "pyepo_tables"]
 
 _FIRST = ("experiment", "method", "problem", "n_train", "degree", "noise", "constraint_set",
-          "depth", "seed", "normalized_spo_loss", "click_probability", "optimal_click_probability",
+          "depth", "seed", "normalized_spo_loss", "bayes_floor", "click_probability", "optimal_click_probability",
           "n_leaves", "fitted_depth", "fit_time", "val_normalized_spo_loss", "max_features",
           "wrong_decisions", "root_threshold", "decision_boundaries")
 
@@ -287,46 +287,89 @@ def _order(values, known=()):
     return first + sorted((v for v in seen if v not in first), key=key)
 
 
+def _floor(rows):
+    """Mean and std over seeds of the Bayes floor of a cell's rows (one value per seed:
+    every method of a seed is scored on the same test rows)."""
+    per_seed = OrderedDict()
+    for r in rows:
+        v = _num(r.get("bayes_floor"))
+        if not math.isnan(v):
+            per_seed.setdefault(r.get("seed"), v)
+    return _stats([{"v": v} for v in per_seed.values()], "v")
+
+
+def _excess(regret, floor):
+    """% of the mean regret above the mean Bayes floor (nan where the floor is 0)."""
+    if math.isnan(regret) or math.isnan(floor) or floor <= 0:
+        return math.nan
+    return 100.0 * (regret / floor - 1.0)
+
+
 def pyepo_cells(rows):
-    """Mean test normalized regret and fit time per (problem, n_train, degree, method).
+    """Mean test normalized regret, Bayes floor and fit time per (problem, n_train,
+    noise, degree, method).
 
     Returns
     -------
     list of dict
-        Keys ``problem, n_train, degree, method, n_seeds, regret`` (mean over
-        the seeds), ``regret_std`` (sample standard deviation; 0 for one seed)
-        and ``fit_time`` (mean seconds), in table order.
+        Keys ``problem, n_train, noise, degree, method, n_seeds, regret`` (mean
+        over the seeds), ``regret_std`` (sample standard deviation; 0 for one
+        seed), ``floor`` and ``floor_std`` (the Bayes floor of the same test
+        rows; nan for rows without one), ``excess`` (% of the mean regret above
+        the mean floor; nan where the floor is 0) and ``fit_time`` (mean
+        seconds), in table order.
     """
     out = []
-    groups = _group(rows, ("problem", "n_train", "degree", "method"))
+    groups = _group(rows, ("problem", "n_train", "noise", "degree", "method"))
     for p in _order((k[0] for k in groups), PYEPO_PROBLEMS):
         for n in _order(k[1] for k in groups if k[0] == p):
-            for d in _order(k[2] for k in groups if k[:2] == (p, n)):
-                for m in _order((k[3] for k in groups if k[:3] == (p, n, d)), PYEPO_METHODS):
-                    rs = groups[(p, n, d, m)]
-                    mean, std, k = _stats(rs, "normalized_spo_loss")
-                    out.append({"problem": p, "n_train": n, "degree": d, "method": m,
-                                "n_seeds": k, "regret": mean, "regret_std": std,
-                                "fit_time": _stats(rs, "fit_time")[0]})
+            for e in _order(k[2] for k in groups if k[:2] == (p, n)):
+                for d in _order(k[3] for k in groups if k[:3] == (p, n, e)):
+                    for m in _order((k[4] for k in groups if k[:4] == (p, n, e, d)),
+                                    PYEPO_METHODS):
+                        rs = groups[(p, n, e, d, m)]
+                        mean, std, k = _stats(rs, "normalized_spo_loss")
+                        floor, floor_std, _ = _floor(rs)
+                        out.append({"problem": p, "n_train": n, "noise": e, "degree": d,
+                                    "method": m, "n_seeds": k, "regret": mean,
+                                    "regret_std": std, "floor": floor, "floor_std": floor_std,
+                                    "excess": _excess(mean, floor),
+                                    "fit_time": _stats(rs, "fit_time")[0]})
     return out
 
 
 def pyepo_tables(rows):
-    """Markdown lines: one table per problem and n_train, a row per method, mean ±
-    std of the test normalized regret and mean fit seconds per degree."""
+    """Markdown lines: one table per problem, n_train and noise; a row per method
+    with the mean ± std of the test normalized regret, its % excess over the Bayes
+    floor and the mean fit seconds per degree; the floor's own row first."""
     cells = pyepo_cells(rows)
     lines = []
-    for (p, n), cs in _group(cells, ("problem", "n_train")).items():
+    for (p, n, e), cs in _group(cells, ("problem", "n_train", "noise")).items():
         degrees = _order(c["degree"] for c in cs)
         by = {(c["method"], c["degree"]): c for c in cs}
-        lines += [f"### {p}, n_train = {n}", ""]
+        floors = {}
+        for c in cs:
+            if not math.isnan(c["floor"]):
+                floors.setdefault(c["degree"], c)
+        title = f"### {p}, n_train = {n}"
+        if e not in (None, ""):
+            title += f", noise {_num(e):g}"
+        lines += [title, ""]
         cols = (["method"] + [f"regret deg {d}" for d in degrees]
+                + [f"excess deg {d}" for d in degrees]
                 + [f"fit s deg {d}" for d in degrees])
         lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        if floors:
+            got = [floors.get(d) for d in degrees]
+            lines.append("| Bayes floor | " + " | ".join(
+                [_fmt(c["floor"], c["floor_std"]) if c else "" for c in got]
+                + ["0%" if c else "" for c in got] + ["" for _ in got]) + " |")
         for m in _order((c["method"] for c in cs), PYEPO_METHODS):
             got = [by.get((m, d)) for d in degrees]
             lines.append("| " + " | ".join(
                 [m] + [_fmt(c["regret"], c["regret_std"]) if c else "" for c in got]
+                + ["" if not c or math.isnan(c["excess"]) else f"{c['excess']:+.1f}%"
+                   for c in got]
                 + [_fmt(c["fit_time"], digits=3) if c else "" for c in got]) + " |")
         lines.append("")
     return lines
@@ -335,18 +378,27 @@ def pyepo_tables(rows):
 def _pyepo_summary(rows):
     methods = _order((r["method"] for r in rows), PYEPO_METHODS)
     problems = _order((r["problem"] for r in rows), PYEPO_PROBLEMS)
+    noises = ", ".join(f"{_num(e):g}" for e in _order(r.get("noise") for r in rows))
     lines = ["Data: PyEPO's generators (`make_pyepo_shortest_path`, `make_pyepo_knapsack`; "
-             "the same draws as PyEPO's `genData` with `seed`), noise half-width 0.5, "
-             "5 features; each seed draws n_train + 1000 rows, the last 1000 test. Forests "
-             "and the tree hold out the first 20% of the training rows to tune or prune.", "",
+             "the same draws as PyEPO's `genData` with `seed`), noise half-width "
+             f"{noises or '-'}, 5 features; each seed draws n_train + 1000 rows, the last "
+             "1000 test. Forests and the tree hold out the first 20% of the training rows to "
+             "tune or prune.", "",
+             "**Bayes floor**: the regret of deciding with the true conditional mean "
+             "E[c | x] of the test rows, which the generators define (for the knapsack, "
+             "whose values are rounded up after the noise, the exact mean of the rounded "
+             "values). The objective is linear in c, so no model has lower expected regret; "
+             "*excess* is a method's mean regret over the mean floor, minus 1 (blank where "
+             "the floor is 0: without noise the mean is the cost itself).", "",
              "Problems:", ""]
     lines += [f"- **{p}**: {PYEPO_PROBLEMS.get(p, '')}" for p in problems] + [""]
     lines += ["Methods:", ""]
     lines += [f"- **{m}**: {PYEPO_METHODS[m].description if m in PYEPO_METHODS else ''}"
               for m in methods] + [""]
     lines += ["## Test normalized regret and fit time", "",
-              "Cells: mean ± std over seeds of the test normalized regret, and mean fit "
-              "seconds, per method and degree of the cost model.", ""]
+              "Cells: mean ± std over seeds of the test normalized regret, its excess over "
+              "the Bayes floor, and mean fit seconds, per method and degree of the cost "
+              "model.", ""]
     return lines + pyepo_tables(rows)
 
 

@@ -272,7 +272,7 @@ def test_reproduce_pyepo_end_to_end(tmp_path, grid_paths):
     from spotree.datasets import make_pyepo_shortest_path
 
     res = run("reproduce", "pyepo", "--problems", "shortest-path", "--n-train", "40",
-              "--degrees", "1,6", "--seeds", "2", "--methods", "SPOTree,LS",
+              "--degrees", "1,6", "--noise", "0.5", "--seeds", "2", "--methods", "SPOTree,LS",
               "--out", tmp_path)
     assert res.returncode == 0, res.stderr
     out = tmp_path / "pyepo"
@@ -283,10 +283,12 @@ def test_reproduce_pyepo_end_to_end(tmp_path, grid_paths):
     summary = (out / "summary.md").read_text()
     assert summary in res.stdout  # the summary is printed too
     assert summary.startswith("# spotree reproduce pyepo\n")
-    section = summary.split("### shortest-path, n_train = 40")[1].split("\n## ")[0]
+    section = summary.split("### shortest-path, n_train = 40, noise 0.5")[1].split("\n## ")[0]
     lines = [x for x in section.splitlines() if x.startswith("| ")]
-    assert lines[0] == ("| method | regret deg 1 | regret deg 6 | fit s deg 1 | "
-                        "fit s deg 6 |")
+    assert lines[0] == ("| method | regret deg 1 | regret deg 6 | excess deg 1 | excess deg 6 "
+                        "| fit s deg 1 | fit s deg 6 |")
+    assert lines[1].startswith("| Bayes floor | ")
+    lines = [lines[0]] + lines[2:]
     paths = grid_paths(5, 5)
     for line in lines[1:]:
         method, *cells = [c.strip() for c in line.strip("|").split("|")]
@@ -294,7 +296,7 @@ def test_reproduce_pyepo_end_to_end(tmp_path, grid_paths):
             sel = [r for r in rows if r["method"] == method and r["degree"] == degree]
             reg = [float(r["normalized_spo_loss"]) for r in sel]
             assert cells[i] == f"{np.mean(reg):.4f} ± {np.std(reg, ddof=1):.4f}"
-            assert cells[2 + i] == f"{np.mean([float(r['fit_time']) for r in sel]):.3f}"
+            assert cells[4 + i] == f"{np.mean([float(r['fit_time']) for r in sel]):.3f}"
     assert [x.split("|")[1].strip() for x in lines[1:]] == ["SPOTree", "LS"]
     # The tree's regret from its predictions, recomputed by enumerating the paths:
     # PyEPO's draw with seed s, the first 20% of the 40 training rows prune.
@@ -332,6 +334,8 @@ def test_reproduce_pyepo_bad_options_name_the_option(tmp_path, capsys):
         (("reproduce", "news", "--degrees", "2"), ["--degrees applies"], 1),
         (("reproduce", "pyepo", "--depths", "2"), ["--depths", "pyepo"], 1),
         (("reproduce", "pyepo", "--n-train", "5"), ["--n-train", "at least 20"], 1),
+        (("reproduce", "pyepo", "--noise", "2"), ["--noise", "[0, 1]"], 2),
+        (("reproduce", "news", "--noise", "0.5"), ["--noise applies"], 1),
     ]
     if not pyepo_available():
         cases.append((("reproduce", "pyepo", "--methods", "PyEPO SPO+"),

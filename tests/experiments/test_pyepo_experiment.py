@@ -13,7 +13,7 @@ from spotree.experiments._configs import pyepo_skip_note
 from spotree.experiments._tables import read_csv, summary_markdown
 
 TINY = dict(problems=["shortest-path", "knapsack"], n_train=[30], degrees=[1, 6],
-            seeds=[0, 1], methods=["LS", "SPOTree"], progress=False)
+            seeds=[0, 1], methods=["LS", "SPOTree"], noises=[0.5], progress=False)
 
 
 def no_time(rows):
@@ -29,34 +29,43 @@ def brute_force_regret(C_true, C_pred, paths):
 
 def test_full_and_quick_grids():
     full = make_grid("pyepo", methods=["LS", "SPOForest"])
-    assert len(full) == 2 * 4 * 3 * 5 * 2  # problems, degrees, n_train, seeds, methods
+    assert len(full) == 2 * 4 * 3 * 2 * 5 * 2  # problems, degrees, n_train, noises, seeds, methods
+    assert {r["noise"] for r in full} == {0.0, 0.5}
     assert {r["problem"] for r in full} == {"shortest-path", "knapsack"}
     assert {r["degree"] for r in full} == {1, 2, 4, 6}
     assert {r["n_train"] for r in full} == {100, 1000, 5000}
     assert {r["seed"] for r in full} == set(range(5))
-    assert all(r["n_test"] == 1000 and r["noise"] == 0.5 and r["n_features"] == 5
-               for r in full)
+    assert all(r["n_test"] == 1000 and r["n_features"] == 5 for r in full)
     assert all(r["capacity"] == 20.0 and r["n_items"] == 32 and r["n_resources"] == 2
                for r in full if r["problem"] == "knapsack")
     assert all(r["grid"] == [5, 5] for r in full if r["problem"] == "shortest-path")
     assert all(r["n_estimators"] == 50 for r in full if r["method"] == "SPOForest")
     quick = make_grid("pyepo", quick=True)
     assert {r["n_train"] for r in quick} == {200} and {r["degree"] for r in quick} == {1, 6}
-    expected = ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "RF", "GB-mse"]
+    assert {r["noise"] for r in quick} == {0.5}
+    expected = ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "PolyRidge", "MLP",
+                "RF", "GB-mse"]
     if _compat.PYEPO_INSTALLED and _compat.TORCH_INSTALLED:
         expected.append("PyEPO SPO+")
     assert list(dict.fromkeys(r["method"] for r in quick)) == expected
+    everything = {r["method"] for r in make_grid("pyepo", n_train=[100], degrees=[1],
+                                                 seeds=[0])}
+    pyepo = {"PyEPO SPO+", "PyEPO SPO+ NN", "PyEPO PFYL", "PyEPO PFYL NN"}
+    assert pyepo <= everything if _compat.PYEPO_INSTALLED and _compat.TORCH_INSTALLED \
+        else not pyepo & everything
+    selected = make_grid("pyepo", methods=["LS"], noises=[0.25], n_train=[100], seeds=[0])
+    assert {r["noise"] for r in selected} == {0.25}
     assert "SPOPlusLinear-conv" in PYEPO_METHODS  # the benchmark's reference, not default
 
 
 def test_pyepo_is_skipped_with_a_note_when_missing(monkeypatch):
     monkeypatch.setattr(_compat, "PYEPO_INSTALLED", False)
-    assert "PyEPO SPO+" not in {r["method"] for r in make_grid("pyepo", quick=True)}
+    assert not {m for m in (r["method"] for r in make_grid("pyepo")) if "PyEPO" in m}
     note = pyepo_skip_note(None)
-    assert "PyEPO SPO+ was skipped" in note and "pip install" in note
+    assert "PyEPO's methods (PyEPO SPO+, PFYL" in note and "pip install" in note
     assert pyepo_skip_note(["LS"]) is None  # the user chose the methods
-    with pytest.raises(ImportError, match=re.escape("--methods 'PyEPO SPO+' requires pyepo")):
-        make_grid("pyepo", methods=["PyEPO SPO+"])
+    with pytest.raises(ImportError, match=re.escape("--methods 'PyEPO PFYL' requires pyepo")):
+        make_grid("pyepo", methods=["LS", "PyEPO PFYL"])
     meta = {"experiment": "pyepo", "quick": True, "n_runs": 0, "n_cached": 0, "notes": [note]}
     assert f"**Note:** {note}" in summary_markdown("pyepo", [], meta)
 
@@ -66,6 +75,7 @@ def test_pyepo_is_skipped_with_a_note_when_missing(monkeypatch):
     (dict(methods=["SPOT"]), "--methods: unknown method"),
     (dict(n_train=[5]), "--n-train must be at least 20"),
     (dict(degrees=[0]), "--degrees"),
+    (dict(noises=[1.5]), "--noise must be half-widths in"),
     (dict(depths=[2]), "--depths does not apply"),
 ])
 def test_bad_selections_name_the_option_and_create_nothing(tmp_path, kw, match):
@@ -83,24 +93,49 @@ def test_tiny_run_summary_regret_cache_and_figure(tmp_path, grid_paths):
     assert len(rows) == 16 and len({r["key"] for r in rows}) == 16
     text = (tmp_path / "summary.md").read_text()
 
-    # Every table cell is the mean ± std over the seeds of results.csv's rows.
+    # Every table cell is the mean ± std over the seeds of results.csv's rows; the
+    # excess is the mean regret over the mean floor, minus 1.
+    def cells_of(section, label):
+        line = next(x for x in section.splitlines() if x.startswith(f"| {label} |"))
+        return [c.strip() for c in line.strip("|").split("|")][1:]
+
     for problem in ("shortest-path", "knapsack"):
-        section = text.split(f"### {problem}, n_train = 30")[1].split("\n##")[0]
+        section = text.split(f"### {problem}, n_train = 30, noise 0.5")[1].split("\n##")[0]
+        floor_cells = cells_of(section, "Bayes floor")
+        for i, degree in enumerate(("1", "6")):
+            floors = {r["seed"]: float(r["bayes_floor"]) for r in rows
+                      if (r["problem"], r["degree"]) == (problem, degree)}
+            assert len(floors) == 2
+            assert floor_cells[i] == (f"{np.mean(list(floors.values())):.4f} ± "
+                                      f"{np.std(list(floors.values()), ddof=1):.4f}")
         for method in ("LS", "SPOTree"):
-            line = next(x for x in section.splitlines() if x.startswith(f"| {method} |"))
-            cells = [c.strip() for c in line.strip("|").split("|")][1:]
+            cells = cells_of(section, method)
             for i, degree in enumerate(("1", "6")):
                 sel = [r for r in rows if (r["problem"], r["method"], r["degree"])
                        == (problem, method, degree)]
                 regret = [float(r["normalized_spo_loss"]) for r in sel]
+                floor = [float(r["bayes_floor"]) for r in sel]
                 fit = [float(r["fit_time"]) for r in sel]
                 assert len(regret) == 2
                 assert cells[i] == f"{np.mean(regret):.4f} ± {np.std(regret, ddof=1):.4f}"
-                assert cells[2 + i] == f"{np.mean(fit):.3f}"
+                assert cells[2 + i] == f"{100 * (np.mean(regret) / np.mean(floor) - 1):+.1f}%"
+                assert cells[4 + i] == f"{np.mean(fit):.3f}"
+
+    # The floor, recomputed from scratch: E[c|x] by the generator's formula from the
+    # drawn B and x (the noise has mean 1), decisions by enumerating the paths.
+    paths = grid_paths(5, 5)
+    for r in rows:
+        if r["problem"] != "shortest-path":
+            continue
+        X, C, B = make_pyepo_shortest_path(1030, degree=int(r["degree"]), noise=0.5,
+                                           random_state=int(r["seed"]), return_B=True)
+        mean = ((X[30:] @ B.T / np.sqrt(5) + 3) ** int(r["degree"]) + 1) / 3.5 ** int(r["degree"])
+        expected = brute_force_regret(C[30:], mean, paths)
+        assert float(r["bayes_floor"]) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+        assert 0 < float(r["bayes_floor"]) < float(r["normalized_spo_loss"])
 
     # The least-squares regret, recomputed from scratch: PyEPO's draw, one linear
     # regression per cost, decisions by enumerating the 70 paths of the 5x5 grid.
-    paths = grid_paths(5, 5)
     for r in rows:
         if r["problem"] != "shortest-path" or r["method"] != "LS":
             continue
@@ -146,3 +181,33 @@ def test_every_method_fits_and_scores_a_tiny_run():
         assert "error" not in rec, rec
         assert 0.0 <= rec["row"]["normalized_spo_loss"] < 2.0 and rec["row"]["fit_time"] >= 0
     assert {r["method"] for r in runs} == set(names)
+
+
+def test_polynomial_ridge_picks_degree_and_penalty_by_leave_one_out():
+    """Against brute-force leave-one-out refits of Ridge over every (degree, alpha)."""
+    from sklearn.linear_model import Ridge
+    from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+
+    from spotree.experiments._pyepo import PolynomialRidge
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    C = np.column_stack([X[:, 0] ** 3 - X[:, 1], X[:, 0] * X[:, 1] ** 2])
+    C += 0.1 * rng.normal(size=C.shape)
+    alphas = (0.01, 1.0, 100.0)
+    model = PolynomialRidge(max_degree=4, alphas=alphas).fit(X, C)
+    best = None
+    for degree in range(1, 5):
+        Z = StandardScaler().fit_transform(PolynomialFeatures(degree, include_bias=False)
+                                           .fit_transform(X))
+        for alpha in alphas:
+            err = 0.0
+            for i in range(len(X)):
+                keep = np.arange(len(X)) != i
+                fit = Ridge(alpha=alpha).fit(Z[keep], C[keep])
+                err += ((fit.predict(Z[i:i + 1]) - C[i]) ** 2).sum()
+            if best is None or err < best[0]:
+                best = (err, degree, alpha)
+    assert (model.degree_, model.alpha_) == best[1:]
+    assert model.degree_ >= 3
+    assert model.predict(X).shape == C.shape
