@@ -59,6 +59,15 @@ X, C = data(20_000, 12, sp.n_costs)
 print("ready", flush=True)
 OptimalSPOTree(sp, max_depth=4, time_limit=3600).fit(X, C)
 """,
+    # HiGHS's branch and bound runs in compiled code for the whole solve.
+    "optimal-milp": """
+sp = ShortestPath((2, 3))
+Xs, Cs = data(20, 2, sp.n_costs)
+OptimalSPOTree(sp, max_depth=1, method="milp", time_limit=20).fit(Xs, Cs)
+X, C = data(300, 4, sp.n_costs)
+print("ready", flush=True)
+OptimalSPOTree(sp, max_depth=3, method="milp", time_limit=600).fit(X, C)
+""",
 }
 
 

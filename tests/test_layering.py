@@ -93,3 +93,17 @@ def test_no_module_imports_the_init_of_a_package_that_imports_it(path):
                 assert branch not in _submodules_imported_by_init(base), (
                     f"spotree/{path.relative_to(PKG)} imports {alias.name!r} from "
                     f"{base.relative_to(PKG.parent)}/__init__.py, which imports it back")
+
+
+def test_only_the_highs_module_imports_highspy():
+    # problems/_highs.py is the one place that talks to HiGHS (model building,
+    # runs, Ctrl-C handling): no other module imports highspy.
+    pkg = PKG
+    offenders = []
+    for path in pkg.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n.split(".")[0] == "highspy" for n in names):
+                offenders.append(str(path.relative_to(pkg)))
+    assert sorted(set(offenders)) == ["problems/_highs.py"]

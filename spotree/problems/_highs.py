@@ -11,6 +11,8 @@ rest of the package sees plain numpy/scipy data and the small
 - runs with an optional time limit, with the thread-pool retry of
   :func:`run_highs`, and statuses reported as short strings;
 - the basic variables of the last optimal basis, for the basis cache;
+- :func:`solve_once` for one long mixed-integer solve (the optimal tree's
+  MILP), which Ctrl-C stops (:func:`run_interruptible`);
 - :func:`read_model` for MPS and LP files.
 
 A HiGHS instance must not be used by two threads at once (it segfaults):
@@ -25,7 +27,8 @@ import tempfile
 
 import numpy as np
 
-__all__ = ["HighsModel", "new_highs", "read_model", "run_highs"]
+__all__ = ["HighsModel", "new_highs", "read_model", "run_highs", "run_interruptible",
+           "solve_once"]
 
 # Short status names returned by HighsModel.run.
 OPTIMAL = "optimal"
@@ -89,6 +92,157 @@ def _short_status(status):
             MS.kTimeLimit: TIME_LIMIT}.get(status, OTHER)
 
 
+def _highs_lp(A, col_lower, col_upper, row_lower, row_upper, integrality=None, cost=None,
+              offset=0.0):
+    """A ``highspy.HighsLp`` from a sparse matrix and bound vectors (``+-inf``: none)."""
+    import highspy
+
+    A = A.tocsc()
+    n_rows, n_cols = A.shape
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_ = n_cols
+    lp.num_row_ = n_rows
+    lp.col_cost_ = (np.zeros(n_cols) if cost is None
+                    else np.ascontiguousarray(cost, dtype=np.float64))
+    lp.offset_ = float(offset)
+    lp.col_lower_ = np.where(np.isinf(col_lower), -inf, col_lower)
+    lp.col_upper_ = np.where(np.isinf(col_upper), inf, col_upper)
+    lp.row_lower_ = np.where(np.isinf(row_lower), -inf, row_lower)
+    lp.row_upper_ = np.where(np.isinf(row_upper), inf, row_upper)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.num_col_ = n_cols
+    lp.a_matrix_.num_row_ = n_rows
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data.astype(np.float64)
+    if integrality is not None and np.any(integrality):
+        lp.integrality_ = [highspy.HighsVarType.kInteger if v else
+                           highspy.HighsVarType.kContinuous for v in integrality]
+    return lp
+
+
+_INTERRUPT_CALLBACKS = ("kCallbackSimplexInterrupt", "kCallbackIpmInterrupt",
+                        "kCallbackMipInterrupt")
+
+
+def run_interruptible(h, poll=0.05):
+    """:func:`run_highs` that Ctrl-C (SIGINT) stops within about ``poll`` seconds.
+
+    A HiGHS run holds the calling thread in compiled code, where Python
+    cannot raise KeyboardInterrupt. So the run goes to a worker thread, and
+    the calling thread waits for it in short steps: on KeyboardInterrupt it
+    raises HiGHS's user-interrupt flag (read by HiGHS's simplex, interior
+    point and branch-and-bound interrupt callbacks), waits for the run to
+    return, and raises the KeyboardInterrupt again.
+
+    Parameters
+    ----------
+    h : highspy Highs instance with a model passed
+    poll : float, default=0.05
+        Seconds between two checks of the worker.
+
+    Returns
+    -------
+    highspy.HighsModelStatus
+    """
+    import threading
+
+    import highspy
+
+    stop = threading.Event()
+
+    def callback(callback_type, message, data_out, data_in, user_data):
+        if data_in is not None and stop.is_set():
+            data_in.user_interrupt = True
+
+    h.setCallback(callback, None)
+    types = highspy.cb.HighsCallbackType
+    for name in _INTERRUPT_CALLBACKS:
+        h.startCallback(getattr(types, name))
+    outcome = {}
+
+    def work():
+        try:
+            outcome["status"] = run_highs(h)
+        except BaseException as exc:  # handed to the calling thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="spotree-highs", daemon=True)
+    try:
+        worker.start()
+        while worker.is_alive():
+            worker.join(poll)
+    except KeyboardInterrupt:
+        stop.set()
+        worker.join()
+        raise
+    finally:
+        h.setCallback(None, None)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["status"]
+
+
+def solve_once(A, col_lower, col_upper, row_lower, row_upper, integrality, cost, *,
+               offset=0.0, start=None, time_limit=None, random_seed=0, verbose=False):
+    """Minimize ``cost @ x + offset`` once, Ctrl-C stopping the run (a long MILP).
+
+    Parameters
+    ----------
+    A : scipy.sparse matrix of shape (n_rows, n_cols)
+    col_lower, col_upper, row_lower, row_upper : ndarray
+        Bounds, ``+-inf`` for none.
+    integrality : ndarray of shape (n_cols,)
+        Nonzero marks an integer variable.
+    cost : ndarray of shape (n_cols,)
+    offset : float, default=0.0
+    start : ndarray of shape (n_cols,) or None
+        A feasible solution to start from.
+    time_limit : float or None
+        Seconds; None for none.
+    random_seed : int, default=0
+    verbose : bool, default=False
+        HiGHS's log on the console.
+
+    Returns
+    -------
+    dict
+        ``status`` (HiGHS's name of the model status, e.g. ``"Optimal"`` or
+        ``"Time limit reached"``), ``x`` (None without a feasible solution),
+        ``objective`` (inf without one), ``bound``, ``gap``, ``n_nodes``.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On Ctrl-C, once HiGHS has stopped.
+    """
+    import highspy
+
+    h = new_highs(threads=1)
+    h.setOptionValue("output_flag", bool(verbose))
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    h.setOptionValue("random_seed", int(random_seed))
+    status = h.passModel(_highs_lp(A, col_lower, col_upper, row_lower, row_upper,
+                                   integrality, cost, offset))
+    if status == highspy.HighsStatus.kError:  # pragma: no cover - built by spotree
+        raise ValueError("HiGHS rejected the model.")
+    if start is not None:
+        sol = highspy.HighsSolution()
+        sol.col_value = list(np.asarray(start, dtype=np.float64))
+        sol.value_valid = True
+        h.setSolution(sol)
+    run_interruptible(h)
+    info = h.getInfo()
+    has_sol = info.primal_solution_status >= 1
+    return dict(status=h.modelStatusToString(h.getModelStatus()),
+                x=np.array(h.getSolution().col_value) if has_sol else None,
+                objective=float(info.objective_function_value) if has_sol else np.inf,
+                bound=float(info.mip_dual_bound), gap=float(info.mip_gap),
+                n_nodes=int(info.mip_node_count))
+
+
 class HighsModel:
     """A HiGHS model ``min c^T w`` over fixed rows and bounds; only ``c`` changes.
 
@@ -110,27 +264,9 @@ class HighsModel:
     def __init__(self, A, col_lower, col_upper, row_lower, row_upper, integrality=None):
         import highspy
 
-        A = A.tocsc()
         n_rows, n_cols = A.shape
-        inf = highspy.kHighsInf
-        lp = highspy.HighsLp()
-        lp.num_col_ = n_cols
-        lp.num_row_ = n_rows
-        lp.col_cost_ = np.zeros(n_cols)
-        lp.col_lower_ = np.where(np.isinf(col_lower), -inf, col_lower)
-        lp.col_upper_ = np.where(np.isinf(col_upper), inf, col_upper)
-        lp.row_lower_ = np.where(np.isinf(row_lower), -inf, row_lower)
-        lp.row_upper_ = np.where(np.isinf(row_upper), inf, row_upper)
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.num_col_ = n_cols
-        lp.a_matrix_.num_row_ = n_rows
-        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = A.indices.astype(np.int32)
-        lp.a_matrix_.value_ = A.data.astype(np.float64)
+        lp = _highs_lp(A, col_lower, col_upper, row_lower, row_upper, integrality)
         self.is_mip = integrality is not None and bool(np.any(integrality))
-        if self.is_mip:
-            lp.integrality_ = [highspy.HighsVarType.kInteger if v else
-                               highspy.HighsVarType.kContinuous for v in integrality]
         h = new_highs()
         if self.is_mip:
             h.setOptionValue("mip_rel_gap", 0.0)

@@ -425,50 +425,16 @@ class MilpModel:
 
     # ------------------------------------------------------------ solve
     def solve_highs(self, warm=None, time_limit=60.0, verbose=False, random_state=0):
-        import highspy
+        from ..problems._highs import solve_once
 
-        from ..problems._highs import new_highs, run_highs
-
-        h = new_highs(threads=1)  # silent, one thread (see spotree.problems._highs)
-        h.setOptionValue("output_flag", bool(verbose))
-        h.setOptionValue("time_limit", float(time_limit))
-        h.setOptionValue("random_seed", int(random_state))
-        lp = highspy.HighsLp()
-        lp.num_col_ = self.n_cols
-        lp.num_row_ = self.A.shape[0]
-        inf = highspy.kHighsInf
-        lp.col_cost_ = self.cost
-        lp.col_lower_ = np.where(np.isinf(self.col_lo), -inf, self.col_lo)
-        lp.col_upper_ = np.where(np.isinf(self.col_hi), inf, self.col_hi)
-        lp.row_lower_ = np.where(np.isinf(self.row_lo), -inf, self.row_lo)
-        lp.row_upper_ = np.where(np.isinf(self.row_hi), inf, self.row_hi)
-        lp.offset_ = self.offset
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = self.A.indptr
-        lp.a_matrix_.index_ = self.A.indices
-        lp.a_matrix_.value_ = self.A.data
-        lp.a_matrix_.num_col_ = self.n_cols
-        lp.a_matrix_.num_row_ = self.A.shape[0]
-        lp.integrality_ = [highspy.HighsVarType.kInteger if v else
-                           highspy.HighsVarType.kContinuous for v in self.integ]
-        h.passModel(lp)
-        if warm is not None:
-            sol = highspy.HighsSolution()
-            sol.col_value = list(warm)
-            sol.value_valid = True
-            h.setSolution(sol)
         t0 = time.perf_counter()
-        run_highs(h)
+        res = solve_once(self.A, self.col_lo, self.col_hi, self.row_lo, self.row_hi,
+                         self.integ, self.cost, offset=self.offset, start=warm,
+                         time_limit=time_limit, random_seed=random_state, verbose=verbose)
         runtime = time.perf_counter() - t0
-        info = h.getInfo()
-        status = h.modelStatusToString(h.getModelStatus())
-        has_sol = info.primal_solution_status >= 1
-        x = np.array(h.getSolution().col_value) if has_sol else None
-        obj = float(info.objective_function_value) if has_sol else np.inf
-        bound = float(info.mip_dual_bound)
-        return dict(solver="highs", status=status, x=x, objective=obj, bound=bound,
-                    gap=float(info.mip_gap), runtime=runtime,
-                    n_nodes_explored=int(info.mip_node_count))
+        return dict(solver="highs", status=res["status"], x=res["x"],
+                    objective=res["objective"], bound=res["bound"], gap=res["gap"],
+                    runtime=runtime, n_nodes_explored=res["n_nodes"])
 
     def solve_gurobi(self, warm=None, time_limit=60.0, verbose=False, random_state=0):
         from .._compat import import_optional
@@ -496,6 +462,10 @@ class MilpModel:
         t0 = time.perf_counter()
         m.optimize()
         runtime = time.perf_counter() - t0
+        if m.Status == gp.GRB.INTERRUPTED:
+            # gurobipy turns Ctrl-C during optimize() into this status; raise
+            # it as Python would (HiGHS's path does the same).
+            raise KeyboardInterrupt
         has_sol = m.SolCount > 0
         status_names = {gp.GRB.OPTIMAL: "Optimal", gp.GRB.TIME_LIMIT: "Time limit reached"}
         return dict(solver="gurobi", status=status_names.get(m.Status, str(m.Status)),
