@@ -203,6 +203,67 @@ def _matrix_to_json(A):
     return A.tolist()
 
 
+#: MPS sections whose data lines hold numbers, and the bound types whose
+#: line ends with one.
+_MPS_SECTIONS = frozenset({"NAME", "ROWS", "COLUMNS", "RHS", "RANGES", "BOUNDS", "ENDATA",
+                           "OBJSENSE", "OBJSENCE", "OBJNAME", "SOS", "QUADOBJ", "QMATRIX",
+                           "QSECTION", "QCMATRIX", "CSECTION", "INDICATORS"})
+_MPS_VALUED_BOUNDS = frozenset({"UP", "LO", "FX", "LI", "UI"})
+
+
+def _is_mps_number(token):
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def check_mps_numbers(path):
+    """Refuse an MPS file whose value fields are not numbers, naming the line.
+
+    HiGHS reads a value field that is not a number (``abc``) as 0 without a
+    word, so a typo becomes a different model (one that may then be reported
+    unbounded). The fields checked: the values of COLUMNS lines (``column row
+    value [row value]``), of RHS and RANGES lines (``[set] row value [row
+    value]``) and of the bounds that carry one (UP, LO, FX, LI, UI). Lines
+    whose fields cannot be told apart (names with spaces in fixed format)
+    are left to HiGHS.
+
+    Raises
+    ------
+    ValueError
+        ``"<path>: malformed MPS file: line <n>: ..."``.
+    """
+    import gzip
+
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    section = None
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            tokens = line.split()
+            if not tokens or line.startswith("*"):
+                continue
+            if not line[0].isspace() and tokens[0].upper() in _MPS_SECTIONS:
+                section = tokens[0].upper()
+                continue
+            if section == "COLUMNS":
+                if any("MARKER" in t.upper() for t in tokens):
+                    continue
+                fields = {3: (2,), 5: (2, 4)}.get(len(tokens), ())
+            elif section in ("RHS", "RANGES"):
+                fields = {2: (1,), 3: (2,), 4: (1, 3), 5: (2, 4)}.get(len(tokens), ())
+            elif section == "BOUNDS" and tokens[0].upper() in _MPS_VALUED_BOUNDS:
+                fields = (len(tokens) - 1,) if len(tokens) in (3, 4) else ()
+            else:
+                continue
+            for k in fields:
+                if not _is_mps_number(tokens[k]):
+                    raise ValueError(
+                        f"{path}: malformed MPS file: line {lineno}: {tokens[k]!r} in the "
+                        f"{section} section is not a number ({line.strip()!r}).")
+
+
 def read_model_file(path):
     """Read an MPS or LP file into LinearProgram's parts (see ``LinearProgram.from_file``).
 
@@ -221,6 +282,8 @@ def read_model_file(path):
     if os.path.splitext(stem)[1].lower() not in (".mps", ".lp"):
         raise ValueError(f"{path}: unknown model file type; LinearProgram.from_file reads "
                          "'.mps' and '.lp' files (optionally gzipped).")
+    if os.path.splitext(stem)[1].lower() == ".mps":
+        check_mps_numbers(path)
     try:
         data = _highs.read_model(path)
     except ValueError as exc:

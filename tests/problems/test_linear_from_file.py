@@ -340,3 +340,33 @@ def test_file_with_time_limit(tmp_path):
     with pytest.raises(ValueError, match=r"split\.lp: The feasibility check .* did not "
                                          r"finish within the check time limit of 0\.5 s"):
         LinearProgram.from_file(path, check_time_limit=0.5)
+
+
+_TYPO_MPS = ["NAME          assign", "ROWS", " N  OBJ", " E  C1", " L  C2", "COLUMNS",
+             "    x0        C1        1.0", "    x0        OBJ       1.0",
+             "    x1        C1        1.0   C2   2.0", "    x1        OBJ       1.0",
+             "RHS", "    RHS       C1        1.0", "    RHS       C2        4.0",
+             "BOUNDS", " UP BND       x0        1.0", " UP BND       x1        1.0",
+             "ENDATA"]
+
+
+@pytest.mark.parametrize("index, line, bad, section", [
+    (6, "    x0        C1        abc", "abc", "COLUMNS"),
+    (8, "    x1        C1        1.0   C2   1,5", "1,5", "COLUMNS"),
+    (11, "    RHS       C1        one", "one", "RHS"),
+    (15, " UP BND       x1        1.O", "1.O", "BOUNDS"),
+])
+def test_mps_with_a_value_that_is_not_a_number_is_malformed(tmp_path, index, line, bad,
+                                                           section):
+    # HiGHS reads "abc" as 0 without a word: the file must be refused, naming
+    # the line, instead of becoming another model.
+    path = tmp_path / "typo.mps"
+    path.write_text("\n".join(_TYPO_MPS) + "\n")
+    LinearProgram.from_file(path)  # the file as written is fine
+    lines = list(_TYPO_MPS)
+    lines[index] = line
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=rf"typo\.mps: malformed MPS file: line {index + 1}: "
+                                         rf"'{bad}' in the {section} section is not a "
+                                         r"number"):
+        LinearProgram.from_file(path)
