@@ -97,19 +97,23 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
 
     # In-order leaf positions; a split sits above the middle of its children.
     xpos = np.zeros(tree.node_count)
-    counter = [0]
 
-    def place(t):
+    # Depth first with an explicit stack (a valid tree may be deeper than
+    # Python's recursion limit): leaves numbered left to right, a split
+    # placed once both its children are.
+    n_leaves = 0
+    stack = [(0, False)]
+    while stack:
+        t, children_placed = stack.pop()
         if shown_leaf[t]:
-            xpos[t] = counter[0]
-            counter[0] += 1
-            return
-        place(tree.children_left[t])
-        place(tree.children_right[t])
-        xpos[t] = 0.5 * (xpos[tree.children_left[t]] + xpos[tree.children_right[t]])
-
-    place(0)
-    n_cols = max(counter[0], 1)
+            xpos[t] = n_leaves
+            n_leaves += 1
+        elif children_placed:
+            xpos[t] = 0.5 * (xpos[tree.children_left[t]] + xpos[tree.children_right[t]])
+        else:
+            stack += [(t, True), (tree.children_right[t], False),
+                      (tree.children_left[t], False)]
+    n_cols = max(n_leaves, 1)
     n_rows = int(depth[visible].max()) + 1
     if ax is None:
         ax = _new_axes("plot_tree", (min(max(2.0 * n_cols, 5.0), 40.0),

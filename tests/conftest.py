@@ -48,3 +48,36 @@ def icon_energy_file():
     if path is None or not path.is_file():
         pytest.skip("the ICON energy data (../shared/realdata/icon_energy_knapsack) is absent")
     return path
+
+
+def _deep_chain_model(depth):
+    """A fitted SPOTree whose tree is a chain of ``depth`` splits on x0.
+
+    Split k (node 2k) sends x0 <= k + 0.5 to a leaf (node 2k + 1) and the
+    rest on (node 2k + 2); the last node is a leaf. Three training rows: the
+    nodes below them are empty and copy their parent's prediction.
+    """
+    from spotree import SPOTree
+    from spotree.problems import FiniteDecisions
+    from spotree.tree._structure import tree_from_structure
+
+    problem = FiniteDecisions(np.eye(2))
+    X = np.array([[0.0], [1.0], [2.0]])
+    C = np.array([[1.0, 2.0], [2.0, 1.0], [1.0, 3.0]])
+    model = SPOTree(problem, max_depth=1).fit(X, C)
+    n = 2 * depth + 1
+    left = np.full(n, -1)
+    right = np.full(n, -1)
+    feat = np.full(n, -2)
+    thr = np.full(n, -2.0)
+    k = np.arange(depth)
+    left[2 * k], right[2 * k], feat[2 * k], thr[2 * k] = 2 * k + 1, 2 * k + 2, 0, k + 0.5
+    model.tree_ = tree_from_structure(left, right, feat, thr, X, C, None, problem)
+    return model
+
+
+
+@pytest.fixture
+def deep_chain_model():
+    """``deep_chain_model(depth)``: a fitted SPOTree whose tree is a chain of splits."""
+    return _deep_chain_model

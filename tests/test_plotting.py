@@ -187,3 +187,23 @@ def test_medians_contrast_with_any_box_colour():
     # ... and the method's colour on a box of identical values, which is only a line.
     assert to_rgb(cart.get_color()) == to_rgb("#ff7f0e")
     plt.close(ax.figure)
+
+
+def test_plot_of_a_tree_deeper_than_the_recursion_limit(deep_chain_model):
+    # A lowered recursion limit keeps the tree (and the drawing) small: the
+    # placement of the nodes must not recurse once per level.
+    import sys
+
+    depth = 400
+    model = deep_chain_model(depth)
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(300)
+    try:
+        ax = plot_tree(model)
+    finally:
+        sys.setrecursionlimit(saved)
+    # Leaves at x = 0, 1, ..., depth; split k above the middle of its children.
+    boxes = [t for t in ax.texts if t.get_text() not in ("True", "False")]
+    assert len(boxes) == 2 * depth + 1
+    xs = sorted(t.get_position()[0] for t in boxes)
+    assert xs[0] == 0 and xs[-1] == depth

@@ -84,26 +84,33 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
     fmt = f"{{:.{decimals}f}}"
     lines = []
 
+    unit_weights = np.isclose(t.weighted_n_node_samples, t.n_node_samples)
+
     def info(node):
         parts = [f"weight={fmt.format(t.weighted_n_node_samples[node])}"
-                 if not np.isclose(t.weighted_n_node_samples[node], t.n_node_samples[node])
-                 else f"samples={t.n_node_samples[node]}"]
+                 if not unit_weights[node] else f"samples={t.n_node_samples[node]}"]
         if show_loss:
             parts.append(f"spo_loss={fmt.format(t.loss[node])}")
         return ", ".join(parts)
 
-    def rec(node, depth):
+    # An explicit stack, not recursion: a valid tree may be thousands of
+    # levels deep (a chain of splits), beyond Python's recursion limit.
+    stack = [(0, 0)]  # (node, depth), or (text line, None)
+    while stack:
+        node, depth = stack.pop()
+        if depth is None:
+            lines.append(node)
+            continue
         indent = "|   " * depth + "|--- "
         if t.children_left[node] == TREE_LEAF:
             lines.append(f"{indent}decision: {describe_decision(problem, t.decision[node])}"
                          f"  [{info(node)}]")
-            return
+            continue
         name = feature_names[t.feature[node]]
         left, right = split_labels(t, node, name, fmt)
         lines.append(f"{indent}{left}  [{info(node)}]")
-        rec(t.children_left[node], depth + 1)
-        lines.append(f"{indent}{right}")
-        rec(t.children_right[node], depth + 1)
+        # Left subtree, then the right branch's line, then the right subtree.
+        stack += [(t.children_right[node], depth + 1), (f"{indent}{right}", None),
+                  (t.children_left[node], depth + 1)]
 
-    rec(0, 0)
     return "\n".join(lines) + "\n"

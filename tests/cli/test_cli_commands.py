@@ -175,6 +175,21 @@ def test_show_and_plot(fitted, tmp_path):
     assert img.ndim == 3 and img[..., :3].std() > 0.05
 
 
+def test_show_a_tree_deeper_than_the_recursion_limit(tmp_path, capsys, deep_chain_model):
+    import sys
+
+    depth = sys.getrecursionlimit() + 200
+    path = tmp_path / "deep.json"
+    deep_chain_model(depth).save(path)
+    res = run_in_process(capsys, "show", path)
+    assert res.returncode == 0, res.stderr
+    assert f"{depth + 1} leaves, depth {depth}" in res.stdout
+    assert res.stdout.count("decision: ") == depth + 1
+    dot = run_in_process(capsys, "show", path, "--dot")
+    assert dot.returncode == 0, dot.stderr
+    assert dot.stdout.count(" -> ") == 2 * depth
+
+
 def test_reproduce_writes_to_out_slash_experiment(tmp_path):
     res = run("reproduce", "illustrative", "--depths", "1", "--no-figures", "--out",
               tmp_path / "res")

@@ -163,3 +163,35 @@ def test_single_leaf_and_unfitted():
     assert "decision: option 0" in text
     with pytest.raises(NotFittedError):
         export_text(SPOTree())
+
+
+def test_a_tree_deeper_than_the_recursion_limit_exports(tmp_path, deep_chain_model):
+    import sys
+
+    import spotree
+
+    # Beyond the recursion limit (1,000 by default); not 10,000 levels, as the
+    # text of a chain grows with the square of its depth (indentation).
+    depth = sys.getrecursionlimit() + 500
+    model = deep_chain_model(depth)
+    path = tmp_path / "deep.json"
+    model.save(path)
+    loaded = spotree.load(path)
+    assert loaded.get_depth() == depth
+    text = export_text(loaded, show_loss=False)
+    lines = text.rstrip("\n").split("\n")
+    assert len(lines) == 3 * depth + 1  # per split: its two branch lines and a leaf
+    # Split k at depth k: "x0 <= k.5", its leaf one level deeper, then "x0 > k.5".
+    for k in (0, 1, depth // 2, depth - 1):
+        i = 3 * k
+        assert lines[i] == "|   " * k + f"|--- x0 <= {k + 0.5:.3f}  [samples="\
+                                      f"{max(0, 3 - k)}]"
+        assert lines[i + 1].startswith("|   " * (k + 1) + "|--- decision: ")
+        assert lines[i + 2] == "|   " * k + f"|--- x0 > {k + 0.5:.3f}"
+    assert lines[-1].startswith("|   " * depth + "|--- decision: ")
+    # Graphviz and the plot walk it too.
+    from spotree.tree._export_graphviz import export_graphviz
+
+    dot = export_graphviz(loaded)
+    assert dot.count(" -> ") == 2 * depth
+
