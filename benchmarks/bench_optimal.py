@@ -81,7 +81,7 @@ def _check_search_tree(est, X, G, z, thresholds, on_grid_required):
 def _search_fit(X, C, sp, depth, thresholds):
     t = time.perf_counter()
     est = OptimalSPOTree(sp, max_depth=depth, min_samples_leaf=MIN_LEAF,
-                         thresholds=thresholds, time_limit=3600).fit(X, C)
+                         global_thresholds=thresholds, time_limit=3600).fit(X, C)
     return time.perf_counter() - t, est
 
 
@@ -175,7 +175,7 @@ def bench_crosscheck(n_seeds):
 
         exhaustive = best(np.ones(80, dtype=bool), 3) - z.sum()
         est = OptimalSPOTree(sp, max_depth=3, min_samples_leaf=min_leaf,
-                             thresholds=7).fit(X, C)
+                             global_thresholds=7).fit(X, C)
         model = STreeDInstanceCostSensitiveClassifier(max_depth=3,
                                                       min_leaf_node_size=min_leaf,
                                                       time_limit=600)

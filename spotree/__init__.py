@@ -6,8 +6,8 @@ induce, not for prediction error.
 """
 
 from . import datasets, metrics, problems
-from .problems import (CallableProblem, DecisionProblem, FiniteDecisions, LinearProgram,
-                       ShortestPath)
+from .problems import (CallableProblem, DecisionProblem, FiniteDecisions, Knapsack,
+                       LinearProgram, ShortestPath)
 from .tree import OptimalSPOTree, SPOTree, export_text, load
 from .forest import SPOForest, tune_max_features
 from .linear_model import SPOPlusLinear
@@ -19,6 +19,7 @@ __all__ = [
     "CallableProblem",
     "DecisionProblem",
     "FiniteDecisions",
+    "Knapsack",
     "LinearProgram",
     "OptimalSPOTree",
     "SPOBoost",

@@ -148,12 +148,31 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         how often it was drawn, so this counts drawn rows, duplicates
         included (as if the sample had been copied). A float in (0, 1) is a
         fraction of the tree's total weight.
+    min_samples_split : int or float, default=2
+        Minimum number of drawn rows in a node for it to be split, counted
+        as ``min_samples_leaf`` (a float is a fraction, rounded up).
+    min_weight_fraction_leaf : float in [0, 0.5], default=0.0
+        Minimum fraction of the tree's total weight (bootstrap counts times
+        sample weights) in a leaf.
     thresholds : "all" or int, default="all"
         Candidate thresholds per feature per node, as in SPOTree.
     categorical_features : array-like of int or str, array of bool, or None
         Features split by category, as in SPOTree (DataFrame columns of dtype
         ``category`` or ``string``, or ``object`` holding text, are
         categorical in any case).
+    categorical_splits : {"equal", "subset"}, default="equal"
+        As in SPOTree: one category left, or any subset of categories.
+    spo_weight : float in [0, 1], default=1.0
+        With ``criterion="spo"``, the weight of the SPO loss in each tree's
+        mixed criterion, as in SPOTree (each tree normalizes by its own root
+        losses).
+    min_loss_decrease : float, default=0.0
+        A split is made only if it lowers the node's criterion loss by at
+        least this much, as in SPOTree.
+    ccp_alpha : float, default=0.0
+        Cost-complexity pruning of each tree after growing, as in SPOTree
+        (on the tree's own training criterion loss, bootstrap weights
+        included).
     oob_score : bool, default=False
         Whether to score the forest on the out-of-bag samples (needs
         ``bootstrap=True``).
@@ -260,21 +279,29 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "max_samples": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"), None],
         "max_depth": [Interval(int, 1, None), None],
         "min_samples_leaf": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "neither")],
+        "min_samples_split": [Interval(int, 2, None), Interval(float, 0.0, 1.0, "right")],
+        "min_weight_fraction_leaf": [Interval(float, 0.0, 0.5)],
         "thresholds": [Options("all"), Interval(int, 1, None)],
         "categorical_features": [InstanceOf((list, tuple, np.ndarray),
                                             "an array-like of feature indices, names or a "
                                             "boolean mask"), None],
+        "categorical_splits": [Options("equal", "subset")],
+        "spo_weight": [Interval(float, 0.0, 1.0)],
+        "min_loss_decrease": [Interval(float, 0.0, None)],
+        "ccp_alpha": [Interval(float, 0.0, None)],
         "oob_score": [InstanceOf((bool, np.bool_), "a bool")],
         "n_jobs": [Interval(int, None, -1), Interval(int, 1, None), None],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
     }
 
     # Fitted attributes written to and read from JSON besides the trees.
-    _persist_extra = ("oob_score_", "category_values_", "categories_seen_")
+    _persist_extra = ("oob_score_", "category_values_", "categories_seen_", "_trees_loss_scales")
 
     def __init__(self, problem=None, *, n_estimators=100, criterion="spo", max_features="sqrt",
                  bootstrap=True, max_samples=None, max_depth=None, min_samples_leaf=1,
-                 thresholds="all", categorical_features=None, oob_score=False, n_jobs=None,
+                 min_samples_split=2, min_weight_fraction_leaf=0.0, thresholds="all",
+                 categorical_features=None, categorical_splits="equal", spo_weight=1.0,
+                 min_loss_decrease=0.0, ccp_alpha=0.0, oob_score=False, n_jobs=None,
                  random_state=None, verbose=0):
         self.problem = problem
         self.n_estimators = n_estimators
@@ -284,8 +311,14 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.max_samples = max_samples
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
+        self.min_samples_split = min_samples_split
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.thresholds = thresholds
         self.categorical_features = categorical_features
+        self.categorical_splits = categorical_splits
+        self.spo_weight = spo_weight
+        self.min_loss_decrease = min_loss_decrease
+        self.ccp_alpha = ccp_alpha
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -293,15 +326,21 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- fit
     def _tree_params(self):
+        # Every parameter of SPOTree but problem and random_state (one seed per tree).
         return {"criterion": self.criterion, "max_depth": self.max_depth,
-                "min_samples_leaf": self.min_samples_leaf, "max_features": self.max_features,
-                "thresholds": self.thresholds,
-                "categorical_features": self.categorical_features}
+                "min_samples_leaf": self.min_samples_leaf,
+                "min_samples_split": self.min_samples_split,
+                "min_weight_fraction_leaf": self.min_weight_fraction_leaf,
+                "max_features": self.max_features, "thresholds": self.thresholds,
+                "categorical_features": self.categorical_features,
+                "categorical_splits": self.categorical_splits, "spo_weight": self.spo_weight,
+                "min_loss_decrease": self.min_loss_decrease, "ccp_alpha": self.ccp_alpha}
 
     def _fit_data(self, X, C, problem):
         """The per-fit statistics shared by all trees (the only full oracle call)."""
         mask = categorical_mask(self, X.shape[1])
-        return FitData(problem, X, C, mask, need_spo=self.criterion == "spo")
+        need_spo = self.criterion == "spo" and self.spo_weight > 0.0
+        return FitData(problem, X, C, mask, need_spo=need_spo)
 
     def fit(self, X, C, sample_weight=None):
         """Grow the forest on features X and realized costs C.
@@ -359,6 +398,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 tree.feature_names_in_ = self.feature_names_in_
         self.problem_ = problem
         self.estimators_ = trees
+        self._trees_loss_scales = [[float(x) for x in t.loss_scales_] for t in trees]
         self._seeds = seeds
         self._bootstrap_draws = n_draws
         self._sw_fit = sw
@@ -478,8 +518,19 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             raise ValueError(f"a SPOForest file with n_estimators={self.n_estimators} holds "
                              f"{len(trees)} trees.")
         names = getattr(self, "feature_names_in_", None)
+        # Each tree's root losses, the normalizers of a mixed criterion
+        # (spo_weight < 1); (1, 1) for a pure one.
+        scales = getattr(self, "_trees_loss_scales", None)
+        if scales is None:
+            scales = [(1.0, 1.0)] * len(trees)
+        elif not (isinstance(scales, list) and len(scales) == len(trees) and all(
+                isinstance(v, list) and len(v) == 2
+                and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                        and np.isfinite(x) and x > 0 for x in v) for v in scales)):
+            raise ValueError(f"a malformed SPOForest model: fitted._trees_loss_scales must "
+                             f"list {len(trees)} pairs of positive numbers.")
         ests = []
-        for t in trees:
+        for t, scale in zip(trees, scales):
             est = SPOTree(self.problem_, **self._tree_params())
             est.problem_ = self.problem_
             est.tree_ = t
@@ -491,7 +542,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             imp = _tree_importances(t)
             s = imp.sum()
             est.feature_importances_ = imp / s if s > 0 else imp
-            est.loss_scales_ = (1.0, 1.0)  # pure criteria: no mixing scales
+            est.loss_scales_ = tuple(float(x) for x in scale)
             ests.append(est)
         self.estimators_ = ests
 

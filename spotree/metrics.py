@@ -15,6 +15,8 @@ loss and the subgradient of every row.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._validation import check_costs, check_same_rows, check_sample_weight
@@ -45,7 +47,7 @@ def _check_pair(C_true, C_pred, problem, second="C_pred"):
 REGRET_RTOL = 1e-6
 
 
-def decision_loss(C_true, W_pred, problem, z_true=None):
+def decision_loss(C_true, W_pred, *args, problem=None, z_true=None):
     """SPO loss of given decisions: ``sign * (c^T w - z*(c))``, one value per row.
 
     A feasible decision cannot do better than the optimum, so its regret is
@@ -63,6 +65,8 @@ def decision_loss(C_true, W_pred, problem, z_true=None):
     W_pred : array-like of shape (m, d)
         Decisions taken (feasible for ``problem``).
     problem : DecisionProblem
+        Keyword-only, as in the other metrics (passing it, and ``z_true``,
+        by position is deprecated: a FutureWarning; an error from 0.3).
     z_true : array-like of shape (m,), optional
         Precomputed optimal values of ``C_true``.
 
@@ -83,9 +87,23 @@ def decision_loss(C_true, W_pred, problem, z_true=None):
     >>> from spotree.metrics import decision_loss
     >>> from spotree.problems import FiniteDecisions
     >>> roads = FiniteDecisions(np.eye(2))
-    >>> decision_loss([[3.0, 2.0], [1.0, 5.0]], [[1.0, 0.0], [1.0, 0.0]], roads)
+    >>> decision_loss([[3.0, 2.0], [1.0, 5.0]], [[1.0, 0.0], [1.0, 0.0]], problem=roads)
     array([1., 0.])
     """
+    if args:
+        if len(args) > 2 or problem is not None or (len(args) == 2 and z_true is not None):
+            raise TypeError("decision_loss takes C_true and W_pred by position and problem, "
+                            "z_true by keyword: decision_loss(C_true, W_pred, problem=p).")
+        warnings.warn("Passing problem (and z_true) to decision_loss by position is "
+                      "deprecated since spotree 0.2 and an error from 0.3; write "
+                      "decision_loss(C_true, W_pred, problem=problem), as in the other "
+                      "metrics.", FutureWarning, stacklevel=2)
+        problem = args[0]
+        if len(args) == 2:
+            z_true = args[1]
+    if problem is None:
+        raise TypeError("decision_loss needs the keyword argument problem: "
+                        "decision_loss(C_true, W_pred, problem=p).")
     C_true, W_pred = _check_pair(C_true, W_pred, problem, "W_pred")
     if z_true is None:
         _, z_true = problem.solve(C_true)
@@ -162,7 +180,7 @@ def spo_loss(C_true, C_pred, *, problem, sample_weight=None, ties="first"):
     W_pred = _predicted_decisions(C_true, C_pred, problem, ties)
     if C_true.shape[0] == 0:
         return np.empty(0)
-    return sw * decision_loss(C_true, W_pred, problem)
+    return sw * decision_loss(C_true, W_pred, problem=problem)
 
 
 def normalized_decision_loss(C_true, W_pred, *, problem, sample_weight=None):
@@ -191,7 +209,8 @@ def normalized_decision_loss(C_true, W_pred, *, problem, sample_weight=None):
     if denom == 0:
         raise ValueError("the optimal values z*(C_true) are all zero, so the normalized "
                          "SPO loss is undefined; use spo_loss instead.")
-    return float(np.dot(sw, decision_loss(C_true, W_pred, problem, z)) / denom)
+    return float(np.dot(sw, decision_loss(C_true, W_pred, problem=problem, z_true=z))
+                 / denom)
 
 
 def normalized_spo_loss(C_true, C_pred, *, problem, sample_weight=None, ties="first"):

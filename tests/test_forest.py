@@ -622,3 +622,60 @@ def test_clone_and_get_params():
     assert c.get_params()["n_estimators"] == 7 and c.get_params()["max_features"] == 0.5
     assert copy.deepcopy(forest).get_params(deep=False).keys() == forest.get_params(
         deep=False).keys()
+
+
+# ------------------------------------------------ the tree's parameters
+def _mixed_frame(n=240, seed=0):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    city = rng.choice(["A", "B", "C", "D"], n)
+    x = rng.uniform(size=(n, 2))
+    # Road 0 is cheap in A and C (a subset split), and where x0 is large.
+    cheap = np.isin(city, ["A", "C"]) ^ (x[:, 0] > 0.8)
+    C = np.column_stack([np.where(cheap, 1.0, 3.0), np.full(n, 2.0)])
+    C = C + rng.normal(scale=0.6, size=C.shape)
+    return pd.DataFrame({"x0": x[:, 0], "city": city, "x1": x[:, 1]}), C
+
+
+@pytest.mark.parametrize("param, value", [
+    ("min_samples_split", 60), ("min_weight_fraction_leaf", 0.1),
+    ("categorical_splits", "subset"), ("spo_weight", 0.5),
+    ("min_loss_decrease", "5% of the root loss"), ("ccp_alpha", "1% of the root loss")])
+def test_every_parameter_of_the_tree_reaches_the_forests_trees(param, value):
+    X, C = _mixed_frame()
+    roads = FiniteDecisions(np.eye(2))
+    default = SPOTree(roads).fit(X, C)
+    if isinstance(value, str) and value.endswith("root loss"):
+        value = float(value.split("%")[0]) / 100 * default.tree_.impurity[0]
+    tree = SPOTree(roads, **{param: value}).fit(X, C)
+    # The parameter changes the tree ...
+    assert (tree.tree_.node_count != default.tree_.node_count
+            or not np.array_equal(tree.tree_.threshold, default.tree_.threshold,
+                                  equal_nan=True)
+            or any(a.size != b.size or (a != b).any()
+                   for a, b in zip(tree.tree_.categories, default.tree_.categories)))
+    # ... and the forest grows that tree.
+    forest = SPOForest(roads, n_estimators=1, bootstrap=False, max_features=None,
+                       random_state=0, **{param: value}).fit(X, C)
+    assert forest.get_params()[param] == value
+    t_f, t_s = forest.estimators_[0].tree_, tree.tree_
+    for name in ("children_left", "feature", "threshold", "value", "loss", "impurity"):
+        assert_array_equal(getattr(t_f, name), getattr(t_s, name))
+    for a, b in zip(t_f.categories, t_s.categories):
+        assert_array_equal(a, b)
+
+
+def test_a_mixed_criterion_forest_keeps_its_trees_loss_scales_through_a_file(tmp_path):
+    X, C = _mixed_frame()
+    roads = FiniteDecisions(np.eye(2))
+    forest = SPOForest(roads, n_estimators=3, spo_weight=0.5, random_state=0).fit(X, C)
+    scales = [est.loss_scales_ for est in forest.estimators_]
+    assert all(s != (1.0, 1.0) for s in scales)
+    forest.save(tmp_path / "f.json")
+    back = spotree.load(tmp_path / "f.json")
+    assert [est.loss_scales_ for est in back.estimators_] == scales
+    # So a loaded tree prunes as the fitted one (the mixed criterion needs them).
+    Xv, Cv = _mixed_frame(seed=1)
+    for a, b in zip(forest.estimators_, back.estimators_):
+        assert a.prune(Xv, Cv).get_n_leaves() == b.prune(Xv, Cv).get_n_leaves()

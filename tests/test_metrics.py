@@ -1,6 +1,7 @@
 """Tests of the SPO loss, its normalized form, the SPO+ loss and the scikit-learn scorer."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -288,8 +289,8 @@ def test_shape_errors(fn):
 
 def test_decision_loss_uses_given_optimum():
     C_true = np.array([[3.0, 2.0]])
-    assert_array_equal(decision_loss(C_true, np.array([[1.0, 0.0]]), ROADS), [1.0])
-    assert_array_equal(decision_loss(C_true, np.array([[1.0, 0.0]]), ROADS,
+    assert_array_equal(decision_loss(C_true, np.array([[1.0, 0.0]]), problem=ROADS), [1.0])
+    assert_array_equal(decision_loss(C_true, np.array([[1.0, 0.0]]), problem=ROADS,
                                      z_true=np.array([2.5])), [0.5])
 
 
@@ -305,17 +306,17 @@ def test_decision_loss_treats_rounding_level_negatives_as_zero(scale, sense):
     C = np.array([[3.0, 2.0]]) * scale
     W = np.array([[0.0, 1.0]])
     z = np.array([2.0 + sign * 1e-7]) * scale
-    out = decision_loss(C, W, roads, z_true=z)
+    out = decision_loss(C, W, problem=roads, z_true=z)
     assert out[0] == 0.0
     # 3.9e-6 still is; 4.1e-6 (and anything larger) is not.
-    decision_loss(C, W, roads, z_true=np.array([2.0 + sign * 3.9e-6]) * scale)
+    decision_loss(C, W, problem=roads, z_true=np.array([2.0 + sign * 3.9e-6]) * scale)
     for excess in (4.1e-6, 1e-3, 2.0):
         with pytest.raises(ValueError, match=rf"The decision in row 0 of W_pred is better than "
                                              rf"the optimum of C_true\[0\] for this '{sense}' "
                                              r"problem"):
-            decision_loss(C, W, roads, z_true=np.array([2.0 + sign * excess]) * scale)
+            decision_loss(C, W, problem=roads, z_true=np.array([2.0 + sign * excess]) * scale)
     # A genuine regret is returned as it is, at every scale.
-    got = decision_loss(C, W, roads, z_true=np.array([2.0 - sign * 0.5]) * scale)
+    got = decision_loss(C, W, problem=roads, z_true=np.array([2.0 - sign * 0.5]) * scale)
     assert got[0] == pytest.approx(0.5 * scale, rel=1e-15)
 
 
@@ -327,13 +328,13 @@ def test_decision_loss_refuses_infeasible_decisions():
     with pytest.raises(ValueError, match=r"row 2 of W_pred is better than the optimum of "
                                          r"C_true\[2\] for this 'min' problem.*not feasible "
                                          r"for ShortestPath"):
-        decision_loss(C, W, sp)
+        decision_loss(C, W, problem=sp)
     # Max sense: twice a vertex earns more than any vertex.
     V = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
     fd = FiniteDecisions(V, sense="max")
     with pytest.raises(ValueError, match=r"row 1 of W_pred is better than the optimum .* "
                                          r"'max' problem"):
-        decision_loss([[1.0, 2.0], [1.0, 2.0]], [[0.0, 1.0], [0.0, 2.0]], fd)
+        decision_loss([[1.0, 2.0], [1.0, 2.0]], [[0.0, 1.0], [0.0, 2.0]], problem=fd)
     # The scorers go through the same check.
     with pytest.raises(ValueError, match="better than the optimum"):
         normalized_decision_loss(C, W, problem=sp)
@@ -341,11 +342,11 @@ def test_decision_loss_refuses_infeasible_decisions():
 
 def test_decision_loss_checks_its_inputs():
     with pytest.raises(ValueError, match="W_pred has 3 columns but the problem has n_costs=2"):
-        decision_loss([[1.0, 2.0]], [[1.0, 0.0, 0.0]], ROADS)
+        decision_loss([[1.0, 2.0]], [[1.0, 0.0, 0.0]], problem=ROADS)
     with pytest.raises(ValueError, match="C_true and W_pred must have the same number of rows"):
-        decision_loss([[1.0, 2.0]], [[1.0, 0.0], [0.0, 1.0]], ROADS)
+        decision_loss([[1.0, 2.0]], [[1.0, 0.0], [0.0, 1.0]], problem=ROADS)
     with pytest.raises(ValueError, match=r"z_true must be a finite array of shape \(1,\)"):
-        decision_loss([[1.0, 2.0]], [[1.0, 0.0]], ROADS, z_true=[np.nan])
+        decision_loss([[1.0, 2.0]], [[1.0, 0.0]], problem=ROADS, z_true=[np.nan])
 
 
 int_costs = st.integers(-20, 20).map(float)
@@ -367,7 +368,7 @@ def test_decision_loss_equals_brute_force_exactly(sense, k, d, data):
         vals = [sum(ci * vi for ci, vi in zip(c, v)) for v in V]
         best = min(vals) if sense == "min" else max(vals)
         expected.append(vals[j] - best if sense == "min" else best - vals[j])
-    assert_array_equal(decision_loss(C, V[picks], p), expected)
+    assert_array_equal(decision_loss(C, V[picks], problem=p), expected)
 
 
 # ---------------------------------------------------------------- scorer
@@ -534,3 +535,20 @@ def test_spo_plus_keeps_its_old_home():
 
     assert lm.spo_plus_loss is metrics.spo_plus_loss
     assert lm.spo_plus_subgradient is metrics.spo_plus_subgradient
+
+
+def test_decision_loss_takes_problem_by_keyword_and_the_old_positional_call_warns():
+    C = np.array([[3.0, 2.0], [1.0, 5.0]])
+    W = np.array([[1.0, 0.0], [1.0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_array_equal(decision_loss(C, W, problem=ROADS), [1.0, 0.0])
+    with pytest.warns(FutureWarning, match=r"decision_loss\(C_true, W_pred, problem=problem\)"):
+        assert_array_equal(decision_loss(C, W, ROADS), [1.0, 0.0])
+    # z_true by position too: it is used, as before (optimum 2.5 and 0.5 given).
+    with pytest.warns(FutureWarning):
+        assert_array_equal(decision_loss(C, W, ROADS, np.array([2.5, 0.5])), [0.5, 0.5])
+    with pytest.raises(TypeError, match="needs the keyword argument problem"):
+        decision_loss(C, W)
+    with pytest.raises(TypeError, match="problem, z_true by keyword"):
+        decision_loss(C, W, ROADS, problem=ROADS)

@@ -93,7 +93,8 @@ def _make_estimator(args, problem):
                            "--criterion mse")
         return OptimalSPOTree(problem, max_depth=args.max_depth or 2,
                               min_samples_leaf=args.min_samples_leaf,
-                              thresholds=args.thresholds, random_state=args.random_state)
+                              global_thresholds=args.thresholds,
+                              random_state=args.random_state)
     return SPOForest(problem, n_estimators=args.n_estimators, criterion=args.criterion,
                      max_features=args.max_features if args.max_features is not None
                      else "sqrt", max_depth=args.max_depth,

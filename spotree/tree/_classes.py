@@ -265,7 +265,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     def _per_sample_loss(self, tree, X, C, loss):
         node_of = tree.apply(X)
-        spo = decision_loss(C, tree.decision[node_of], self.problem_)
+        spo = decision_loss(C, tree.decision[node_of], problem=self.problem_)
         diff = C - tree.value[node_of]
         mse = np.einsum("ij,ij->i", diff, diff)
         if loss == "spo":

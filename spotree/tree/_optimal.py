@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
@@ -21,6 +22,10 @@ from ._structure import tree_from_structure
 from ._tree import TREE_LEAF
 
 __all__ = ["OptimalSPOTree"]
+
+# Old parameter names and their new ones: "alpha" meant a L2 penalty in
+# SPOPlusLinear, and "thresholds" quantiles per node in SPOTree.
+_RENAMED = {"alpha": "split_penalty", "thresholds": "global_thresholds"}
 
 
 def _feature_importances(tree):
@@ -43,7 +48,8 @@ class OptimalSPOTree(BaseSPOTree):
     """An SPO Tree of bounded depth trained to optimality.
 
     Two training methods minimize the same objective, the tree's weighted
-    training SPO loss (divided by the total weight) plus ``alpha`` per split:
+    training SPO loss (divided by the total weight) plus ``split_penalty`` per
+    split:
 
     - ``method="search"`` (default): exact dynamic programming over the
       candidate thresholds (the MurTree / STreeD family of algorithms: a
@@ -54,7 +60,7 @@ class OptimalSPOTree(BaseSPOTree):
       optimal over the candidate splits unless the time limit stops it.
     - ``method="milp"``: the paper's mixed-integer program (Theorem 2 with the
       Bertsimas-Dunn tree encoding of appendix A, its b_t = 1 correction,
-      per-feature epsilons, N_min per leaf, the alpha penalty and the
+      per-feature epsilons, N_min per leaf, the split penalty and the
       appendix-B cut), solved by HiGHS (or Gurobi) from a warm start given by
       the greedy :class:`SPOTree` of the same depth. Features are scaled to
       [0, 1]; thresholds may fall between any two training values.
@@ -78,8 +84,10 @@ class OptimalSPOTree(BaseSPOTree):
         Seconds. The search returns the best tree found when it runs out
         (its bound is then weak); the MILP solver stops and returns its
         incumbent.
-    alpha : float, default=0.0
-        Penalty per split, in units of mean SPO loss.
+    split_penalty : float, default=0.0
+        Penalty per split, in units of mean SPO loss (the paper's alpha).
+        Unlike :class:`SPOTree`'s ``ccp_alpha``, it is part of the objective
+        the tree is trained on, and it is divided by no total weight.
     feature_precision : float or None, default=None
         MILP only: round the [0, 1]-scaled features to this precision before
         solving (the paper suggests 1e-2), which enlarges the epsilons of the
@@ -89,12 +97,19 @@ class OptimalSPOTree(BaseSPOTree):
         MILP only: start from the greedy tree of the same depth.
     solver : {"highs", "gurobi"}, default="highs"
         MILP solver; gurobi needs the ``spotree[gurobi]`` extra and a license.
-    thresholds : "all" or int, default="all"
-        Search only: candidate thresholds. ``"all"``: every midpoint between
-        consecutive distinct values of a feature; an int ``q``: the ``q``
-        quantiles ``1/(q+1), ..., q/(q+1)`` of each feature over the whole
-        training set (the binarization of STreeD-like solvers; the paper used
-        99).
+    global_thresholds : "all" or int, default="all"
+        Search only: candidate thresholds, chosen once on the whole training
+        set. ``"all"``: every midpoint between consecutive distinct values of
+        a feature; an int ``q``: the ``q`` quantiles ``1/(q+1), ..., q/(q+1)``
+        of each feature over the whole training set (the binarization of
+        STreeD-like solvers; the paper used 99). :class:`SPOTree`'s
+        ``thresholds`` draws its quantiles per node instead.
+    alpha : float, optional
+        Deprecated: the old name of ``split_penalty`` (a FutureWarning at
+        ``fit``; removed in 0.3).
+    thresholds : "all" or int, optional
+        Deprecated: the old name of ``global_thresholds`` (a FutureWarning at
+        ``fit``; removed in 0.3).
     random_state : int or None, default=None
         Seed of the MILP solver.
     verbose : bool, default=False
@@ -109,7 +124,7 @@ class OptimalSPOTree(BaseSPOTree):
         ``method``, ``status`` (``"optimal"``, ``"time_limit"``, or for the
         MILP another status of the solver, whose own wording is in
         ``solver_status``), ``objective`` (the
-        training objective of ``tree_``: mean SPO loss plus alpha per
+        training objective of ``tree_``: mean SPO loss plus split_penalty per
         split), ``bound`` (a proven lower bound on the optimal objective),
         ``gap`` (``(objective - bound) / objective``, 0 when both are 0),
         ``runtime`` (seconds), ``n_nodes_explored`` (search subproblems or
@@ -134,7 +149,7 @@ class OptimalSPOTree(BaseSPOTree):
 
     The search's depth-2 routine costs ``O(p^2 m^2 K)`` for ``m`` candidate
     thresholds per feature and K vertices, and runs uninterrupted: the time
-    limit is checked between its calls. With ``thresholds="all"`` on many
+    limit is checked between its calls. With ``global_thresholds="all"`` on many
     thousands of samples, prefer an int (e.g. 99). Candidate thresholds are
     computed once on the whole training set, so with an int the search is
     exact over those thresholds only; the greedy :class:`SPOTree` draws its
@@ -160,29 +175,34 @@ class OptimalSPOTree(BaseSPOTree):
         "min_samples_leaf": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "neither")],
         "method": [Options("search", "milp")],
         "time_limit": [Interval(float, 0.0, None, "neither")],
-        "alpha": [Interval(float, 0.0, None)],
+        "split_penalty": [Interval(float, 0.0, None)],
         "feature_precision": [Interval(float, 0.0, 1.0, "right"), None],
         "warm_start": [InstanceOf((bool, np.bool_), "a bool")],
         "solver": [Options("highs", "gurobi")],
-        "thresholds": [Options("all"), Interval(int, 1, None)],
+        "global_thresholds": [Options("all"), Interval(int, 1, None)],
+        "alpha": [Interval(float, 0.0, None), Options("deprecated")],
+        "thresholds": [Options("all", "deprecated"), Interval(int, 1, None)],
         "verbose": [InstanceOf((bool, np.bool_, int), "a bool")],
     }
 
     def __init__(self, problem=None, *, max_depth=2, min_samples_leaf=1, method="search",
-                 time_limit=60, alpha=0.0, feature_precision=None, warm_start=True,
-                 solver="highs", thresholds="all", random_state=None, verbose=False):
+                 time_limit=60, split_penalty=0.0, feature_precision=None, warm_start=True,
+                 solver="highs", global_thresholds="all", random_state=None, verbose=False,
+                 alpha="deprecated", thresholds="deprecated"):
         self.problem = problem
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.method = method
         self.time_limit = time_limit
-        self.alpha = alpha
+        self.split_penalty = split_penalty
         self.feature_precision = feature_precision
         self.warm_start = warm_start
         self.solver = solver
-        self.thresholds = thresholds
+        self.global_thresholds = global_thresholds
         self.random_state = random_state
         self.verbose = verbose
+        self.alpha = alpha
+        self.thresholds = thresholds
 
     def fit(self, X, C, sample_weight=None):
         """Train the optimal tree on features X and realized costs C.
@@ -198,6 +218,8 @@ class OptimalSPOTree(BaseSPOTree):
         self : OptimalSPOTree
         """
         validate_params(self)
+        for old in _RENAMED:
+            self._renamed(old, warn=True)
         if self.method == "milp" and self.solver == "gurobi" and not GUROBI_INSTALLED:
             raise ImportError("OptimalSPOTree(method='milp', solver='gurobi') requires "
                               "gurobipy, which is not installed: pip install spotree[gurobi] "
@@ -250,13 +272,26 @@ class OptimalSPOTree(BaseSPOTree):
                   f"{result['runtime']:.2f} s, {result['n_nodes_explored']} subproblems")
         return self
 
+    def _renamed(self, old, warn=False):
+        """The value of a renamed parameter: the new one, unless the old one was set."""
+        new = _RENAMED[old]
+        value = getattr(self, old)
+        if isinstance(value, str) and value == "deprecated":
+            return getattr(self, new)
+        if warn:
+            warnings.warn(f"OptimalSPOTree's {old!r} parameter was renamed {new!r} in spotree "
+                          f"0.2 and will be removed in 0.3; use {new}={value!r}.",
+                          FutureWarning, stacklevel=3)
+        return value
+
     # ------------------------------------------------------------ search
     def _objective(self, tree, W):
         n_splits = int((tree.children_left != TREE_LEAF).sum())
-        return _leaf_loss(tree) / W + self.alpha * n_splits
+        return _leaf_loss(tree) / W + self._renamed("alpha") * n_splits
 
     def _fit_search(self, X, C, sw, z, problem, min_leaf, W):
-        thr = candidate_thresholds(X, self.thresholds)
+        thresholds = self._renamed("thresholds")
+        thr = candidate_thresholds(X, thresholds)
         B, n_bins, columns = bin_features(X, thr)
         s = problem.sign
         V = problem.vertices()
@@ -264,7 +299,7 @@ class OptimalSPOTree(BaseSPOTree):
         # magnitude (exact), so it finds the same tree at any cost scale.
         unit = power_of_two_scale(C)
         Cs = C / unit
-        penalty = self.alpha * W / unit
+        penalty = self._renamed("alpha") * W / unit
         cnt = (sw > 0).astype(np.float64)
         if V is not None:
             G = s * (Cs @ V.T) * sw[:, None]
@@ -278,7 +313,7 @@ class OptimalSPOTree(BaseSPOTree):
                                    verbose=bool(self.verbose))
         cost, nested, status, bound = search.run(self.max_depth)
         cost, bound = cost * unit, bound * unit
-        *structure, mgl = nested_to_structure(nested, X, B, thr, self.thresholds == "all",
+        *structure, mgl = nested_to_structure(nested, X, B, thr, thresholds == "all",
                                               columns)
         tree = tree_from_structure(*structure, X, C, sw, problem, z=z,
                                    missing_go_to_left=mgl)
@@ -300,7 +335,7 @@ class OptimalSPOTree(BaseSPOTree):
 
     # -------------------------------------------------------------- MILP
     def _fit_milp(self, X, C, sw, z, problem, min_leaf, W):
-        model = MilpModel(X, C, sw, z, problem, self.max_depth, min_leaf, alpha=self.alpha,
+        model = MilpModel(X, C, sw, z, problem, self.max_depth, min_leaf, alpha=self._renamed("alpha"),
                           feature_precision=self.feature_precision).build()
         warm, warm_tree, warm_obj = None, None, None
         if self.warm_start:

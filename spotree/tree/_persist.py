@@ -99,8 +99,9 @@ def save_model(model, path, extra=None):
         raise TypeError(f"{name} cannot be saved: it is not a registered spotree model.")
     trees = getattr(model, "estimators_", None)
     check_is_fitted(model)
+    # A deprecated parameter left unset ("deprecated") is not part of the model.
     params = {k: _json_param(v) for k, v in model.get_params(deep=False).items()
-              if k not in _NOT_SAVED}
+              if k not in _NOT_SAVED and not (isinstance(v, str) and v == "deprecated")}
     fitted = {"n_features_in_": int(model.n_features_in_)}
     names = getattr(model, "feature_names_in_", None)
     fitted["feature_names_in_"] = None if names is None else [str(n) for n in names]

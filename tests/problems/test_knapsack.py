@@ -388,3 +388,10 @@ def test_solve_rows_chunks_give_the_same_values():
     z2 = solve_rows(o, C, W2, seconds=1e-9)  # chunks of one or two rows
     assert_array_equal(z2, z1)
     assert_array_equal(W2, W1)
+
+
+def test_knapsack_is_exported_beside_the_other_problems():
+    import spotree
+
+    assert spotree.Knapsack is Knapsack
+    assert {"Knapsack", "ShortestPath", "LinearProgram"} <= set(spotree.__all__)

@@ -1,11 +1,14 @@
 """OptimalSPOTree: exactness against enumerating every tree, and its guarantees."""
 
 import itertools
+import json
+import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.testing import assert_array_equal
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -212,7 +215,8 @@ def test_alpha_penalizes_splits_exactly(method):
     X, C, w = X[:10], C[:10], w[:10]
     alpha = 0.05
     best = _enumerate_best(X, C, w, problem, 2, 1, alpha=alpha)
-    est = OptimalSPOTree(problem, max_depth=2, alpha=alpha, method=method).fit(X, C, w)
+    est = OptimalSPOTree(problem, max_depth=2, split_penalty=alpha,
+                         method=method).fit(X, C, w)
     assert est.result_["objective"] == pytest.approx(best, rel=1e-6, abs=1e-9)
     n_splits = est.get_n_leaves() - 1
     loss = est.tree_.loss[est.tree_.is_leaf].sum() / w.sum()
@@ -285,7 +289,8 @@ def test_verbose_search_logs_progress(capsys):
 def test_quantile_thresholds_match_the_binarized_search():
     X, C = make_shortest_path(50, n_features=2, grid=(3, 3), noise=0.3, random_state=1)
     problem = ShortestPath((3, 3))
-    est = OptimalSPOTree(problem, max_depth=2, thresholds=4, min_samples_leaf=5).fit(X, C)
+    est = OptimalSPOTree(problem, max_depth=2, global_thresholds=4,
+                         min_samples_leaf=5).fit(X, C)
     # Every split uses one of the 4 quantile thresholds of its feature.
     q = np.arange(1, 5) / 5.0
     t = est.tree_
@@ -356,7 +361,8 @@ def test_gurobi_missing_names_the_extra(monkeypatch):
 
 
 @pytest.mark.parametrize("param, value", [("max_depth", 0), ("method", "greedy"),
-                                          ("alpha", -1.0), ("solver", "cplex"),
+                                          ("split_penalty", -1.0), ("solver", "cplex"),
+                                          ("global_thresholds", 0), ("alpha", -1.0),
                                           ("thresholds", 0)])
 def test_rejects_bad_parameters(param, value):
     X, C = make_shortest_path(10, n_features=2, grid=(2, 2), random_state=0)
@@ -426,3 +432,31 @@ _NAMED_C = "the target is the cost matrix C (fit(X, C)); the check needs the nam
     xfail_strict=True)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+# ------------------------------------------------------ renamed parameters
+@pytest.mark.parametrize("old, new, value", [("alpha", "split_penalty", 0.05),
+                                             ("thresholds", "global_thresholds", 4)])
+def test_old_parameter_names_still_work_with_a_future_warning(old, new, value, tmp_path):
+    # "alpha" meant a L2 penalty in SPOPlusLinear and "thresholds" per-node
+    # quantiles in SPOTree: OptimalSPOTree's were renamed.
+    X, C = make_shortest_path(50, n_features=2, grid=(3, 3), noise=0.3, random_state=1)
+    problem = ShortestPath((3, 3))
+    with pytest.warns(FutureWarning, match=f"'{old}' parameter was renamed '{new}'.*"
+                                           f"use {new}={value!r}"):
+        est = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=5,
+                             **{old: value}).fit(X, C)
+    ref = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=5, **{new: value}).fit(X, C)
+    plain = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=5).fit(X, C)
+    # The old name had the effect of the new one (and the value was not the default's).
+    assert est.result_["objective"] == ref.result_["objective"]
+    assert_array_equal(est.tree_.threshold, ref.tree_.threshold)
+    assert (ref.result_["objective"] != plain.result_["objective"]
+            or not np.array_equal(ref.tree_.threshold, plain.tree_.threshold))
+    # The new names warn of nothing; an unset old name is not written to a file.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        OptimalSPOTree(problem, max_depth=1, **{new: value}).fit(X, C)
+    ref.save(tmp_path / "m.json")
+    params = json.loads((tmp_path / "m.json").read_text())["params"]
+    assert old not in params and params[new] == value
