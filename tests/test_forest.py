@@ -679,3 +679,19 @@ def test_a_mixed_criterion_forest_keeps_its_trees_loss_scales_through_a_file(tmp
     Xv, Cv = _mixed_frame(seed=1)
     for a, b in zip(forest.estimators_, back.estimators_):
         assert a.prune(Xv, Cv).get_n_leaves() == b.prune(Xv, Cv).get_n_leaves()
+
+
+def test_tune_max_features_refit_on_dataframes_with_a_text_column():
+    # The refit stacks the raw frames (before: their arrays, which fail on text).
+    X, C = _mixed_frame()
+    roads = FiniteDecisions(np.eye(2))
+    template = SPOForest(roads, n_estimators=3, min_samples_leaf=5, random_state=0)
+    best, res = tune_max_features(template, X.iloc[:160], C[:160], X.iloc[160:], C[160:],
+                                  candidates=(1, 3), refit=True)
+    import pandas as pd
+
+    ref = SPOForest(roads, n_estimators=3, min_samples_leaf=5, random_state=0,
+                    max_features=res.best_max_features).fit(
+        pd.concat([X.iloc[:160], X.iloc[160:]], ignore_index=True), C)
+    assert best.category_values_ == ref.category_values_ == [None, ["A", "B", "C", "D"], None]
+    assert_array_equal(best.predict(X), ref.predict(X))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_costs, check_sample_weight
+from .._validation import check_costs, check_same_rows, check_sample_weight
 from ..metrics import REGRET_RTOL
 from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree, check_structure
 
@@ -111,9 +111,7 @@ def tree_from_structure(children_left, children_right, feature, threshold, X, C,
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array; got shape {X.shape}.")
     C = check_costs(C, n_costs=problem.n_costs)
-    if C.shape[0] != X.shape[0]:
-        raise ValueError(f"X and C must have the same number of rows; got {X.shape[0]} and "
-                         f"{C.shape[0]}.")
+    check_same_rows(X, C)
     sw = check_sample_weight(sample_weight, X.shape[0])
     member = node_samples(children_left, children_right, feature, threshold, X,
                           missing_go_to_left)
