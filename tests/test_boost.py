@@ -171,7 +171,7 @@ def test_validation_fraction_holds_rows_out():
     assert off.n_iter_ == off.best_iteration_ == off.n_estimators_ == 7
 
 
-@pytest.mark.parametrize("init", ["mean", "linear", "spo+"])
+@pytest.mark.parametrize("init", ["mean", "linear", "spo+", "ridge", "index"])
 def test_init_models(init):
     X, C, _, _ = _sp_data(n=200)
     m = SPOBoost(SP, init=init, n_estimators=1, n_iter_no_change=None, random_state=0)
@@ -184,6 +184,8 @@ def test_init_models(init):
         sol = np.linalg.lstsq(A, C, rcond=None)[0]
         assert_allclose(m.init_coef_, sol[:-1].T, atol=1e-10)
         assert_allclose(m.init_intercept_, sol[-1], atol=1e-10)
+    elif init in ("ridge", "index"):
+        pass  # against hand computations below
     else:
         # A trained SPO+ linear model: lower training SPO+ loss than the mean.
         from spotree.linear_model import spo_plus_loss
@@ -194,7 +196,7 @@ def test_init_models(init):
                 < 0.8 * spo_plus_loss(C, mean, problem=SP).mean())
     # The start alone is the model at round 0.
     assert m.train_score_[0] == pytest.approx(
-        -normalized_spo_loss(C, X @ m.init_coef_.T + m.init_intercept_, problem=SP))
+        -normalized_spo_loss(C, m._start().predict(X), problem=SP))
 
 
 def test_boosting_improves_on_its_start_and_on_the_tree():
@@ -325,6 +327,8 @@ def test_verbose_prints_progress():
     ({"subsample": 1.5}, "'subsample' parameter"),
     ({"loss": "hinge"}, "'loss' parameter of SPOBoost must be a str among"),
     ({"init": "zero"}, "'init' parameter"),
+    ({"init": 3}, r"'init' parameter of SPOBoost must be a str among .* or a scikit-learn "
+                  r"regressor \(with fit and predict\)"),
     ({"n_iter_no_change": 0}, "'n_iter_no_change' parameter"),
 ])
 def test_bad_parameters(params, match):
@@ -411,33 +415,202 @@ def test_failed_checks_only_fail_on_the_name(check_name):
                                                       init="linear"))
 
 
-def test_auto_init_keeps_the_start_with_the_better_validation_regret():
-    X, C, Xv, Cv = _sp_data(n=300, n_test=80, degree=1)
+@pytest.mark.parametrize("degree", [1, 6])
+def test_auto_init_keeps_the_start_with_the_lowest_validation_regret(degree):
+    X, C, Xv, Cv = _sp_data(n=300, n_test=80, degree=degree)
     params = dict(n_estimators=1, n_iter_no_change=5, random_state=0)
     auto = SPOBoost(SP, init="auto", **params).fit(X, C, X_val=Xv, C_val=Cv)
     regrets = {}
-    for init in ("linear", "spo+"):
+    for init in ("ridge", "index", "spo+"):
         m = SPOBoost(SP, init=init, **params).fit(X, C, X_val=Xv, C_val=Cv)
-        regrets[init] = normalized_spo_loss(Cv, Xv @ m.init_coef_.T + m.init_intercept_,
-                                            problem=SP)
+        regrets[init] = normalized_spo_loss(Cv, m._start().predict(Xv), problem=SP)
     assert auto.init_choice_ == min(regrets, key=regrets.get)
     assert -auto.validation_score_[0] == pytest.approx(min(regrets.values()))
-    # Without a validation part "auto" means "spo+".
+    # Both outcomes occur: ridge (degree 1) and the bending index start (degree 6).
+    assert auto.init_choice_ == {1: "ridge", 6: "index"}[degree]
+    # Without a validation part "auto" means "ridge".
     off = SPOBoost(SP, init="auto", n_estimators=1, n_iter_no_change=None).fit(X, C)
-    assert off.init_choice_ == "spo+"
+    assert off.init_choice_ == "ridge"
 
 
-def test_spo_plus_start_is_adam_from_least_squares_averaged_over_the_second_half():
-    # Hand loop: the least-squares fit, then minibatches of 32 in a new random
-    # order every epoch, Adam (lr 0.01) on the SPO+ subgradient
-    # 2 (w*(c) - w*(2 c_hat - c)) for 20 epochs; the start is the mean of the
-    # parameters after every step of epochs 10 to 19, not the last iterate.
+def _standardize(X, w):
+    mean = (w[:, None] * X).sum(0) / w.sum()
+    scale = np.sqrt((w[:, None] * (X - mean) ** 2).sum(0) / w.sum())
+    return mean, scale
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", [2, 3, 5])
+def test_ridge_start_is_standardized_ridge_with_the_leave_one_out_penalty(weighted, seed):
+    # Brute force: for every penalty of the grid, leave each row out in turn,
+    # fit ridge on the others (features standardized once, on all the rows),
+    # and keep per cost the penalty of least (weighted) error; then
+    # scikit-learn's Ridge with that penalty on all the rows.
+    from sklearn.linear_model import Ridge
+
+    from spotree.boost import _RIDGE_ALPHAS
+
+    # Weak signals in noise, so that the penalties chosen are inside the grid
+    # (not its ends) and differ between the costs.
+    n, p = 30, 4
+    X = (np.random.default_rng(3).normal(size=(n, p)) * [1.0, 10.0, 0.1, 3.0]
+         + [0.0, 5.0, -2.0, 1.0])
+    B = np.array([[0.5, 0.3, 0.0, 0.2], [0.3, 0.2, 0.2, 0.1], [1.0, -0.5, 0.2, 0.0]])
+    rng = np.random.default_rng(seed)
+    C = 4 + ((X - X.mean(0)) / X.std(0)) @ B.T + rng.normal(size=(n, 3))
+    w = rng.integers(1, 4, n).astype(float) if weighted else np.ones(n)
+    problem = FiniteDecisions(np.eye(3))
+    m = SPOBoost(problem, init="ridge", n_estimators=1, n_iter_no_change=None).fit(
+        X, C, sample_weight=w if weighted else None)
+    mean, scale = _standardize(X, w)
+    Z = (X - mean) / scale
+    errors = np.zeros((len(_RIDGE_ALPHAS), C.shape[1]))
+    for k, a in enumerate(_RIDGE_ALPHAS * w.sum()):
+        for i in range(n):
+            # Weighted ridge on the other rows (normal equations, intercept
+            # unpenalized), all costs at once.
+            keep = np.arange(n) != i
+            wk = w[keep][:, None]
+            zm = (wk * Z[keep]).sum(0) / wk.sum()
+            cm = (wk * C[keep]).sum(0) / wk.sum()
+            Zk = Z[keep] - zm
+            coef = np.linalg.solve(Zk.T @ (wk * Zk) + a * np.eye(p), Zk.T @ (wk * (C[keep] - cm)))
+            errors[k] += w[i] * (C[i] - cm - (Z[i] - zm) @ coef) ** 2
+    chosen = np.argmin(errors, axis=0)
+    # The data make ridge matter: the first cost's penalty is inside the grid.
+    assert 0 < chosen[0] < len(_RIDGE_ALPHAS) - 1
+    expected_coef, expected_icpt = [], []
+    for j in range(C.shape[1]):
+        r = Ridge(alpha=_RIDGE_ALPHAS[chosen[j]] * w.sum()).fit(Z, C[:, j], sample_weight=w)
+        expected_coef.append(r.coef_ / scale)
+        expected_icpt.append(r.intercept_ - (r.coef_ / scale) @ mean)
+    assert_allclose(m.init_coef_, np.array(expected_coef), rtol=1e-7, atol=1e-9)
+    assert_allclose(m.init_intercept_, expected_icpt, rtol=1e-7, atol=1e-9)
+    # Rescaled features, same model.
+    s, t = np.array([3.0, 0.01, 100.0, -1.0]), np.array([1.0, -50.0, 0.5, 2.0])
+    m2 = SPOBoost(problem, init="ridge", n_estimators=1, n_iter_no_change=None).fit(
+        X * s + t, C, sample_weight=w if weighted else None)
+    assert_allclose(m2.init_coef_ * s, m.init_coef_, rtol=1e-7, atol=1e-9)
+
+
+def test_index_start_is_a_natural_cubic_spline_of_the_ridge_index(monkeypatch):
+    # Without its small penalty, each cost's link is the weighted least-squares
+    # natural cubic spline of the ridge index with 9 knots spread evenly over
+    # the index's range: by hand, in another basis of the same space,
+    # a + b u + sum_k theta_k |u - t_k|^3 with sum theta_k = sum theta_k t_k = 0.
+    import spotree.boost as boost
+
+    monkeypatch.setattr(boost, "_LINK_PENALTY", 0.0)
+    X, C, Xt, _ = _sp_data(n=200, degree=6)
+    w = np.random.default_rng(0).integers(1, 3, len(X)).astype(float)
+    kw = dict(n_estimators=1, n_iter_no_change=None, random_state=0)
+    m = SPOBoost(SP, init="index", **kw).fit(X, C, sample_weight=w)
+    ridge = SPOBoost(SP, init="ridge", **kw).fit(X, C, sample_weight=w)
+    assert_allclose(m.init_coef_, ridge.init_coef_)
+    assert_allclose(m.init_intercept_, ridge.init_intercept_)
+    U = X @ ridge.init_coef_.T + ridge.init_intercept_
+    Ut = Xt @ ridge.init_coef_.T + ridge.init_intercept_
+    expected = np.empty((len(Xt), C.shape[1]))
+    for j in range(C.shape[1]):
+        t = np.linspace(U[:, j].min(), U[:, j].max(), 9)
+
+        def basis(u):
+            return np.column_stack([np.ones_like(u), u, np.abs(u[:, None] - t) ** 3])
+
+        # Null space of the two constraints on theta.
+        cons = np.zeros((2, 11))
+        cons[0, 2:], cons[1, 2:] = 1.0, t
+        N = np.linalg.svd(cons)[2][2:].T
+        sol = np.linalg.lstsq(np.sqrt(w)[:, None] * (basis(U[:, j]) @ N),
+                              np.sqrt(w) * C[:, j], rcond=None)[0]
+        expected[:, j] = basis(Ut[:, j]) @ (N @ sol)
+    assert_allclose(m._start().predict(Xt), expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("init", ["ridge", "index", "spo+", "auto"])
+def test_starts_are_invariant_to_rescaling_features(init):
+    X, C, Xt, _ = _sp_data(n=200, degree=4)
+    s, t = np.array([100.0, 0.01, 1.0, -3.0, 7.0]), np.array([5.0, -1.0, 0.0, 2.0, 1e3])
+    kw = dict(init=init, n_estimators=5, random_state=0)
+    a = SPOBoost(SP, **kw).fit(X, C)
+    b = SPOBoost(SP, **kw).fit(X * s + t, C)
+    assert a.init_choice_ == b.init_choice_
+    assert_allclose(b.predict(Xt * s + t), a.predict(Xt), rtol=1e-6, atol=1e-8)
+
+
+def test_a_scikit_learn_regressor_as_the_start():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.neighbors import KNeighborsRegressor
+
+    X, C, Xt, _ = _sp_data(n=200)
+    kw = dict(n_estimators=3, random_state=0)
+    est = LinearRegression()
+    m = SPOBoost(SP, init=est, **kw).fit(X, C)
+    ref = SPOBoost(SP, init="linear", **kw).fit(X, C)
+    assert m.init_choice_ == "estimator" and not hasattr(est, "coef_")  # a clone was fitted
+    assert_allclose(m.init_estimator_.coef_, ref.init_coef_, atol=1e-10)
+    assert_allclose(m.predict(Xt), ref.predict(Xt), atol=1e-8)
+    # A regressor without sample_weight: equal weights only.
+    knn = SPOBoost(SP, init=KNeighborsRegressor(10), n_estimators=1,
+                   n_iter_no_change=None).fit(X, C, sample_weight=np.full(len(X), 2.0))
+    assert_allclose(knn._start().predict(Xt),
+                    KNeighborsRegressor(10).fit(X, C).predict(Xt))
+    with pytest.raises(ValueError, match="does not accept sample_weight"):
+        SPOBoost(SP, init=KNeighborsRegressor(10)).fit(X, C, sample_weight=np.arange(len(X)))
+    with pytest.raises(ValueError, match=r"predicts \(1,\) values per row; the problem has "
+                                         "n_costs=12"):
+        SPOBoost(SP, init=_OneColumn()).fit(X, C)
+    with pytest.raises(TypeError, match="cannot be saved as JSON"):
+        m.save("unused.json")
+    again = pickle.loads(pickle.dumps(m))
+    assert_array_equal(again.predict(Xt), m.predict(Xt))
+
+
+class _OneColumn:
+    """A regressor predicting one value per row (the wrong shape for 12 costs)."""
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, C):
+        return self
+
+    def predict(self, X):
+        return np.zeros((len(X), 1))
+
+
+def test_save_load_of_the_index_start(tmp_path):
+    X, C, Xt, _ = _sp_data(n=200, degree=6)
+    m = SPOBoost(SP, init="index", n_estimators=5, random_state=0).fit(X, C)
+    m.save(tmp_path / "b.json")
+    loaded = spotree.load(tmp_path / "b.json")
+    assert loaded.init_choice_ == "index"
+    assert_array_equal(loaded.init_link_knots_, m.init_link_knots_)
+    assert_array_equal(loaded.predict(Xt), m.predict(Xt))
+    # A linear start after an index start leaves no link behind.
+    m.set_params(init="ridge").fit(X, C)
+    assert not hasattr(m, "init_link_knots_")
+
+
+def test_spo_plus_start_is_adam_from_ridge_on_standardized_features_averaged():
+    # Hand loop: the ridge start (tested above) written in standardized
+    # features, then minibatches of 32 in a new random order every epoch,
+    # Adam (lr 0.01) on the SPO+ subgradient 2 (w*(c) - w*(2 c_hat - c)) for
+    # 20 epochs; the start is the mean of the parameters after every step of
+    # epochs 10 to 19, not the last iterate, mapped back to the raw features.
     X, C, _, _ = _sp_data(n=150)
-    m = SPOBoost(SP, n_estimators=1, n_iter_no_change=None, random_state=0).fit(X, C)
+    m = SPOBoost(SP, init="spo+", n_estimators=1, n_iter_no_change=None,
+                 random_state=0).fit(X, C)
+    ridge = SPOBoost(SP, init="ridge", n_estimators=1, n_iter_no_change=None).fit(X, C)
     rng = np.random.RandomState(np.random.RandomState(0).randint(np.iinfo(np.int32).max))
     n = X.shape[0]
-    sol = np.linalg.lstsq(np.column_stack([X, np.ones(n)]), C, rcond=None)[0]
-    A, b = sol[:-1].T.copy(), sol[-1].copy()
+    mean, scale = _standardize(X, np.ones(n))
+    Z = (X - mean) / scale
+    A = ridge.init_coef_ * scale
+    b = ridge.init_intercept_ + ridge.init_coef_ @ mean
     moments = [[np.zeros_like(A), np.zeros_like(A)], [np.zeros_like(b), np.zeros_like(b)]]
     W_true = SP.solve(C)[0]
     sum_A, sum_b, k, t = np.zeros_like(A), np.zeros_like(b), 0, 0
@@ -445,10 +618,10 @@ def test_spo_plus_start_is_adam_from_least_squares_averaged_over_the_second_half
         order = rng.permutation(n)
         for s in range(0, n, 32):
             rows = order[s:s + 32]
-            C_hat = X[rows] @ A.T + b
+            C_hat = Z[rows] @ A.T + b
             G = 2 * (W_true[rows] - SP.solve(2 * C_hat - C[rows])[0]) / len(rows)
             t += 1
-            for param, g, mv in zip((A, b), (G.T @ X[rows], G.sum(axis=0)), moments):
+            for param, g, mv in zip((A, b), (G.T @ Z[rows], G.sum(axis=0)), moments):
                 mv[0] = 0.9 * mv[0] + 0.1 * g
                 mv[1] = 0.999 * mv[1] + 0.001 * g * g
                 param -= 0.01 * (mv[0] / (1 - 0.9 ** t)) / (
@@ -458,10 +631,11 @@ def test_spo_plus_start_is_adam_from_least_squares_averaged_over_the_second_half
                 sum_b += b
                 k += 1
     assert k == 10 * int(np.ceil(n / 32))
-    assert_allclose(m.init_coef_, sum_A / k, rtol=1e-9, atol=1e-12)
-    assert_allclose(m.init_intercept_, sum_b / k, rtol=1e-9, atol=1e-12)
-    assert not np.allclose(m.init_coef_, A, atol=1e-6)  # not the last iterate
-    assert not np.allclose(m.init_coef_, sol[:-1].T, atol=1e-3)  # Adam did move
+    coef = sum_A / k / scale
+    assert_allclose(m.init_coef_, coef, rtol=1e-8, atol=1e-10)
+    assert_allclose(m.init_intercept_, sum_b / k - coef @ mean, rtol=1e-8, atol=1e-10)
+    assert not np.allclose(m.init_coef_, A / scale, atol=1e-6)  # not the last iterate
+    assert not np.allclose(m.init_coef_, ridge.init_coef_, atol=1e-3)  # Adam did move
 
 
 def test_held_out_rows_choose_the_rounds_then_all_rows_are_refitted():

@@ -188,6 +188,12 @@ def _read_categories_seen(v, where, p, d):
             for j, x in enumerate(v)]
 
 
+def _read_cost_rows(v, where, d):
+    # One row per cost, all of the length of the first (SPOBoost's spline links).
+    cols = len(v[0]) if isinstance(v, list) and v and isinstance(v[0], list) else 0
+    return _schema.real_matrix(v, where, rows=d, cols=cols, per="cost")
+
+
 #: Readers of the fitted attributes that estimators list in ``_persist_extra``,
 #: called as ``reader(value, key, n_features, n_costs)``.
 _EXTRA_READERS = {
@@ -202,6 +208,10 @@ _EXTRA_READERS = {
     "init_intercept_": lambda v, where, p, d: _schema.real_array(v, where, length=d,
                                                                  per="cost"),
     "init_choice_": lambda v, where, p, d: _schema.string(v, where),
+    "init_link_knots_": lambda v, where, p, d: _read_cost_rows(v, where, d),
+    "init_link_coef_": lambda v, where, p, d: _read_cost_rows(v, where, d),
+    "init_link_intercept_": lambda v, where, p, d: _schema.real_array(v, where, length=d,
+                                                                      per="cost"),
     "n_iter_": lambda v, where, p, d: _schema.integer(v, where, low=0),
     "best_iteration_": lambda v, where, p, d: _schema.integer(v, where, low=0),
     "train_score_": lambda v, where, p, d: _schema.real_array(v, where),
