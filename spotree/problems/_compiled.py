@@ -34,7 +34,8 @@ from .._numba import jit
 
 __all__ = ["CompiledOracle", "KIND_DAG", "KIND_GRID", "KIND_KNAPSACK_DP", "KIND_KNAPSACK_BB",
            "KIND_LABEL_SETTING", "solve_min", "solve_batch", "solve_rows", "dag_oracle",
-           "grid_oracle", "knapsack_dp_oracle", "knapsack_bb_oracle", "label_setting_oracle"]
+           "grid_oracle", "knapsack_dp_oracle", "knapsack_bb_oracle", "label_setting_oracle",
+           "lower_bound_min", "relaxation_min", "lagrangian_bound_min"]
 
 #: Shortest path on a directed acyclic graph (``ShortestPath``, grids and
 #: ``ShortestPath.from_edges``).
@@ -705,3 +706,205 @@ def solve_rows(oracle, Cm, W, seconds=0.05):
         step = int(min(max(1, seconds / max(per_row, 1e-9)), 2 * step + 1, 1 << 16))
         s = e
     return z
+
+
+# ---------------------------------------------------------- lower bounds
+# A lower bound on ``min_{w in S} c^T w`` (minimization sense) that costs far
+# less than a solve. The split search uses it to rule out candidate splits
+# that cannot beat the best one found so far without solving them. Knapsacks
+# have one (the LP relaxation's value by Dantzig's greedy rule); for the
+# path kinds a solve is already about as cheap as a bound, and the bound is
+# -inf (no information).
+@jit
+def _ratio_before(c, sw, i, j):
+    """Item i before item j: larger value per unit of weight, then lower index."""
+    lhs = -c[i] * sw[j]
+    rhs = -c[j] * sw[i]
+    return lhs > rhs or (lhs == rhs and i < j)
+
+
+@jit
+def _dantzig(c, sw, cap, heap, n_heap, base):
+    """The fractional knapsack over the items in ``heap[:n_heap]``: ``(bound, lam)``.
+
+    Items of positive value and positive weight ``sw``; taken in decreasing
+    order of value per weight (a binary heap built in place, popped until the
+    capacity is used up, ``O(n + k log n)`` for k items taken), the last one
+    fractionally. Returns the minimization-sense bound ``-(base + value)`` and
+    the value per weight ``lam`` of the item taken fractionally (0 when all
+    fit): the optimal multiplier of the capacity row.
+    """
+    # Heapify (sift down from the last parent).
+    for start in range(n_heap // 2 - 1, -1, -1):
+        i = start
+        item = heap[i]
+        while True:
+            ch = 2 * i + 1
+            if ch >= n_heap:
+                break
+            if ch + 1 < n_heap and _ratio_before(c, sw, heap[ch + 1], heap[ch]):
+                ch += 1
+            if _ratio_before(c, sw, heap[ch], item):
+                heap[i] = heap[ch]
+                i = ch
+            else:
+                break
+        heap[i] = item
+    value = base
+    left = cap
+    lam = 0.0
+    while n_heap > 0:
+        j = heap[0]
+        if sw[j] >= left:
+            value += -c[j] * (left / sw[j])
+            lam = -c[j] / sw[j]
+            break
+        value += -c[j]
+        left -= sw[j]
+        n_heap -= 1
+        if n_heap == 0:
+            break
+        item = heap[n_heap]
+        i = 0
+        while True:
+            ch = 2 * i + 1
+            if ch >= n_heap:
+                break
+            if ch + 1 < n_heap and _ratio_before(c, sw, heap[ch + 1], heap[ch]):
+                ch += 1
+            if _ratio_before(c, sw, heap[ch], item):
+                heap[i] = heap[ch]
+                i = ch
+            else:
+                break
+        heap[i] = item
+    return -value, lam
+
+
+@jit
+def _knapsack_dp_bound(ints, c, work, iwork):
+    """LP-relaxation bound of the one-resource knapsack (items that fit, positive value)."""
+    n = ints[0]
+    K = ints[1]
+    sw = ints[2:2 + n]
+    heap = iwork
+    n_heap = 0
+    base = 0.0
+    for j in range(n):
+        v = -c[j]
+        wj = ints[2 + j]
+        if not v > 0.0 or wj > K:
+            continue
+        if wj == 0:
+            base += v
+            continue
+        heap[n_heap] = j
+        n_heap += 1
+    return _dantzig(c, sw, float(K), heap, n_heap, base)
+
+
+@jit
+def _knapsack_bb_bound(ints, floats, c, work, iwork):
+    """LP-relaxation bound of the surrogate knapsack that the branch and bound uses."""
+    n = ints[0]
+    m = ints[1]
+    o_cap = m * n
+    o_mu = o_cap + m
+    sw = work[:n]
+    heap = iwork
+    cap = 0.0
+    for r in range(m):
+        cap += floats[o_mu + r] * floats[o_cap + r]
+    n_heap = 0
+    base = 0.0
+    for j in range(n):
+        v = -c[j]
+        if not v > 0.0:
+            continue
+        ok = True
+        s = 0.0
+        for r in range(m):
+            wr = floats[r * n + j]
+            if wr > floats[o_cap + r]:
+                ok = False
+                break
+            s += floats[o_mu + r] * wr
+        if not ok:
+            continue
+        if s == 0.0:
+            base += v
+            continue
+        sw[j] = s
+        heap[n_heap] = j
+        n_heap += 1
+    return _dantzig(c, sw, cap, heap, n_heap, base)
+
+
+@jit
+def relaxation_min(kind, ints, floats, c, work, iwork):
+    """``(bound, lam)``: a lower bound on :func:`solve_min`'s value for ``c``
+    (``-inf``: none) and the multiplier of the capacity row (0: none).
+
+    Valid up to the rounding of floating-point sums (callers leave a margin):
+    for the knapsack kinds the LP relaxation's value (of the surrogate
+    knapsack for several resources), ``O(n)`` plus ``O(log n)`` per item
+    taken, and its optimal multiplier, with which
+    :func:`lagrangian_bound_min` is exact at ``c``; ``-inf`` for the path
+    kinds. Uses the same scratch buffers as the solve.
+    """
+    if kind == KIND_KNAPSACK_DP:
+        return _knapsack_dp_bound(ints, c, work, iwork)
+    if kind == KIND_KNAPSACK_BB:
+        return _knapsack_bb_bound(ints, floats, c, work, iwork)
+    return -np.inf, 0.0
+
+
+@jit
+def lower_bound_min(kind, ints, floats, c, work, iwork):
+    """The bound of :func:`relaxation_min` alone."""
+    return relaxation_min(kind, ints, floats, c, work, iwork)[0]
+
+
+@jit
+def lagrangian_bound_min(kind, ints, floats, c, lam):
+    """``-(lam * cap + sum_j max(0, v_j - lam * w_j))`` over the items that fit: a
+    lower bound on :func:`solve_min`'s value for any ``lam >= 0`` (weak
+    duality), in O(n); -inf for kinds without one. For several resources,
+    of the surrogate knapsack (weights and capacity added up with the
+    branch and bound's multipliers)."""
+    n = ints[0]
+    if kind == KIND_KNAPSACK_DP:
+        K = ints[1]
+        s = lam * K
+        for j in range(n):
+            wj = ints[2 + j]
+            if wj > K:
+                continue
+            v = -c[j] - lam * wj
+            if v > 0.0:
+                s += v
+        return -s
+    if kind == KIND_KNAPSACK_BB:
+        m = ints[1]
+        o_cap = m * n
+        o_mu = o_cap + m
+        cap = 0.0
+        for r in range(m):
+            cap += floats[o_mu + r] * floats[o_cap + r]
+        s = lam * cap
+        for j in range(n):
+            ok = True
+            sw = 0.0
+            for r in range(m):
+                wr = floats[r * n + j]
+                if wr > floats[o_cap + r]:
+                    ok = False
+                    break
+                sw += floats[o_mu + r] * wr
+            if not ok:
+                continue
+            v = -c[j] - lam * sw
+            if v > 0.0:
+                s += v
+        return -s
+    return -np.inf

@@ -1,0 +1,116 @@
+"""The compiled solvers' lower bounds (``relaxation_min``, ``lagrangian_bound_min``)
+against independent computations: scipy's ``linprog`` on the LP relaxation, and the
+exact optimum by enumeration of every 0/1 vector."""
+
+import itertools
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.optimize import linprog
+
+from spotree.problems import Knapsack, ShortestPath
+from spotree.problems._compiled import lagrangian_bound_min, relaxation_min
+
+
+def _buffers(o):
+    return np.empty(o.work_size), np.empty(o.iwork_size, dtype=np.int64)
+
+
+def _exact_min(c, W, cap):
+    """min c.x over 0/1 vectors with W x <= cap, by enumeration."""
+    best = 0.0
+    for x in itertools.product((0.0, 1.0), repeat=c.size):
+        x = np.array(x)
+        if (W @ x <= cap * (1 + 1e-9)).all():
+            best = min(best, float(c @ x))
+    return best
+
+
+def _cases(seed, n_cases, integer):
+    rng = np.random.default_rng(seed)
+    for _ in range(n_cases):
+        n = int(rng.integers(1, 9))
+        if integer:
+            W = rng.integers(0, 7, size=(1, n)).astype(float)
+            cap = np.array([float(rng.integers(0, 15))])
+        else:
+            m = int(rng.integers(1, 4))
+            W = np.round(rng.uniform(0, 4, size=(m, n)), 2)
+            cap = np.round(rng.uniform(0, 8, size=m), 2)
+        yield rng, W, cap
+
+
+def test_one_resource_bound_is_the_lp_relaxation():
+    n_frac = 0
+    for rng, W, cap in _cases(0, 60, integer=True):
+        o = Knapsack(W, cap).compiled_oracle()
+        work, iwork = _buffers(o)
+        for _ in range(4):
+            c = rng.normal(size=W.shape[1])
+            bound, lam = relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)
+            # The relaxation over the items that fit on their own (the
+            # integer program never takes the others).
+            ub = [(0, 1 if w <= cap[0] else 0) for w in W[0]]
+            res = linprog(c, A_ub=W, b_ub=cap, bounds=ub, method="highs")
+            assert bound == pytest.approx(res.fun, abs=1e-9)
+            assert bound <= _exact_min(c, W, cap) + 1e-12
+            assert lam >= 0.0
+            # The multiplier is the relaxation's optimal one: the
+            # Lagrangian bound meets the LP value there.
+            lag = lagrangian_bound_min(o.kind, o.ints, o.floats, c, lam)
+            assert lag == pytest.approx(bound, abs=1e-9)
+            n_frac += lam > 0
+    assert n_frac > 50
+
+
+def test_several_resources_bounds_are_valid():
+    # The surrogate relaxation is weaker than the LP relaxation but still a
+    # bound; so is the Lagrangian at any multiplier.
+    for rng, W, cap in _cases(1, 60, integer=False):
+        o = Knapsack(W, cap).compiled_oracle()
+        work, iwork = _buffers(o)
+        for _ in range(4):
+            c = rng.normal(size=W.shape[1])
+            exact = _exact_min(c, W, cap)
+            bound, lam = relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)
+            assert bound <= exact + 1e-12
+            lag = lagrangian_bound_min(o.kind, o.ints, o.floats, c, lam)
+            assert lag == pytest.approx(bound, abs=1e-9)
+            for t in (0.0, 0.3, 1.0, 3.0):
+                assert lagrangian_bound_min(o.kind, o.ints, o.floats, c, t * lam + t) \
+                    <= exact + 1e-12
+
+
+def test_lagrangian_bound_below_exact_for_any_multiplier():
+    for rng, W, cap in _cases(2, 40, integer=True):
+        o = Knapsack(W, cap).compiled_oracle()
+        for _ in range(3):
+            c = rng.normal(size=W.shape[1])
+            exact = _exact_min(c, W, cap)
+            for lam in rng.uniform(0, 3, size=5):
+                assert lagrangian_bound_min(o.kind, o.ints, o.floats, c, lam) <= exact + 1e-12
+
+
+def test_hand_example():
+    # Weights 2, 2, 3 and capacity 4; values 3, 1, 2. Dantzig's rule takes
+    # item 0 (ratio 1.5), then 2/3 of item 2 (ratio 2/3): 3 + 4/3. The
+    # multiplier is item 2's ratio. All items fit with room to spare at capacity 8:
+    # the bound is the sum of the values and the multiplier 0.
+    o = Knapsack([[2, 2, 3]], [4]).compiled_oracle()
+    work, iwork = _buffers(o)
+    c = np.array([-3.0, -1.0, -2.0])
+    bound, lam = relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)
+    assert_allclose([bound, lam], [-(3.0 + 4.0 / 3.0), 2.0 / 3.0])
+    o = Knapsack([[2, 2, 3]], [8]).compiled_oracle()
+    work, iwork = _buffers(o)
+    assert_allclose(relaxation_min(o.kind, o.ints, o.floats, c, work, iwork), [-6.0, 0.0])
+
+
+def test_path_kinds_have_no_bound():
+    for problem in (ShortestPath((3, 3)), ShortestPath.from_edges(3, [(0, 1), (1, 2)], 0, 2)):
+        o = problem.compiled_oracle()
+        work, iwork = _buffers(o)
+        c = np.ones(problem.n_costs)
+        assert relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)[0] == -np.inf
+        assert lagrangian_bound_min(o.kind, o.ints, o.floats, c, 1.0) == -np.inf
