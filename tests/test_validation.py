@@ -152,3 +152,13 @@ def test_check_same_rows_and_check_fit_costs_messages():
     with pytest.raises(ValueError, match=r"C contains NaN or infinity \(first at row 1, "
                                          r"column 0\)"):
         check_fit_costs(SPOTree(), [[1.0, 2.0], [np.nan, 1.0]], 2)
+
+
+@pytest.mark.parametrize("name", WITH_CATEGORIES)
+def test_predict_names_missing_and_reordered_columns(name):
+    X, C = _data()
+    est = ESTIMATORS[name]().fit(X, C)
+    with pytest.raises(ValueError, match="seen at fit time, yet now missing:\n- a"):
+        est.predict(X[["soil"]])
+    with pytest.raises(ValueError, match="must be in the same order as they were in fit"):
+        est.predict(X[["soil", "a"]])
