@@ -25,29 +25,47 @@ MAX_PIXELS = 64_000_000
 
 # -------------------------------------------------------------- reproduce
 def reproduce(args):
-    from ..experiments import METHODS, PYEPO_METHODS, run_experiment
+    from ..experiments import ENERGY_METHODS, METHODS, PYEPO_METHODS, run_experiment
 
     pyepo = args.experiment == "pyepo"
+    energy = args.experiment == "energy"
     if args.n_train is not None and args.experiment not in ("shortest-path", "pyepo"):
         raise CLIError("--n-train applies to the shortest-path and pyepo experiments only")
     for flag, value in (("--problems", args.problems), ("--degrees", args.degrees),
                         ("--noise", args.noise)):
         if value is not None and not pyepo:
             raise CLIError(f"{flag} applies to the pyepo experiment only")
-    if args.depths is not None and pyepo:
-        raise CLIError("--depths does not apply to the pyepo experiment (its trees are "
-                       "pruned, its forests and boosted trees unrestricted)")
+    for flag, value in (("--capacities", args.capacities), ("--scaling", args.scaling),
+                        ("--standardize", args.standardize or None)):
+        if value is not None and not energy:
+            raise CLIError(f"{flag} applies to the energy experiment only")
+    if args.standardize and args.scaling not in (None, ["standardized"]):
+        raise CLIError("--standardize means --scaling standardized; give one of them")
+    scalings = ["standardized"] if args.standardize else args.scaling
+    if args.depths is not None and (pyepo or energy):
+        raise CLIError(f"--depths does not apply to the {args.experiment} experiment (its "
+                       "trees are pruned, its forests and boosted trees unrestricted)")
     if args.methods is not None:
-        known = PYEPO_METHODS if pyepo else METHODS
+        known = PYEPO_METHODS if pyepo else ENERGY_METHODS if energy else METHODS
         wrong = [m for m in args.methods if m not in known]
         if wrong:
             raise CLIError(f"--methods: {', '.join(map(repr, wrong))} not a method of the "
                            f"{args.experiment} experiment; its methods: "
                            + ", ".join(map(repr, known)))
+    if energy and args.data is None:
+        raise CLIError("the energy experiment needs --data: the ICON energy file Data.npz "
+                       "(PredOpt/predopt-benchmarks, Knapsack/Trainer/Data.npz) or its folder")
     if args.data is not None:
-        if args.experiment != "news":
-            raise CLIError("--data applies to the news experiment only")
-        if not os.path.isdir(args.data):
+        if args.experiment not in ("news", "energy"):
+            raise CLIError("--data applies to the news and energy experiments only")
+        if energy:
+            found = os.path.isfile(args.data) or os.path.isfile(
+                os.path.join(args.data, "Data.npz"))
+            if not found:
+                raise CLIError(f"--data {args.data}: " + (
+                    "no Data.npz in this directory" if os.path.isdir(args.data) else
+                    "no such file or directory"))
+        elif not os.path.isdir(args.data):
             raise CLIError(f"--data {args.data}: " + ("not a directory" if
                            os.path.exists(args.data) else "no such directory"))
     data_options = {}
@@ -65,7 +83,8 @@ def reproduce(args):
                             depths=args.depths, data=args.data,
                             data_options=data_options or None, scheduler=args.scheduler,
                             progress=not args.quiet, figures=not args.no_figures,
-                            problems=args.problems, degrees=args.degrees, noises=args.noise)
+                            problems=args.problems, degrees=args.degrees, noises=args.noise,
+                            capacities=args.capacities, scalings=scalings)
     print(result["summary"])
     written = ", ".join(os.path.basename(p) for p in result["files"].values())
     print(f"wrote {written} to {out}")

@@ -12,7 +12,7 @@ import argparse
 
 __all__ = ["build_parser", "EXPERIMENT_NAMES", "DPI_RANGE", "DEFAULT_RESULTS"]
 
-EXPERIMENT_NAMES = ("illustrative", "shortest-path", "news", "pyepo")
+EXPERIMENT_NAMES = ("illustrative", "shortest-path", "news", "pyepo", "energy")
 
 #: Accepted ``spotree plot --dpi`` values.
 DPI_RANGE = (10, 1000)
@@ -32,6 +32,7 @@ examples:
   spotree reproduce shortest-path --quick          # the paper's main experiment, ~1 min
   spotree reproduce illustrative                   # two roads: SPOT vs CART (figure 2)
   spotree reproduce pyepo --quick                  # SPOBoost & co. on PyEPO's benchmarks
+  spotree reproduce energy --data DIR --quick      # real data: ICON energy knapsack
   spotree fit --data train.csv --features 'x*' --costs 'c*' \\
               --problem problem.json --model model.json --max-depth 3
   spotree predict --model model.json --data new.csv --out predictions.csv
@@ -126,6 +127,21 @@ def _noises(text):
     return values
 
 
+def _capacities(text):
+    try:
+        values = [float(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive numbers, e.g. "
+                                         f"60,120,180; got {text!r}")
+    return values
+
+
+def _scalings(text):
+    return _names(text, ["raw", "standardized"], "scaling")
+
+
 def _names(text, known, what):
     """The comma-separated names in ``text``, each one of ``known``."""
     names = [s.strip() for s in text.split(",") if s.strip()]
@@ -138,10 +154,10 @@ def _names(text, known, what):
 
 
 def _methods(text):
-    from ..experiments import METHODS, PYEPO_METHODS
+    from ..experiments import ENERGY_METHODS, METHODS, PYEPO_METHODS
 
-    return _names(text, list(METHODS) + [m for m in PYEPO_METHODS if m not in METHODS],
-                  "method")
+    known = list(METHODS) + [m for m in PYEPO_METHODS if m not in METHODS]
+    return _names(text, known + [m for m in ENERGY_METHODS if m not in known], "method")
 
 
 def _problems(text):
@@ -242,7 +258,15 @@ def build_parser():
             "                 Normalized regret, its excess over the Bayes floor (deciding\n"
             "                 with the true E[c|x]) and fit time per method and degree.\n"
             "                 --quick: n_train 200, noise 0.5, degrees 1 and 6, 3 seeds,\n"
-            "                 20-tree forests, PyEPO's SPO+ linear only (a few minutes)\n\n"
+            "                 20-tree forests, PyEPO's SPO+ linear only (a few minutes)\n"
+            "  energy         real data: ICON energy prices as a 48-item knapsack (the JAIR\n"
+            "                 2024 decision-focused learning benchmark). --data is its file\n"
+            "                 Data.npz (PredOpt/predopt-benchmarks, Knapsack/Trainer/) or its\n"
+            "                 folder. SPOTree, SPOForest, SPOBoost, SPOPlusLinear, two-stage\n"
+            "                 least squares (item and day level) and random forest; 5 day\n"
+            "                 shuffles, capacities 60, 120, 180, raw and standardized\n"
+            "                 features; relative regret (%) and normalized regret. --quick:\n"
+            "                 seed 0, capacity 120, raw features, 20-tree forests\n\n"
             "examples:\n"
             "  spotree reproduce shortest-path --quick --jobs 2\n"
             "  spotree reproduce shortest-path --n-train 200 --jobs 2      # full n = 200 grid\n"
@@ -251,6 +275,8 @@ def build_parser():
             "  spotree reproduce pyepo --quick\n"
             "  spotree reproduce pyepo --problems knapsack --n-train 1000 --degrees 1,6 \\\n"
             "                          --methods SPOBoost,LS --seeds 3 --jobs 2\n"
+            "  spotree reproduce energy --data ../shared/realdata/icon_energy_knapsack \\\n"
+            "                           --capacities 120 --standardize --jobs 2\n"
             "  spotree reproduce shortest-path --scheduler tcp://10.0.0.5:8786"))
     rp.add_argument("experiment", choices=EXPERIMENT_NAMES, metavar="EXPERIMENT",
                     help="one of: " + ", ".join(EXPERIMENT_NAMES))
@@ -268,8 +294,9 @@ def build_parser():
                     help="comma-separated methods: SPOT, CART, 'SPOT Optimal', 'SPO Forest', "
                          "'CART Forest'; for pyepo: SPOBoost, SPOForest, SPOTree, "
                          "SPOPlusLinear, LS, PolyRidge, MLP, RF, GB-mse, 'PyEPO SPO+', "
-                         "'PyEPO SPO+ NN', 'PyEPO PFYL', 'PyEPO PFYL NN' (default: the "
-                         "experiment's)")
+                         "'PyEPO SPO+ NN', 'PyEPO PFYL', 'PyEPO PFYL NN'; for energy: "
+                         "SPOTree, SPOForest, SPOBoost, SPOPlusLinear, LS-item, LS-day, RF "
+                         "(default: the experiment's)")
     rp.add_argument("--depths", type=_depth_list, metavar="LIST",
                     help="comma-separated training depths, 'none' for unrestricted")
     rp.add_argument("--n-train", type=_int_list, metavar="LIST",
@@ -284,7 +311,16 @@ def build_parser():
                     help="pyepo: comma-separated half-widths of the multiplicative noise "
                          "(default: 0,0.5; --quick: 0.5)")
     rp.add_argument("--data", metavar="DIR",
-                    help="news: directory of the Yahoo! R6A log files (plain or .gz)")
+                    help="news: directory of the Yahoo! R6A log files (plain or .gz); "
+                         "energy: the ICON energy file Data.npz or its folder (required)")
+    rp.add_argument("--capacities", type=_capacities, metavar="LIST",
+                    help="energy: comma-separated knapsack capacities (default: 60,120,180)")
+    rp.add_argument("--scaling", type=_scalings, metavar="LIST",
+                    help="energy: feature scalings, raw and/or standardized (default: both; "
+                         "--quick: raw)")
+    rp.add_argument("--standardize", action="store_true",
+                    help="energy: standardized features only (same as --scaling "
+                         "standardized)")
     rp.add_argument("--user-clusters", type=_int_in(1), default=None, metavar="K",
                     help="news --data: k-means clusters of users (default: 10000)")
     rp.add_argument("--min-records", type=_int_in(1), default=None, metavar="N",

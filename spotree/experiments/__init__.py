@@ -7,22 +7,26 @@ Run them from Python or with ``spotree reproduce``::
     print(result["summary"])
 
 ``run_experiment("pyepo", ...)`` compares SPOBoost, SPOForest, SPOTree and SPO+
-with two-stage methods (and PyEPO's own SPO+ where installed) on PyEPO's
-shortest path and knapsack benchmarks.
+with two-stage methods (and PyEPO's own SPO+ and PFYL where installed) on PyEPO's
+shortest path and knapsack benchmarks, next to the Bayes floor;
+``run_experiment("energy", data=path, ...)`` compares them on the ICON energy
+knapsack (real data).
 
 New methods (e.g. another estimator) join every experiment through
 :func:`register_method`.
 
 Modules import one way: ``_configs`` (methods and grids) <- ``_tables``
-(results.csv, summary.md), ``_figures`` (PNG figures) and ``_pyepo`` (one run
-of the PyEPO comparison) <- ``_runner`` (runs them and writes everything).
+(results.csv, summary.md), ``_figures`` (PNG figures), ``_pyepo`` and
+``_energy`` (one run of the PyEPO and energy comparisons) <- ``_runner`` (runs
+them and writes everything).
 """
 
-from ._configs import (EXPERIMENTS, METHODS, PYEPO_METHODS, PYEPO_PROBLEMS, Method,
-                       PyEPOMethod, make_grid, parse_seeds, pyepo_available, register_method,
-                       register_pyepo_method)
+from ._configs import (ENERGY_METHODS, EXPERIMENTS, METHODS, PYEPO_METHODS, PYEPO_PROBLEMS,
+                       Method, PyEPOMethod, make_grid, parse_seeds, pyepo_available,
+                       register_method, register_pyepo_method)
 from ._runner import execute_run, run_experiment, warm_up
 
-__all__ = ["EXPERIMENTS", "METHODS", "Method", "PYEPO_METHODS", "PYEPO_PROBLEMS", "PyEPOMethod",
-           "execute_run", "make_grid", "parse_seeds", "pyepo_available", "register_method",
-           "register_pyepo_method", "run_experiment", "warm_up"]
+__all__ = ["ENERGY_METHODS", "EXPERIMENTS", "METHODS", "Method", "PYEPO_METHODS",
+           "PYEPO_PROBLEMS", "PyEPOMethod", "execute_run", "make_grid", "parse_seeds",
+           "pyepo_available", "register_method", "register_pyepo_method", "run_experiment",
+           "warm_up"]

@@ -18,7 +18,8 @@ from ..tree import OptimalSPOTree, SPOTree
 __all__ = ["Method", "METHODS", "register_method", "EXPERIMENTS", "make_grid", "run_key",
            "CONFIG_VERSION", "parse_seeds", "depth_label", "PyEPOMethod", "PYEPO_METHODS",
            "PYEPO_PROBLEMS", "PYEPO_MIN_N_TRAIN", "PYEPO_MODELS", "pyepo_available",
-           "pyepo_skip_note", "register_pyepo_method", "pyepo_method_needs_pyepo"]
+           "pyepo_skip_note", "register_pyepo_method", "pyepo_method_needs_pyepo",
+           "ENERGY_METHODS", "ENERGY_SCALINGS"]
 
 #: Bumped when the meaning of a run changes, so stale cache files are ignored.
 CONFIG_VERSION = 1
@@ -177,6 +178,30 @@ PYEPO_PROBLEMS = {
 }
 
 
+#: The ICON energy comparison's methods (``spotree reproduce energy``), in table order.
+ENERGY_METHODS = {m.name: m for m in (
+    PyEPOMethod("SPOTree", "tree", {},
+                "greedy SPO tree grown on the 550 training days, pruned on the 100 "
+                "validation days"),
+    PyEPOMethod("SPOForest", "forest", {}, "SPO forest (spotree.SPOForest, defaults)"),
+    PyEPOMethod("SPOBoost", "boost", {},
+                "gradient-boosted trees on the SPO+ loss (spotree.SPOBoost, defaults)"),
+    PyEPOMethod("SPOPlusLinear", "linear", {},
+                "linear model on the SPO+ loss (spotree.SPOPlusLinear, defaults)"),
+    PyEPOMethod("LS-item", "item-least-squares", {},
+                "two-stage least squares at item level: one linear model of an item's 8 "
+                "features shared by the 48 items (the benchmark's own baseline)"),
+    PyEPOMethod("LS-day", "least-squares", {},
+                "two-stage least squares at day level: the 48 values from the 196 day "
+                "features"),
+    PyEPOMethod("RF", "random-forest", {},
+                "two-stage random forest (scikit-learn RandomForestRegressor, defaults)"),
+)}
+
+#: Capacities and feature scalings of the energy comparison.
+ENERGY_SCALINGS = ("raw", "standardized")
+
+
 def pyepo_available():
     """Whether PyEPO's own SPO+ can run here (pyepo and torch importable)."""
     from .. import _compat
@@ -265,6 +290,17 @@ EXPERIMENTS = {
             "methods": ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "PolyRidge",
                         "MLP", "RF", "GB-mse", "PyEPO SPO+"],
         },
+    },
+    "energy": {
+        "description": "ICON energy prices as a 48-item knapsack (real data, the JAIR 2024 "
+                       "decision-focused learning benchmark)",
+        "full": {"seeds": 5, "capacities": [60, 120, 180], "scalings": ["raw", "standardized"],
+                 "n_estimators": None,
+                 "methods": ["SPOTree", "SPOForest", "SPOBoost", "SPOPlusLinear", "LS-item",
+                             "LS-day", "RF"]},
+        "quick": {"seeds": 1, "capacities": [120], "scalings": ["raw"], "n_estimators": 20,
+                  "methods": ["SPOTree", "SPOForest", "SPOBoost", "SPOPlusLinear", "LS-item",
+                              "LS-day", "RF"]},
     },
     "news": {
         "description": "News article recommendation, 9 constraint sets (paper section 5.2)",
@@ -404,14 +440,48 @@ def _pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems, depths, 
     return runs
 
 
+def _energy_grid(base, grid, seeds, methods, capacities, scalings, data_id, data_path):
+    """The runs of ``spotree reproduce energy``; every selection is checked first."""
+    if data_path is None:
+        raise ValueError("the energy experiment needs --data: the ICON energy file "
+                         "(Data.npz of the PredOpt benchmarks) or its folder.")
+    names = list(grid["methods"] if methods is None else methods)
+    unknown = [m for m in names if m not in ENERGY_METHODS]
+    if not names or unknown:
+        raise ValueError(f"--methods: unknown method(s) {_names(unknown or names)} for the "
+                         f"energy experiment; known: {_names(ENERGY_METHODS)}.")
+    caps = list(grid["capacities"] if capacities is None else capacities)
+    if not caps or any(not float(c) > 0 for c in caps):
+        raise ValueError(f"--capacities must be positive numbers; got {caps}.")
+    scales = list(grid["scalings"] if scalings is None else scalings)
+    bad = [s for s in scales if s not in ENERGY_SCALINGS]
+    if not scales or bad:
+        raise ValueError(f"--scaling must be among {_names(ENERGY_SCALINGS)}; got "
+                         f"{_names(bad or scales)}.")
+    seed_list = seeds if seeds is not None else list(range(grid["seeds"]))
+    runs = []
+    for scaling in scales:
+        for cap in caps:
+            for name in names:
+                m = ENERGY_METHODS[name]
+                params = dict(m.params)
+                if grid["n_estimators"] and m.model in ("forest", "random-forest"):
+                    params["n_estimators"] = grid["n_estimators"]
+                for seed in seed_list:
+                    runs.append(dict(base, method=name, model=m.model, params=params,
+                                     capacity=float(cap), scaling=scaling, seed=int(seed),
+                                     data=data_id, data_path=data_path))
+    return runs
+
+
 def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None,
               depths=None, data_id=None, problems=None, degrees=None, noises=None,
-              cells=None):
+              cells=None, capacities=None, scalings=None, data_path=None):
     """All runs of an experiment.
 
     Parameters
     ----------
-    experiment : {"shortest-path", "illustrative", "news", "pyepo"}
+    experiment : {"shortest-path", "illustrative", "news", "pyepo", "energy"}
     quick : bool, default=False
         The reduced grid of ``--quick``.
     seeds : list of int, default=None
@@ -438,6 +508,13 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
         PyEPO only: run just these cells, each ``(problem, n_train, noise,
         degree)`` or ``"problem:n_train:noise:degree"`` (instead of the
         product of ``problems``, ``n_train``, ``noises`` and ``degrees``).
+    capacities : list of number, default=None
+        Energy only: knapsack capacities (the benchmark's are 60, 120, 180).
+    scalings : list of {"raw", "standardized"}, default=None
+        Energy only: the feature scalings.
+    data_path : str, default=None
+        Energy only (required): absolute path of the data file; with
+        ``data_id``, its fingerprint.
 
     Returns
     -------
@@ -462,10 +539,22 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
     base = {"experiment": experiment, "version": CONFIG_VERSION, "spotree": __version__,
             "code": code_fingerprint()}
     if experiment == "pyepo":
+        for flag, value in (("--capacities", capacities), ("--scaling", scalings)):
+            if value is not None:
+                raise ValueError(f"{flag} applies to the energy experiment only.")
         return _pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems, depths,
                            noises, cells)
+    if experiment == "energy":
+        for flag, value in (("--problems", problems), ("--degrees", degrees),
+                            ("--noise", noises), ("cells", cells), ("--n-train", n_train),
+                            ("--depths", depths)):
+            if value is not None:
+                raise ValueError(f"{flag} does not apply to the energy experiment.")
+        return _energy_grid(base, grid, seeds, methods, capacities, scalings, data_id,
+                            data_path)
     for flag, value in (("--problems", problems), ("--degrees", degrees), ("--noise", noises),
-                        ("cells", cells)):
+                        ("cells", cells), ("--capacities", capacities),
+                        ("--scaling", scalings)):
         if value is not None:
             raise ValueError(f"{flag} applies to the pyepo experiment only, not "
                              f"{experiment!r}.")

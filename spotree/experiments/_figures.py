@@ -38,7 +38,11 @@ for _n in (200, 10000):
 
 CAPTIONS["pyepo.png"] = (
     "Test normalized regret (mean over the seeds; bars: ± one standard deviation) by degree "
-    "of the cost model, one line per method; one panel per problem and training size.")
+    "of the cost model, one line per method, and the Bayes floor (dashed); one panel per "
+    "problem, training size and noise.")
+CAPTIONS["energy.png"] = (
+    "ICON energy knapsack: test relative regret (%, mean over the seeds; bars: ± one "
+    "standard deviation) of each method per capacity; one panel per feature scaling.")
 
 
 def _figure(figsize):
@@ -208,6 +212,38 @@ def _pyepo(records, out):
     return {"pyepo.png": _save(fig, out, "pyepo.png", tight=False)}
 
 
+def _energy(records, out):
+    from ..plotting import METHOD_COLORS
+    from ._configs import ENERGY_METHODS
+
+    scalings = [s for s in ("raw", "standardized") if any(r["scaling"] == s for r in records)]
+    methods = [m for m in ENERGY_METHODS if any(r["method"] == m for r in records)]
+    caps = sorted({r["capacity"] for r in records})
+    palette = ("#1f77b4", "#2ca02c", "#6baed6", "#9467bd", "#ff7f0e", "#fdae6b", "#d62728")
+    fig = _figure((5.0 * len(scalings) + 1.8, 3.8))
+    width = 0.8 / max(1, len(methods))
+    for j, sc in enumerate(scalings):
+        ax = fig.add_subplot(1, len(scalings), j + 1)
+        for k, m in enumerate(methods):
+            vals = [np.array([r["relative_regret"] for r in records if r["scaling"] == sc
+                              and r["method"] == m and r["capacity"] == c]) for c in caps]
+            x = np.arange(len(caps)) + (k - (len(methods) - 1) / 2) * width
+            mean = [v.mean() if v.size else np.nan for v in vals]
+            std = [v.std(ddof=1) if v.size > 1 else 0.0 for v in vals]
+            ax.bar(x, mean, width, yerr=std, capsize=2, label=m,
+                   color=METHOD_COLORS.get(m, palette[k % len(palette)]))
+        ax.set_xticks(np.arange(len(caps)))
+        ax.set_xticklabels([f"{c:g}" for c in caps])
+        ax.set_xlabel("capacity")
+        ax.set_ylabel("test relative regret (%)")
+        ax.set_title(f"{sc} features", fontsize=10)
+        ax.grid(alpha=0.3, axis="y")
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0, 1 - 1.7 / (5.0 * len(scalings) + 1.8), 1))
+    fig.legend(handles, labels, loc="center right", frameon=False, fontsize=9)
+    return {"energy.png": _save(fig, out, "energy.png", tight=False)}
+
+
 def draw(experiment, records, out):
     """Draw an experiment's figures into ``out``; returns {file name: path}."""
     if experiment == "shortest-path":
@@ -216,4 +252,6 @@ def draw(experiment, records, out):
         return _illustrative(records, out)
     if experiment == "pyepo":
         return _pyepo(records, out)
+    if experiment == "energy":
+        return _energy(records, out)
     return _news(records, out)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._atomic import atomic_write
 from ..forest import tune_max_features
-from . import _figures, _pyepo, _tables
+from . import _energy, _figures, _pyepo, _tables
 from ._configs import METHODS, make_grid, pyepo_skip_note, run_key
 
 __all__ = ["run_experiment", "execute_run", "warm_up"]
@@ -174,7 +174,7 @@ def _run_news(run, data=None):
 
 
 _RUNNERS = {"shortest-path": _run_shortest_path, "illustrative": _run_illustrative,
-            "news": _run_news, "pyepo": _pyepo.run_pyepo}
+            "news": _run_news, "pyepo": _pyepo.run_pyepo, "energy": _energy.run_energy}
 
 #: (experiment, method) -> warm-up seconds, for this process.
 _WARM = {}
@@ -195,6 +195,10 @@ def _tiny(run):
         tiny.update(n_train=100, n_test=20)
     elif run["experiment"] == "pyepo":
         tiny.update(n_train=60, n_test=20)
+    elif run["experiment"] == "energy":
+        tiny.update(max_days=40)
+        if "n_estimators" in run["params"] or run["model"] in ("forest", "random-forest"):
+            tiny["params"] = dict(run["params"], n_estimators=2)
     else:
         tiny.update(synthetic_sizes=[200, 100, 50], min_samples_leaf=5)
     if "n_estimators" in run:
@@ -387,6 +391,21 @@ def _news_data(files, params, data_id, cache_dir, progress):
     return data
 
 
+def _energy_data_id(data):
+    """Absolute path of the ICON energy file and its fingerprint (cache key)."""
+    import hashlib
+
+    path = os.path.abspath(os.fspath(data))
+    if os.path.isdir(path):
+        path = os.path.join(path, "Data.npz")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"--data: no ICON energy file at {path!r}; expected Data.npz "
+                                f"of the PredOpt benchmarks or a folder holding it.")
+    with open(path, "rb") as fh:
+        digest = hashlib.sha256(fh.read()).hexdigest()[:12]
+    return path, f"icon-energy-{digest}"
+
+
 def _workers(jobs):
     if jobs == -1:
         return os.cpu_count() or 1
@@ -396,7 +415,7 @@ def _workers(jobs):
 def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, methods=None,
                    n_train=None, depths=None, data=None, data_options=None, scheduler=None,
                    progress=True, figures=True, stream=None, problems=None, degrees=None,
-                   noises=None, cells=None):
+                   noises=None, cells=None, capacities=None, scalings=None):
     """Run (or resume) one of the paper's experiments and write its results.
 
     Each run is cached as ``<out>/cache/<hash>.json`` as soon as it finishes,
@@ -426,7 +445,9 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
         Override the depths.
     data : str or path-like, default=None
         News: directory of the licensed Yahoo! R6A log; synthetic
-        :func:`~spotree.datasets.make_news` data when None.
+        :func:`~spotree.datasets.make_news` data when None. Energy (required):
+        the ICON energy file ``Data.npz`` or its folder
+        (:func:`~spotree.datasets.load_icon_energy`).
     data_options : dict, default=None
         News with ``data``: overrides of the preprocessing parameters of
         :func:`~spotree.datasets.load_yahoo_r6` (``n_user_clusters=10000``,
@@ -449,6 +470,10 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     cells : list, default=None
         PyEPO: only these cells, each ``(problem, n_train, noise, degree)`` or
         ``"problem:n_train:noise:degree"`` (see :func:`make_grid`).
+    capacities : list of number, default=None
+        Energy: the knapsack capacities (default 60, 120, 180).
+    scalings : list of {"raw", "standardized"}, default=None
+        Energy: the feature scalings (default both).
 
     Returns
     -------
@@ -466,14 +491,19 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     if not (isinstance(jobs, (int, np.integer)) and (jobs == -1 or jobs >= 1)):
         raise ValueError(f"jobs must be -1 or a positive int; got {jobs!r}.")
     out = os.fspath(out) if out is not None else os.path.join("spotree-results", experiment)
-    if data is not None and experiment != "news":
-        raise ValueError(f"--data is only used by the news experiment, not {experiment!r}.")
-    news = None
-    if data is not None:
+    if data is not None and experiment not in ("news", "energy"):
+        raise ValueError(f"--data is only used by the news and energy experiments, not "
+                         f"{experiment!r}.")
+    news = energy = None
+    if data is not None and experiment == "news":
         news = _news_data_id(data, data_options)
+    elif data is not None:
+        energy = _energy_data_id(data)
     runs = make_grid(experiment, quick=quick, seeds=seeds, methods=methods, n_train=n_train,
-                     depths=depths, data_id=news[2] if news else None, problems=problems,
-                     degrees=degrees, noises=noises, cells=cells)
+                     depths=depths, problems=problems, degrees=degrees, noises=noises,
+                     cells=cells, capacities=capacities, scalings=scalings,
+                     data_id=news[2] if news else (energy[1] if energy else None),
+                     data_path=energy[0] if energy else None)
     if not runs:
         raise ValueError("no runs to do: the selected methods have no run at the selected "
                          "depths (optimal trees need a fixed depth, forests are "
@@ -532,7 +562,8 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
             "n_cached": prog.cached, "n_fitted": len(todo) - len(errors),
             "warmup_seconds": float(sum(warmups)), "n_warmups": len(warmups),
             "notes": notes,
-            "data": news[2] if news else ("synthetic" if experiment == "news" else None)}
+            "data": news[2] if news else ("synthetic" if experiment == "news" else
+                                          (energy[1] if energy else None))}
     from .. import _compat
 
     if figures and rows and not _compat.MATPLOTLIB_INSTALLED:
@@ -551,7 +582,8 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
 
 
 def _short(run):
-    keys = ("problem", "n_train", "degree", "noise", "depth", "seed", "constraint_set")
+    keys = ("problem", "n_train", "degree", "noise", "depth", "capacity", "scaling", "seed",
+            "constraint_set")
     return " ".join(f"{k}={run[k]}" for k in keys if k in run)
 
 

@@ -9,13 +9,14 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._configs import PYEPO_METHODS, PYEPO_PROBLEMS, depth_label
+from ._configs import ENERGY_METHODS, PYEPO_METHODS, PYEPO_PROBLEMS, depth_label
 
 __all__ = ["write_csv", "read_csv", "summary_markdown", "improvement_table", "pyepo_cells",
-           "pyepo_tables"]
+           "pyepo_tables", "energy_cells", "energy_tables"]
 
 _FIRST = ("experiment", "method", "problem", "n_train", "degree", "noise", "constraint_set",
-          "depth", "seed", "normalized_spo_loss", "bayes_floor", "click_probability", "optimal_click_probability",
+          "depth", "capacity", "scaling", "seed", "relative_regret", "normalized_spo_loss",
+          "bayes_floor", "click_probability", "optimal_click_probability",
           "n_leaves", "fitted_depth", "fit_time", "val_normalized_spo_loss", "max_features",
           "wrong_decisions", "root_threshold", "decision_boundaries")
 
@@ -143,6 +144,10 @@ def _header(meta):
     if meta["experiment"] == "pyepo":
         what = ("Test losses are normalized regrets (PyEPO's name for the normalized SPO "
                 "loss: total regret over total optimal value; lower is better)")
+    elif meta["experiment"] == "energy":
+        what = ("Test losses are the benchmark's relative regret (mean over test days of "
+                "(z* - c.w) / z*, in percent) and the normalized regret (total regret over "
+                "total optimal value); lower is better")
     lines = [f"# spotree reproduce {meta['experiment']}" + (" --quick" if meta["quick"] else ""),
              "",
              f"{meta['n_runs']} runs ({meta['n_cached']} reused from the cache). "
@@ -402,6 +407,92 @@ def _pyepo_summary(rows):
     return lines + pyepo_tables(rows)
 
 
+def energy_cells(rows):
+    """Mean and std over seeds per (scaling, capacity, method) of the relative regret
+    (%), the normalized regret and the fit time, in table order."""
+    out = []
+    groups = _group(rows, ("scaling", "capacity", "method"))
+    for sc in _order((k[0] for k in groups), ("raw", "standardized")):
+        for cap in _order(k[1] for k in groups if k[0] == sc):
+            for m in _order((k[2] for k in groups if k[:2] == (sc, cap)), ENERGY_METHODS):
+                rs = groups[(sc, cap, m)]
+                rel, rel_std, k = _stats(rs, "relative_regret")
+                norm, norm_std, _ = _stats(rs, "normalized_spo_loss")
+                out.append({"scaling": sc, "capacity": cap, "method": m, "n_seeds": k,
+                            "relative_regret": rel, "relative_regret_std": rel_std,
+                            "normalized_regret": norm, "normalized_regret_std": norm_std,
+                            "fit_time": _stats(rs, "fit_time")[0]})
+    return out
+
+
+def energy_tables(rows):
+    """Markdown lines: per feature scaling, a row per method with the mean ± std over
+    seeds of the relative regret (%) and of the normalized regret per capacity, and
+    the mean fit seconds; then, with both scalings, how far standardizing moves each
+    method against its seed-to-seed spread."""
+    cells = energy_cells(rows)
+    lines = []
+    for (sc,), cs in _group(cells, ("scaling",)).items():
+        caps = _order(c["capacity"] for c in cs)
+        by = {(c["method"], c["capacity"]): c for c in cs}
+        lines += [f"### {sc} features", ""]
+        cols = (["method"] + [f"relative regret % cap {_num(c):g}" for c in caps]
+                + [f"normalized regret cap {_num(c):g}" for c in caps] + ["fit s"])
+        lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for m in _order((c["method"] for c in cs), ENERGY_METHODS):
+            got = [by.get((m, cap)) for cap in caps]
+            fit = [c["fit_time"] for c in got if c]
+            lines.append("| " + " | ".join(
+                [m] + [_fmt(c["relative_regret"], c["relative_regret_std"], 2) if c else ""
+                       for c in got]
+                + [_fmt(c["normalized_regret"], c["normalized_regret_std"], 4) if c else ""
+                   for c in got]
+                + [_fmt(float(np.mean(fit)), digits=2) if fit else ""]) + " |")
+        lines.append("")
+    by = {(c["scaling"], c["method"], c["capacity"]): c for c in cells}
+    pairs = [(m, cap) for (sc, m, cap) in by if sc == "raw" and ("standardized", m, cap) in by]
+    if pairs:
+        caps = _order(cap for _, cap in pairs)
+        lines += ["### standardized minus raw", "",
+                  "Change of the mean relative regret (percentage points) when the features "
+                  "are standardized, and the larger of the two seed-to-seed standard "
+                  "deviations; *moved* marks a change larger than that spread.", ""]
+        cols = ["method"] + [f"cap {_num(c):g}" for c in caps]
+        lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for m in _order((m for m, _ in pairs), ENERGY_METHODS):
+            cells_m = []
+            for cap in caps:
+                a, b = by.get(("raw", m, cap)), by.get(("standardized", m, cap))
+                if not (a and b):
+                    cells_m.append("")
+                    continue
+                diff = b["relative_regret"] - a["relative_regret"]
+                spread = max(a["relative_regret_std"], b["relative_regret_std"])
+                flag = " moved" if abs(diff) > spread else ""
+                cells_m.append(f"{diff:+.2f} (spread {spread:.2f}){flag}")
+            lines.append("| " + " | ".join([m] + cells_m) + " |")
+        lines.append("")
+    return lines
+
+
+def _energy_summary(rows, meta):
+    methods = _order((r["method"] for r in rows), ENERGY_METHODS)
+    lines = [f"Data: the ICON energy knapsack of the decision-focused learning benchmark "
+             f"(`{meta.get('data')}`, read by `spotree.datasets.load_icon_energy`): one "
+             "instance per day, 48 half-hour items of weights 3, 5 and 7, the 789 days "
+             "shuffled with the seed as the benchmark does, 550 train / 100 validation / "
+             "139 test; day-level features (4 calendar columns + 48 periods x 4 forecasts "
+             "= 196). The pruned tree grows on the training days and prunes on the "
+             "validation days; every other method fits on both (650 days). Standardized "
+             "features use the statistics of the file's training part, as the benchmark "
+             "prepares its data.", "", "Methods:", ""]
+    lines += [f"- **{m}**: {ENERGY_METHODS[m].description if m in ENERGY_METHODS else ''}"
+              for m in methods] + [""]
+    lines += ["## Test regret", "",
+              "Cells: mean ± std over seeds (day shuffles).", ""]
+    return lines + energy_tables(rows)
+
+
 def _fit_time_note(meta):
     text = ("Seconds per run (forests: all max_features candidates). Compilation is not "
             "included: before its first timed fit of a method, each process fits the method "
@@ -429,6 +520,8 @@ def summary_markdown(experiment, rows, meta, figures=None):
         lines += _illustrative_summary(rows)
     elif experiment == "pyepo":
         lines += _pyepo_summary(rows)
+    elif experiment == "energy":
+        lines += _energy_summary(rows, meta)
     else:
         lines += _news_summary(rows, meta)
     lines += ["## Fit times", "", _fit_time_note(meta), ""]

@@ -351,6 +351,14 @@ def test_reproduce_pyepo_bad_options_name_the_option(tmp_path, capsys):
         (("reproduce", "pyepo", "--n-train", "5"), ["--n-train", "at least 20"], 1),
         (("reproduce", "pyepo", "--noise", "2"), ["--noise", "[0, 1]"], 2),
         (("reproduce", "news", "--noise", "0.5"), ["--noise applies"], 1),
+        (("reproduce", "energy"), ["energy experiment needs --data", "Data.npz"], 1),
+        (("reproduce", "energy", "--data", str(tmp_path / "nope")), ["--data", "no such"], 1),
+        (("reproduce", "energy", "--data", str(tmp_path)), ["--data", "no Data.npz"], 1),
+        (("reproduce", "pyepo", "--capacities", "60"), ["--capacities applies"], 1),
+        (("reproduce", "energy", "--capacities", "0"), ["--capacities", "positive"], 2),
+        (("reproduce", "energy", "--scaling", "log"), ["--scaling", "'log'"], 2),
+        (("reproduce", "shortest-path", "--standardize"), ["--standardize applies"], 1),
+        (("reproduce", "energy", "--methods", "LS"), ["--methods", "'LS'", "energy"], 1),
     ]
     if not pyepo_available():
         cases.append((("reproduce", "pyepo", "--methods", "PyEPO SPO+"),

@@ -1,0 +1,161 @@
+"""The ICON energy comparison (`spotree reproduce energy`): grid, regret recomputed
+with an independent knapsack solver, tables, bad selections; the real file where present."""
+
+import os
+
+import numpy as np
+import pytest
+
+from spotree.datasets import load_icon_energy
+from spotree.experiments import ENERGY_METHODS, make_grid, run_experiment
+from spotree.experiments._energy import ItemLinear
+from spotree.experiments._tables import read_csv
+
+
+def _write_file(path, n_train_days=700, n_test_days=60, seed=0):
+    """A small file in the benchmark's layout whose values depend on the forecasts."""
+    rng = np.random.default_rng(seed)
+    parts = {}
+    for name, days, first in (("train", n_train_days, 0), ("test", n_test_days, n_train_days)):
+        cal = np.repeat(rng.integers(0, 7, size=(days, 4)), 48, axis=0)
+        fc = rng.normal(50, 10, size=(days * 48, 4))
+        parts[f"X_1g{name}"] = np.column_stack([np.repeat(np.arange(first, first + days), 48),
+                                                cal, fc]).astype(float)
+        parts[f"y_{name}"] = np.maximum(0, 3 * fc[:, 2] + fc[:, 0] - 100
+                                        + rng.normal(0, 20, days * 48))
+    parts["weights"] = np.tile([3, 5, 7], 16)
+    np.savez(path, **parts)
+    return path
+
+
+def _knapsack_dp(values, weights, capacity):
+    """Best value of a 0/1 knapsack with integer weights, by a plain table over capacity."""
+    best = np.zeros(int(capacity) + 1)
+    for v, w in zip(values, weights.astype(int)):
+        if v > 0:
+            best[w:] = np.maximum(best[w:], best[:-w] + v)
+    return best[-1]
+
+
+def _relative_regret_by_hand(C_true, C_pred, weights, capacity):
+    """Decisions: items chosen by the DP on the predictions, traced back by hand."""
+    out = []
+    for c, p in zip(C_true, C_pred):
+        cap, chosen = int(capacity), np.zeros(len(c), bool)
+        table = [np.zeros(cap + 1)]
+        for v, w in zip(p, weights.astype(int)):
+            nxt = table[-1].copy()
+            if v > 0:
+                nxt[w:] = np.maximum(nxt[w:], table[-1][:-w] + v)
+            table.append(nxt)
+        for j in range(len(p) - 1, -1, -1):
+            if table[j + 1][cap] != table[j][cap]:
+                chosen[j] = True
+                cap -= int(weights[j])
+        z = _knapsack_dp(c, weights, capacity)
+        out.append((z - c[chosen].sum()) / z)
+    return 100 * float(np.mean(out))
+
+
+def test_grid_full_quick_and_selection(tmp_path):
+    path = str(_write_file(tmp_path / "Data.npz"))
+    full = make_grid("energy", data_id="x", data_path=path)
+    assert len(full) == 7 * 5 * 3 * 2  # methods, seeds, capacities, scalings
+    assert {r["capacity"] for r in full} == {60.0, 120.0, 180.0}
+    assert {r["scaling"] for r in full} == {"raw", "standardized"}
+    assert list(dict.fromkeys(r["method"] for r in full)) == list(ENERGY_METHODS)
+    quick = make_grid("energy", quick=True, data_id="x", data_path=path)
+    assert {(r["capacity"], r["scaling"], r["seed"]) for r in quick} == {(120.0, "raw", 0)}
+    assert all(r["params"].get("n_estimators") == 20 for r in quick
+               if r["method"] in ("SPOForest", "RF"))
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(methods=["LS"]), "--methods: unknown method"),
+    (dict(capacities=[0]), "--capacities must be positive"),
+    (dict(scalings=["log"]), "--scaling must be among"),
+    (dict(degrees=[2]), "--degrees does not apply to the energy"),
+    (dict(data=None), "needs --data"),
+])
+def test_bad_selections(tmp_path, kw, match):
+    path = _write_file(tmp_path / "Data.npz")
+    args = dict(data=path, methods=["LS-day"], progress=False)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        run_experiment("energy", out=tmp_path / "out", **args)
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match="--capacities applies to the energy"):
+        make_grid("pyepo", capacities=[60])
+
+
+def test_least_squares_runs_regret_by_hand_and_tables(tmp_path):
+    path = _write_file(tmp_path / "Data.npz")
+    res = run_experiment("energy", data=path, out=tmp_path / "out", seeds=[0, 1],
+                         capacities=[60, 120], methods=["LS-item", "LS-day"], figures=False,
+                         progress=False)
+    assert not res["errors"] and res["n_runs"] == 2 * 2 * 2 * 2
+    rows = read_csv(tmp_path / "out" / "results.csv")
+    from sklearn.linear_model import LinearRegression
+
+    for r in rows:
+        data = load_icon_energy(path, random_state=int(r["seed"]),
+                                standardize=r["scaling"] == "standardized")
+        fit = np.concatenate([data.train, data.validation])
+        if r["method"] == "LS-item":
+            # One model shared by the items: all (day, item) rows stacked.
+            Z = data.X_items[fit].reshape(-1, 8)
+            lr = LinearRegression().fit(Z, data.C[fit].ravel())
+            pred = lr.predict(data.X_items[data.test].reshape(-1, 8)).reshape(-1, 48)
+        else:
+            pred = LinearRegression().fit(data.X[fit], data.C[fit]).predict(data.X_test)
+        expected = _relative_regret_by_hand(data.C_test, pred, data.weights,
+                                            float(r["capacity"]))
+        assert float(r["relative_regret"]) == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    # Least squares is affine-invariant: standardizing the features changes nothing
+    # (so both scalings used the same days).
+    key = lambda r: (r["method"], r["capacity"], r["seed"])  # noqa: E731
+    raw = {key(r): float(r["relative_regret"]) for r in rows if r["scaling"] == "raw"}
+    std = {key(r): float(r["relative_regret"]) for r in rows if r["scaling"] == "standardized"}
+    assert raw.keys() == std.keys() and len(raw) == 8
+    for k in raw:
+        assert std[k] == pytest.approx(raw[k], abs=1e-6)
+
+    text = (tmp_path / "out" / "summary.md").read_text()
+    section = text.split("### raw features")[1].split("###")[0]
+    line = next(x for x in section.splitlines() if x.startswith("| LS-day |"))
+    cells = [c.strip() for c in line.strip("|").split("|")][1:]
+    for i, cap in enumerate(("60.0", "120.0")):
+        sel = [r for r in rows if (r["method"], r["scaling"], r["capacity"])
+               == ("LS-day", "raw", cap)]
+        rel = [float(r["relative_regret"]) for r in sel]
+        norm = [float(r["normalized_spo_loss"]) for r in sel]
+        assert cells[i] == f"{np.mean(rel):.2f} ± {np.std(rel, ddof=1):.2f}"
+        assert cells[2 + i] == f"{np.mean(norm):.4f} ± {np.std(norm, ddof=1):.4f}"
+    assert "### standardized minus raw" in text
+    moved = [x for x in text.split("### standardized minus raw")[1].split("\n## ")[0].splitlines()
+             if x.startswith("| LS-")]
+    assert len(moved) == 2 and moved[0].startswith("| LS-item | +0.00 (spread")
+    assert not any(x.endswith("moved |") or " moved |" in x for x in moved)
+
+
+def test_item_linear_is_one_model_for_all_items():
+    rng = np.random.default_rng(1)
+    Xi = rng.normal(size=(30, 48, 8))
+    coef = rng.normal(size=8)
+    C = Xi @ coef + 2.0
+    model = ItemLinear().fit(Xi, C)
+    assert np.allclose(model.coef_, np.r_[coef, 2.0])
+    assert np.allclose(model.predict(Xi[:3]), C[:3])
+
+
+def test_real_data_least_squares(icon_energy_file, tmp_path):
+    res = run_experiment("energy", data=icon_energy_file, out=tmp_path, seeds=[0],
+                         capacities=[120], scalings=["raw"], methods=["LS-item"],
+                         figures=False, progress=False)
+    (row,) = res["rows"]
+    data = load_icon_energy(icon_energy_file, random_state=0)
+    fit = np.concatenate([data.train, data.validation])
+    pred = ItemLinear().fit(data.X_items[fit], data.C[fit]).predict(data.X_items[data.test])
+    expected = _relative_regret_by_hand(data.C_test, pred, data.weights, 120)
+    assert row["relative_regret"] == pytest.approx(expected, rel=1e-9)
+    assert os.path.exists(tmp_path / "summary.md")
