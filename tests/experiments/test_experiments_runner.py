@@ -248,15 +248,16 @@ def _relative_imports(path):
 
 
 def test_experiment_modules_import_one_way():
-    """_configs <- _tables, _figures, _pyepo <- _runner: no cycle, even inside functions."""
+    """_configs <- _tables, _figures, _pyepo, _energy <- _runner: no cycle, even inside
+    functions."""
     pkg = os.path.dirname(spotree.experiments.__file__)
     from pathlib import Path
 
     graph = {p.stem: _relative_imports(p) for p in Path(pkg).glob("_*.py")}
     assert graph["_configs"] == set()
     assert graph["_tables"] <= {"_configs"} and graph["_figures"] <= {"_configs"}
-    assert graph["_pyepo"] <= {"_configs"}
-    assert graph["_runner"] <= {"_configs", "_tables", "_figures", "_pyepo"}
+    assert graph["_pyepo"] <= {"_configs"} and graph["_energy"] <= {"_configs"}
+    assert graph["_runner"] <= {"_configs", "_tables", "_figures", "_pyepo", "_energy"}
     # And in general: a topological order exists.
     done = set()
     while len(done) < len(graph):
