@@ -19,7 +19,7 @@ from sklearn.utils.validation import validate_data
 from ._categories import encode_frame, is_dataframe, one_hot
 
 __all__ = ["check_costs", "check_sample_weight", "check_random_state_seed", "check_same_rows",
-           "check_features", "check_fit_costs", "check_fit_inputs"]
+           "check_features", "check_realized_costs", "check_fit_inputs"]
 
 
 def check_same_rows(a, b, names=("X", "C")):
@@ -211,8 +211,8 @@ def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False):
     return X
 
 
-def check_fit_costs(est, C, n_samples):
-    """The realized costs ``C`` given to ``est.fit``: a finite (n_samples, n_costs) array."""
+def check_realized_costs(est, C, n_samples, n_costs=None):
+    """The realized costs ``C`` given to ``est.fit`` or ``score``: finite, (n_samples, n_costs)."""
     if C is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
                          "None: pass the realized costs C of shape (n_samples, n_costs).")
@@ -223,7 +223,7 @@ def check_fit_costs(est, C, n_samples):
             f"sample; got a 1-D array of shape {C.shape}. A single column would be a "
             "problem with one option (a constant decision); if that is meant, pass "
             "C.reshape(-1, 1).")
-    C = check_costs(C, name="C")
+    C = check_costs(C, name="C", n_costs=n_costs)
     check_same_rows(n_samples, C)
     return C
 
@@ -242,5 +242,5 @@ def check_fit_inputs(est, X, C, sample_weight, *, allow_nan=True, one_hot_catego
     """
     X = check_features(est, X, reset=True, allow_nan=allow_nan,
                        one_hot_categories=one_hot_categories)
-    C = check_fit_costs(est, C, X.shape[0])
+    C = check_realized_costs(est, C, X.shape[0])
     return X, C, check_sample_weight(sample_weight, X.shape[0])

@@ -6,7 +6,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from spotree import OptimalSPOTree, SPOBoost, SPOForest, SPOPlusLinear, SPOTree
-from spotree._validation import check_features, check_fit_costs, check_same_rows
+from spotree._validation import check_features, check_realized_costs, check_same_rows
 from spotree.problems import FiniteDecisions
 
 ROADS = FiniteDecisions(np.eye(3))
@@ -139,19 +139,19 @@ def test_a_text_column_where_numbers_were_fitted_is_named():
         est.predict(pd.DataFrame({"a": ["x"] * 3}))
 
 
-def test_check_same_rows_and_check_fit_costs_messages():
+def test_check_same_rows_and_check_realized_costs_messages():
     with pytest.raises(ValueError, match=r"^X_val and C_val must have the same number of "
                                          r"rows; got 3 and 2\.$"):
         check_same_rows(np.ones((3, 1)), np.ones((2, 4)), ("X_val", "C_val"))
     check_same_rows(2, np.ones((2, 4)))
     with pytest.raises(ValueError, match="X and C must have the same number of rows; got 5 "
                                          "and 2"):
-        check_fit_costs(SPOTree(), np.ones((2, 3)), 5)
+        check_realized_costs(SPOTree(), np.ones((2, 3)), 5)
     with pytest.raises(ValueError, match="SPOTree requires y to be passed"):
-        check_fit_costs(SPOTree(), None, 5)
+        check_realized_costs(SPOTree(), None, 5)
     with pytest.raises(ValueError, match=r"C contains NaN or infinity \(first at row 1, "
                                          r"column 0\)"):
-        check_fit_costs(SPOTree(), [[1.0, 2.0], [np.nan, 1.0]], 2)
+        check_realized_costs(SPOTree(), [[1.0, 2.0], [np.nan, 1.0]], 2)
 
 
 @pytest.mark.parametrize("name", WITH_CATEGORIES)
@@ -162,3 +162,17 @@ def test_predict_names_missing_and_reordered_columns(name):
         est.predict(X[["soil"]])
     with pytest.raises(ValueError, match="must be in the same order as they were in fit"):
         est.predict(X[["soil", "a"]])
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_score_checks_C_as_fit_does(name):
+    X, C = _data()
+    est = ESTIMATORS[name]().fit(X[["a"]], C)
+    with pytest.raises(ValueError, match=r"C must be a 2-D array of shape \(n_samples, "
+                                         r"n_costs\).*1-D array of shape \(60,\)"):
+        est.score(X[["a"]], C[:, 0])
+    with pytest.raises(ValueError, match="X and C must have the same number of rows; got 60 "
+                                         "and 59"):
+        est.score(X[["a"]], C[:-1])
+    with pytest.raises(ValueError, match="C has 2 columns but the problem has n_costs=3"):
+        est.score(X[["a"]], C[:, :2])

@@ -353,7 +353,7 @@ def resolve_problem(problem, C):
     problem : DecisionProblem or None
         The estimator's ``problem`` parameter.
     C : ndarray of shape (n_samples, n_costs)
-        The validated realized costs (see ``spotree._validation.check_fit_costs``).
+        The validated realized costs (see ``spotree._validation.check_realized_costs``).
 
     Returns
     -------

@@ -13,7 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._categories import unseen_to_missing
 from .._params import InstanceOf, Interval, Options, validate_params
 from .._validation import (check_costs, check_features, check_fit_inputs,
-                           check_random_state_seed, check_same_rows, check_sample_weight)
+                           check_random_state_seed, check_realized_costs, check_same_rows,
+                           check_sample_weight)
 from ..metrics import REGRET_RTOL, decision_loss, normalized_decision_loss
 from ..problems import resolve_problem
 from ._builder import grow_tree
@@ -97,6 +98,7 @@ class SPOScoreMixin:
         float
         """
         W = self.predict_decision(X)
+        C = check_realized_costs(self, C, W.shape[0], self.problem_.n_costs)
         return -normalized_decision_loss(C, W, problem=self.problem_,
                                          sample_weight=sample_weight)
 
