@@ -372,7 +372,8 @@ def build_parser():
                      help="features searched per split (default: all; forest: sqrt)")
     opt.add_argument("--thresholds", type=_thresholds, default="all", metavar="all|K",
                      help="'all' boundaries between distinct values or K quantiles per "
-                          "feature (default: all)")
+                          "feature, drawn per node (tree, forest) or once on the whole "
+                          "training set (optimal: its global_thresholds) (default: all)")
     opt.add_argument("--spo-weight", type=_float, default=1.0, metavar="A",
                      help="mix of SPO (1) and squared error (0) in the split criterion "
                           "(default: 1)")
