@@ -17,9 +17,6 @@ numbers (nanoseconds since 1970) would be a silent choice of units.
 
 from __future__ import annotations
 
-import datetime
-import numbers
-
 import numpy as np
 import pandas as pd
 
@@ -31,20 +28,19 @@ def is_dataframe(X):
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
-_TIME_TYPES = (datetime.date, datetime.time, datetime.timedelta, np.datetime64,
-               np.timedelta64)
-
-
-def _is_number(v):
-    return isinstance(v, numbers.Number) and not isinstance(v, _TIME_TYPES)
+# What pandas.api.types.infer_dtype calls an object column of numbers (and
+# missing values only: "empty"), and one of dates, times or durations.
+_NUMBER_KINDS = {"empty", "floating", "integer", "mixed-integer-float", "boolean", "decimal",
+                 "complex"}
+_TIME_KINDS = {"datetime", "datetime64", "date", "time", "timedelta", "timedelta64", "period"}
 
 
 def column_kind(col):
     """``"numeric"``, ``"categorical"`` or ``"time"`` for a pandas Series.
 
     An ``object`` column is numeric when all its present values are numbers
-    (a float column with a ``None`` in it), time when one of them is a date,
-    time or duration, and categorical otherwise.
+    (a float column with a ``None`` in it), time when they are all dates,
+    times or durations, and categorical otherwise (text, or a mix).
     """
     dtype = col.dtype
     name = str(dtype)
@@ -54,12 +50,11 @@ def column_kind(col):
     if name == "category" or name.startswith("string") or name == "str":
         return "categorical"
     if kind == "O":
-        present = col[col.notna()].tolist()
-        if any(isinstance(v, _TIME_TYPES) for v in present):
-            return "time"
-        if all(_is_number(v) for v in present):
+        # pandas' compiled inference over the present values.
+        inferred = pd.api.types.infer_dtype(col, skipna=True)
+        if inferred in _NUMBER_KINDS:
             return "numeric"
-        return "categorical"
+        return "time" if inferred in _TIME_KINDS else "categorical"
     return "numeric"
 
 
