@@ -140,12 +140,11 @@ def encode_frame(X, categories=None):
                                 .astype(np.float64), index=X.index)
             out[name] = col
             continue
-        lookup = {v: float(k) for k, v in enumerate(labels)}
-        na = col.isna().to_numpy()
-        # Unseen labels become NaN: they follow the missing-value side.
-        out[name] = pd.Series([np.nan if miss else lookup.get(v, np.nan)
-                               for v, miss in zip(col.tolist(), na)],
-                              index=X.index, dtype=np.float64)
+        codes = pd.Index(labels, dtype=object).get_indexer(col.astype(object))
+        codes = codes.astype(np.float64)
+        # Unseen labels (-1) become NaN: they follow the missing-value side.
+        codes[(codes < 0) | col.isna().to_numpy()] = np.nan
+        out[name] = pd.Series(codes, index=X.index)
     return pd.DataFrame(out, index=X.index, columns=X.columns), categories
 
 

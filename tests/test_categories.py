@@ -100,3 +100,18 @@ def test_save_and_load_keep_the_category_labels(tmp_path):
         new = pd.DataFrame({"city": pd.Series(["Nice", "Paris", "Bordeaux", None],
                                               dtype=object), "x": [0.1, 0.2, 0.3, 0.4]})
         assert_array_equal(back.predict(new), est.predict(new))
+
+
+def test_codes_are_the_positions_of_the_labels_seen_at_fit():
+    from spotree._categories import encode_frame
+
+    fit = pd.DataFrame({"c": pd.Series(["b", 1, "a", None, 2.0], dtype=object)})
+    coded, labels = encode_frame(fit)
+    # Mixed types sort by their type's name, then their text: float, int, str.
+    assert labels == [[2.0, 1, "a", "b"]]
+    assert_array_equal(coded["c"], [3.0, 1.0, 2.0, np.nan, 0.0])
+    new = pd.DataFrame({"c": pd.Series(["a", "zz", None, 1.0, 2], dtype=object)})
+    # By value as a dict would look them up (1.0 == 1): unseen and missing are NaN.
+    lookup = {v: k for k, v in enumerate(labels[0])}
+    expected = [lookup.get(v, np.nan) if v is not None else np.nan for v in new["c"]]
+    assert_array_equal(encode_frame(new, labels)[0]["c"], expected)
