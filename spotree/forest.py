@@ -521,7 +521,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # Each tree's root losses, the normalizers of a mixed criterion
         # (spo_weight < 1); (1, 1) for a pure one.
         scales = getattr(self, "_trees_loss_scales", None)
-        if scales is None:
+        if scales is None and not (self.criterion == "spo" and 0.0 < self.spo_weight < 1.0):
             scales = [(1.0, 1.0)] * len(trees)
         elif not (isinstance(scales, list) and len(scales) == len(trees) and all(
                 isinstance(v, list) and len(v) == 2

@@ -675,6 +675,15 @@ def test_a_mixed_criterion_forest_keeps_its_trees_loss_scales_through_a_file(tmp
     forest.save(tmp_path / "f.json")
     back = spotree.load(tmp_path / "f.json")
     assert [est.loss_scales_ for est in back.estimators_] == scales
+    # A hand edit of them is refused, naming the key.
+    import json
+
+    doc = json.loads((tmp_path / "f.json").read_text())
+    for bad in (None, [[1.0, -1.0]] * 3, [[1.0, 1.0]] * 2, "x"):
+        doc["fitted"]["_trees_loss_scales"] = bad
+        (tmp_path / "g.json").write_text(json.dumps(doc))
+        with pytest.raises(ValueError, match="fitted._trees_loss_scales must list 3 pairs"):
+            spotree.load(tmp_path / "g.json")
     # So a loaded tree prunes as the fitted one (the mixed criterion needs them).
     Xv, Cv = _mixed_frame(seed=1)
     for a, b in zip(forest.estimators_, back.estimators_):

@@ -176,3 +176,8 @@ def test_score_checks_C_as_fit_does(name):
         est.score(X[["a"]], C[:-1])
     with pytest.raises(ValueError, match="C has 2 columns but the problem has n_costs=3"):
         est.score(X[["a"]], C[:, :2])
+
+
+def test_C_without_columns_is_refused_with_problem_none():
+    with pytest.raises(ValueError, match="C has no columns: with problem=None each column"):
+        SPOTree().fit(np.ones((3, 1)), np.ones((3, 0)))
