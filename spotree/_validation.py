@@ -187,7 +187,8 @@ def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False):
         else:
             # Column names first (scikit-learn's messages name the missing,
             # unexpected or reordered columns): the codes go by position.
-            validate_data(est, X, reset=False, skip_check_array=True)
+            if hasattr(est, "feature_names_in_"):
+                validate_data(est, X, reset=False, skip_check_array=True)
             X, _ = encode_frame(X, cats if cats is not None else [None] * X.shape[1])
     elif cats is not None:
         names = getattr(est, "feature_names_in_", None)
