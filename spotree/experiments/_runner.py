@@ -7,15 +7,23 @@ numba kernels or loads them from numba's cache; that time is reported apart.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
 import time
 
 import numpy as np
+from joblib import Parallel, delayed, parallel_config
 
+from .. import _compat
 from .._atomic import atomic_write
+from ..datasets import load_yahoo_r6, make_illustrative, make_news, make_shortest_path
+from ..datasets._yahoo import _list_files
 from ..forest import tune_max_features
+from ..metrics import normalized_spo_loss
+from ..plotting import decision_boundaries
+from ..problems import FiniteDecisions, ShortestPath, news_recommendation
 from . import _energy, _figures, _pyepo, _tables
 from ._configs import METHODS, make_grid, pyepo_skip_note, run_key
 
@@ -53,8 +61,6 @@ def _fit_method(method, problem, run, X, C, sw, X_val, C_val, sw_val):
     validation rows are given, pruned on them; forests get ``max_features``
     tuned on the validation rows.
     """
-    from ..metrics import normalized_spo_loss
-
     seed = int(run.get("seed", run.get("constraint_set", 0)))
     common = dict(min_samples_leaf=run.get("min_samples_leaf", 1), random_state=seed,
                   **method.params)
@@ -89,10 +95,6 @@ def _tree_shape(est):
 
 
 def _run_shortest_path(run, data=None):
-    from ..datasets import make_shortest_path
-    from ..metrics import normalized_spo_loss
-    from ..problems import ShortestPath
-
     # One RandomState per (setting, seed): SPOT and CART see identical data.
     ss = np.random.SeedSequence([run["seed"], run["n_train"], run["degree"],
                                  int(round(1000 * run["noise"]))])
@@ -111,11 +113,6 @@ def _run_shortest_path(run, data=None):
 
 
 def _run_illustrative(run, data=None):
-    from ..datasets import make_illustrative
-    from ..metrics import normalized_spo_loss
-    from ..plotting import decision_boundaries
-    from ..problems import FiniteDecisions
-
     problem = FiniteDecisions(np.eye(2))
     X, C = make_illustrative(run["n_train"], random_state=run["seed"])
     Xt, Ct = make_illustrative(run["n_test"], random_state=run["seed"] + 1000)
@@ -140,8 +137,6 @@ def _run_illustrative(run, data=None):
 def news_synthetic_data(sizes, random_state=0):
     """make_news split into train / validation / test of the given sizes (one draw,
     so the three sets share one distribution)."""
-    from ..datasets import make_news
-
     X, C, w = make_news(int(sum(sizes)), random_state=random_state)
     a, b = sizes[0], sizes[0] + sizes[1]
     return {"X_train": X[:a], "C_train": C[:a], "sample_weight_train": w[:a],
@@ -150,9 +145,6 @@ def news_synthetic_data(sizes, random_state=0):
 
 
 def _run_news(run, data=None):
-    from ..metrics import normalized_spo_loss
-    from ..problems import news_recommendation
-
     if data is None:
         data = news_synthetic_data(run["synthetic_sizes"])
     # The real log may keep a number of article types other than the paper's 6.
@@ -261,8 +253,6 @@ def _execute_alone(run, data=None):
     """:func:`execute_run` in a parallel worker: its own joblib calls (a forest's
     trees) run sequentially there, so nothing nests (with dask, nested calls
     would ship every tree back through the scheduler)."""
-    from joblib import parallel_config
-
     with parallel_config(backend="sequential"):
         return execute_run(run, data)
 
@@ -358,10 +348,6 @@ _NEWS_DEFAULTS = {"n_user_clusters": 10000, "n_article_clusters": 7, "min_record
 
 def _news_data_id(data_dir, options=None):
     """The log files, preprocessing parameters and cache id of the real news data."""
-    import hashlib
-
-    from ..datasets._yahoo import _list_files
-
     files = _list_files(data_dir)
     unknown = set(options or {}) - set(_NEWS_DEFAULTS) - {"min_article_coverage"}
     if unknown:
@@ -375,8 +361,6 @@ def _news_data_id(data_dir, options=None):
 
 def _news_data(files, params, data_id, cache_dir, progress):
     """Preprocess the real Yahoo! log once; the arrays are cached as .npz."""
-    from ..datasets import load_yahoo_r6
-
     path = os.path.join(cache_dir, f"{data_id}.npz")
     keys = [f"{a}_{s}" for a in ("X", "C", "sample_weight") for s in ("train", "val", "test")]
     if os.path.exists(path):
@@ -393,8 +377,6 @@ def _news_data(files, params, data_id, cache_dir, progress):
 
 def _energy_data_id(data):
     """Absolute path of the ICON energy file and its fingerprint (cache key)."""
-    import hashlib
-
     path = os.path.abspath(os.fspath(data))
     if os.path.isdir(path):
         path = os.path.join(path, "Data.npz")
@@ -564,8 +546,6 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
             "notes": notes,
             "data": news[2] if news else ("synthetic" if experiment == "news" else
                                           (energy[1] if energy else None))}
-    from .. import _compat
-
     if figures and rows and not _compat.MATPLOTLIB_INSTALLED:
         prog.note("matplotlib is not installed, so no figures are drawn: "
                   "pip install spotree[plot]")
@@ -588,8 +568,6 @@ def _short(run):
 
 
 def _run_parallel(todo, data, jobs, scheduler, collect, prog):
-    from joblib import Parallel, delayed, parallel_config
-
     tasks = (delayed(_execute_alone)(r, data) for _, r in todo)
     by_run = {json.dumps(_jsonable(r), sort_keys=True): k for k, r in todo}
 
@@ -598,9 +576,7 @@ def _run_parallel(todo, data, jobs, scheduler, collect, prog):
             collect(by_run[json.dumps(_jsonable(rec["run"]), sort_keys=True)], rec)
 
     if scheduler is not None:
-        from .._compat import import_optional
-
-        distributed = import_optional("dask.distributed", purpose="--scheduler")
+        distributed = _compat.import_optional("dask.distributed", purpose="--scheduler")
         with distributed.Client(scheduler, timeout="20s") as client:
             prog.workers = max(1, sum(client.nthreads().values()))
             with parallel_config(backend="dask"):
