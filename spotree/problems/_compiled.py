@@ -393,6 +393,8 @@ def _knapsack_dp_min(ints, c, w, work, iwork):
     K = ints[1]
     stride = K + 1
     record = w.shape[0] > 0
+    if not record:
+        return _knapsack_dp_value(ints, c, work)
     best = work
     for k in range(stride):
         best[k] = 0.0
@@ -426,6 +428,59 @@ def _knapsack_dp_min(ints, c, w, work, iwork):
             else:
                 w[j] = 0.0
     return -best[K]
+
+
+@jit
+def _knapsack_dp_value(ints, c, work):
+    """The value of :func:`_knapsack_dp_min` alone (the split search's case).
+
+    The same table ``best[k]`` (the best value of weight at most k), over
+    fewer cells: after the items so far, every cell above their total
+    weight ``top`` equals ``best[top]`` and is not stored; and only the cells
+    that ``best[K]`` can still read (``k >= K - weight of the items left``)
+    are updated. Each cell is the largest float sum, in item order, of a
+    subset that fits it, as in the full table: the same value to the last
+    bit, in about half the work when the items weigh twice the capacity.
+    """
+    n = ints[0]
+    K = ints[1]
+    best = work
+    rest = 0
+    for j in range(n):
+        wj = ints[2 + j]
+        if -c[j] > 0.0 and wj <= K:
+            rest += wj
+    best[0] = 0.0
+    top = 0
+    for j in range(n):
+        v = -c[j]
+        wj = ints[2 + j]
+        if not v > 0.0 or wj > K:
+            continue
+        rest -= wj
+        lo = K - rest
+        if lo < wj:
+            lo = wj
+        new_top = top + wj
+        if new_top > K:
+            new_top = K
+        # The cells above new_top stand for best[new_top], which best[K]
+        # may read: it is always updated.
+        if lo > new_top:
+            lo = new_top
+        # Cells above the old top that this item leaves alone (k < lo) are
+        # stored now: they become part of the table below the new top.
+        keep = lo - 1 if lo - 1 < new_top else new_top
+        for k in range(top + 1, keep + 1):
+            best[k] = best[top]
+        # Descending: best[k - wj] (k - wj <= top) still holds the value
+        # before this item, and so does best[top] for the cells above top.
+        for k in range(new_top, lo - 1, -1):
+            a = best[k] if k <= top else best[top]
+            b = best[k - wj] + v
+            best[k] = b if b > a else a
+        top = new_top
+    return -best[top]
 
 
 def knapsack_bb_oracle(weights, capacities, max_nodes):

@@ -114,3 +114,28 @@ def test_path_kinds_have_no_bound():
         c = np.ones(problem.n_costs)
         assert relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)[0] == -np.inf
         assert lagrangian_bound_min(o.kind, o.ints, o.floats, c, 1.0) == -np.inf
+
+
+def test_knapsack_dp_value_alone_equals_the_full_table_to_the_bit():
+    # The split search asks for the value only, which a trimmed table
+    # computes; it must equal the full table's value (the solve that also
+    # returns the decision), and the enumerated optimum.
+    from spotree.problems._compiled import solve_min
+
+    rng = np.random.default_rng(7)
+    for t in range(400):
+        n = int(rng.integers(1, 11))
+        K = int(rng.integers(0, 25))
+        W = rng.integers(0, 10, size=(1, n)).astype(float)
+        o = Knapsack(W, [K]).compiled_oracle()
+        work, iwork = _buffers(o)
+        for _ in range(3):
+            if t % 2:
+                c = rng.normal(size=n)
+            else:  # many ties
+                c = rng.integers(-4, 2, size=n) * 0.1
+            value = solve_min(o.kind, o.ints, o.floats, c, np.zeros(0), work, iwork)
+            w = np.zeros(n)
+            full = solve_min(o.kind, o.ints, o.floats, c, w, work, iwork)
+            assert value == full
+            assert value == pytest.approx(_exact_min(c, W, np.array([K])), abs=1e-12)
