@@ -54,22 +54,18 @@ class BoundedOracle:
         self.relaxation = relaxation
         self.max_pool = int(max_pool)
         self.pool = np.zeros((0, data.Cm.shape[1]))
-        self.n_exact = 0
-        self.n_rows = 0
 
     def _add(self, W):
         pool = np.unique(np.vstack([W, self.pool]), axis=0)
         self.pool = pool[-self.max_pool:]
 
     def _exact(self, R):
-        self.n_exact += R.shape[0]
         W, z = self.data.solve_scaled(R)
         self._add(W)
         return W, z
 
     def __call__(self, R, weights, const, a, spo_scale, mse_part, tol):
         m = R.shape[0]
-        self.n_rows += m
         W0, z0 = self._exact(R[:1])
         z = np.empty(m)
         z[0] = z0[0]
