@@ -16,6 +16,7 @@ from ._params import InstanceOf, Interval, validate_params
 from ._validation import check_features, check_fit_inputs
 from .metrics import _spo_plus, spo_plus_loss, spo_plus_subgradient  # noqa: F401 (old home)
 from .problems import resolve_problem
+from .tree import register_model
 from .tree._classes import SPOScoreMixin
 
 __all__ = ["SPOPlusLinear"]
@@ -43,6 +44,7 @@ class _Adam:
             p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
 
 
+@register_model
 class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     """A linear cost model trained on the SPO+ loss, in plain numpy.
 
@@ -131,6 +133,10 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "warm_start": [InstanceOf((bool, np.bool_), "a bool")],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
     }
+
+    # Saved by save() (see spotree.tree._persist); no trees, no importances.
+    _persist_extra = ("category_values_", "coef_", "intercept_", "loss_curve_", "n_iter_")
+    _persist_importances = False
 
     def __init__(self, problem=None, *, alpha=0.0, fit_intercept=True, max_iter=20,
                  learning_rate=0.01, batch_size=32, random_state=None, warm_start=False,
@@ -255,6 +261,44 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         ndarray of shape (n_samples, n_costs)
         """
         return self.problem_.solve(self.predict(X))[0]
+
+    def save(self, path):
+        """Write the fitted model as JSON (see :func:`spotree.load`); no pickle involved.
+
+        The file holds the parameters, ``coef_``, ``intercept_``, the loss
+        curve, the categories of categorical columns and the problem (or its
+        class, size and sense when it cannot be written to JSON: pass it
+        back to ``spotree.load(path, problem=...)``).
+        """
+        from .tree._persist import save_model
+
+        save_model(self, path)
+
+    def _set_trees_from_load(self, trees):
+        """Check what :func:`spotree.load` read: no trees, coefficients of matching shape."""
+        from . import _schema
+
+        if trees:
+            raise _schema.SchemaError("trees", f"must be empty for an SPOPlusLinear (a linear "
+                                               f"model); got {len(trees)} trees.")
+        for key in ("coef_", "intercept_", "loss_curve_", "n_iter_"):
+            if not hasattr(self, key):
+                raise _schema.SchemaError(f"fitted.{key}", "is missing.")
+        cats = self.category_values_ = getattr(self, "category_values_", None)
+        cols = (self.n_features_in_ if cats is None
+                else sum(1 if c is None else len(c) for c in cats))
+        if self.coef_.shape[1] != cols:
+            why = ("" if cats is None else
+                   " (one per numeric feature and one per category of category_values_)")
+            raise _schema.SchemaError("fitted.coef_", f"has {self.coef_.shape[1]} columns but "
+                                                      f"the model has {cols}{why}.")
+        if not self.fit_intercept and (self.intercept_ != 0).any():
+            raise _schema.SchemaError("fitted.intercept_", "must be all zero when "
+                                                           "params.fit_intercept is false.")
+        if self.loss_curve_.shape[0] != self.n_iter_:
+            raise _schema.SchemaError("fitted.loss_curve_", f"has {self.loss_curve_.shape[0]} "
+                                                            f"entries but fitted.n_iter_ is "
+                                                            f"{self.n_iter_}.")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -338,3 +338,86 @@ def test_a_category_column_is_one_indicator_column_per_category():
     h = hand[:3].copy()
     h[:2, 1:4] = 0.0
     assert_allclose(est.predict(new), ref.predict(h), rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------- save/load
+def _one_leaf_tree(p, d):
+    from spotree.tree._tree import Tree
+
+    return Tree(n_features=p, n_outputs=d, children_left=[-1], children_right=[-1],
+                feature=[-2], threshold=[-2.0], value=np.ones((1, d)),
+                decision=np.eye(d)[:1], loss=[0.0], impurity=[0.0], n_node_samples=[1],
+                weighted_n_node_samples=[1.0]).to_dict()
+
+
+def _saved(tmp_path, model, name="linear.json"):
+    import json
+
+    path = tmp_path / name
+    model.save(path)
+    return path, json.loads(path.read_text())
+
+
+def test_save_and_load_give_the_same_predictions(tmp_path):
+    import spotree
+
+    X, C, Xt, _ = _sp_data(n=120)
+    m = SPOPlusLinear(ShortestPath((3, 3)), max_iter=3, random_state=0).fit(X, C)
+    path, doc = _saved(tmp_path, m)
+    assert doc["estimator"] == "SPOPlusLinear" and doc["trees"] == []
+    back = spotree.load(path)
+    assert isinstance(back, SPOPlusLinear)
+    np.testing.assert_array_equal(back.coef_, m.coef_)
+    np.testing.assert_array_equal(back.intercept_, m.intercept_)
+    np.testing.assert_array_equal(back.loss_curve_, m.loss_curve_)
+    assert back.n_iter_ == 3 and back.get_params()["max_iter"] == 3
+    # The loaded model predicts X @ coef_.T + intercept_ (by hand) and decides.
+    np.testing.assert_allclose(back.predict(Xt), Xt @ m.coef_.T + m.intercept_, rtol=1e-12)
+    np.testing.assert_array_equal(back.predict_decision(Xt), m.predict_decision(Xt))
+
+
+def test_save_and_load_with_category_columns_and_without_intercept(tmp_path):
+    pd = pytest.importorskip("pandas")
+    import spotree
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=60),
+                       "weather": pd.Categorical(rng.choice(["dry", "wet", "snow"], 60))})
+    C = np.column_stack([1 + (df["weather"] == "wet"), 1 + df["x"] ** 2]) + 0.1
+    m = SPOPlusLinear(max_iter=2, fit_intercept=False, random_state=0).fit(df, C)
+    assert m.coef_.shape == (2, 4)  # x, then one column per category
+    path, _ = _saved(tmp_path, m)
+    back = spotree.load(path)
+    np.testing.assert_array_equal(back.predict(df), m.predict(df))
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["fitted"]["coef_"][0].append(1.0),
+     r"fitted\.coef_\[1\] must have 6 entries; got 5"),
+    (lambda d: [r.append(1.0) for r in d["fitted"]["coef_"]],
+     r"fitted\.coef_ has 6 columns but the model has 5"),
+    (lambda d: d["fitted"]["intercept_"].pop(),
+     r"fitted\.intercept_ must have 12 entries \(one per cost\); got 11"),
+    (lambda d: d["fitted"]["coef_"][3].__setitem__(2, "x"),
+     r"fitted\.coef_\[3\]\[2\] must be a finite number; got 'x'"),
+    (lambda d: d["fitted"].pop("coef_"), r"fitted\.coef_ is missing"),
+    (lambda d: d["fitted"].__setitem__("n_iter_", 7),
+     r"fitted\.loss_curve_ has 3 entries but fitted\.n_iter_ is 7"),
+    (lambda d: d["trees"].append(_one_leaf_tree(5, 12)),
+     r"trees must be empty for an SPOPlusLinear \(a linear model\); got 1 trees"),
+    (lambda d: d["params"].__setitem__("alpha", -1.0), r"params\.alpha is invalid"),
+    (lambda d: d["fitted"].__setitem__("feature_importances_", [1.0] * 5),
+     r"fitted\.feature_importances_ is not a known key"),
+])
+def test_a_hand_edited_file_is_refused_naming_the_key(tmp_path, edit, match):
+    import json
+
+    import spotree
+
+    X, C, _, _ = _sp_data(n=60)
+    m = SPOPlusLinear(ShortestPath((3, 3)), max_iter=3, random_state=0).fit(X, C)
+    path, doc = _saved(tmp_path, m)
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"is a malformed spotree model: " + match):
+        spotree.load(path)

@@ -11,6 +11,7 @@ Format (version 1), one JSON object::
      "fitted": {"n_features_in_": 5, "feature_names_in_": [...] or null,
                 "feature_importances_": [...], ...},
      "trees": [ {tree arrays}, ... ],      # see Tree.to_dict; one per tree
+                                           # (none for SPOPlusLinear)
      "columns": {...}}                     # optional: CSV column names (spotree fit)
 
 ``problem_info`` records the problem's class name, size and sense; files
@@ -105,7 +106,8 @@ def save_model(model, path, extra=None):
     fitted = {"n_features_in_": int(model.n_features_in_)}
     names = getattr(model, "feature_names_in_", None)
     fitted["feature_names_in_"] = None if names is None else [str(n) for n in names]
-    fitted["feature_importances_"] = np.asarray(model.feature_importances_).tolist()
+    if getattr(model, "_persist_importances", True):
+        fitted["feature_importances_"] = np.asarray(model.feature_importances_).tolist()
     for attr in getattr(model, "_persist_extra", ()):
         if hasattr(model, attr):
             fitted[attr] = _json_param(getattr(model, attr))
@@ -116,7 +118,8 @@ def save_model(model, path, extra=None):
         "problem_info": {"class": type(problem).__name__, "n_costs": int(problem.n_costs),
                          "sense": problem.sense},
         "fitted": fitted,
-        "trees": ([model.tree_.to_dict()] if trees is None
+        "trees": ([] if not hasattr(model, "tree_") and trees is None
+                  else [model.tree_.to_dict()] if trees is None
                   else [est.tree_.to_dict() for est in trees]),
     }
     if extra:
@@ -216,6 +219,14 @@ _EXTRA_READERS = {
     "best_iteration_": lambda v, where, p, d: _schema.integer(v, where, low=0),
     "train_score_": lambda v, where, p, d: _schema.real_array(v, where),
     "validation_score_": lambda v, where, p, d: _schema.real_array(v, where),
+    # SPOPlusLinear: one column of coef_ per feature, or per category of a
+    # categorical feature (the estimator checks the count against
+    # category_values_ once both are read).
+    "coef_": lambda v, where, p, d: _schema.real_matrix(
+        v, where, rows=d, cols=len(v[0]) if isinstance(v, list) and v
+        and isinstance(v[0], list) else p, per="cost"),
+    "intercept_": lambda v, where, p, d: _schema.real_array(v, where, length=d, per="cost"),
+    "loss_curve_": lambda v, where, p, d: _schema.real_array(v, where),
 }
 
 
@@ -242,7 +253,10 @@ def _read_params(cls, doc):
 def _read_fitted(cls, doc):
     fitted = _schema.mapping(_schema.member(doc, "fitted", ""), "fitted")
     extras = tuple(getattr(cls, "_persist_extra", ()))
-    _schema.check_keys(fitted, "fitted", required=("n_features_in_", "feature_importances_"),
+    importances = getattr(cls, "_persist_importances", True)
+    _schema.check_keys(fitted, "fitted",
+                       required=("n_features_in_",) + (("feature_importances_",)
+                                                       if importances else ()),
                        optional=("feature_names_in_",) + extras)
     p = _schema.integer(fitted["n_features_in_"], "fitted.n_features_in_", low=1)
     out = {"n_features_in_": p}
@@ -250,6 +264,8 @@ def _read_fitted(cls, doc):
     if names is not None:
         out["feature_names_in_"] = np.asarray(
             _schema.string_list(names, "fitted.feature_names_in_", length=p), dtype=object)
+    if not importances:
+        return out
     imp = _schema.real_array(fitted["feature_importances_"], "fitted.feature_importances_",
                              length=p, low=0.0, per="feature")
     # Normalized: they sum to 1, or are all zero (a single leaf).
@@ -378,7 +394,7 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
 
     Returns
     -------
-    SPOTree, OptimalSPOTree or SPOForest
+    SPOTree, OptimalSPOTree, SPOForest, SPOBoost or SPOPlusLinear
 
     Raises
     ------
@@ -462,6 +478,8 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
             setattr(model, attr, value)
         try:
             model._set_trees_from_load(trees)
+        except _schema.SchemaError:
+            raise
         except ValueError as exc:
             raise _schema.SchemaError("trees", f"do not fit the estimator: {exc}") from None
     except _NoProblem as exc:
