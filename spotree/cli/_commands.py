@@ -10,7 +10,8 @@ import os
 import re
 import sys
 
-from ._io import (CLIError, check_input_file, check_output_dir, check_output_file,
+from ._io import (CLIError, check_input_file, check_not_an_input, check_output_dir,
+                  check_output_file,
                   check_summable, feature_frame, load_model, load_problem, numeric_matrix,
                   read_table,
                   save_model, select_columns, write_output)
@@ -138,6 +139,7 @@ def fit(args):
 
     check_input_file(args.data, "data file")
     check_output_file(args.model, "--model")
+    check_not_an_input(args.model, "--model", {"--data": args.data, "--problem": args.problem})
     problem = load_problem(args.problem)
     model = _make_estimator(args, problem)
     _check_params(model)
@@ -215,6 +217,7 @@ def predict(args):
 
     if args.out:
         check_output_file(args.out, "--out")
+        check_not_an_input(args.out, "--out", {"--data": args.data, "--model": args.model})
     model, columns = load_model(args.model)
     df = read_table(args.data)
     names = _model_features(model, columns)
@@ -227,7 +230,8 @@ def predict(args):
     if missing:
         raise CLIError(f"{args.data} lacks the model's feature column(s): "
                        f"{', '.join(missing)}")
-    X = feature_frame(df, names, args.data, getattr(model, "category_values_", None))
+    X = feature_frame(df, names, args.data, getattr(model, "category_values_", None),
+                      fitted=True)
     Xf = X if getattr(model, "feature_names_in_", None) is not None else X.to_numpy()
     C_hat = model.predict(Xf)
     W = np.round(model.predict_decision(Xf), 12) + 0.0  # + 0.0: no "-0"
@@ -285,6 +289,7 @@ def plot(args):
     if ext not in ("png", "pdf", "svg"):
         raise CLIError(f"--out must end in .png, .pdf or .svg; got {args.out!r}")
     check_output_file(args.out, "--out")
+    check_not_an_input(args.out, "--out", {"model": args.model})
     model, columns = load_model(args.model)
     _require_tree(model, args.model, "plot")
     width, height = _figure_size(model, args.max_depth)

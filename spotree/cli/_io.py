@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["CLIError", "check_input_file", "check_output_file", "check_output_dir",
+           "check_not_an_input",
            "read_table", "select_columns", "numeric_matrix", "feature_frame",
            "check_summable",
            "load_problem", "load_model", "save_model", "write_output"]
@@ -92,6 +93,26 @@ def check_output_file(path, option):
     return path
 
 
+def check_not_an_input(path, option, inputs):
+    """Fail when the output ``path`` is one of the command's input files.
+
+    ``inputs`` maps each input's option ("--data") to its path. Writing the
+    output would replace the input (a model written over the training CSV).
+    """
+    if not os.path.exists(path):
+        return
+    for other, src in inputs.items():
+        if src is None or not os.path.exists(src):
+            continue
+        try:
+            same = os.path.samefile(path, src)
+        except OSError:
+            same = os.path.realpath(path) == os.path.realpath(src)
+        if same:
+            raise CLIError(f"{option} {path} is also the {other} input: writing it would "
+                           f"replace that file; choose another {option} path")
+
+
 def check_output_dir(path, option):
     """Fail early when the folder ``path`` cannot be created or written."""
     path = os.fspath(path)
@@ -121,6 +142,19 @@ def _records(path):
         for fields in reader:
             if fields and any(f.strip() for f in fields):
                 yield reader.line_num, fields
+
+
+def _separator_hint(columns):
+    """A hint when the header is one column holding ';' or a tab: another separator."""
+    columns = [str(c) for c in columns]
+    if len(columns) == 1:
+        for sep, name in ((";", "semicolons"), ("\t", "tabs")):
+            if sep in columns[0]:
+                return (f" (the header is a single column {columns[0][:40]!r}: the file "
+                        f"seems separated by {name}; spotree reads comma-separated files, "
+                        "e.g. convert it with pandas: pd.read_csv(path, sep=';')"
+                        ".to_csv(new_path, index=False))")
+    return ""
 
 
 def _header(path):
@@ -158,17 +192,20 @@ def read_table(path, option="--data"):
         # made an error here.
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
+            # Only an empty cell is a missing value: the text "nan", "NA" or
+            # "null" is text (pandas would read it as missing without a word).
             df = pd.read_csv(path, header=0, names=header, encoding="utf-8-sig",
-                             skipinitialspace=True, index_col=False)
+                             skipinitialspace=True, index_col=False,
+                             keep_default_na=False, na_values=[""])
     except pd.errors.ParserWarning:
-        raise _long_row(path, len(header)) from None
+        raise _long_row(path, header) from None
     except pd.errors.EmptyDataError:
         raise CLIError(f"{path} is empty: expected a header line and data rows") from None
     except pd.errors.ParserError as exc:
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if m:
             raise CLIError(f"{path}, line {m.group(2)}: {m.group(3)} fields but the header "
-                           f"has {m.group(1)}") from None
+                           f"has {m.group(1)}{_separator_hint(header)}") from None
         raise CLIError(f"{path} is not a valid CSV file: {' '.join(str(exc).split())}") \
             from None
     except UnicodeDecodeError:
@@ -178,14 +215,15 @@ def read_table(path, option="--data"):
     return df
 
 
-def _long_row(path, n_header):
+def _long_row(path, header):
+    n_header, hint = len(header), _separator_hint(header)
     for line, fields in _records(path):
         while fields and not fields[-1].strip():  # a trailing comma adds no value
             fields = fields[:-1]
         if len(fields) > n_header:
             return CLIError(f"{path}, line {line}: {len(fields)} fields but the header "
-                            f"has {n_header}")
-    return CLIError(f"{path}: some rows have more fields than the header ({n_header})")
+                            f"has {n_header}{hint}")
+    return CLIError(f"{path}: some rows have more fields than the header ({n_header}){hint}")
 
 
 def select_columns(spec, columns, option, path):
@@ -201,15 +239,20 @@ def select_columns(spec, columns, option, path):
             hits = [item] if item in columns else []
         if not hits:
             shown = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
-            raise CLIError(f"{option}: no column {item!r} in {path} (columns: {shown})")
+            raise CLIError(f"{option}: no column {item!r} in {path} (columns: {shown})"
+                           f"{_separator_hint(columns)}")
         out += [h for h in hits if h not in out]
     if not out:
         raise CLIError(f"{option} names no columns")
     return out
 
 
-def _bad_cell(path, df, col, row):
-    """The one-line error for cell (row, col) of ``df``, read back from the file."""
+def _bad_cell(path, df, col, row, feature=False, note=""):
+    """The one-line error for cell (row, col) of ``df``, read back from the file.
+
+    ``feature``: a feature column, where an empty cell is a missing value, so
+    the text "nan" gets that hint. ``note`` ends the message.
+    """
     j = list(df.columns).index(col)
     line, text, n_fields = None, "", None
     try:
@@ -227,11 +270,15 @@ def _bad_cell(path, df, col, row):
         what = "empty cell"
     else:
         try:
-            float(text)
-            what = f"{text} is not a finite number (NaN and infinity are not allowed)"
+            value = float(text)
+            if feature and np.isnan(value):
+                what = (f"the text {text!r} is not a number; leave the cell empty for a "
+                        "missing value")
+            else:
+                what = f"{text} is not a finite number (NaN and infinity are not allowed)"
         except ValueError:
             what = f"{text!r} is not a number"
-    return CLIError(f"{where}, column {col!r}: {what}")
+    return CLIError(f"{where}, column {col!r}: {what}{note}")
 
 
 def numeric_matrix(df, cols, path):
@@ -251,29 +298,38 @@ def numeric_matrix(df, cols, path):
     return np.ascontiguousarray(out)
 
 
-def feature_frame(df, cols, path, categories=None):
+def feature_frame(df, cols, path, categories=None, *, fitted=False):
     """The feature columns as a DataFrame the estimators take.
 
     A column of numbers keeps them, with empty cells as missing values (NaN),
-    which the trees route. A column whose every non-empty cell is text is a
-    categorical feature (its labels are kept as strings). A column that mixes
-    numbers and text, or holds "nan" or an infinity, is an error naming the
-    cell. ``categories`` (a fitted model's ``category_values_``) makes a label
-    never seen at fit an error naming its line.
+    which the trees route; only an empty cell is missing (the text "nan" is
+    text). A column whose every non-empty cell is text is a categorical
+    feature (its labels are kept as strings). A column that mixes numbers
+    and text, or holds an infinity, is an error naming the cell.
+
+    With ``fitted`` (prediction), ``categories`` is the model's
+    ``category_values_`` (None: every column numeric): a column that was
+    numeric at fit must hold numbers (text is an error naming the cell), and
+    a label never seen at fit is an error naming its line.
     """
     out = {}
     for j, col in enumerate(cols):
         s = df[col]
+        labels_at_fit = None if categories is None else categories[j]
+        numeric_at_fit = fitted and labels_at_fit is None
         if pd.api.types.is_numeric_dtype(s.dtype):
             v = s.to_numpy(dtype=np.float64, na_value=np.nan)
             text = None
         else:
             num = pd.to_numeric(s, errors="coerce")
             text = s.notna() & num.isna()
+            if text.any() and numeric_at_fit:
+                raise _bad_cell(path, df, col, int(np.argmax(text.to_numpy())), feature=True,
+                                note=" (the model was fitted with numbers in this column)")
             if text.all() or (text | s.isna()).all():
                 labels = s.astype("string").str.strip()
-                if categories is not None and categories[j] is not None:
-                    seen = set(map(str, categories[j]))
+                if labels_at_fit is not None:
+                    seen = set(map(str, labels_at_fit))
                     unseen = labels.notna() & ~labels.isin(seen)
                     if unseen.any():
                         row = int(np.argmax(unseen.to_numpy()))
@@ -281,12 +337,12 @@ def feature_frame(df, cols, path, categories=None):
                 out[col] = labels.astype(object).where(labels.notna(), None)
                 continue
             if text.any():
-                raise _bad_cell(path, df, col, int(np.argmax(text.to_numpy())))
+                raise _bad_cell(path, df, col, int(np.argmax(text.to_numpy())), feature=True)
             v = num.to_numpy(dtype=np.float64, na_value=np.nan)
         bad = np.isinf(v) | (np.isnan(v) & s.notna().to_numpy())
         if bad.any():
-            raise _bad_cell(path, df, col, int(np.argmax(bad)))
-        if categories is not None and categories[j] is not None:
+            raise _bad_cell(path, df, col, int(np.argmax(bad)), feature=True)
+        if labels_at_fit is not None:
             raise CLIError(f"{path}, column {col!r}: the model was fitted with text "
                            "(categories) in this column; here it holds numbers")
         out[col] = v

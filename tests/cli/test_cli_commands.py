@@ -531,3 +531,113 @@ def test_missing_feature_values_and_text_categories_through_the_cli(tmp_path, ca
     res = run_in_process(capsys, "fit", "--data", typo, "--features", "city,x",
                          "--costs", "c0,c1", "--problem", spec, "--model", tmp_path / "m2.json")
     assert_one_line_error(res, "line 5", "'x'", "'abc' is not a number")
+
+
+# ------------------------------------------------- newcomer battery (issue 15)
+def _roads_csv(path, n=60, sep=",", decimal="."):
+    rng = np.random.default_rng(1)
+    x = rng.uniform(size=n)
+    df = pd.DataFrame({"x0": x, "x1": rng.uniform(size=n),
+                       "c0": np.where(x > 0.5, 1.0, 3.0), "c1": np.full(n, 2.0)})
+    df.to_csv(path, index=False, sep=sep, decimal=decimal)
+    return df
+
+
+def _roads_spec(tmp_path):
+    spec = tmp_path / "roads.json"
+    spec.write_text(json.dumps({"type": "finite", "decisions": [[1, 0], [0, 1]]}))
+    return spec
+
+
+@pytest.mark.parametrize("decimal", [".", ","])
+def test_a_semicolon_separated_file_gets_a_hint(tmp_path, capsys, decimal):
+    data = tmp_path / "semi.csv"
+    _roads_csv(data, sep=";", decimal=decimal)
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "x*", "--costs", "c*",
+                         "--problem", _roads_spec(tmp_path), "--model", tmp_path / "m.json")
+    # Decimal points: one header column ('x*' matches it), no 'c*'; decimal commas: rows of
+    # several fields under a one-field header. Either way the hint says why.
+    first = "no column 'c*'" if decimal == "." else "fields but the header has 1"
+    assert_one_line_error(res, "semi.csv", first, "seems separated by semicolons",
+                          "sep=';'")
+
+
+def test_outputs_never_overwrite_the_inputs(tmp_path, capsys):
+    data = tmp_path / "train.csv"
+    _roads_csv(data)
+    spec = _roads_spec(tmp_path)
+    before = data.read_bytes()
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "x0,x1", "--costs",
+                         "c0,c1", "--problem", spec, "--model", data)
+    assert_one_line_error(res, f"--model {data} is also the --data input")
+    # The same file through another path.
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "x0,x1", "--costs",
+                         "c0,c1", "--problem", spec, "--model",
+                         tmp_path / "." / "train.csv")
+    assert_one_line_error(res, "is also the --data input")
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "x0,x1", "--costs",
+                         "c0,c1", "--problem", spec, "--model", spec)
+    assert_one_line_error(res, "is also the --problem input")
+    assert data.read_bytes() == before
+    model = tmp_path / "m.json"
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "x0,x1", "--costs",
+                         "c0,c1", "--problem", spec, "--model", model)
+    assert res.returncode == 0, res.stderr
+    saved = model.read_bytes()
+    for out, what in ((data, "--data"), (model, "--model")):
+        res = run_in_process(capsys, "predict", "--model", model, "--data", data, "--out", out)
+        assert_one_line_error(res, f"--out {out} is also the {what} input")
+    assert data.read_bytes() == before and model.read_bytes() == saved
+
+
+def test_text_in_a_numeric_column_at_predict_names_file_line_and_column(tmp_path, capsys):
+    data = tmp_path / "train.csv"
+    _roads_csv(data)
+    model = tmp_path / "m.json"
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "x0,x1", "--costs",
+                         "c0,c1", "--problem", _roads_spec(tmp_path), "--model", model)
+    assert res.returncode == 0, res.stderr
+    new = tmp_path / "new.csv"
+    for cells, bad in ((["0.2", "0.3", "0.4"], None), (["0.2", "high", "0.4"], "'high'"),
+                       (["low", "high", "mid"], "'low'")):
+        # Line 1 is the header: the rows are lines 2, 3, 4.
+        new.write_text("x0,x1\n" + "".join(f"{c},0.5\n" for c in cells))
+        res = run_in_process(capsys, "predict", "--model", model, "--data", new)
+        if bad is None:
+            assert res.returncode == 0, res.stderr
+            continue
+        line = 2 + [f"'{c}'" for c in cells].index(bad)
+        assert_one_line_error(res, f"new.csv, line {line}, column 'x0'", f"{bad} is not a "
+                              "number", "fitted with numbers in this column")
+
+
+def test_the_text_nan_is_not_a_missing_value(tmp_path, capsys):
+    # Only an empty cell is a missing value (examples/README.md): the text
+    # "nan" in a numeric feature column is refused, naming the cell; in a text
+    # column "NA" is a category like any other label.
+    data = tmp_path / "train.csv"
+    df = _roads_csv(data)
+    spec = _roads_spec(tmp_path)
+    lines = data.read_text().splitlines()
+    cells = lines[5].split(",")
+    cells[0] = "nan"
+    lines[5] = ",".join(cells)
+    data.write_text("\n".join(lines) + "\n")
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "x0,x1", "--costs",
+                         "c0,c1", "--problem", spec, "--model", tmp_path / "m.json")
+    assert_one_line_error(res, "train.csv, line 6, column 'x0'", "the text 'nan' is not a "
+                          "number; leave the cell empty for a missing value")
+    # An empty cell instead: a missing value, fitted.
+    cells[0] = ""
+    lines[5] = ",".join(cells)
+    data.write_text("\n".join(lines) + "\n")
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "x0,x1", "--costs",
+                         "c0,c1", "--problem", spec, "--model", tmp_path / "m.json")
+    assert res.returncode == 0, res.stderr
+    # A text column: "NA" is one of its categories.
+    city = np.where(df["x0"] > 0.5, "Nice", "NA")
+    df.assign(city=city).to_csv(data, index=False)
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "city", "--costs",
+                         "c0,c1", "--problem", spec, "--model", tmp_path / "m2.json")
+    assert res.returncode == 0, res.stderr
+    assert spotree.load(tmp_path / "m2.json").category_values_[0] == ["NA", "Nice"]
