@@ -65,7 +65,7 @@ def bench_grids(repeat, grids=(8, 10, 20)):
         spot = SPOTree(sp, max_depth=6, min_samples_leaf=20)
         cart = DecisionTreeRegressor(max_depth=6, min_samples_leaf=20)
         ts, tc, est, _, _ = _median_pair(repeat, lambda: spot.fit(X, C), lambda: cart.fit(X, C))
-        from spotree.tree._criterion import choose_mode
+        from spotree.tree._fit_data import choose_mode
         mode = ["vertex", "solver", "oracle"][choose_mode(sp, 10000)[0]]
         ratio = ts / tc
         ok &= ratio <= 3.0
@@ -111,7 +111,7 @@ def bench_knapsack(repeat, n=1000):
     X, C, weights = make_pyepo_knapsack(n, n_items=32, n_resources=2, degree=4, noise=0.5,
                                         random_state=0)
     problem = Knapsack(weights, np.full(2, 20.0))
-    from spotree.tree._criterion import choose_mode
+    from spotree.tree._fit_data import choose_mode
     mode = ["vertex", "solver", "oracle"][choose_mode(problem, n)[0]]
     SPOTree(problem, max_depth=1, min_samples_leaf=20).fit(X[:100], C[:100])  # compile
     times, est = [], None

@@ -26,7 +26,7 @@ import threading
 
 import numba
 
-__all__ = ["jit", "cache_dir", "KERNEL_MODULES"]
+__all__ = ["jit", "cfunc", "cache_dir", "KERNEL_MODULES"]
 
 _PKG = pathlib.Path(__file__).resolve().parent
 
@@ -34,6 +34,7 @@ _PKG = pathlib.Path(__file__).resolve().parent
 #: content keys the cache folder. A new kernel module must be listed here.
 KERNEL_MODULES = (
     "tree/_kernels.py",
+    "tree/_optimal_kernels.py",
     "problems/_compiled.py",
     "problems/_certificate_kernels.py",
 )
@@ -88,6 +89,22 @@ def cache_dir():
         return _CACHE_DIR[0]
 
 
+def _decorate(decorator, fn, **options):
+    folder = cache_dir()
+    if folder is None:
+        return decorator(cache=False, **options)(fn)
+    # numba picks a function's cache locator when the function is decorated,
+    # reading config.CACHE_DIR at that moment; set it only for the decoration
+    # so that other libraries' numba caches stay where they are.
+    with _LOCK:
+        saved = numba.config.CACHE_DIR
+        numba.config.CACHE_DIR = str(folder)
+        try:
+            return decorator(cache=True, **options)(fn)
+        finally:
+            numba.config.CACHE_DIR = saved
+
+
 def jit(fn=None, **options):
     """``numba.njit`` with spotree's cache location (see the module docstring).
 
@@ -97,16 +114,15 @@ def jit(fn=None, **options):
     if fn is None:
         return lambda f: jit(f, **options)
     options.setdefault("nogil", True)
-    folder = cache_dir()
-    if folder is None:
-        return numba.njit(cache=False, **options)(fn)
-    # numba picks a function's cache locator when the function is decorated,
-    # reading config.CACHE_DIR at that moment; set it only for the decoration
-    # so that other libraries' numba caches stay where they are.
-    with _LOCK:
-        saved = numba.config.CACHE_DIR
-        numba.config.CACHE_DIR = str(folder)
-        try:
-            return numba.njit(cache=True, **options)(fn)
-        finally:
-            numba.config.CACHE_DIR = saved
+    return _decorate(numba.njit, fn, **options)
+
+
+def cfunc(signature, fn):
+    """``numba.cfunc(signature)(fn)`` with spotree's cache location.
+
+    Compiles (or loads from the cache) at once. Compiled code receives the
+    result as a first-class function of type ``FunctionType(signature)``:
+    a kernel that takes it is compiled once for every function of that
+    signature, and only the functions a fit passes are ever compiled.
+    """
+    return _decorate(lambda **o: numba.cfunc(signature, **o), fn)

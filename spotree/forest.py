@@ -30,7 +30,7 @@ from .problems import resolve_problem
 from .tree import SPOTree, register_model
 from .tree._classes import SPOScoreMixin, categorical_mask
 from .tree._builder import AbortFlag, GrowthInterrupted
-from .tree._criterion import FitData
+from .tree._fit_data import FitData
 from .tree._kernels import MODE_ORACLE
 from .tree._tree import TREE_LEAF
 

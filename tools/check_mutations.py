@@ -30,13 +30,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 MUTATIONS = {
     "max_features_ignored": (
         "spotree/tree/_kernels.py",
-        "if max_features > 0 and max_features < p:",
-        "if False and max_features > 0 and max_features < p:",
+        "if st.max_features > 0 and st.max_features < p:",
+        "if False and st.max_features > 0 and st.max_features < p:",
         ["tests/tree/test_contracts.py", "tests/test_forest.py"],
         "every feature searched whatever max_features says"),
     "one_feature_per_node": (
         "spotree/tree/_kernels.py",
-        "                nf = max_features\n",
+        "                nf = st.max_features\n",
         "                nf = 1\n",
         ["tests/tree/test_contracts.py", "tests/test_forest.py"],
         "a single feature drawn per node"),

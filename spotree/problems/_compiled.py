@@ -25,16 +25,19 @@ Contract of every kind (see :func:`solve_min`):
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import NamedTuple
 
 import numpy as np
+from numba import types
 
-from .._numba import jit
+from .._numba import cfunc, jit
 
 __all__ = ["CompiledOracle", "KIND_DAG", "KIND_GRID", "KIND_KNAPSACK_DP", "KIND_KNAPSACK_BB",
-           "KIND_LABEL_SETTING", "solve_min", "solve_batch", "solve_rows", "dag_oracle",
-           "grid_oracle", "knapsack_dp_oracle", "knapsack_bb_oracle", "label_setting_oracle",
+           "KIND_LABEL_SETTING", "solve_min", "solve_batch", "solve_rows", "solver_function",
+           "solve_batch_with", "SOLVER_SIGNATURE", "dag_oracle", "grid_oracle",
+           "knapsack_dp_oracle", "knapsack_bb_oracle", "label_setting_oracle",
            "lower_bound_min", "relaxation_min", "lagrangian_bound_min"]
 
 #: Shortest path on a directed acyclic graph (``ShortestPath``, grids and
@@ -739,6 +742,69 @@ def solve_batch(kind, ints, floats, C, W, work, iwork):
     return z
 
 
+# ------------------------------------------------ solvers as functions
+#: Type of every kind's solver as a first-class function:
+#: ``solve(ints, floats, c, w, work, iwork) -> min_{w in S} c^T w``, the
+#: contract of :func:`solve_min`. Kernels that receive a solver this way are
+#: compiled once for all kinds, and only the kinds a process uses compile.
+SOLVER_SIGNATURE = types.float64(types.int64[::1], types.float64[::1], types.float64[::1],
+                                 types.float64[::1], types.float64[::1], types.int64[::1])
+
+
+def _grid_solver(ints, floats, c, w, work, iwork):
+    return _grid_min(ints, c, w, work, iwork)
+
+
+def _dag_solver(ints, floats, c, w, work, iwork):
+    return _dag_min(ints, c, w, work, iwork)
+
+
+def _knapsack_dp_solver(ints, floats, c, w, work, iwork):
+    return _knapsack_dp_min(ints, c, w, work, iwork)
+
+
+def _knapsack_bb_solver(ints, floats, c, w, work, iwork):
+    return _knapsack_bb_min(ints, floats, c, w, work, iwork)
+
+
+def _label_setting_solver(ints, floats, c, w, work, iwork):
+    return _label_setting_min(ints, c, w, work, iwork)
+
+
+# A new kind is listed here as well as in solve_min.
+_SOLVERS = {KIND_GRID: _grid_solver, KIND_DAG: _dag_solver,
+            KIND_KNAPSACK_DP: _knapsack_dp_solver, KIND_KNAPSACK_BB: _knapsack_bb_solver,
+            KIND_LABEL_SETTING: _label_setting_solver}
+_FUNCTIONS = {}
+_FUNCTIONS_LOCK = threading.Lock()
+
+
+def solver_function(kind):
+    """The solver of ``kind`` as a compiled first-class function (``SOLVER_SIGNATURE``).
+
+    Compiled (or read from the kernel cache) on first request, once per
+    process.
+    """
+    if kind not in _SOLVERS:
+        raise ValueError(f"no compiled solver of kind {kind!r}")
+    with _FUNCTIONS_LOCK:
+        fn = _FUNCTIONS.get(kind)
+        if fn is None:
+            fn = cfunc(SOLVER_SIGNATURE, _SOLVERS[kind])
+            _FUNCTIONS[kind] = fn
+        return fn
+
+
+@jit
+def solve_batch_with(solve, ints, floats, C, W, work, iwork):
+    """:func:`solve_batch` with the solver given as a function (:func:`solver_function`)."""
+    m = C.shape[0]
+    z = np.empty(m)
+    for i in range(m):
+        z[i] = solve(ints, floats, C[i], W[i], work, iwork)
+    return z
+
+
 def solve_rows(oracle, Cm, W, seconds=0.05):
     """:func:`solve_batch` over the rows of ``Cm`` in chunks of about ``seconds`` each.
 
@@ -748,6 +814,12 @@ def solve_rows(oracle, Cm, W, seconds=0.05):
     """
     m = Cm.shape[0]
     z = np.empty(m)
+    solve = solver_function(oracle.kind)
+    # The function type takes contiguous rows.
+    Cm = np.ascontiguousarray(Cm, dtype=np.float64)
+    out = W
+    if not (W.flags.c_contiguous and W.dtype == np.float64):
+        out = np.array(W, dtype=np.float64, order="C")
     work = np.empty(oracle.work_size)
     iwork = np.empty(oracle.iwork_size, dtype=np.int64)
     step = 1
@@ -755,11 +827,13 @@ def solve_rows(oracle, Cm, W, seconds=0.05):
     while s < m:
         t0 = time.perf_counter()
         e = min(m, s + step)
-        z[s:e] = solve_batch(oracle.kind, oracle.ints, oracle.floats, Cm[s:e], W[s:e],
-                             work, iwork)
+        z[s:e] = solve_batch_with(solve, oracle.ints, oracle.floats, Cm[s:e], out[s:e],
+                                  work, iwork)
         per_row = (time.perf_counter() - t0) / (e - s)
         step = int(min(max(1, seconds / max(per_row, 1e-9)), 2 * step + 1, 1 << 16))
         s = e
+    if out is not W:
+        W[...] = out
     return z
 
 

@@ -15,11 +15,12 @@ import threading
 
 import numpy as np
 
+from ..problems._compiled import solver_function
 from ._kernels import (I_COUNT, I_NCAND, I_NEED, I_NODE, I_NPEND, I_PHASE, I_SP,
                        MODE_ORACLE, MODE_SOLVER, MODE_VERTEX, NAN_UNSEEN, N_FSTATE, N_ISTATE,
-                       PH_POP,
-                       ST_BUDGET, ST_DONE, ST_ORACLE, ST_SOLVER_FAILED, ST_SPACE, combine,
-                       grow_step)
+                       PH_POP, ST_BUDGET, ST_DONE, ST_ORACLE, ST_SOLVER_FAILED, ST_SPACE,
+                       Categories, Criterion, Nodes, Requests, Rows, Scratch, Settings, Solver,
+                       combine, grow_step)
 from ._oracle import make_oracle_handler
 from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
@@ -143,88 +144,68 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     min_loss_decrease = min_loss_decrease / (s if a == 1.0 else (s * s if a == 0.0 else 1.0))
 
     cap = _node_capacity(m, total_cnt, min_leaf_cnt, total_w, min_leaf_w, max_depth)
-    i64, f64 = np.int64, np.float64
-    left = np.full(cap, TREE_LEAF, dtype=i64)
-    right = np.full(cap, TREE_LEAF, dtype=i64)
-    feature = np.full(cap, TREE_UNDEFINED, dtype=i64)
-    threshold = np.full(cap, float(TREE_UNDEFINED))
-    nan_left = np.zeros(cap, dtype=i64)
-    value = np.zeros((cap, d))
-    k_dec = np.zeros(cap, dtype=i64)
-    decision = np.zeros((cap if mode != MODE_VERTEX else 1, d))
-    loss = np.zeros(cap)
-    impurity = np.zeros(cap)
-    mse_node = np.zeros(cap)
-    zsum = np.zeros(cap)
-    n_samples = np.zeros(cap, dtype=i64)
-    wn = np.zeros(cap)
-    cn = np.zeros(cap)
-    start = np.zeros(cap, dtype=i64)
-    end = np.zeros(cap, dtype=i64)
-    depth = np.zeros(cap, dtype=i64)
-    stack = np.zeros(cap + 1, dtype=i64)
-    pending = np.zeros(cap, dtype=i64)
-    max_sub = max(int(max_subset_categories), 1)
-    cat_sets = np.zeros((cap if data.is_categorical.any() else 1, max_sub), dtype=i64)
-    cat_len = np.zeros(cap, dtype=i64)
-
+    i64 = np.int64
+    nodes = Nodes(
+        left=np.full(cap, TREE_LEAF, dtype=i64), right=np.full(cap, TREE_LEAF, dtype=i64),
+        feature=np.full(cap, TREE_UNDEFINED, dtype=i64),
+        threshold=np.full(cap, float(TREE_UNDEFINED)), nan_left=np.zeros(cap, dtype=i64),
+        value=np.zeros((cap, d)), k_dec=np.zeros(cap, dtype=i64),
+        decision=np.zeros((cap if mode != MODE_VERTEX else 1, d)), loss=np.zeros(cap),
+        impurity=np.zeros(cap), mse_node=np.zeros(cap), zsum=np.zeros(cap),
+        n_samples=np.zeros(cap, dtype=i64), wn=np.zeros(cap), cn=np.zeros(cap),
+        start=np.zeros(cap, dtype=i64), end=np.zeros(cap, dtype=i64),
+        depth=np.zeros(cap, dtype=i64), stack=np.zeros(cap + 1, dtype=i64),
+        pending=np.zeros(cap, dtype=i64))
+    nodes.end[0] = m
+    nodes.stack[0] = 0
     istate = np.zeros(N_ISTATE, dtype=i64)
-    fstate = np.zeros(N_FSTATE)
     istate[I_PHASE] = PH_POP
     istate[I_COUNT] = 1
     istate[I_SP] = 1
-    end[0] = m
-    stack[0] = 0
 
-    is_cat, n_codes = _writable(data.is_categorical), _writable(data.n_codes)
-    oracle = data.oracle
-    if oracle is not None:
-        kind, ints, floats = oracle.kind, _writable(oracle.ints), _writable(oracle.floats)
-        work = np.empty(max(oracle.work_size, 1))
-        iwork = np.empty(max(oracle.iwork_size, 1), dtype=i64)
+    cats = None
+    if data.is_categorical.any():
+        max_sub = max(int(max_subset_categories), 1)
+        cats = Categories(codes=codes, is_cat=_writable(data.is_categorical),
+                          n_codes=_writable(data.n_codes), subsets=bool(categorical_subsets),
+                          max_subset=max_sub,
+                          mark=np.zeros(int(data.n_codes.max(initial=0)) + 2, dtype=np.bool_),
+                          sets=np.zeros((cap, max_sub), dtype=i64),
+                          n_set=np.zeros(cap, dtype=i64))
+    if mode == MODE_SOLVER:
+        oracle = data.oracle
+        solver = Solver(solver_function(oracle.kind), _writable(oracle.ints),
+                        _writable(oracle.floats), np.empty(max(oracle.work_size, 1)),
+                        np.empty(max(oracle.iwork_size, 1), dtype=i64))
         unit_cost = d + 2.0 * oracle.cost
     else:
-        kind, ints, floats = 0, np.zeros(0, dtype=i64), np.zeros(0)
-        work = np.empty(1)
-        iwork = np.empty(1, dtype=i64)
+        solver = None
         unit_cost = d + 2.0 * K + 2.0
 
-    rows = 1 if mode != MODE_ORACLE or a == 0.0 else min(1 + 4 * (m + 1) * p, 4097)
-    req = np.zeros((rows, d))
-    req_w = np.zeros(rows)
-    resp = np.zeros(rows)
-    cand_i = np.zeros(((rows - 1) // 2 + 1, 4), dtype=i64)
-    cand_f = np.zeros(((rows - 1) // 2 + 1, 3))
-
-    rng = np.array([np.uint64(seed & 0xFFFFFFFFFFFFFFFF)], dtype=np.uint64)
-    perm = np.zeros(p, dtype=i64)
-    feats = np.zeros(p, dtype=i64)
-    cat_mark = np.zeros(int(data.n_codes.max(initial=0)) + 2, dtype=np.bool_)
-    tmp = np.zeros(m, dtype=i64)
-    go_left = np.zeros(n, dtype=np.bool_)
-    cur_S = np.zeros(d)
-    cur_G = np.zeros(K)
-    bufs = np.zeros((6, max(K, d, 1)))
-    xs = np.zeros(max(m, 1))
-    allowed = np.zeros(max(m, 1), dtype=np.bool_)
-    max_depth_i = -1 if max_depth is None else int(max_depth)
-    max_features_i = 0 if max_features is None else int(max_features)
+    # The oracle path's request buffer (None elsewhere: see grow_step).
+    reqs = None
+    if mode == MODE_ORACLE and a > 0.0:
+        reqs = _requests(min(1 + 4 * (m + 1) * p, 4097), d)
+    sc = Scratch(order=order, tmp=np.zeros(m, dtype=i64), go_left=np.zeros(n, dtype=np.bool_),
+                 rng=np.array([np.uint64(seed & 0xFFFFFFFFFFFFFFFF)], dtype=np.uint64),
+                 perm=np.zeros(p, dtype=i64), feats=np.zeros(p, dtype=i64), istate=istate,
+                 fstate=np.zeros(N_FSTATE), cur_S=np.zeros(d), cur_G=np.zeros(K),
+                 bufs=np.zeros((6, max(K, d, 1))), xs=np.zeros(max(m, 1)),
+                 allowed=np.zeros(max(m, 1), dtype=np.bool_))
+    rows_ = Rows(X=X, w=w, cnt=cnt, Cm=Cm, G=G, zs=zs, sq=sq)
+    crit = Criterion(mode=int(mode), a=float(a), spo_scale=float(spo_scale),
+                     mse_scale=float(mse_scale), spo_tol=float(spo_tol),
+                     mse_tol=float(mse_tol), cmp_tol=float(tol))
+    st = Settings(min_leaf_cnt=float(min_leaf_cnt), min_leaf_w=float(min_leaf_w),
+                  min_split_cnt=float(min_split_cnt),
+                  max_depth=-1 if max_depth is None else int(max_depth),
+                  max_features=0 if max_features is None else int(max_features),
+                  n_quantiles=int(n_quantiles), min_loss_decrease=float(min_loss_decrease),
+                  unit_cost=float(unit_cost), budget=float(WORK_BUDGET))
     handler = oracle_handler or make_oracle_handler(data)
 
     while True:
-        status = grow_step(
-            X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
-            mode, float(a), float(spo_scale), float(mse_scale), float(spo_tol),
-            float(mse_tol), float(tol), kind, ints, floats, work, iwork,
-            float(min_leaf_cnt), float(min_leaf_w), float(min_split_cnt), max_depth_i,
-            max_features_i, int(n_quantiles), float(min_loss_decrease),
-            bool(categorical_subsets), max_sub,
-            order, tmp, go_left, rng, perm, feats, cat_mark,
-            istate, fstate, cur_S, cur_G, bufs, xs, allowed,
-            req, req_w, cand_i, cand_f, resp,
-            left, right, feature, threshold, nan_left, value, k_dec, decision, loss,
-            impurity, mse_node, zsum, n_samples, wn, cn, start, end, depth, stack, pending,
-            cat_sets, cat_len, float(unit_cost), WORK_BUDGET)
+        status = grow_step(rows_, cats, crit, st, solver, reqs, sc, nodes)
         if status == ST_DONE:
             break
         if abort is not None and abort.is_set():
@@ -232,17 +213,12 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         if status == ST_ORACLE:
             n_c = int(istate[I_NCAND])
             r = 1 + 2 * n_c
-            w0, z = handler(req[:r], req_w[:r], cand_f[:n_c, 1], float(a), float(spo_scale),
-                            cand_f[:n_c, 2], float(tol))
-            resp[:r] = z
-            decision[istate[I_NODE]] = w0
+            w0, z = handler(reqs.req[:r], reqs.req_w[:r], reqs.cand_f[:n_c, 1], float(a),
+                            float(spo_scale), reqs.cand_f[:n_c, 2], float(tol))
+            reqs.resp[:r] = z
+            nodes.decision[istate[I_NODE]] = w0
         elif status == ST_SPACE:
-            rows = int(istate[I_NEED])
-            req = np.zeros((rows, d))
-            req_w = np.zeros(rows)
-            resp = np.zeros(rows)
-            cand_i = np.zeros(((rows - 1) // 2 + 1, 4), dtype=i64)
-            cand_f = np.zeros(((rows - 1) // 2 + 1, 3))
+            reqs = _requests(int(istate[I_NEED]), d)
         elif status == ST_SOLVER_FAILED:
             # A compiled solver gave up on some candidate (a search limit):
             # grow the same tree from scratch through the problem's own solve,
@@ -257,14 +233,19 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         elif status != ST_BUDGET:  # pragma: no cover - the kernel returns only these
             raise RuntimeError(f"unexpected status {status} from the growth kernel")
 
+    left, right, feature, threshold, nan_left = (nodes.left, nodes.right, nodes.feature,
+                                                 nodes.threshold, nodes.nan_left)
+    loss, impurity, mse_node, zsum, wn = (nodes.loss, nodes.impurity, nodes.mse_node,
+                                          nodes.zsum, nodes.wn)
+    value, pending = nodes.value, nodes.pending
     count = int(istate[I_COUNT])
     sl = slice(0, count)
     value = value[sl]
     loss, impurity = loss[sl], impurity[sl]
     if mode == MODE_VERTEX:
-        dec = data.V[k_dec[sl]] if a > 0.0 else None
+        dec = data.V[nodes.k_dec[sl]] if a > 0.0 else None
     else:
-        dec = decision[sl]
+        dec = nodes.decision[sl]
     n_pend = int(istate[I_NPEND])
     if n_pend or dec is None:
         # Nodes whose decision was left to one batch: leaves the oracle path
@@ -304,7 +285,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     # Category splits carry a NaN threshold; the "present vs missing" split of
     # a categorical feature is a threshold split at +inf.
     for t in np.flatnonzero(internal & np.isnan(thr)):
-        categories[t] = data.cat_values[feature[t]][cat_sets[t, :cat_len[t]]]
+        categories[t] = data.cat_values[feature[t]][cats.sets[t, :cats.n_set[t]]]
         thr[t] = float(TREE_UNDEFINED)
     nan_left = nan_left[sl]
     unseen = np.flatnonzero(internal & (nan_left == NAN_UNSEEN))
@@ -313,12 +294,19 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     nan_left[~internal] = 0
     tree = Tree(n_features=p, n_outputs=d, children_left=left, children_right=right,
                 feature=feature, threshold=thr, value=value, decision=dec, loss=loss,
-                impurity=impurity, n_node_samples=n_samples[sl],
+                impurity=impurity, n_node_samples=nodes.n_samples[sl],
                 weighted_n_node_samples=wn[sl], categories=categories,
                 missing_go_to_left=nan_left.astype(np.uint8),
                 missing_features=np.isnan(X[active]).any(axis=0))
     scales = ((spo_scale * s, mse_scale * s * s) if 0.0 < a < 1.0 else (1.0, 1.0))
     return tree, importances, scales
+
+
+def _requests(rows, d):
+    """The oracle path's request buffer for ``rows`` requests (the node and its candidates)."""
+    n_cand = (rows - 1) // 2 + 1
+    return Requests(req=np.zeros((rows, d)), req_w=np.zeros(rows), cand_i=np.zeros(
+        (n_cand, 4), dtype=np.int64), cand_f=np.zeros((n_cand, 3)), resp=np.zeros(rows))
 
 
 def _writable(a):
@@ -333,12 +321,9 @@ def _root_losses(data, w):
     if data.mode == MODE_VERTEX:
         opt = float((w @ data.G).min())
     elif data.mode == MODE_SOLVER:
-        from ..problems._compiled import solve_batch
+        from ..problems._compiled import solve_rows
 
-        o = data.oracle
-        opt = float(solve_batch(o.kind, o.ints, o.floats, S[None, :], np.empty((1, S.size)),
-                                np.empty(max(o.work_size, 1)),
-                                np.empty(max(o.iwork_size, 1), dtype=np.int64))[0])
+        opt = float(solve_rows(data.oracle, S[None, :], np.empty((1, S.size)))[0])
         if np.isnan(opt):  # the compiled solver gave up: the problem's own solve
             opt = float(data.solve_scaled((S / W)[None, :])[1][0]) * W
     else:

@@ -18,7 +18,7 @@ from .._validation import (check_costs, check_features, check_fit_inputs,
 from ..metrics import REGRET_RTOL, decision_loss, normalized_decision_loss
 from ..problems import resolve_problem
 from ._builder import grow_tree
-from ._criterion import FitData
+from ._fit_data import FitData
 
 __all__ = ["BaseSPOTree", "SPOScoreMixin", "SPOTree"]
 

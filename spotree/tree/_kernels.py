@@ -25,16 +25,31 @@ Costs arrive in the minimization sense (``sign * c``) and divided by a power
 of two that brings them near 1, so every tolerance here is relative and the
 arithmetic is the same for costs of any magnitude.
 
-The depth-2 routine of the exact search (:func:`depth2_prepare`,
-:func:`depth2_pair`) lives here too.
+The machine receives its state as records (named tuples, see
+:class:`Rows`, :class:`Categories`, :class:`Criterion`, :class:`Settings`,
+:class:`Solver`, :class:`Requests`, :class:`Scratch`, :class:`Nodes`), and
+they decide what is compiled: ``Categories`` is None when no feature is
+categorical, ``Solver`` is None except on the solver path and ``Requests``
+except on the oracle path, and the code reading a None record is not
+compiled. The compiled solver arrives as a first-class function
+(``Solver.solve``), so the machine is compiled once for every solver and a
+fit compiles only the solver it uses. Each variant is cached on disk like
+every kernel.
+
+Every candidate split of both sweeps is scored by one function,
+:func:`_candidate` (as scikit-learn's splitter calls one criterion); the
+numeric sweep keeps two fused loops for the common cases (pure SPO on the
+vertex path, pure squared error, nothing missing) that update the running
+sums and score the cut in the same pass.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from typing import NamedTuple
+
 from .._numba import jit
-from ..problems._compiled import solve_min
 
 MODE_VERTEX = 0
 MODE_SOLVER = 1
@@ -208,95 +223,315 @@ def _keep(istate, fstate, crit, thr, f, kind, code, nan_side):
     istate[I_BEST_NAN] = nan_side
 
 
+# ---------------------------------------------------------------- records
+class Rows(NamedTuple):
+    """The training rows as the growth reads them (see ``FitData``)."""
+
+    X: np.ndarray  #: (n, p) features, NaN where missing
+    w: np.ndarray  #: (n,) sample weights
+    cnt: np.ndarray  #: (n,) what the minimum leaf size counts
+    Cm: np.ndarray  #: (n, d) costs, minimization sense, scaled
+    G: np.ndarray  #: (n, K) ``Cm V^T`` on the vertex path, else (n, 0)
+    zs: np.ndarray  #: (n,) optimal values z*(c_i), same units
+    sq: np.ndarray  #: (n,) squared norms of the rows of Cm
+
+
+class Categories(NamedTuple):
+    """Categorical features (``None`` in their place when there are none)."""
+
+    codes: np.ndarray  #: (n, p) int codes; missing is ``n_codes[f]``
+    is_cat: np.ndarray  #: (p,) bool
+    n_codes: np.ndarray  #: (p,) categories per feature
+    subsets: bool  #: try every subset (up to ``max_subset`` categories)
+    max_subset: int
+    mark: np.ndarray  #: bool scratch, one slot per code
+    sets: np.ndarray  #: (nodes, max_subset) out: the categories sent left
+    n_set: np.ndarray  #: (nodes,) out: how many of ``sets`` are used
+
+
+class Criterion(NamedTuple):
+    """What a sweep minimizes: ``a SPO / spo_scale + (1 - a) MSE / mse_scale``."""
+
+    mode: int  #: ``MODE_*``: how the SPO part is computed
+    a: float
+    spo_scale: float
+    mse_scale: float
+    spo_tol: float  #: an SPO loss at most this is zero
+    mse_tol: float  #: a squared error at most this is zero
+    cmp_tol: float  #: candidates closer than this tie
+
+
+class Settings(NamedTuple):
+    """Stopping rules, admissible splits, and the work between two returns."""
+
+    min_leaf_cnt: float
+    min_leaf_w: float
+    min_split_cnt: float
+    max_depth: int  #: -1: unrestricted
+    max_features: int  #: 0: every feature
+    n_quantiles: int  #: 0: every threshold
+    min_loss_decrease: float
+    unit_cost: float  #: work of a candidate per row (budget units)
+    budget: float
+
+
+class Solver(NamedTuple):
+    """A compiled solver (``problems._compiled.solver_function``) and its data."""
+
+    solve: object  #: ``solve(ints, floats, c, w, work, iwork)``, see SOLVER_SIGNATURE
+    ints: np.ndarray
+    floats: np.ndarray
+    work: np.ndarray
+    iwork: np.ndarray
+
+
+class Requests(NamedTuple):
+    """The oracle path's request buffer: row 0 the node, two rows per candidate."""
+
+    req: np.ndarray  #: (rows, d) mean costs to solve
+    req_w: np.ndarray  #: (rows,) their weights
+    cand_i: np.ndarray  #: (cands, 4) feature, kind, code, missing side
+    cand_f: np.ndarray  #: (cands, 3) threshold, children's z sum, MSE part
+    resp: np.ndarray  #: (rows,) the optimal values, filled by the driver
+
+
+class Scratch(NamedTuple):
+    """The machine's state between calls, and its work buffers."""
+
+    order: np.ndarray  #: (p, m) rows sorted by every feature, per node segment
+    tmp: np.ndarray
+    go_left: np.ndarray
+    rng: np.ndarray  #: (1,) uint64 splitmix64 state
+    perm: np.ndarray
+    feats: np.ndarray
+    istate: np.ndarray  #: ``I_*`` slots
+    fstate: np.ndarray  #: ``F_*`` slots
+    cur_S: np.ndarray  #: (d,) the node's cost sum
+    cur_G: np.ndarray  #: (K,) the node's G sum
+    bufs: np.ndarray  #: (6, max(K, d)) running sums GL, GM, SL, SM and children bl, br
+    xs: np.ndarray
+    allowed: np.ndarray
+
+
+class Nodes(NamedTuple):
+    """The tree being grown, one entry per node."""
+
+    left: np.ndarray
+    right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    nan_left: np.ndarray
+    value: np.ndarray
+    k_dec: np.ndarray
+    decision: np.ndarray
+    loss: np.ndarray
+    impurity: np.ndarray
+    mse_node: np.ndarray
+    zsum: np.ndarray
+    n_samples: np.ndarray
+    wn: np.ndarray
+    cn: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    depth: np.ndarray
+    stack: np.ndarray
+    pending: np.ndarray
+
+
+class Sums(NamedTuple):
+    """Weighted sums of a set of rows: weight, count, z, squared norm, G and cost sums."""
+
+    w: float
+    c: float
+    z: float
+    q: float
+    G: np.ndarray
+    S: np.ndarray
+
+
+# -------------------------------------------------------------- row sums
 @jit
-def _children_spo(mode, K, GL, GM, use_m, T_G, kind, ints, floats, bl, br, nowv, work,
-                  iwork, zl, zr, spo_tol):
-    """SPO loss of a candidate's two children (NaN: the compiled solver gave up).
-
-    On the vertex path from the running sums ``GL`` (+ ``GM`` with the
-    missing rows on the left) against the node's totals ``T_G``; otherwise by
-    the compiled solver on the children's mean costs ``bl`` and ``br``.
-    """
-    if mode == MODE_VERTEX:
-        gl = np.inf
-        gr = np.inf
-        for k in range(K):
-            v = GL[k] + GM[k] if use_m else GL[k]
-            if v < gl:
-                gl = v
-            r = T_G[k] - v
-            if r < gr:
-                gr = r
-    else:
-        gl = solve_min(kind, ints, floats, bl, nowv, work, iwork)
-        gr = solve_min(kind, ints, floats, br, nowv, work, iwork)
-        if np.isnan(gl) or np.isnan(gr):
-            return np.nan
-    spo = (gl - zl) + (gr - zr)
-    return spo if spo > spo_tol else 0.0
+def _add_scaled(coef, g, c, use_G, use_S, G_out, S_out):
+    """``G_out += coef * g`` and ``S_out += coef * c``, each where asked."""
+    if use_G:
+        for k in range(G_out.shape[0]):
+            G_out[k] += coef * g[k]
+    if use_S:
+        for j in range(S_out.shape[0]):
+            S_out[j] += coef * c[j]
 
 
-# -------------------------------------------------------------- node sums
 @jit
-def node_sums(order0, s, e, w, cnt, Cm, G, zs, sq, use_G, use_S, S, Gs):
-    """Weighted sums of a node's rows (``order0[s:e]``); vectors into S and Gs."""
-    d = Cm.shape[1]
-    K = G.shape[1]
-    for j in range(d):
-        S[j] = 0.0
-    for k in range(K):
-        Gs[k] = 0.0
+def _sum_rows(idx, lo, hi, rows, use_G, use_S, G_out, S_out):
+    """Weighted sums of rows ``idx[lo:hi]``: returns (w, cnt, z, q); G and cost sums into
+    ``G_out`` and ``S_out`` (when asked; zeroed otherwise)."""
+    G = rows.G
+    Cm = rows.Cm
+    for k in range(G_out.shape[0]):
+        G_out[k] = 0.0
+    for j in range(S_out.shape[0]):
+        S_out[j] = 0.0
     wsum = 0.0
     csum = 0.0
     z = 0.0
     q = 0.0
-    for a in range(s, e):
-        i = order0[a]
-        wi = w[i]
+    for a in range(lo, hi):
+        i = idx[a]
+        wi = rows.w[i]
         wsum += wi
-        csum += cnt[i]
-        z += wi * zs[i]
-        q += wi * sq[i]
-        if use_S:
-            for j in range(d):
-                S[j] += wi * Cm[i, j]
-        if use_G:
-            for k in range(K):
-                Gs[k] += wi * G[i, k]
+        csum += rows.cnt[i]
+        z += wi * rows.zs[i]
+        q += wi * rows.sq[i]
+        _add_scaled(wi, G[i], Cm[i], use_G, use_S, G_out, S_out)
     return wsum, csum, z, q
 
 
 # ------------------------------------------------------------- candidates
-# The evaluation of a candidate is written out inside each sweep's loop: a
-# call to a numba function taking dozens of arrays costs more per threshold
-# than the vertex-path arithmetic itself.
 @jit
-def _queue(req, req_w, cand_i, cand_f, istate, bl, br, lw, rw, zsum, mse_part, f,
-           split_kind, code, thr, nan_left):
+def _big_enough(c, w, st):
+    """The minimum leaf size, in count and in weight, of one child."""
+    return c >= st.min_leaf_cnt and w >= st.min_leaf_w
+
+
+@jit
+def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
+    """Children's SPO loss on the vertex path: ``min_k`` of the running sums of G."""
+    gl = np.inf
+    gr = np.inf
+    for k in range(T_G.shape[0]):
+        v = GL[k] + GM[k] if use_m else GL[k]
+        if v < gl:
+            gl = v
+        r = T_G[k] - v
+        if r < gr:
+            gr = r
+    spo = (gl - zl) + (gr - zr)
+    return spo if spo > spo_tol else 0.0
+
+
+@jit
+def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff):
+    """Children's SPO loss from the compiled solver on their cost sums ``bl`` and ``br``.
+
+    A candidate whose SPO loss is at least ``cutoff`` cannot become the
+    node's best split, so a bound proving that may stand in for the exact
+    value: the contract is "the exact loss, or any value >= cutoff, or NaN
+    when the solver gave up". Today every candidate is solved exactly.
+    """
+    nowv = bl[:0]
+    gl = solver.solve(solver.ints, solver.floats, bl, nowv, solver.work, solver.iwork)
+    gr = solver.solve(solver.ints, solver.floats, br, nowv, solver.work, solver.iwork)
+    if np.isnan(gl) or np.isnan(gr):
+        return np.nan
+    spo = (gl - zl) + (gr - zr)
+    return spo if spo > spo_tol else 0.0
+
+
+@jit
+def _queue(reqs, istate, bl, br, lw, rw, zsum, mse_part, f, split_kind, code, thr,
+           nan_left):
     """Queue a candidate for the batched oracle: its children's mean costs."""
     j = istate[I_NCAND]
     r = 1 + 2 * j
+    req = reqs.req
     for t in range(bl.shape[0]):
         req[r, t] = bl[t] / lw
         req[r + 1, t] = br[t] / rw
-    req_w[r] = lw
-    req_w[r + 1] = rw
-    cand_i[j, 0] = f
-    cand_i[j, 1] = split_kind
-    cand_i[j, 2] = code
-    cand_i[j, 3] = nan_left
-    cand_f[j, 0] = thr
-    cand_f[j, 1] = zsum
-    cand_f[j, 2] = mse_part
+    reqs.req_w[r] = lw
+    reqs.req_w[r + 1] = rw
+    reqs.cand_i[j, 0] = f
+    reqs.cand_i[j, 1] = split_kind
+    reqs.cand_i[j, 2] = code
+    reqs.cand_i[j, 3] = nan_left
+    reqs.cand_f[j, 0] = thr
+    reqs.cand_f[j, 1] = zsum
+    reqs.cand_f[j, 2] = mse_part
     istate[I_NCAND] = j + 1
 
 
 @jit
-def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scale, tols,
-                  kind, ints, floats, work, iwork, min_leaf_cnt, min_leaf_w, n_quantiles,
-                  T_w, T_c, T_z, T_q, T_S, T_G,
-                  GL, GM, SL, SM, bl, br, xs, allowed, nowv,
-                  req, req_w, cand_i, cand_f, istate, fstate):
+def _candidate(cr, st, solver, reqs, T, L, M, use_m, f, split_kind, code, thr, nan_opt,
+               bl, br, istate, fstate):
+    """Score one candidate split; keep it in ``istate``/``fstate`` if it is the best so far.
+
+    The left child holds the rows summed in ``L``, plus those in ``M`` (the
+    rows missing the feature) when ``use_m``; the right child the rest of
+    the node ``T``. On the oracle path the candidate is queued instead.
+    Returns False when the compiled solver gave up (the driver then regrows
+    the tree on the oracle path).
+    """
+    lw = L.w + M.w if use_m else L.w
+    lc = L.c + M.c if use_m else L.c
+    rw = T.w - lw
+    rc = T.c - lc
+    if not (_big_enough(lc, lw, st) and _big_enough(rc, rw, st)):
+        return True
+    zl = L.z + M.z if use_m else L.z
+    zr = T.z - zl
+    a = cr.a
+    mse = 0.0
+    if a < 1.0 or cr.mode != MODE_VERTEX:
+        # The children's cost sums, and their squared errors.
+        nl = 0.0
+        nr = 0.0
+        for j in range(bl.shape[0]):
+            v = L.S[j] + M.S[j] if use_m else L.S[j]
+            bl[j] = v
+            r = T.S[j] - v
+            br[j] = r
+            nl += v * v
+            nr += r * r
+        if a < 1.0:
+            ql = L.q + M.q if use_m else L.q
+            mse = (ql - nl / lw) + (T.q - ql - nr / rw)
+            # Within rounding of zero is zero, so that such candidates tie.
+            if not mse > cr.mse_tol:
+                mse = 0.0
+    if reqs is not None and a > 0.0:
+        mse_part = 0.0 if a == 1.0 else (1.0 - a) * mse / cr.mse_scale
+        _queue(reqs, istate, bl, br, lw, rw, zl + zr, mse_part, f, split_kind, code, thr,
+               nan_opt)
+        return True
+    found = istate[I_BEST_F] >= 0
+    best = fstate[F_BEST_CRIT]
+    spo = 0.0
+    if a > 0.0:
+        if solver is None:
+            spo = _vertex_spo(T.G, L.G, M.G, use_m, zl, zr, cr.spo_tol)
+        else:
+            cutoff = np.inf
+            if found:
+                cutoff = best if a == 1.0 else (
+                    (best - (1.0 - a) * mse / cr.mse_scale) * cr.spo_scale / a)
+            spo = _solver_spo(solver, bl, br, zl, zr, cr.spo_tol, cutoff)
+            if np.isnan(spo):
+                return False
+    crit = combine(a, spo, mse, cr.spo_scale, cr.mse_scale)
+    if _better(crit, best, found, cr.cmp_tol):
+        _keep(istate, fstate, crit, thr, f, split_kind, code, nan_opt)
+    return True
+
+
+@jit
+def _sweep_setup(rows, cr, bufs):
+    """A sweep's flags and zeroed running sums.
+
+    Returns ``use_G`` (the SPO part from running sums of G), ``use_S`` (the
+    children's cost sums are needed), the running sums of G and of the costs
+    left of the cut (``GL``, ``SL``) and of the missing rows (``GM``,
+    ``SM``), and the children's cost sums ``bl``, ``br``.
+    """
+    K = rows.G.shape[1]
+    d = rows.Cm.shape[1]
+    bufs[:4] = 0.0
+    use_G = cr.mode == MODE_VERTEX and cr.a > 0.0
+    use_S = cr.a < 1.0 or cr.mode != MODE_VERTEX
+    return (use_G, use_S, bufs[0, :K], bufs[1, :K], bufs[2, :d], bufs[3, :d], bufs[4, :d],
+            bufs[5, :d])
+
+
+@jit
+def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, istate, fstate):
     """All admissible thresholds of numeric feature f on a node (rows ``seg``, sorted).
 
     Rows whose value is missing (NaN) sit at the end of ``seg``; each
@@ -306,39 +541,20 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
     oracle path, every candidate to the request buffer).
     """
     m = seg.shape[0]
+    X = rows.X
+    G = rows.G
+    Cm = rows.Cm
+    w = rows.w
     K = G.shape[1]
     d = Cm.shape[1]
-    use_G = mode == MODE_VERTEX and a > 0.0
-    use_S = a < 1.0 or mode != MODE_VERTEX
-    queue = mode == MODE_ORACLE and a > 0.0
-    spo_tol = tols[0]
-    mse_tol = tols[1]
-    cmp_tol = tols[2]
+    a = cr.a
+    use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
     mn = m
     while mn > 0 and np.isnan(X[seg[mn - 1], f]):
         mn -= 1
     # Sums of the rows missing this feature.
-    wM = 0.0
-    cM = 0.0
-    zM = 0.0
-    qM = 0.0
-    for k in range(K):
-        GM[k] = 0.0
-    for j in range(d):
-        SM[j] = 0.0
-    for t in range(mn, m):
-        i = seg[t]
-        wi = w[i]
-        wM += wi
-        cM += cnt[i]
-        zM += wi * zs[i]
-        qM += wi * sq[i]
-        if use_G:
-            for k in range(K):
-                GM[k] += wi * G[i, k]
-        if use_S:
-            for j in range(d):
-                SM[j] += wi * Cm[i, j]
+    wM, cM, zM, qM = _sum_rows(seg, mn, m, rows, use_G, use_S, GM, SM)
+    M = Sums(wM, cM, zM, qM, GM, SM)
     has_m = cM > 0.0
     if mn == 0:
         return
@@ -346,19 +562,12 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
         xs[t] = X[seg[t], f]
     varies = xs[0] != xs[mn - 1]
     if varies:
-        allowed_positions(xs, mn, n_quantiles, allowed)
-    fast = mode == MODE_VERTEX and a == 1.0 and not has_m
+        allowed_positions(xs, mn, st.n_quantiles, allowed)
+    fast = cr.mode == MODE_VERTEX and a == 1.0 and not has_m
     fast_mse = a == 0.0 and not has_m
     if (fast or fast_mse) and not varies:
         return
-    for k in range(K):
-        GL[k] = 0.0
-    for j in range(d):
-        SL[j] = 0.0
-    wL = 0.0
-    cL = 0.0
-    zL = 0.0
-    qL = 0.0
+    wL = cL = zL = qL = 0.0
     # Positions 0..mn-2 cut between present values; position mn-1 (with
     # missing rows only) is the present/missing split.
     for p in range(mn):
@@ -368,16 +577,18 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
         i = seg[p]
         wi = w[i]
         wL += wi
-        cL += cnt[i]
-        zL += wi * zs[i]
-        qL += wi * sq[i]
-        if fast and not last:
-            # The common case, pure SPO on the vertex path with nothing
-            # missing: update the left sums and take both minima in one pass
-            # where the cut is admissible (as CART updates its sums).
-            if (allowed[p] and xs[p] != xs[p + 1] and cL >= min_leaf_cnt
-                    and wL >= min_leaf_w and T_c - cL >= min_leaf_cnt
-                    and T_w - wL >= min_leaf_w):
+        cL += rows.cnt[i]
+        zL += wi * rows.zs[i]
+        qL += wi * rows.sq[i]
+        right_ok = _big_enough(T.c - cL, T.w - wL, st)
+        if (fast or fast_mse) and not last:
+            # The common cases, nothing missing and a pure criterion (SPO on
+            # the vertex path, or squared error): the sums are updated and
+            # the cut scored in one pass where it is admissible, as CART
+            # updates its sums. Same result as _candidate.
+            score = (allowed[p] and xs[p] != xs[p + 1] and right_ok
+                     and _big_enough(cL, wL, st))
+            if fast and score:
                 gl = np.inf
                 gr = np.inf
                 for k in range(K):
@@ -385,46 +596,38 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
                     GL[k] = v
                     if v < gl:
                         gl = v
-                    r = T_G[k] - v
+                    r = T.G[k] - v
                     if r < gr:
                         gr = r
-                spo = (gl - zL) + (gr - (T_z - zL))
-                if not spo > spo_tol:
-                    spo = 0.0
-                if _better(spo, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, cmp_tol):
-                    _keep(istate, fstate, spo, midpoint(xs[p], xs[p + 1]), f, SPLIT_NUMERIC,
-                          -1, NAN_UNSEEN)
-            else:
-                for k in range(K):
-                    GL[k] += wi * G[i, k]
-                if T_c - cL < min_leaf_cnt or T_w - wL < min_leaf_w:
-                    break
-            continue
-        if fast_mse and not last:
-            # Squared error with nothing missing (CART, and the tie-break):
-            # the update and both children's squared norms in one pass.
-            if (allowed[p] and xs[p] != xs[p + 1] and cL >= min_leaf_cnt
-                    and wL >= min_leaf_w and T_c - cL >= min_leaf_cnt
-                    and T_w - wL >= min_leaf_w):
+                crit = (gl - zL) + (gr - (T.z - zL))
+                if not crit > cr.spo_tol:
+                    crit = 0.0
+            elif score:
                 nl = 0.0
                 nr = 0.0
                 for j in range(d):
                     v = SL[j] + wi * Cm[i, j]
                     SL[j] = v
                     nl += v * v
-                    r = T_S[j] - v
+                    r = T.S[j] - v
                     nr += r * r
-                mse = (qL - nl / wL) + (T_q - qL - nr / (T_w - wL))
-                if not mse > mse_tol:
-                    mse = 0.0
-                if _better(mse, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, cmp_tol):
-                    _keep(istate, fstate, mse, midpoint(xs[p], xs[p + 1]), f, SPLIT_NUMERIC,
-                          -1, NAN_UNSEEN)
+                crit = (qL - nl / wL) + (T.q - qL - nr / (T.w - wL))
+                if not crit > cr.mse_tol:
+                    crit = 0.0
             else:
-                for j in range(d):
-                    SL[j] += wi * Cm[i, j]
-                if T_c - cL < min_leaf_cnt or T_w - wL < min_leaf_w:
+                crit = np.inf
+                if fast:
+                    for k in range(K):
+                        GL[k] += wi * G[i, k]
+                else:
+                    for j in range(d):
+                        SL[j] += wi * Cm[i, j]
+                if not right_ok:
                     break
+            if score and _better(crit, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0,
+                                 cr.cmp_tol):
+                _keep(istate, fstate, crit, midpoint(xs[p], xs[p + 1]), f, SPLIT_NUMERIC, -1,
+                      NAN_UNSEEN)
             continue
         if use_G:
             for k in range(K):
@@ -440,7 +643,7 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
             continue
         else:
             # The right child is largest with the missing rows on it.
-            if T_c - cL < min_leaf_cnt or T_w - wL < min_leaf_w:
+            if not right_ok:
                 if has_m:
                     # Skip to the present/missing split.
                     continue
@@ -450,52 +653,13 @@ def sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, mode, a, spo_scale, mse_scal
             n_opt = 2 if has_m else 1
             thr = midpoint(xs[p], xs[p + 1])
             split_kind = SPLIT_NUMERIC
+        L = Sums(wL, cL, zL, qL, GL, SL)
         for opt in range(n_opt):
-            use_m = opt == 1
-            lw = wL + wM if use_m else wL
-            lc = cL + cM if use_m else cL
-            rw = T_w - lw
-            rc = T_c - lc
-            if lc < min_leaf_cnt or lw < min_leaf_w or rc < min_leaf_cnt or rw < min_leaf_w:
-                continue
-            zl = zL + zM if use_m else zL
-            zr = T_z - zl
             nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
-            # ---- the candidate's criterion (same block in sweep_categorical)
-            mse = 0.0
-            if use_S:
-                nl = 0.0
-                nr = 0.0
-                for j in range(d):
-                    v = SL[j] + SM[j] if use_m else SL[j]
-                    bl[j] = v
-                    r = T_S[j] - v
-                    br[j] = r
-                    nl += v * v
-                    nr += r * r
-                if a < 1.0:
-                    ql = qL + qM if use_m else qL
-                    mse = (ql - nl / lw) + (T_q - ql - nr / rw)
-                    # Within rounding of zero is zero, so that such candidates tie.
-                    if not mse > mse_tol:
-                        mse = 0.0
-            if queue:
-                mse_part = 0.0 if a == 1.0 else (1.0 - a) * mse / mse_scale
-                _queue(req, req_w, cand_i, cand_f, istate, bl, br, lw, rw, zl + zr,
-                       mse_part, f, split_kind, -1, thr, nan_opt)
-                continue
-            spo = 0.0
-            if a > 0.0:
-                spo = _children_spo(mode, K, GL, GM, use_m, T_G, kind, ints, floats, bl, br,
-                                    nowv, work, iwork, zl, zr, spo_tol)
-                if np.isnan(spo):
-                    # The compiled solver gave up (a search limit): the
-                    # driver regrows the tree on the oracle path.
-                    istate[I_FAILED] = 1
-                    return
-            crit = combine(a, spo, mse, spo_scale, mse_scale)
-            if _better(crit, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, cmp_tol):
-                _keep(istate, fstate, crit, thr, f, split_kind, -1, nan_opt)
+            if not _candidate(cr, st, solver, reqs, T, L, M, opt == 1, f, split_kind, -1,
+                              thr, nan_opt, bl, br, istate, fstate):
+                istate[I_FAILED] = 1
+                return
 
 
 @jit
@@ -516,11 +680,14 @@ def _category_blocks(seg, codes_f, n_codes_f):
 
 
 @jit
-def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, spo_scale,
-                      mse_scale, tols, kind, ints, floats, work, iwork, min_leaf_cnt,
-                      min_leaf_w, subsets, max_subset, T_w, T_c, T_z, T_q, T_S, T_G,
-                      GL, GM, SL, SM, bl, br, nowv,
-                      req, req_w, cand_i, cand_f, istate, fstate):
+def _move_block(sgn, b, bs, bG, bS, use_G, use_S, wL, cL, zL, qL, GL, SL):
+    """Add (``sgn = 1``) or remove (``-1``) category block ``b`` to the left sums."""
+    _add_scaled(sgn, bG[b], bS[b], use_G, use_S, GL, SL)
+    return wL + sgn * bs[b, 0], cL + sgn * bs[b, 1], zL + sgn * bs[b, 2], qL + sgn * bs[b, 3]
+
+
+@jit
+def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate, fstate):
     """Category splits of feature f: one category left, or every subset (Gray-code order).
 
     With ``subsets`` and at most ``max_subset`` categories present, every
@@ -531,72 +698,32 @@ def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, sp
     left, missing right" last.
     """
     m = seg.shape[0]
-    K = G.shape[1]
-    d = Cm.shape[1]
-    use_G = mode == MODE_VERTEX and a > 0.0
-    use_S = a < 1.0 or mode != MODE_VERTEX
-    queue = mode == MODE_ORACLE and a > 0.0
-    spo_tol = tols[0]
-    mse_tol = tols[1]
-    cmp_tol = tols[2]
-    codes_f = codes[:, f]
-    miss = n_codes[f]
+    K = rows.G.shape[1]
+    d = rows.Cm.shape[1]
+    use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
+    codes_f = cats.codes[:, f]
+    miss = cats.n_codes[f]
     starts, nb = _category_blocks(seg, codes_f, miss)
     has_m = codes_f[seg[m - 1]] == miss
     r_cat = nb - 1 if has_m else nb  # present categories
-    bw = np.zeros(nb)
-    bc = np.zeros(nb)
-    bz = np.zeros(nb)
-    bq = np.zeros(nb)
+    # Sums of every block (w, count, z, q; G; costs).
+    bs = np.zeros((nb, 4))
     bG = np.zeros((nb, K if use_G else 0))
     bS = np.zeros((nb, d if use_S else 0))
     for b in range(nb):
-        for t in range(starts[b], starts[b + 1]):
-            i = seg[t]
-            wi = w[i]
-            bw[b] += wi
-            bc[b] += cnt[i]
-            bz[b] += wi * zs[i]
-            bq[b] += wi * sq[i]
-            if use_G:
-                for k in range(K):
-                    bG[b, k] += wi * G[i, k]
-            if use_S:
-                for j in range(d):
-                    bS[b, j] += wi * Cm[i, j]
-    wM = 0.0
-    cM = 0.0
-    zM = 0.0
-    qM = 0.0
-    for k in range(K):
-        GM[k] = 0.0
-    for j in range(d):
-        SM[j] = 0.0
+        bs[b, 0], bs[b, 1], bs[b, 2], bs[b, 3] = _sum_rows(seg, starts[b], starts[b + 1], rows,
+                                                           use_G, use_S, bG[b], bS[b])
+    wM = cM = zM = qM = 0.0
     if has_m:
-        b = nb - 1
-        wM = bw[b]
-        cM = bc[b]
-        zM = bz[b]
-        qM = bq[b]
-        if use_G:
-            for k in range(K):
-                GM[k] = bG[b, k]
-        if use_S:
-            for j in range(d):
-                SM[j] = bS[b, j]
-    use_subsets = subsets and r_cat <= max_subset
+        wM, cM, zM, qM = _move_block(1.0, nb - 1, bs, bG, bS, use_G, use_S, wM, cM, zM, qM,
+                                     GM, SM)
+    M = Sums(wM, cM, zM, qM, GM, SM)
+    use_subsets = cats.subsets and r_cat <= cats.max_subset
     if r_cat >= 2:
         n_iter = (1 << (r_cat - 1)) - 1 if use_subsets else r_cat
     else:
         n_iter = 0
-    for k in range(K):
-        GL[k] = 0.0
-    for j in range(d):
-        SL[j] = 0.0
-    wL = 0.0
-    cL = 0.0
-    zL = 0.0
-    qL = 0.0
+    wL = cL = zL = qL = 0.0
     gray_prev = 0
     # Iterations 0..n_iter-1 are the category splits; the last one, with
     # every present category left, is the present/missing split.
@@ -605,14 +732,14 @@ def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, sp
         if last:
             if not (has_m and r_cat >= 1):
                 break
-            wL = T_w - wM
-            cL = T_c - cM
-            zL = T_z - zM
-            qL = T_q - qM
+            wL = T.w - wM
+            cL = T.c - cM
+            zL = T.z - zM
+            qL = T.q - qM
             for k in range(K):
-                GL[k] = T_G[k] - GM[k]
+                GL[k] = T.G[k] - GM[k]
             for j in range(d):
-                SL[j] = T_S[j] - SM[j]
+                SL[j] = T.S[j] - SM[j]
             n_opt = 1
             split_kind = SPLIT_MISSING
             code = -1
@@ -631,92 +758,36 @@ def sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, mode, a, sp
             else:
                 # One category alone: take the previous block out first.
                 if it > 0:
-                    bp = it - 1
-                    wL -= bw[bp]
-                    cL -= bc[bp]
-                    zL -= bz[bp]
-                    qL -= bq[bp]
-                    if use_G:
-                        for k in range(K):
-                            GL[k] -= bG[bp, k]
-                    if use_S:
-                        for j in range(d):
-                            SL[j] -= bS[bp, j]
+                    wL, cL, zL, qL = _move_block(-1.0, it - 1, bs, bG, bS, use_G, use_S,
+                                                 wL, cL, zL, qL, GL, SL)
                 b = it
                 sgn = 1.0
                 code = codes_f[seg[starts[b]]]
                 split_kind = SPLIT_CAT_ONE
-            wL += sgn * bw[b]
-            cL += sgn * bc[b]
-            zL += sgn * bz[b]
-            qL += sgn * bq[b]
-            if use_G:
-                for k in range(K):
-                    GL[k] += sgn * bG[b, k]
-            if use_S:
-                for j in range(d):
-                    SL[j] += sgn * bS[b, j]
+            wL, cL, zL, qL = _move_block(sgn, b, bs, bG, bS, use_G, use_S, wL, cL, zL, qL,
+                                         GL, SL)
             n_opt = 2 if has_m else 1
             thr = np.nan
+        L = Sums(wL, cL, zL, qL, GL, SL)
         for opt in range(n_opt):
-            use_m = opt == 1
-            lw = wL + wM if use_m else wL
-            lc = cL + cM if use_m else cL
-            rw = T_w - lw
-            rc = T_c - lc
-            if lc < min_leaf_cnt or lw < min_leaf_w or rc < min_leaf_cnt or rw < min_leaf_w:
-                continue
-            zl = zL + zM if use_m else zL
-            zr = T_z - zl
             nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
-            # ---- the candidate's criterion (same block in sweep_numeric)
-            mse = 0.0
-            if use_S:
-                nl = 0.0
-                nr = 0.0
-                for j in range(d):
-                    v = SL[j] + SM[j] if use_m else SL[j]
-                    bl[j] = v
-                    r = T_S[j] - v
-                    br[j] = r
-                    nl += v * v
-                    nr += r * r
-                if a < 1.0:
-                    ql = qL + qM if use_m else qL
-                    mse = (ql - nl / lw) + (T_q - ql - nr / rw)
-                    if not mse > mse_tol:
-                        mse = 0.0
-            if queue:
-                mse_part = 0.0 if a == 1.0 else (1.0 - a) * mse / mse_scale
-                _queue(req, req_w, cand_i, cand_f, istate, bl, br, lw, rw, zl + zr,
-                       mse_part, f, split_kind, code, thr, nan_opt)
-                continue
-            spo = 0.0
-            if a > 0.0:
-                spo = _children_spo(mode, K, GL, GM, use_m, T_G, kind, ints, floats, bl, br,
-                                    nowv, work, iwork, zl, zr, spo_tol)
-                if np.isnan(spo):
-                    # The compiled solver gave up (a search limit): the
-                    # driver regrows the tree on the oracle path.
-                    istate[I_FAILED] = 1
-                    return
-            crit = combine(a, spo, mse, spo_scale, mse_scale)
-            if _better(crit, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, cmp_tol):
-                _keep(istate, fstate, crit, thr, f, split_kind, code, nan_opt)
+            if not _candidate(cr, st, solver, reqs, T, L, M, opt == 1, f, split_kind, code,
+                              thr, nan_opt, bl, br, istate, fstate):
+                istate[I_FAILED] = 1
+                return
 
 
 @jit
-def max_candidates(order, s, e, feats, nfeat, is_cat, codes, n_codes, n_quantiles, subsets,
-                   max_subset):
+def max_candidates(order, s, e, feats, nfeat, cats, n_quantiles):
     """Upper bound on the candidates a node's sweep can queue (oracle mode)."""
     m = e - s
     total = 0
     for t in range(nfeat):
         f = feats[t]
-        if is_cat[f]:
+        if cats is not None and cats.is_cat[f]:
             seg = order[f, s:e]
-            _, nb = _category_blocks(seg, codes[:, f], n_codes[f])
-            if subsets and nb <= max_subset + 1:
+            _, nb = _category_blocks(seg, cats.codes[:, f], cats.n_codes[f])
+            if cats.subsets and nb <= cats.max_subset + 1:
                 n = (1 << nb) if nb < 62 else m
             else:
                 n = nb
@@ -753,146 +824,137 @@ def partition_segment(order, s, e, go_left, tmp):
 
 
 @jit
-def _mark_split(order0, s, e, X, codes, f, split_kind, thr, nan_left, cat_mark, miss,
-                go_left):
+def _mark_split(order0, s, e, X, cats, f, split_kind, thr, nan_left, go_left):
+    if cats is not None and (split_kind == SPLIT_CAT_ONE or split_kind == SPLIT_CAT_SUBSET):
+        miss = cats.n_codes[f]
+        for t in range(s, e):
+            i = order0[t]
+            c = cats.codes[i, f]
+            go_left[i] = nan_left == 1 if c == miss else cats.mark[c]
+        return
+    # The missing split of a categorical feature is "x <= inf" too: every
+    # present category left.
     for t in range(s, e):
         i = order0[t]
-        if split_kind == SPLIT_NUMERIC or split_kind == SPLIT_MISSING:
-            # The missing split of a categorical feature is "x <= inf" too:
-            # every present category left.
-            x = X[i, f]
-            if np.isnan(x):
-                go_left[i] = nan_left == 1
-            else:
-                go_left[i] = x <= thr
-        else:
-            c = codes[i, f]
-            if c == miss:
-                go_left[i] = nan_left == 1
-            else:
-                go_left[i] = cat_mark[c]
+        x = X[i, f]
+        go_left[i] = nan_left == 1 if np.isnan(x) else x <= thr
 
 
 # ------------------------------------------------------------- the machine
 @jit
-def grow_step(X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
-              mode, a, spo_scale, mse_scale, spo_tol, mse_tol, tol,
-              kind, ints, floats, work, iwork,
-              min_leaf_cnt, min_leaf_w, min_split_cnt, max_depth, max_features, n_quantiles,
-              min_loss_decrease, subsets, max_subset,
-              order, tmp, go_left, rng, perm, feats, cat_mark,
-              istate, fstate, cur_S, cur_G, bufs, xs, allowed,
-              req, req_w, cand_i, cand_f, resp,
-              left, right, feature, threshold, nan_left, value, k_dec, decision, loss,
-              impurity, mse_node, zsum, n_samples, wn, cn, start, end, depth, stack, pending,
-              cat_sets, cat_len, unit_cost, budget):
+def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
     """Grow the tree until it is done, the work budget is spent, or the oracle is needed.
 
-    Returns one of ``ST_DONE``, ``ST_BUDGET``, ``ST_ORACLE``, ``ST_SPACE``;
-    all progress lives in the arrays, so calling again resumes.
+    Returns one of ``ST_DONE``, ``ST_BUDGET``, ``ST_ORACLE``, ``ST_SPACE``,
+    ``ST_SOLVER_FAILED``; all progress lives in the arrays, so calling again
+    resumes.
+
+    Three records are None where a fit does not use them, and the code that
+    reads them is then not compiled (numba prunes ``x is None`` branches on
+    the argument's type): ``cats`` when no feature is categorical,
+    ``solver`` except on the compiled-solver path, ``reqs`` except on the
+    oracle path with an SPO part. So a fit compiles only its own path.
     """
-    p = X.shape[1]
-    d = Cm.shape[1]
-    K = G.shape[1]
-    GL = bufs[0, :K]
-    GM = bufs[1, :K]
-    SL = bufs[2, :d]
-    SM = bufs[3, :d]
-    bl = bufs[4, :d]
-    br = bufs[5, :d]
-    nowv = np.empty(0)
-    # Rounding levels: of the SPO part, of the squared error, and of the
-    # criterion that ranks candidates (the squared error alone in a tie-break).
-    tols = np.array([spo_tol, mse_tol, tol])
-    tols_mse = np.array([spo_tol, mse_tol, mse_tol])
+    p = rows.X.shape[1]
+    d = rows.Cm.shape[1]
+    K = rows.G.shape[1]
+    istate = sc.istate
+    fstate = sc.fstate
+    cur_S = sc.cur_S
+    cur_G = sc.cur_G
+    mode = crit.mode
+    a = crit.a
+    tol = crit.cmp_tol
+    # The tie-break sweep: squared error alone, ranked at its own rounding level.
+    tie = Criterion(np.int64(MODE_VERTEX), 0.0, crit.spo_scale, crit.mse_scale, crit.spo_tol,
+                    crit.mse_tol, crit.mse_tol)
     use_G = mode == MODE_VERTEX and a > 0.0
-    use_S = True
     work_done = 0.0
     while True:
         phase = istate[I_PHASE]
         if phase == PH_POP:
-            if work_done >= budget:
+            if work_done >= st.budget:
                 return ST_BUDGET
             sp = istate[I_SP]
             if sp == 0:
                 return ST_DONE
-            t = stack[sp - 1]
+            t = nodes.stack[sp - 1]
             istate[I_SP] = sp - 1
             istate[I_NODE] = t
-            s = start[t]
-            e = end[t]
-            wsum, csum, z, q = node_sums(order[0], s, e, w, cnt, Cm, G, zs, sq, use_G,
-                                         use_S, cur_S, cur_G)
+            s = nodes.start[t]
+            e = nodes.end[t]
+            wsum, csum, z, q = _sum_rows(sc.order[0], s, e, rows, use_G, True, cur_G, cur_S)
             work_done += (e - s) * (d + K)
             fstate[F_W] = wsum
             fstate[F_CNT] = csum
             fstate[F_Z] = z
             fstate[F_Q] = q
             for j in range(d):
-                value[t, j] = cur_S[j] / wsum
-            zsum[t] = z
-            n_samples[t] = e - s
-            wn[t] = wsum
-            cn[t] = csum
+                nodes.value[t, j] = cur_S[j] / wsum
+            nodes.zsum[t] = z
+            nodes.n_samples[t] = e - s
+            nodes.wn[t] = wsum
+            nodes.cn[t] = csum
             mse = q
             for j in range(d):
                 mse -= cur_S[j] * cur_S[j] / wsum
-            if not mse > mse_tol:
+            if not mse > crit.mse_tol:
                 mse = 0.0
-            mse_node[t] = mse
+            nodes.mse_node[t] = mse
             fstate[F_MSE] = mse
-            can_split = not ((max_depth >= 0 and depth[t] >= max_depth)
-                             or csum < min_split_cnt or csum < 2.0 * min_leaf_cnt
-                             or wsum < 2.0 * min_leaf_w or e - s < 2)
+            can_split = not ((st.max_depth >= 0 and nodes.depth[t] >= st.max_depth)
+                             or csum < st.min_split_cnt or csum < 2.0 * st.min_leaf_cnt
+                             or wsum < 2.0 * st.min_leaf_w or e - s < 2)
             if mode == MODE_ORACLE or a == 0.0:
                 # Decisions of these nodes are computed by the driver in one
                 # batch (squared error alone needs none to grow the tree).
                 if a == 0.0:
                     # Squared error alone: the decision is needed for storage only.
-                    loss[t] = np.nan
-                    impurity[t] = mse
+                    nodes.loss[t] = np.nan
+                    nodes.impurity[t] = mse
                     fstate[F_IMP] = mse
-                    pending[istate[I_NPEND]] = t
+                    nodes.pending[istate[I_NPEND]] = t
                     istate[I_NPEND] += 1
                     if not can_split or mse <= tol:
                         continue
                 elif not can_split:
-                    pending[istate[I_NPEND]] = t
+                    nodes.pending[istate[I_NPEND]] = t
                     istate[I_NPEND] += 1
-                    loss[t] = np.nan
-                    impurity[t] = np.nan
+                    nodes.loss[t] = np.nan
+                    nodes.impurity[t] = np.nan
                     continue
             else:
-                if mode == MODE_VERTEX:
+                if solver is None:
                     kb = 0
                     for k in range(1, K):
                         if cur_G[k] < cur_G[kb]:
                             kb = k
-                    k_dec[t] = kb
+                    nodes.k_dec[t] = kb
                     opt = cur_G[kb]
                 else:
-                    opt = solve_min(kind, ints, floats, cur_S, decision[t], work, iwork)
+                    opt = solver.solve(solver.ints, solver.floats, cur_S, nodes.decision[t],
+                                       solver.work, solver.iwork)
                     if np.isnan(opt):
                         istate[I_FAILED] = 1
                         return ST_SOLVER_FAILED
                 spo = opt - z
-                if not spo > spo_tol:
+                if not spo > crit.spo_tol:
                     spo = 0.0
-                loss[t] = spo
-                imp = combine(a, spo, mse, spo_scale, mse_scale)
-                impurity[t] = imp
+                nodes.loss[t] = spo
+                imp = combine(a, spo, mse, crit.spo_scale, crit.mse_scale)
+                nodes.impurity[t] = imp
                 fstate[F_IMP] = imp
                 if not can_split or imp <= tol:
                     continue
             # Features to search: all, or a random draw of max_features.
-            if max_features > 0 and max_features < p:
-                draw_features(rng, p, max_features, perm)
-                nf = max_features
-                ascending(perm[:nf], p, feats)
+            if st.max_features > 0 and st.max_features < p:
+                draw_features(sc.rng, p, st.max_features, sc.perm)
+                nf = st.max_features
+                ascending(sc.perm[:nf], p, sc.feats)
             else:
                 nf = p
                 for i in range(p):
-                    feats[i] = i
+                    sc.feats[i] = i
             istate[I_NFEAT] = nf
             istate[I_ROUND] = 0
             istate[I_CURSOR] = 0
@@ -900,92 +962,80 @@ def grow_step(X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
             istate[I_NCAND] = 0
             fstate[F_BEST_CRIT] = np.inf
             istate[I_PHASE] = PH_SWEEP
-            if mode == MODE_ORACLE and a > 0.0:
-                need = 1 + 2 * max_candidates(order, s, e, feats, nf, is_cat, codes,
-                                              n_codes, n_quantiles, subsets, max_subset)
-                if need > req.shape[0]:
+            if reqs is not None and a > 0.0:
+                need = 1 + 2 * max_candidates(sc.order, s, e, sc.feats, nf, cats, st.n_quantiles)
+                if need > reqs.req.shape[0]:
                     istate[I_NEED] = need
                     # Push the node back: it is popped again after the resize.
-                    stack[istate[I_SP]] = t
+                    nodes.stack[istate[I_SP]] = t
                     istate[I_SP] += 1
                     istate[I_PHASE] = PH_POP
                     return ST_SPACE
         elif phase == PH_SWEEP or phase == PH_TIE:
             t = istate[I_NODE]
-            s = start[t]
-            e = end[t]
-            aa = a if phase == PH_SWEEP else 0.0
-            md = mode if phase == PH_SWEEP else MODE_VERTEX
-            tl = tols if phase == PH_SWEEP else tols_mse
+            s = nodes.start[t]
+            e = nodes.end[t]
+            cr = crit if phase == PH_SWEEP else tie
             nf = istate[I_NFEAT]
-            T_w = fstate[F_W]
-            T_c = fstate[F_CNT]
-            T_z = fstate[F_Z]
-            T_q = fstate[F_Q]
+            T = Sums(fstate[F_W], fstate[F_CNT], fstate[F_Z], fstate[F_Q], cur_G, cur_S)
             while istate[I_CURSOR] < nf:
-                if work_done >= budget:
+                if work_done >= st.budget:
                     return ST_BUDGET
-                f = feats[istate[I_CURSOR]]
-                seg = order[f, s:e]
-                if is_cat[f]:
-                    sweep_categorical(f, seg, codes, n_codes, w, cnt, Cm, G, zs, sq, md, aa,
-                                      spo_scale, mse_scale, tl, kind, ints, floats, work, iwork,
-                                      min_leaf_cnt, min_leaf_w, subsets, max_subset,
-                                      T_w, T_c, T_z, T_q, cur_S, cur_G, GL, GM, SL, SM, bl, br,
-                                      nowv, req, req_w, cand_i, cand_f, istate, fstate)
+                f = sc.feats[istate[I_CURSOR]]
+                seg = sc.order[f, s:e]
+                if cats is not None and cats.is_cat[f]:
+                    sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, sc.bufs,
+                                      istate, fstate)
                 else:
-                    sweep_numeric(f, seg, X, w, cnt, Cm, G, zs, sq, md, aa, spo_scale,
-                                  mse_scale, tl, kind, ints, floats, work, iwork, min_leaf_cnt,
-                                  min_leaf_w, n_quantiles, T_w, T_c, T_z, T_q, cur_S, cur_G,
-                                  GL, GM, SL, SM, bl, br, xs, allowed, nowv,
-                                  req, req_w, cand_i, cand_f, istate, fstate)
+                    sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, sc.bufs, sc.xs,
+                                  sc.allowed, istate, fstate)
                 if istate[I_FAILED]:
                     return ST_SOLVER_FAILED
-                work_done += (e - s) * unit_cost
+                work_done += (e - s) * st.unit_cost
                 istate[I_CURSOR] += 1
-            if phase == PH_SWEEP and mode == MODE_ORACLE and a > 0.0:
+            if reqs is not None and phase == PH_SWEEP and a > 0.0:
                 # The node's own mean first, then two rows per candidate.
                 for j in range(d):
-                    req[0, j] = cur_S[j] / T_w
-                req_w[0] = T_w
+                    reqs.req[0, j] = cur_S[j] / fstate[F_W]
+                reqs.req_w[0] = fstate[F_W]
                 istate[I_PHASE] = PH_SCORE
                 return ST_ORACLE
             istate[I_PHASE] = PH_SCORE if phase == PH_SWEEP else PH_POP
             if phase == PH_TIE:
-                _apply_split(X, codes, n_codes, istate, fstate, order, tmp, go_left,
-                             cat_mark, left, right, feature, threshold, nan_left, wn,
-                             start, end, depth, stack, cat_sets, cat_len, fstate[F_IMP],
-                             tol, min_loss_decrease)
+                _apply_split(rows.X, cats, sc, nodes, fstate[F_IMP], tol, st.min_loss_decrease)
         elif phase == PH_SCORE:
             t = istate[I_NODE]
             imp = fstate[F_IMP]
-            if mode == MODE_ORACLE and a > 0.0:
+            if reqs is not None and a > 0.0:
                 # resp holds the optimal values (min sense) of the requested means.
+                req_w = reqs.req_w
+                resp = reqs.resp
                 spo = req_w[0] * resp[0] - fstate[F_Z]
-                if not spo > spo_tol:
+                if not spo > crit.spo_tol:
                     spo = 0.0
-                loss[t] = spo
-                imp = combine(a, spo, fstate[F_MSE], spo_scale, mse_scale)
-                impurity[t] = imp
+                nodes.loss[t] = spo
+                imp = combine(a, spo, fstate[F_MSE], crit.spo_scale, crit.mse_scale)
+                nodes.impurity[t] = imp
                 fstate[F_IMP] = imp
                 if imp <= tol:
                     istate[I_PHASE] = PH_POP
                     continue
                 for j in range(istate[I_NCAND]):
                     r = 1 + 2 * j
-                    spo_c = req_w[r] * resp[r] + req_w[r + 1] * resp[r + 1] - cand_f[j, 1]
-                    if not spo_c > spo_tol:
+                    spo_c = (req_w[r] * resp[r] + req_w[r + 1] * resp[r + 1]
+                             - reqs.cand_f[j, 1])
+                    if not spo_c > crit.spo_tol:
                         spo_c = 0.0
-                    crit = (spo_c if a == 1.0 else a * spo_c / spo_scale) + cand_f[j, 2]
-                    if _better(crit, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, tol):
-                        _keep(istate, fstate, crit, cand_f[j, 0], cand_i[j, 0], cand_i[j, 1],
-                              cand_i[j, 2], cand_i[j, 3])
+                    c = (spo_c if a == 1.0 else a * spo_c / crit.spo_scale) + reqs.cand_f[j, 2]
+                    if _better(c, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, tol):
+                        _keep(istate, fstate, c, reqs.cand_f[j, 0], reqs.cand_i[j, 0],
+                              reqs.cand_i[j, 1], reqs.cand_i[j, 2], reqs.cand_i[j, 3])
             if istate[I_BEST_F] < 0:
                 if istate[I_ROUND] == 0 and istate[I_NFEAT] < p:
                     # Like CART: no admissible split among the drawn features,
                     # so the others are searched too.
                     nf = istate[I_NFEAT]
-                    ascending(perm[nf:], p, feats)
+                    ascending(sc.perm[nf:], p, sc.feats)
                     istate[I_NFEAT] = p - nf
                     istate[I_ROUND] = 1
                     istate[I_CURSOR] = 0
@@ -994,8 +1044,8 @@ def grow_step(X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
                     continue
                 istate[I_PHASE] = PH_POP
                 continue
-            crit = fstate[F_BEST_CRIT]
-            if a == 1.0 and imp - crit <= max(1e-9 * imp, tol):
+            best = fstate[F_BEST_CRIT]
+            if a == 1.0 and imp - best <= max(1e-9 * imp, tol):
                 # No split lowers the SPO loss: all tie on it, and squared
                 # error (the CART split) breaks the tie, not the position.
                 istate[I_BEST_F] = -1
@@ -1003,17 +1053,15 @@ def grow_step(X, codes, is_cat, n_codes, w, cnt, Cm, G, zs, sq,
                 istate[I_CURSOR] = 0
                 istate[I_PHASE] = PH_TIE
                 continue
-            _apply_split(X, codes, n_codes, istate, fstate, order, tmp, go_left, cat_mark,
-                         left, right, feature, threshold, nan_left, wn, start, end, depth,
-                         stack, cat_sets, cat_len, crit, tol, min_loss_decrease)
+            _apply_split(rows.X, cats, sc, nodes, best, tol, st.min_loss_decrease)
             istate[I_PHASE] = PH_POP
 
 
 @jit
-def _apply_split(X, codes, n_codes, istate, fstate, order, tmp, go_left, cat_mark,
-                 left, right, feature, threshold, nan_left, wn, start, end, depth, stack,
-                 cat_sets, cat_len, crit, tol, min_loss_decrease):
+def _apply_split(X, cats, sc, nodes, crit, tol, min_loss_decrease):
     """Split the current node by the best split found (if it lowers the loss enough)."""
+    istate = sc.istate
+    fstate = sc.fstate
     t = istate[I_NODE]
     f = istate[I_BEST_F]
     if f < 0:
@@ -1021,283 +1069,53 @@ def _apply_split(X, codes, n_codes, istate, fstate, order, tmp, go_left, cat_mar
     imp = fstate[F_IMP]
     if imp - crit < min_loss_decrease - tol:
         return
-    s = start[t]
-    e = end[t]
+    s = nodes.start[t]
+    e = nodes.end[t]
     kind = istate[I_BEST_KIND]
     thr = fstate[F_BEST_THR]
     nl = istate[I_BEST_NAN]
-    miss = n_codes[f]
-    ncat = 0
-    if kind == SPLIT_CAT_ONE:
-        cat_mark[istate[I_BEST_CAT]] = True
-        cat_sets[t, 0] = istate[I_BEST_CAT]
-        ncat = 1
-    elif kind == SPLIT_CAT_SUBSET:
-        # Bit b of the mask is the b-th category present in the node.
-        seg = order[f, s:e]
-        starts, nb = _category_blocks(seg, codes[:, f], miss)
-        mask = istate[I_BEST_CAT]
-        for b in range(nb):
-            c = codes[seg[starts[b]], f]
-            if c != miss and (mask >> b) & 1:
-                cat_mark[c] = True
-                cat_sets[t, ncat] = c
-                ncat += 1
-    cat_len[t] = ncat
-    _mark_split(order[0], s, e, X, codes, f, kind, thr, nl, cat_mark, miss, go_left)
-    for c in range(ncat):
-        cat_mark[cat_sets[t, c]] = False
-    n_left = partition_segment(order, s, e, go_left, tmp)
+    if cats is not None:
+        miss = cats.n_codes[f]
+        ncat = 0
+        if kind == SPLIT_CAT_ONE:
+            cats.mark[istate[I_BEST_CAT]] = True
+            cats.sets[t, 0] = istate[I_BEST_CAT]
+            ncat = 1
+        elif kind == SPLIT_CAT_SUBSET:
+            # Bit b of the mask is the b-th category present in the node.
+            seg = sc.order[f, s:e]
+            starts, nb = _category_blocks(seg, cats.codes[:, f], miss)
+            mask = istate[I_BEST_CAT]
+            for b in range(nb):
+                c = cats.codes[seg[starts[b]], f]
+                if c != miss and (mask >> b) & 1:
+                    cats.mark[c] = True
+                    cats.sets[t, ncat] = c
+                    ncat += 1
+        cats.n_set[t] = ncat
+        _mark_split(sc.order[0], s, e, X, cats, f, kind, thr, nl, sc.go_left)
+        for c in range(ncat):
+            cats.mark[cats.sets[t, c]] = False
+    else:
+        _mark_split(sc.order[0], s, e, X, cats, f, kind, thr, nl, sc.go_left)
+    n_left = partition_segment(sc.order, s, e, sc.go_left, sc.tmp)
     count = istate[I_COUNT]
     lid = count
     rid = count + 1
     istate[I_COUNT] = count + 2
-    start[lid] = s
-    end[lid] = s + n_left
-    start[rid] = s + n_left
-    end[rid] = e
-    depth[lid] = depth[t] + 1
-    depth[rid] = depth[t] + 1
-    left[t] = lid
-    right[t] = rid
-    feature[t] = f
-    threshold[t] = thr if (kind == SPLIT_NUMERIC or kind == SPLIT_MISSING) else np.nan
-    nan_left[t] = nl
+    nodes.start[lid] = s
+    nodes.end[lid] = s + n_left
+    nodes.start[rid] = s + n_left
+    nodes.end[rid] = e
+    nodes.depth[lid] = nodes.depth[t] + 1
+    nodes.depth[rid] = nodes.depth[t] + 1
+    nodes.left[t] = lid
+    nodes.right[t] = rid
+    nodes.feature[t] = f
+    nodes.threshold[t] = thr if (kind == SPLIT_NUMERIC or kind == SPLIT_MISSING) else np.nan
+    nodes.nan_left[t] = nl
     sp = istate[I_SP]
     # Right pushed first so the left subtree is grown (and numbered) first.
-    stack[sp] = rid
-    stack[sp + 1] = lid
+    nodes.stack[sp] = rid
+    nodes.stack[sp + 1] = lid
     istate[I_SP] = sp + 2
-
-
-@jit
-def midpoints(lo, hi):
-    """:func:`midpoint` of every pair ``(lo[k], hi[k])``."""
-    out = np.empty(lo.shape[0])
-    for k in range(lo.shape[0]):
-        out[k] = midpoint(lo[k], hi[k])
-    return out
-
-
-# ----------------------------------------------- exact search: depth <= 2
-# The best tree of depth at most 2 on a sample subset, with a vertex list:
-# leaf costs are min_k of summed rows of G (already weighted and signed), and
-# every leaf must hold min_leaf of ``cnt``. The work is cut into calls that
-# each take a bounded time (one root feature against one child feature and a
-# range of root cuts), so that the Python driver stays responsive.
-@jit
-def _min_row(a, K):
-    m = a[0]
-    for k in range(1, K):
-        if a[k] < m:
-            m = a[k]
-    return m
-
-
-@jit
-def _min_diff(a, b, K):
-    m = a[0] - b[0]
-    for k in range(1, K):
-        v = a[k] - b[k]
-        if v < m:
-            m = v
-    return m
-
-
-@jit
-def depth2_prepare(idx, B, n_bins, G, cnt):
-    """Per-feature bin compression and per-bin sums of a subset.
-
-    Returns ``CB`` (compressed bin of every subset row and feature), ``occ``
-    (original bin of every compressed bin), ``nc`` (bins per feature), ``H``
-    and ``HW`` (per-bin sums of G and of cnt), ``tot`` (sum of G) and ``W``.
-    """
-    n_s = idx.shape[0]
-    p = B.shape[1]
-    K = G.shape[1]
-    tot = np.zeros(K)
-    W = 0.0
-    for a in range(n_s):
-        i = idx[a]
-        W += cnt[i]
-        for k in range(K):
-            tot[k] += G[i, k]
-    max_bins = 1
-    for j in range(p):
-        if n_bins[j] > max_bins:
-            max_bins = n_bins[j]
-    maxc = max(min(max_bins, n_s), 1)
-    CB = np.empty((n_s, p), dtype=np.int64)
-    occ = np.zeros((p, maxc), dtype=np.int64)
-    nc = np.zeros(p, dtype=np.int64)
-    cmap = np.empty(max_bins, dtype=np.int64)
-    seen = np.zeros(max_bins, dtype=np.bool_)
-    H = np.zeros((p, maxc, K))
-    HW = np.zeros((p, maxc))
-    for j in range(p):
-        for a in range(n_s):
-            seen[B[idx[a], j]] = True
-        c = 0
-        for b in range(n_bins[j]):
-            if seen[b]:
-                cmap[b] = c
-                occ[j, c] = b
-                c += 1
-                seen[b] = False
-        nc[j] = c
-        for a in range(n_s):
-            i = idx[a]
-            cb = cmap[B[i, j]]
-            CB[a, j] = cb
-            HW[j, cb] += cnt[i]
-            for k in range(K):
-                H[j, cb, k] += G[i, k]
-    return CB, occ, nc, H, HW, tot, W
-
-
-@jit
-def depth2_depth1(occ, nc, H, HW, tot, W, min_leaf, penalty, tol, out):
-    """Best tree of depth <= 1; writes the split to ``out[0:2]`` (-1: a leaf)."""
-    p = H.shape[0]
-    K = H.shape[2]
-    best = _min_row(tot, K)
-    out[:] = -1
-    if W < 2.0 * min_leaf:
-        return best
-    pl = np.empty(K)
-    for j in range(p):
-        pl[:] = 0.0
-        wl = 0.0
-        for c in range(nc[j] - 1):
-            wl += HW[j, c]
-            for k in range(K):
-                pl[k] += H[j, c, k]
-            if wl < min_leaf:
-                continue
-            if W - wl < min_leaf:
-                break
-            cost = _min_row(pl, K) + _min_diff(tot, pl, K) + penalty
-            if cost < best - tol:
-                best = cost
-                out[:] = -1
-                out[0] = j
-                out[1] = occ[j, c]
-    return best
-
-
-@jit
-def depth2_root_start(j1, CB, nc, H, HW, tot, order, start, wLc, PL, bestL, bestR, splL,
-                      splR):
-    """Set up root feature j1: rows sorted by its bin, leaf costs of every root cut."""
-    n_s = CB.shape[0]
-    K = H.shape[2]
-    m1 = nc[j1]
-    start[: m1 + 1] = 0
-    for a in range(n_s):
-        start[CB[a, j1] + 1] += 1
-    for c in range(m1):
-        start[c + 1] += start[c]
-    fill = start[:m1].copy()
-    for a in range(n_s):
-        c = CB[a, j1]
-        order[fill[c]] = a
-        fill[c] += 1
-    PL[:] = 0.0
-    wl = 0.0
-    for c in range(m1 - 1):
-        wl += HW[j1, c]
-        wLc[c] = wl
-        for k in range(K):
-            PL[k] += H[j1, c, k]
-        bestL[c] = _min_row(PL, K)
-        bestR[c] = _min_diff(tot, PL, K)
-        splL[c, 0] = -1
-        splR[c, 0] = -1
-
-
-@jit
-def depth2_pair(j1, j2, c1_lo, c1_hi, idx, CB, occ, nc, H, HW, G, cnt, tot, W, min_leaf,
-                penalty, order, start, wLc, HL, HLW, PL, bestL, bestR, splL, splR, tol):
-    """Best child splits on feature j2 for the root cuts c1 in [c1_lo, c1_hi) of j1.
-
-    ``HL``/``HLW``/``PL`` carry the per-bin sums of the rows left of the root
-    cut from one call to the next (start with ``c1_lo = 0`` on zeroed
-    arrays, then continue where the last call stopped).
-    """
-    K = G.shape[1]
-    m2 = nc[j2]
-    m1 = nc[j1]
-    pl = np.empty(K)
-    pr = np.empty(K)
-    PR = np.empty(K)
-    for c1 in range(c1_lo, min(c1_hi, m1 - 1)):
-        for s in range(start[c1], start[c1 + 1]):
-            a = order[s]
-            i = idx[a]
-            c2 = CB[a, j2]
-            HLW[c2] += cnt[i]
-            for k in range(K):
-                HL[c2, k] += G[i, k]
-                PL[k] += G[i, k]
-        wL = wLc[c1]
-        wR = W - wL
-        if wR < min_leaf:
-            return c1 + 1, True
-        if wL < min_leaf:
-            continue
-        if wL >= 2.0 * min_leaf:
-            pl[:] = 0.0
-            wl = 0.0
-            for c2 in range(m2 - 1):
-                wl += HLW[c2]
-                for k in range(K):
-                    pl[k] += HL[c2, k]
-                if wl < min_leaf:
-                    continue
-                if wL - wl < min_leaf:
-                    break
-                cost = _min_row(pl, K) + _min_diff(PL, pl, K) + penalty
-                if cost < bestL[c1] - tol:
-                    bestL[c1] = cost
-                    splL[c1, 0] = j2
-                    splL[c1, 1] = occ[j2, c2]
-        if wR >= 2.0 * min_leaf:
-            for k in range(K):
-                PR[k] = tot[k] - PL[k]
-            pr[:] = 0.0
-            wl = 0.0
-            for c2 in range(m2 - 1):
-                wl += HW[j2, c2] - HLW[c2]
-                for k in range(K):
-                    pr[k] += H[j2, c2, k] - HL[c2, k]
-                if wl < min_leaf:
-                    continue
-                if wR - wl < min_leaf:
-                    break
-                cost = _min_row(pr, K) + _min_diff(PR, pr, K) + penalty
-                if cost < bestR[c1] - tol:
-                    bestR[c1] = cost
-                    splR[c1, 0] = j2
-                    splR[c1, 1] = occ[j2, c2]
-    return min(c1_hi, m1 - 1), min(c1_hi, m1 - 1) >= m1 - 1
-
-
-@jit
-def depth2_root_finish(j1, occ, nc, W, min_leaf, penalty, wLc, bestL, bestR, splL, splR,
-                       best, tol, out):
-    """Combine the children of every root cut of j1; improves ``best``/``out``."""
-    for c1 in range(nc[j1] - 1):
-        wL = wLc[c1]
-        if wL < min_leaf or W - wL < min_leaf:
-            continue
-        # bestL/bestR already include the penalty of a child split.
-        cost = bestL[c1] + bestR[c1] + penalty
-        if cost < best - tol:
-            best = cost
-            out[0] = j1
-            out[1] = occ[j1, c1]
-            out[2] = splL[c1, 0]
-            out[3] = splL[c1, 1] if splL[c1, 0] >= 0 else -1
-            out[4] = splR[c1, 0]
-            out[5] = splR[c1, 1] if splR[c1, 0] >= 0 else -1
-    return best

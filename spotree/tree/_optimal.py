@@ -12,7 +12,7 @@ from .._validation import check_fit_inputs, check_random_state_seed
 from .._params import InstanceOf, Interval, Options, validate_params
 from ._classes import BaseSPOTree, SPOTree, _resolve_min_count
 from ..problems import resolve_problem
-from ._criterion import power_of_two_scale
+from ._fit_data import power_of_two_scale
 from ._optimal_milp import (MILP_MAX_BINARIES, MilpModel, milp_can_encode,
                             milp_n_binaries)
 from ._optimal_search import (OptimalSearch, bin_features, candidate_thresholds,

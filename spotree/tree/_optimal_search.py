@@ -22,8 +22,9 @@ import time
 
 import numpy as np
 
-from ._kernels import (depth2_depth1, depth2_pair, depth2_prepare, depth2_root_finish,
-                       depth2_root_start, midpoint, midpoints)
+from ._kernels import midpoint
+from ._optimal_kernels import (depth2_depth1, depth2_pair, depth2_prepare,
+                               depth2_root_finish, depth2_root_start, midpoints)
 
 __all__ = ["candidate_thresholds", "bin_features", "OptimalSearch", "nested_to_structure"]
 

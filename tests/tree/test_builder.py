@@ -14,7 +14,7 @@ import pytest
 
 from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath, news_recommendation
 from spotree.tree._builder import grow_tree
-from spotree.tree._criterion import FitData
+from spotree.tree._fit_data import FitData
 
 from ._reference import ReferenceTree
 

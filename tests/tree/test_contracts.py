@@ -16,7 +16,7 @@ from numpy.testing import assert_array_equal
 from spotree import OptimalSPOTree, SPOTree
 from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
 from spotree.tree._builder import grow_tree
-from spotree.tree._criterion import FitData
+from spotree.tree._fit_data import FitData
 
 
 # ------------------------------------------------------- feature bagging

@@ -8,7 +8,7 @@ from numpy.testing import assert_array_equal
 
 from spotree.problems import CallableProblem, FiniteDecisions
 from spotree.tree._builder import grow_tree
-from spotree.tree._criterion import FitData
+from spotree.tree._fit_data import FitData
 from spotree.tree._oracle import BatchedOracle, BoundedOracle
 
 WEIGHTS = np.array([3.0, 4.0, 2.0, 5.0, 1.0, 3.5, 2.5, 4.5])
