@@ -77,6 +77,9 @@ def bench_news(repeat):
     print("\nNews recommendation LP (d=6, 5 constraints), make_news(5000), unrestricted "
           "depth, min leaf weight 5%")
     print(f"{'path':>28} {'fit s':>8} {'leaves':>7} {'oracle calls':>13} {'target':>8}")
+    # Load the compiled code of both paths (each is its own compiled variant).
+    for prob in (problem, oracle):
+        SPOTree(prob, max_depth=1, thresholds=99).fit(X[:100], C[:100])
     ok = True
     for label, prob, thr, rep in (("vertex list (K=%d), all thr." % problem.vertices().shape[0],
                                    problem, "all", repeat),
