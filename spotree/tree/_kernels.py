@@ -351,22 +351,23 @@ class Sums(NamedTuple):
 
 # -------------------------------------------------------------- row sums
 @jit
-def _add_scaled(coef, g, c, use_G, use_S, G_out, S_out):
-    """``G_out += coef * g`` and ``S_out += coef * c``, each where asked."""
+def _add_row(coef, G, S, i, use_G, use_S, G_out, S_out):
+    """``G_out += coef * G[i]`` and ``S_out += coef * S[i]``, each where asked."""
     if use_G:
         for k in range(G_out.shape[0]):
-            G_out[k] += coef * g[k]
+            G_out[k] += coef * G[i, k]
     if use_S:
         for j in range(S_out.shape[0]):
-            S_out[j] += coef * c[j]
+            S_out[j] += coef * S[i, j]
 
 
 @jit
 def _sum_rows(idx, lo, hi, rows, use_G, use_S, G_out, S_out):
     """Weighted sums of rows ``idx[lo:hi]``: returns (w, cnt, z, q); G and cost sums into
     ``G_out`` and ``S_out`` (when asked; zeroed otherwise)."""
-    G = rows.G
-    Cm = rows.Cm
+    # Arrays taken out of the record once: a record field read in a loop
+    # costs a reference count update per iteration.
+    G, Cm, w, cnt, zs, sq = rows.G, rows.Cm, rows.w, rows.cnt, rows.zs, rows.sq
     for k in range(G_out.shape[0]):
         G_out[k] = 0.0
     for j in range(S_out.shape[0]):
@@ -377,23 +378,27 @@ def _sum_rows(idx, lo, hi, rows, use_G, use_S, G_out, S_out):
     q = 0.0
     for a in range(lo, hi):
         i = idx[a]
-        wi = rows.w[i]
+        wi = w[i]
         wsum += wi
-        csum += rows.cnt[i]
-        z += wi * rows.zs[i]
-        q += wi * rows.sq[i]
-        _add_scaled(wi, G[i], Cm[i], use_G, use_S, G_out, S_out)
+        csum += cnt[i]
+        z += wi * zs[i]
+        q += wi * sq[i]
+        _add_row(wi, G, Cm, i, use_G, use_S, G_out, S_out)
     return wsum, csum, z, q
 
 
 # ------------------------------------------------------------- candidates
+# The functions run per candidate are compiled without reference counting
+# (``_nrt=False``): they allocate nothing, and otherwise every read of an
+# array field of a record (the node's sums, the solver's data) costs atomic
+# reference count updates per candidate, a third of a small solve's time.
 @jit
 def _big_enough(c, w, st):
     """The minimum leaf size, in count and in weight, of one child."""
     return c >= st.min_leaf_cnt and w >= st.min_leaf_w
 
 
-@jit
+@jit(_nrt=False)
 def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
     """Children's SPO loss on the vertex path: ``min_k`` of the running sums of G."""
     gl = np.inf
@@ -409,7 +414,7 @@ def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
     return spo if spo > spo_tol else 0.0
 
 
-@jit
+@jit(_nrt=False)
 def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff):
     """Children's SPO loss from the compiled solver on their cost sums ``bl`` and ``br``.
 
@@ -427,7 +432,7 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff):
     return spo if spo > spo_tol else 0.0
 
 
-@jit
+@jit(_nrt=False)
 def _queue(reqs, istate, bl, br, lw, rw, zsum, mse_part, f, split_kind, code, thr,
            nan_left):
     """Queue a candidate for the batched oracle: its children's mean costs."""
@@ -449,40 +454,42 @@ def _queue(reqs, istate, bl, br, lw, rw, zsum, mse_part, f, split_kind, code, th
     istate[I_NCAND] = j + 1
 
 
-@jit
-def _candidate(cr, st, solver, reqs, T, L, M, use_m, f, split_kind, code, thr, nan_opt,
-               bl, br, istate, fstate):
+@jit(_nrt=False)
+def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, split_kind,
+               code, thr, nan_opt, bl, br, istate, fstate):
     """Score one candidate split; keep it in ``istate``/``fstate`` if it is the best so far.
 
-    The left child holds the rows summed in ``L``, plus those in ``M`` (the
+    The left child holds the rows summed in ``wL, cL, zL, qL, GL, SL``
+    (weight, count, z, squared norms, G and costs), plus those in ``M`` (the
     rows missing the feature) when ``use_m``; the right child the rest of
     the node ``T``. On the oracle path the candidate is queued instead.
     Returns False when the compiled solver gave up (the driver then regrows
     the tree on the oracle path).
     """
-    lw = L.w + M.w if use_m else L.w
-    lc = L.c + M.c if use_m else L.c
+    lw = wL + M.w if use_m else wL
+    lc = cL + M.c if use_m else cL
     rw = T.w - lw
     rc = T.c - lc
     if not (_big_enough(lc, lw, st) and _big_enough(rc, rw, st)):
         return True
-    zl = L.z + M.z if use_m else L.z
+    zl = zL + M.z if use_m else zL
     zr = T.z - zl
     a = cr.a
     mse = 0.0
     if a < 1.0 or cr.mode != MODE_VERTEX:
         # The children's cost sums, and their squared errors.
+        TS, SM = T.S, M.S
         nl = 0.0
         nr = 0.0
         for j in range(bl.shape[0]):
-            v = L.S[j] + M.S[j] if use_m else L.S[j]
+            v = SL[j] + SM[j] if use_m else SL[j]
             bl[j] = v
-            r = T.S[j] - v
+            r = TS[j] - v
             br[j] = r
             nl += v * v
             nr += r * r
         if a < 1.0:
-            ql = L.q + M.q if use_m else L.q
+            ql = qL + M.q if use_m else qL
             mse = (ql - nl / lw) + (T.q - ql - nr / rw)
             # Within rounding of zero is zero, so that such candidates tie.
             if not mse > cr.mse_tol:
@@ -497,7 +504,7 @@ def _candidate(cr, st, solver, reqs, T, L, M, use_m, f, split_kind, code, thr, n
     spo = 0.0
     if a > 0.0:
         if solver is None:
-            spo = _vertex_spo(T.G, L.G, M.G, use_m, zl, zr, cr.spo_tol)
+            spo = _vertex_spo(T.G, GL, M.G, use_m, zl, zr, cr.spo_tol)
         else:
             cutoff = np.inf
             if found:
@@ -541,10 +548,10 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     oracle path, every candidate to the request buffer).
     """
     m = seg.shape[0]
-    X = rows.X
-    G = rows.G
-    Cm = rows.Cm
-    w = rows.w
+    # Arrays out of the records once (a field read in a loop costs a
+    # reference count update per iteration).
+    X, G, Cm, w, cnt, zs, sq = rows.X, rows.G, rows.Cm, rows.w, rows.cnt, rows.zs, rows.sq
+    TG, TS = T.G, T.S
     K = G.shape[1]
     d = Cm.shape[1]
     a = cr.a
@@ -577,9 +584,9 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
         i = seg[p]
         wi = w[i]
         wL += wi
-        cL += rows.cnt[i]
-        zL += wi * rows.zs[i]
-        qL += wi * rows.sq[i]
+        cL += cnt[i]
+        zL += wi * zs[i]
+        qL += wi * sq[i]
         right_ok = _big_enough(T.c - cL, T.w - wL, st)
         if (fast or fast_mse) and not last:
             # The common cases, nothing missing and a pure criterion (SPO on
@@ -596,7 +603,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                     GL[k] = v
                     if v < gl:
                         gl = v
-                    r = T.G[k] - v
+                    r = TG[k] - v
                     if r < gr:
                         gr = r
                 crit = (gl - zL) + (gr - (T.z - zL))
@@ -609,7 +616,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                     v = SL[j] + wi * Cm[i, j]
                     SL[j] = v
                     nl += v * v
-                    r = T.S[j] - v
+                    r = TS[j] - v
                     nr += r * r
                 crit = (qL - nl / wL) + (T.q - qL - nr / (T.w - wL))
                 if not crit > cr.mse_tol:
@@ -653,11 +660,10 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
             n_opt = 2 if has_m else 1
             thr = midpoint(xs[p], xs[p + 1])
             split_kind = SPLIT_NUMERIC
-        L = Sums(wL, cL, zL, qL, GL, SL)
         for opt in range(n_opt):
             nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
-            if not _candidate(cr, st, solver, reqs, T, L, M, opt == 1, f, split_kind, -1,
-                              thr, nan_opt, bl, br, istate, fstate):
+            if not _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, opt == 1, f,
+                              split_kind, -1, thr, nan_opt, bl, br, istate, fstate):
                 istate[I_FAILED] = 1
                 return
 
@@ -682,7 +688,7 @@ def _category_blocks(seg, codes_f, n_codes_f):
 @jit
 def _move_block(sgn, b, bs, bG, bS, use_G, use_S, wL, cL, zL, qL, GL, SL):
     """Add (``sgn = 1``) or remove (``-1``) category block ``b`` to the left sums."""
-    _add_scaled(sgn, bG[b], bS[b], use_G, use_S, GL, SL)
+    _add_row(sgn, bG, bS, b, use_G, use_S, GL, SL)
     return wL + sgn * bs[b, 0], cL + sgn * bs[b, 1], zL + sgn * bs[b, 2], qL + sgn * bs[b, 3]
 
 
@@ -736,10 +742,11 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
             cL = T.c - cM
             zL = T.z - zM
             qL = T.q - qM
+            TG, TS = T.G, T.S
             for k in range(K):
-                GL[k] = T.G[k] - GM[k]
+                GL[k] = TG[k] - GM[k]
             for j in range(d):
-                SL[j] = T.S[j] - SM[j]
+                SL[j] = TS[j] - SM[j]
             n_opt = 1
             split_kind = SPLIT_MISSING
             code = -1
@@ -768,11 +775,10 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
                                          GL, SL)
             n_opt = 2 if has_m else 1
             thr = np.nan
-        L = Sums(wL, cL, zL, qL, GL, SL)
         for opt in range(n_opt):
             nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
-            if not _candidate(cr, st, solver, reqs, T, L, M, opt == 1, f, split_kind, code,
-                              thr, nan_opt, bl, br, istate, fstate):
+            if not _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, opt == 1, f,
+                              split_kind, code, thr, nan_opt, bl, br, istate, fstate):
                 istate[I_FAILED] = 1
                 return
 
@@ -827,10 +833,11 @@ def partition_segment(order, s, e, go_left, tmp):
 def _mark_split(order0, s, e, X, cats, f, split_kind, thr, nan_left, go_left):
     if cats is not None and (split_kind == SPLIT_CAT_ONE or split_kind == SPLIT_CAT_SUBSET):
         miss = cats.n_codes[f]
+        codes, mark = cats.codes, cats.mark
         for t in range(s, e):
             i = order0[t]
-            c = cats.codes[i, f]
-            go_left[i] = nan_left == 1 if c == miss else cats.mark[c]
+            c = codes[i, f]
+            go_left[i] = nan_left == 1 if c == miss else mark[c]
         return
     # The missing split of a categorical feature is "x <= inf" too: every
     # present category left.
