@@ -174,9 +174,10 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                           n_set=np.zeros(cap, dtype=i64))
     if mode == MODE_SOLVER:
         oracle = data.oracle
-        solver = Solver(solver_function(oracle.kind), _writable(oracle.ints),
-                        _writable(oracle.floats), np.empty(max(oracle.work_size, 1)),
-                        np.empty(max(oracle.iwork_size, 1), dtype=i64))
+        solver = Solver(kind=int(oracle.kind), solve=solver_function(oracle.kind),
+                        ints=_writable(oracle.ints), floats=_writable(oracle.floats),
+                        work=np.empty(max(oracle.work_size, 1)),
+                        iwork=np.empty(max(oracle.iwork_size, 1), dtype=i64))
         unit_cost = d + 2.0 * oracle.cost
     else:
         solver = None

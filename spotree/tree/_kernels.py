@@ -278,6 +278,7 @@ class Settings(NamedTuple):
 class Solver(NamedTuple):
     """A compiled solver (``problems._compiled.solver_function``) and its data."""
 
+    kind: int  #: the ``KIND_*`` code of ``problems._compiled``
     solve: object  #: ``solve(ints, floats, c, w, work, iwork)``, see SOLVER_SIGNATURE
     ints: np.ndarray
     floats: np.ndarray
