@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["is_dataframe", "column_kind", "categorical_columns", "encode_frame", "one_hot",
-           "one_hot_sum", "unseen_to_missing"]
+           "one_hot_sum", "one_hot_width", "unseen_to_missing"]
 
 
 def is_dataframe(X):
@@ -148,6 +148,11 @@ def encode_frame(X, categories=None):
     return pd.DataFrame(out, index=X.index, columns=X.columns), categories
 
 
+def one_hot_width(categories):
+    """Number of columns of :func:`one_hot`'s output for per-column ``categories``."""
+    return sum(1 if c is None else len(c) for c in categories)
+
+
 def one_hot(X, categories):
     """Expand coded categorical columns into one indicator column per category.
 
@@ -163,7 +168,7 @@ def one_hot(X, categories):
 
     Returns
     -------
-    ndarray of shape (n, p + sum over categorical columns of (number of labels - 1))
+    ndarray of shape (n, :func:`one_hot_width`)
     """
     if categories is None or all(c is None for c in categories):
         return X

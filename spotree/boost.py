@@ -20,7 +20,8 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
-from ._categories import one_hot_sum
+from . import _schema
+from ._categories import one_hot_sum, one_hot_width
 from ._params import InstanceOf, Interval, Options, validate_params
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
                           check_sample_weight)
@@ -577,10 +578,14 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     # The trees' decision arrays are unused (zeros): spotree.load does not
     # check them against the problem.
     _tree_decisions_used = False
+    # Its trees split the indicator columns of categorical features (see
+    # check_features(one_hot_categories=True)); spotree.load checks their width.
+    _trees_split_one_hot = True
     # Fitted attributes written to and read from JSON besides the trees.
     _persist_extra = ("init_coef_", "init_intercept_", "init_choice_", "n_iter_",
                       "best_iteration_", "train_score_", "validation_score_",
-                      "init_link_knots_", "init_link_coef_", "init_link_intercept_")
+                      "init_link_knots_", "init_link_coef_", "init_link_intercept_",
+                      "category_values_")
 
     def __init__(self, problem=None, *, loss="spo+", n_estimators=300, learning_rate=0.1,
                  max_depth=3, min_samples_leaf=20, subsample=1.0, max_features=None,
@@ -965,7 +970,16 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     # ------------------------------------------------------ persistence
     def _set_trees_from_load(self, trees):
         """Rebuild the fitted state from the arrays of a saved model."""
-        d, p = self.problem_.n_costs, self.n_features_in_
+        d = self.problem_.n_costs
+        cats = self.category_values_ = getattr(self, "category_values_", None)
+        # The columns the start and the trees see (indicators for categories).
+        p = self.n_features_in_ if cats is None else one_hot_width(cats)
+        cols = np.shape(getattr(self, "init_coef_", None))[1:]
+        if cols and cols[0] != p:
+            why = ("" if cats is None else
+                   " (one per numeric feature and one per category of category_values_)")
+            raise _schema.SchemaError("fitted.init_coef_", f"has {cols[0]} columns but the "
+                                                           f"model has {p}{why}.")
         try:
             self.init_coef_ = np.asarray(self.init_coef_, dtype=np.float64).reshape(d, p)
             self.init_intercept_ = np.asarray(self.init_intercept_,
@@ -994,7 +1008,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if len(trees) != self.best_iteration_ or self.best_iteration_ > self.n_iter_:
             raise ValueError(f"a SPOBoost file with best_iteration_={self.best_iteration_} "
                              f"holds {len(trees)} trees.")
-        names = getattr(self, "feature_names_in_", None)
+        # The trees' features are the columns of X unless categories widened them.
+        names = getattr(self, "feature_names_in_", None) if cats is None else None
         stumps_problem = FiniteDecisions(np.eye(d))
         ests = []
         for t in trees:
@@ -1008,19 +1023,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.estimators_ = ests
 
     def save(self, path):
-        """Write the fitted model as JSON (see :func:`spotree.load`); no pickle involved.
-
-        Not for a model fitted on category or text columns: its trees split
-        the indicator columns of the categories, which the file format does
-        not describe (one-hot encode them before ``fit``, e.g. with
-        ``pandas.get_dummies``, to save the model).
-        """
+        """Write the fitted model as JSON (see :func:`spotree.load`); no pickle involved."""
         from .tree._persist import save_model
 
-        if getattr(self, "category_values_", None) is not None:
-            raise ValueError("SPOBoost.save cannot write a model fitted on category or text "
-                             "columns (its trees split their indicator columns); one-hot "
-                             "encode them before fit (pandas.get_dummies) to save it.")
         if hasattr(self, "init_estimator_"):
             raise TypeError("a SPOBoost whose init is a scikit-learn regressor cannot be saved "
                             "as JSON (the regressor is not a spotree model); use pickle or "

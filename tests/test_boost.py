@@ -701,6 +701,25 @@ def test_a_category_column_is_one_indicator_column_per_category(tmp_path):
     # One importance per column of X: a category's is that of its indicators.
     imp = ref.feature_importances_
     assert_allclose(est.feature_importances_, [imp[0], imp[1:].sum()], rtol=1e-12)
-    # The file format has no place for the indicator columns: refused, saying what to do.
-    with pytest.raises(ValueError, match="one-hot encode them before fit"):
-        est.save(tmp_path / "boost.json")
+    # Saved and loaded like any model: the same predictions, labels and all.
+    est.save(tmp_path / "boost.json")
+    back = spotree.load(tmp_path / "boost.json")
+    assert back.category_values_ == [None, ["clay", "dry", "wet"]]
+    new = X.iloc[:5].copy()
+    new.loc[new.index[0], "soil"] = "sand"  # unseen: all-zero indicators
+    assert_array_equal(back.predict(new), est.predict(new))
+    # The file's widths are checked against the categories.
+    import json
+
+    doc = json.loads((tmp_path / "boost.json").read_text())
+    doc["fitted"]["init_coef_"] = [row[:-1] for row in doc["fitted"]["init_coef_"]]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"fitted\.init_coef_ has 3 columns but the model has "
+                                         r"4 \(one per numeric feature and one per category"):
+        spotree.load(tmp_path / "bad.json")
+    doc = json.loads((tmp_path / "boost.json").read_text())
+    doc["fitted"]["category_values_"][1] = ["clay", "dry"]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"trees\[0\]\.n_features is 4 but the model has 3 "
+                                         r"columns"):
+        spotree.load(tmp_path / "bad.json")

@@ -40,6 +40,7 @@ import numpy as np
 
 from .. import _schema
 from .._atomic import atomic_write
+from .._categories import one_hot_width
 from .._params import validate_params
 from ..problems import DecisionProblem, problem_from_dict
 from ._tree import Tree
@@ -206,8 +207,9 @@ _EXTRA_READERS = {
     "category_values_": _read_category_values,
     "categories_seen_": _read_categories_seen,
     # SPOBoost: the initial linear model, the number of rounds and the scores.
-    "init_coef_": lambda v, where, p, d: _schema.real_matrix(v, where, rows=d, cols=p,
-                                                             per="cost"),
+    # One column per feature, or per category of a categorical feature: SPOBoost
+    # checks the count against category_values_ once both are read.
+    "init_coef_": lambda v, where, p, d: _read_cost_rows(v, where, d),
     "init_intercept_": lambda v, where, p, d: _schema.real_array(v, where, length=d,
                                                                  per="cost"),
     "init_choice_": lambda v, where, p, d: _schema.string(v, where),
@@ -463,15 +465,20 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
                 raise _schema.SchemaError("problem", f"has n_costs={problem.n_costs} but the "
                                                      f"trees have n_outputs={d}.")
         d = problem.n_costs
+        fitted.update(_read_extras(cls, doc, p, d))
+        # SPOBoost's trees split the indicator columns of categorical features.
+        width, why = p, f"fitted.n_features_in_ is {p}"
+        if getattr(cls, "_trees_split_one_hot", False) and fitted.get("category_values_"):
+            width = one_hot_width(fitted["category_values_"])
+            why = (f"the model has {width} columns (one per numeric feature and one per "
+                   "category of fitted.category_values_)")
         for i, t in enumerate(trees):
-            if t.n_features != p:
+            if t.n_features != width:
                 raise _schema.SchemaError(f"trees[{i}].n_features",
-                                          f"is {t.n_features} but fitted.n_features_in_ "
-                                          f"is {p}.")
+                                          f"is {t.n_features} but {why}.")
             if t.n_outputs != d:
                 raise _schema.SchemaError(f"trees[{i}].n_outputs",
                                           f"is {t.n_outputs} but the problem has n_costs={d}.")
-        fitted.update(_read_extras(cls, doc, p, d))
         model.problem = problem
         model.problem_ = problem
         for attr, value in fitted.items():
