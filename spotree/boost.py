@@ -30,6 +30,7 @@ from .metrics import _spo_plus
 from .problems import FiniteDecisions, resolve_problem
 from .tree import SPOTree, register_model
 from .tree._classes import SPOScoreMixin
+from .tree._fit_data import FitData
 from .tree._tree import TREE_LEAF
 
 __all__ = ["SPOBoost"]
@@ -635,8 +636,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         return (X[tr], C[tr], sw[tr]), (X[va], C[va], sw[va]), "validation_fraction"
 
-    def _init_model(self, init, X, C, sw, W_true, problem, rng):
-        """The start fitted on (X, C, sw): a ``_Start``."""
+    def _init_model(self, init, X, C, sw, W_true, problem, rng, ridge=None):
+        """The start fitted on (X, C, sw): a ``_Start``. ``ridge``: the ridge
+        fit of these rows when already computed (``init="auto"`` shares it)."""
         d = C.shape[1]
         if not isinstance(init, str):
             return _Start.from_estimator(init, X, C, sw, d)
@@ -651,7 +653,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             coef = np.linalg.lstsq(r * Xc, r * (C - mean_c), rcond=None)[0].T
             intercept = mean_c - coef @ np.average(X, axis=0, weights=sw)
             return _Start(init, coef, intercept)
-        coef, intercept, _ = _ridge_gcv(X, C, sw)
+        coef, intercept, _ = _ridge_gcv(X, C, sw) if ridge is None else ridge
         if init == "ridge":
             return _Start(init, coef, intercept)
         if init == "index":
@@ -755,6 +757,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     # Refit the chosen start and best_iteration_ trees on all the rows after
     # early stopping on a held-out part (validation_fraction).
     _refit = True
+    # Grow the rounds' trees on data prepared once per fit (False: through
+    # the public SPOTree.fit every round, as before; kept for the benchmark).
+    _reuse_fit_data = True
 
     def _boost(self, X, C, sw, problem, rng, val, init, n_rounds, early, start,
                score_train=True):
@@ -773,7 +778,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             if val is not None:
                 # Every start; the one whose validation decisions are best
                 # (the earliest of _STARTS on ties).
-                starts = [self._init_model(k, X, C, sw, W_true, problem, rng)
+                # The ridge fit is the first start and where the others begin.
+                ridge = _ridge_gcv(X, C, sw)
+                starts = [self._init_model(k, X, C, sw, W_true, problem, rng, ridge=ridge)
                           for k in _STARTS]
                 loss = [_normalized_regret(problem, Cv, zv, problem.solve(s.predict(Xv))[0],
                                            swv) for s in starts]
@@ -803,6 +810,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         trees = []
         best_iter, best_loss = 0, -v_score
         gamma_init = 1.0
+        fit_data = None
         show = self.verbose and score_train
         if show and n_rounds:
             print(f"{'round':>6} {'train regret':>13} {'val regret':>11} {'time (s)':>9}")
@@ -821,8 +829,17 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 target = -grad
             else:
                 target = C - F
-            tree = SPOTree(**self._tree_params(), random_state=seed).fit(X, target,
-                                                                        sample_weight=w)
+            tree = SPOTree(**self._tree_params(), random_state=seed)
+            if self._reuse_fit_data:
+                # The features were validated and sorted once per fit; each
+                # round only brings new targets, and no node decisions.
+                fit_data = (FitData(stumps_problem, X, target, np.zeros(X.shape[1], bool),
+                                    need_spo=False) if fit_data is None
+                            else fit_data.with_costs(target))
+                tree._fit_arrays(X, target, w, stumps_problem, fit_data=fit_data,
+                                 decisions=False)
+            else:
+                tree.fit(X, target, sample_weight=w)
             tree.problem_ = stumps_problem
             t_ = tree.tree_
             node = t_.apply(X)

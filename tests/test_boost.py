@@ -723,3 +723,50 @@ def test_a_category_column_is_one_indicator_column_per_category(tmp_path):
     with pytest.raises(ValueError, match=r"trees\[0\]\.n_features is 4 but the model has 3 "
                                          r"columns"):
         spotree.load(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("loss", ["mse", "spo+"])
+@pytest.mark.parametrize("subsample, max_features", [(1.0, None), (0.7, 2)])
+def test_rounds_grow_the_trees_of_a_public_spotree_fit_loop(loss, subsample, max_features):
+    # The data are prepared once per fit and reused every round; the trees
+    # must be those of SPOTree.fit on each round's targets, by an independent
+    # loop: the seeds and subsamples drawn as documented, the targets (the
+    # residuals, or the negative SPO+ subgradients at the current
+    # predictions) computed by hand.
+    from spotree import SPOTree
+
+    X, C, _, _ = _sp_data(n=150, degree=4)
+    lr, rounds, depth, leaf = 0.3, 4, 3, 5
+    m = SPOBoost(SP, loss=loss, init="mean", n_estimators=rounds, learning_rate=lr,
+                 max_depth=depth, min_samples_leaf=leaf, subsample=subsample,
+                 max_features=max_features, n_iter_no_change=None, random_state=7).fit(X, C)
+    rng = np.random.RandomState(7)
+    n = len(X)
+    F = np.tile(C.mean(axis=0), (n, 1))
+    W_true = SP.solve(C)[0]
+    for t in range(rounds):
+        seed = rng.randint(np.iinfo(np.int32).max)
+        w = np.ones(n)
+        if subsample < 1.0:
+            w = np.zeros(n)
+            w[rng.choice(n, int(subsample * n), replace=False)] = 1.0
+        target = C - F if loss == "mse" else -2 * (W_true - SP.solve(2 * F - C)[0])
+        ref = SPOTree(criterion="mse", max_depth=depth, min_samples_leaf=leaf,
+                      max_features=max_features, random_state=seed).fit(X, target,
+                                                                        sample_weight=w)
+        got = m.estimators_[t].tree_
+        for name in ("children_left", "children_right", "feature", "threshold",
+                     "n_node_samples", "weighted_n_node_samples", "impurity"):
+            assert_array_equal(getattr(got, name), getattr(ref.tree_, name), err_msg=name)
+        leaves = got.children_left == -1
+        if loss == "mse":
+            assert_array_equal(got.value[leaves], ref.tree_.value[leaves])
+        else:
+            # Each leaf's step is along the leaf's mean target (the line search's scale).
+            V = ref.tree_.value[leaves]
+            S = got.value[leaves]
+            gamma = np.einsum("ij,ij->i", S, V) / np.maximum(np.einsum("ij,ij->i", V, V),
+                                                             1e-300)
+            assert_allclose(S, gamma[:, None] * V, atol=1e-12)
+        F = F + lr * got.value[got.apply(X)]
+    assert_allclose(m.predict(X), F, atol=1e-10)

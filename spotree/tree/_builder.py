@@ -71,7 +71,7 @@ def _node_capacity(m, total_cnt, min_leaf_cnt, total_w, min_leaf_w, max_depth):
 def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split_cnt,
               max_features, n_quantiles, min_loss_decrease, seed,
               categorical_subsets=False, max_subset_categories=10, abort=None,
-              oracle_handler=None):
+              oracle_handler=None, decisions=True):
     """Grow a tree greedily until a stopping rule fires.
 
     A node becomes a leaf when it is at ``max_depth``, when it holds fewer
@@ -102,6 +102,10 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         mse_part, tol) -> (w0, z)`` (see :mod:`spotree.tree._oracle`).
         Defaults to :func:`~spotree.tree._oracle.make_oracle_handler`: one
         batched call, or bounds first when the problem has a relaxation.
+    decisions : bool, default=True
+        False leaves a squared-error tree's (``a == 0``) decisions and SPO
+        losses at zero instead of solving every node (SPOBoost's gradient
+        trees use neither).
 
     Returns
     -------
@@ -230,7 +234,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                              n_quantiles=n_quantiles, min_loss_decrease=min_loss_decrease,
                              seed=seed, categorical_subsets=categorical_subsets,
                              max_subset_categories=max_subset_categories, abort=abort,
-                             oracle_handler=oracle_handler)
+                             oracle_handler=oracle_handler, decisions=decisions)
         elif status != ST_BUDGET:  # pragma: no cover - the kernel returns only these
             raise RuntimeError(f"unexpected status {status} from the growth kernel")
 
@@ -248,7 +252,10 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     else:
         dec = nodes.decision[sl]
     n_pend = int(istate[I_NPEND])
-    if n_pend or dec is None:
+    if dec is None and not decisions:
+        dec = np.zeros((count, d))
+        loss = np.zeros(count)
+    elif n_pend or dec is None:
         # Nodes whose decision was left to one batch: leaves the oracle path
         # never swept, or every node of a squared-error tree.
         todo = pending[:n_pend] if dec is not None else np.arange(count)

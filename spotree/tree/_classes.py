@@ -508,11 +508,13 @@ class SPOTree(BaseSPOTree):
         return self._fit_arrays(X, C, sw, resolve_problem(self.problem, C))
 
     def _fit_arrays(self, X, C, sw, problem, fit_data=None, cnt=None, seed=None,
-                    abort=None):
+                    abort=None, decisions=True):
         """Fit on validated arrays.
 
         A forest passes a shared :class:`FitData`, the bootstrap counts as
-        ``cnt`` (what ``min_samples_leaf`` counts there) and its tree's seed.
+        ``cnt`` (what ``min_samples_leaf`` counts there) and its tree's seed;
+        SPOBoost one whose costs are the round's targets, and
+        ``decisions=False`` (see :func:`grow_tree`).
         """
         self.problem_ = problem
         a = self.spo_weight if self.criterion == "spo" else 0.0
@@ -533,7 +535,7 @@ class SPOTree(BaseSPOTree):
             n_quantiles=0 if self.thresholds == "all" else int(self.thresholds),
             min_loss_decrease=float(self.min_loss_decrease),
             seed=seed, categorical_subsets=self.categorical_splits == "subset",
-            abort=abort)
+            abort=abort, decisions=decisions)
         self.tree_ = tree
         self.categories_seen_ = [None if v is None else v.copy() for v in fit_data.cat_values]
         if not any(v is not None for v in self.categories_seen_):

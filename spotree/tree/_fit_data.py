@@ -113,20 +113,46 @@ class FitData:
         self.problem = problem
         self.sign = problem.sign
         self.X = np.ascontiguousarray(X, dtype=np.float64)
-        self.C = C
         n, p = X.shape
-        d = C.shape[1]
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
-        self.scale = power_of_two_scale(C)
-        self.Cm = np.ascontiguousarray(self.sign * C / self.scale)
-        self.sq = np.einsum("ij,ij->i", self.Cm, self.Cm)
-        self.n_oracle_calls = 0
-        self.n_oracle_rows = 0
         mode, V, oracle = choose_mode(problem, n, path)
         if not need_spo and mode == MODE_VERTEX:
             # Squared error needs no G; the decisions come from one batch at the end.
             V = None
         self.mode, self.V, self.oracle = mode, V, oracle
+        self._set_costs(C)
+        self._categories(p)
+        # Rows sorted by every feature once; a tree keeps the rows it uses
+        # with a stable filter instead of sorting again.
+        keys = self.X.T
+        if self.is_categorical.any():
+            keys = np.where(self.is_categorical[:, None], self.codes.T.astype(np.float64), keys)
+        # NaN sorts last: the rows missing a feature end every sorted segment.
+        self.order = np.ascontiguousarray(np.argsort(keys, axis=1, kind="stable"))
+
+    def with_costs(self, C):
+        """The same rows, features and problem with other costs ``C`` (validated).
+
+        SPOBoost grows one tree per round on new targets: the sorted rows and
+        the categories are shared, only what depends on the costs is computed
+        again (exactly as a new ``FitData`` would).
+        """
+        import copy
+
+        other = copy.copy(self)
+        other._set_costs(C)
+        return other
+
+    def _set_costs(self, C):
+        """Everything that depends on the costs: scale, scaled costs, G and optima."""
+        self.C = C
+        n, d = C.shape
+        mode, V = self.mode, self.V
+        self.scale = power_of_two_scale(C)
+        self.Cm = np.ascontiguousarray(self.sign * C / self.scale)
+        self.sq = np.einsum("ij,ij->i", self.Cm, self.Cm)
+        self.n_oracle_calls = 0
+        self.n_oracle_rows = 0
         if V is not None:
             self.G = np.ascontiguousarray(self.Cm @ V.T)
             # With a complete vertex list the optimum is the best vertex; this
@@ -136,7 +162,7 @@ class FitData:
             self.G = np.empty((n, 0))
             if mode == MODE_SOLVER:
                 W = np.empty((n, d))
-                self.zs = solve_rows(oracle, self.Cm, W)
+                self.zs = solve_rows(self.oracle, self.Cm, W)
                 gave_up = np.isnan(self.zs)
                 if gave_up.any():
                     # A search limit of the compiled solver: the problem's own
@@ -145,14 +171,6 @@ class FitData:
             else:
                 self.zs = self.sign * self.solve(C)[1] / self.scale
         self.zs = np.ascontiguousarray(self.zs, dtype=np.float64)
-        self._categories(p)
-        # Rows sorted by every feature once; a tree keeps the rows it uses
-        # with a stable filter instead of sorting again.
-        keys = self.X.T
-        if self.is_categorical.any():
-            keys = np.where(self.is_categorical[:, None], self.codes.T.astype(np.float64), keys)
-        # NaN sorts last: the rows missing a feature end every sorted segment.
-        self.order = np.ascontiguousarray(np.argsort(keys, axis=1, kind="stable"))
 
     def _categories(self, p):
         """Integer codes of categorical features (missing = the number of categories)."""
