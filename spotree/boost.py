@@ -355,7 +355,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
        minimization sense, from one batched oracle call (``w*(c)`` of the
        training rows is computed once per fit);
     2. a regression tree (spotree's builder, squared error) fitted to the
-       negative subgradients;
+       negative subgradients (the features are validated and sorted once per
+       fit; each round only brings new targets);
     3. in every leaf, a line search along the leaf's mean negative
        subgradient for the step that minimizes the SPO+ loss of the leaf's
        rows;
