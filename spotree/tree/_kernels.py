@@ -50,6 +50,8 @@ import numpy as np
 from typing import NamedTuple
 
 from .._numba import jit
+from ..problems._compiled import (KIND_KNAPSACK_BB, KIND_KNAPSACK_DP, lagrangian_bound_min,
+                                  relaxation_min)
 
 MODE_VERTEX = 0
 MODE_SOLVER = 1
@@ -416,17 +418,62 @@ def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
 
 
 @jit(_nrt=False)
-def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff):
+def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb):
     """Children's SPO loss from the compiled solver on their cost sums ``bl`` and ``br``.
 
     A candidate whose SPO loss is at least ``cutoff`` cannot become the
-    node's best split, so a bound proving that may stand in for the exact
+    node's best split, so a bound proving that stands in for the exact
     value: the contract is "the exact loss, or any value >= cutoff, or NaN
-    when the solver gave up". Today every candidate is solved exactly.
+    when the solver gave up". Here such a candidate gets +inf.
+
+    Lower bounds on each child's optimal value are tried before the exact
+    solves, cheapest first, with a margin for rounding, so the split chosen
+    is the one exhaustive search chooses: the Lagrangian bound (O(d)) at the
+    multipliers ``lam_l``, ``lam_r`` (the node's, scaled to each child) and
+    ``lam_nb`` (those of the last children whose relaxation was solved:
+    neighbouring thresholds have near-equal children, updated here); then the
+    LP relaxation (Dantzig's rule); then the left child exactly with the
+    right child's bound. The path kinds have no bounds (a solve costs about
+    what a bound would) and are solved exactly.
     """
     nowv = bl[:0]
-    gl = solver.solve(solver.ints, solver.floats, bl, nowv, solver.work, solver.iwork)
-    gr = solver.solve(solver.ints, solver.floats, br, nowv, solver.work, solver.iwork)
+    kind, ints, floats = solver.kind, solver.ints, solver.floats
+    work, iwork = solver.work, solver.iwork
+    if cutoff <= 0.0:
+        # Losses are never negative: this candidate can only tie.
+        return np.inf
+    if cutoff < np.inf and (kind == KIND_KNAPSACK_DP or kind == KIND_KNAPSACK_BB):
+        margin = 0.0
+        for j in range(bl.shape[0]):
+            margin += abs(bl[j]) + abs(br[j])
+        need = cutoff + 1e-9 * margin + spo_tol
+        # Each child's loss z*(b) - z is at least its bound's excess (and 0).
+        ll = max(lagrangian_bound_min(kind, ints, floats, bl, lam_l),
+                 lagrangian_bound_min(kind, ints, floats, bl, lam_nb[0])) - zl
+        lr = max(lagrangian_bound_min(kind, ints, floats, br, lam_r),
+                 lagrangian_bound_min(kind, ints, floats, br, lam_nb[1])) - zr
+        if max(ll, 0.0) + max(lr, 0.0) >= need:
+            return np.inf
+        lr, lam_nb[1] = relaxation_min(kind, ints, floats, br, work, iwork)
+        lr = max(lr - zr, 0.0)
+        if lr >= need:
+            return np.inf
+        ll, lam_nb[0] = relaxation_min(kind, ints, floats, bl, work, iwork)
+        ll = max(ll - zl, 0.0)
+        if ll + lr >= need:
+            return np.inf
+        gl = solver.solve(ints, floats, bl, nowv, work, iwork)
+        if np.isnan(gl):
+            return np.nan
+        if (gl - zl) + lr >= need:
+            return np.inf
+        gr = solver.solve(ints, floats, br, nowv, work, iwork)
+        if np.isnan(gr):
+            return np.nan
+        spo = (gl - zl) + (gr - zr)
+        return spo if spo > spo_tol else 0.0
+    gl = solver.solve(ints, floats, bl, nowv, work, iwork)
+    gr = solver.solve(ints, floats, br, nowv, work, iwork)
     if np.isnan(gl) or np.isnan(gr):
         return np.nan
     spo = (gl - zl) + (gr - zr)
@@ -457,7 +504,7 @@ def _queue(reqs, istate, bl, br, lw, rw, zsum, mse_part, f, split_kind, code, th
 
 @jit(_nrt=False)
 def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, split_kind,
-               code, thr, nan_opt, bl, br, istate, fstate):
+               code, thr, nan_opt, bl, br, istate, fstate, lam, lam_nb):
     """Score one candidate split; keep it in ``istate``/``fstate`` if it is the best so far.
 
     The left child holds the rows summed in ``wL, cL, zL, qL, GL, SL``
@@ -465,7 +512,9 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
     rows missing the feature) when ``use_m``; the right child the rest of
     the node ``T``. On the oracle path the candidate is queued instead.
     Returns False when the compiled solver gave up (the driver then regrows
-    the tree on the oracle path).
+    the tree on the oracle path). ``lam`` and ``lam_nb`` are the node's
+    multiplier and the last children's, for the solver path's bounds (see
+    ``_solver_spo``).
     """
     lw = wL + M.w if use_m else wL
     lc = cL + M.c if use_m else cL
@@ -511,13 +560,27 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
             if found:
                 cutoff = best if a == 1.0 else (
                     (best - (1.0 - a) * mse / cr.mse_scale) * cr.spo_scale / a)
-            spo = _solver_spo(solver, bl, br, zl, zr, cr.spo_tol, cutoff)
+            spo = _solver_spo(solver, bl, br, zl, zr, cr.spo_tol, cutoff, lam * lw / T.w,
+                              lam * rw / T.w, lam_nb)
             if np.isnan(spo):
                 return False
     crit = combine(a, spo, mse, cr.spo_scale, cr.mse_scale)
     if _better(crit, best, found, cr.cmp_tol):
         _keep(istate, fstate, crit, thr, f, split_kind, code, nan_opt)
     return True
+
+
+@jit
+def _bound_multipliers(solver, cr, T):
+    """The node's multiplier for its children's Lagrangian bounds (the LP
+    relaxation's at the node's cost sum; 0 without bounds), and the slots of
+    the last children's multipliers (see ``_solver_spo``)."""
+    lam_nb = np.zeros(2)
+    lam = 0.0
+    if solver is not None and cr.a > 0.0:
+        lam = relaxation_min(solver.kind, solver.ints, solver.floats, T.S, solver.work,
+                             solver.iwork)[1]
+    return lam, lam_nb
 
 
 @jit
@@ -557,6 +620,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     d = Cm.shape[1]
     a = cr.a
     use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
+    lam, lam_nb = _bound_multipliers(solver, cr, T)
     mn = m
     while mn > 0 and np.isnan(X[seg[mn - 1], f]):
         mn -= 1
@@ -664,7 +728,8 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
         for opt in range(n_opt):
             nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
             if not _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, opt == 1, f,
-                              split_kind, -1, thr, nan_opt, bl, br, istate, fstate):
+                              split_kind, -1, thr, nan_opt, bl, br, istate, fstate, lam,
+                              lam_nb):
                 istate[I_FAILED] = 1
                 return
 
@@ -708,6 +773,7 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
     K = rows.G.shape[1]
     d = rows.Cm.shape[1]
     use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
+    lam, lam_nb = _bound_multipliers(solver, cr, T)
     codes_f = cats.codes[:, f]
     miss = cats.n_codes[f]
     starts, nb = _category_blocks(seg, codes_f, miss)
@@ -779,7 +845,8 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
         for opt in range(n_opt):
             nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
             if not _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, opt == 1, f,
-                              split_kind, code, thr, nan_opt, bl, br, istate, fstate):
+                              split_kind, code, thr, nan_opt, bl, br, istate, fstate, lam,
+                              lam_nb):
                 istate[I_FAILED] = 1
                 return
 

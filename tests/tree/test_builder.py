@@ -12,7 +12,8 @@ sample weights, both senses and the three criteria.
 import numpy as np
 import pytest
 
-from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath, news_recommendation
+from spotree.problems import (CallableProblem, FiniteDecisions, Knapsack, ShortestPath,
+                              news_recommendation)
 from spotree.tree._builder import grow_tree
 from spotree.tree._fit_data import FitData
 
@@ -39,6 +40,10 @@ PROBLEMS = {
     "finite-max": (lambda s: _finite(s, "max"), ("vertex", "oracle")),
     "news-lp": (lambda s: news_recommendation(4, 2, random_state=s), ("vertex", "oracle")),
     "sp33-callable": (lambda s: _oracle_only(ShortestPath((3, 3))), ("oracle",)),
+    # Knapsacks: the solver path rules candidates out by bounds before solving.
+    "knap-dp": (lambda s: Knapsack([[2, 3, 1, 4]], [5]), ("vertex", "solver", "oracle")),
+    "knap-bb": (lambda s: Knapsack([[2.5, 1.0, 1.5, 3.0], [1.0, 2.0, 2.5, 0.5]], [4.0, 3.5]),
+                ("vertex", "solver", "oracle")),
 }
 
 
@@ -151,3 +156,27 @@ def test_paths_agree_on_larger_data():
         np.testing.assert_array_equal(t.missing_go_to_left, trees[0].missing_go_to_left)
         np.testing.assert_array_equal(t.decision, trees[0].decision)
         np.testing.assert_allclose(t.loss, trees[0].loss, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("a", [1.0, 0.4])
+@pytest.mark.parametrize("resources", [1, 2])
+def test_knapsack_solver_path_with_bounds_equals_exhaustive_vertex_path(a, resources):
+    # The solver path skips the exact solves of candidates that its bounds
+    # rule out; the vertex path scores every candidate exactly (all 0/1
+    # points listed). Many rows and near-equal children make the bounds
+    # tight, so a bound that were invalid, or a margin too small, would
+    # change some split.
+    rng = np.random.default_rng(40 + resources)
+    n_items = 9
+    weights = rng.integers(1, 6, size=(resources, n_items)).astype(float)
+    problem = Knapsack(weights, weights.sum(axis=1) / 2.5)
+    X = rng.normal(size=(400, 3))
+    C = np.exp(0.3 * rng.normal(size=(400, n_items)) + 0.5 * X[:, :1] * rng.normal(size=n_items))
+    w = np.ones(400)
+    trees = [_grow(problem, X, C, w, path, a=a, min_leaf_cnt=5, max_depth=4)
+             for path in ("vertex", "solver")]
+    assert trees[0].node_count > 7
+    np.testing.assert_array_equal(trees[1].feature, trees[0].feature)
+    np.testing.assert_array_equal(trees[1].threshold, trees[0].threshold)
+    np.testing.assert_array_equal(trees[1].decision, trees[0].decision)
+    np.testing.assert_allclose(trees[1].loss, trees[0].loss, rtol=1e-9, atol=1e-9)
