@@ -21,7 +21,8 @@ are skipped with a note):
   RandomForestRegressor fit on the same data in the same process (a yardstick
   for the machine's speed), and compared with the ratio recorded when this
   script was written (:data:`BOOST_BEFORE`): target at least 30% less. The
-  predictions' fingerprint is compared with the recorded one too.
+  predictions' fingerprint is compared with the recorded one and printed (not
+  a target: SPOBoost's defaults changed after the baseline).
 - ``sparse_lp``: the sparse LP of ``_sparse_lp.py`` (500 variables x 200 rows,
   read from an MPS file), n=5000, depth 4, 99 quantile thresholds. Target <= 60 s.
 - ``cold``: ``SPOTree(ShortestPath((4, 4)), max_depth=2).fit`` on 200 rows in a
@@ -74,11 +75,14 @@ FOREST = dict(n_estimators=100, min_samples_leaf=5, max_features="sqrt", n_jobs=
 #: SPOBoost (defaults, random_state=0) time / RandomForestRegressor (FOREST
 #: settings) time on the same data, and a fingerprint of the predictions
 #: (sum, sum of squares of predict(X) on the first 100 rows), measured on
-#: 2026-11-26 before the issue-17 work (main at 0622044), 2-core machine with
-#: load about 4.
+#: 2026-11-26 before the issue-17 work (main at 0622044), median of 3 on the
+#: 2-core machine under a load of 9-11 (another run under load 6 gave 17.1 for
+#: ICON: the yardstick ratio moves by tens of percent under such load). The
+#: network row uses ShortestPath.from_edges. SPOBoost's defaults changed after
+#: this baseline (init="auto", ab14142), so its predictions differ from it.
 BOOST_BEFORE = {
-    "icon": None,
-    "dag": None,
+    "icon": (12.10, (5737016.989894875, 8502110255.757836)),
+    "dag": (4.75, (2086939.9726556544, 6612877661.939287)),
 }
 
 
@@ -265,8 +269,10 @@ def bench_boost(args):
         X, C, weights = icon
         cases.append(("icon", "ICON knapsack, 650 days", Knapsack(weights, 120), X, C))
     X, C, A, b, name = _network(args)
-    cases.append(("dag", f"{name} network, 1000 rows", LinearProgram(A_eq=A, b_eq=b,
-                                                                      bounds=(0, 1)), X, C))
+    n_nodes, edges = edges_of(A)
+    sp = ShortestPath.from_edges(n_nodes, edges, int(np.flatnonzero(b < 0)[0]),
+                                 int(np.flatnonzero(b > 0)[0]))
+    cases.append(("dag", f"{name} network, 1000 rows", sp, X, C))
     for key, label, problem, X, C in cases:
         SPOBoost(problem, n_estimators=3, random_state=0).fit(X[:200], C[:200])  # compile
         RandomForestRegressor(**dict(FOREST, n_estimators=4)).fit(X[:100], C[:100])
@@ -276,7 +282,7 @@ def bench_boost(args):
         ratio = ts / tc
         fp = _fingerprint(est, X)
         before = BOOST_BEFORE.get(key)
-        rounds = getattr(est, "n_estimators_", "?")
+        rounds = len(est.estimators_)
         if before is None:
             print(f"SPOBoost defaults, {label:<26} {ts:9.3f} {tc:9.3f} {ratio:8.2f} "
                   f"(no baseline recorded) rounds={rounds} fingerprint={fp!r}", flush=True)
@@ -284,7 +290,8 @@ def bench_boost(args):
         b_ratio, b_fp = before
         same = np.allclose(fp, b_fp, rtol=1e-9, atol=0.0)
         target = 0.7 * b_ratio
-        row_ok = ratio <= target and same
+        # Only the time decides: the defaults changed since the baseline.
+        row_ok = ratio <= target
         ok &= row_ok
         print(f"SPOBoost defaults, {label:<26} {ts:9.3f} {tc:9.3f} {ratio:8.2f} "
               f"{'<= %.2f' % target:>7} {'PASS' if row_ok else 'FAIL'}  before {b_ratio:.2f}; "
