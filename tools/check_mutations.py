@@ -7,7 +7,9 @@ test files there and expects at least one failure. It prints one line per
 mutation and exits 1 if any mutation survives (every test passed) or any edit
 no longer applies (the code moved: update the mutation).
 
-Run: ``python tools/check_mutations.py [--only NAME ...] [--fast] [--without PKG ...] [--list]``.
+Run: ``python tools/check_mutations.py [--only NAME ...] [--fast | --quick] [--without PKG ...]
+[--list]``. ``--quick`` is the subset CI runs (.ci/run): the mutations outside
+the compiled kernels, each against only the tests that catch it.
 Mutations of the compiled kernels recompile them (a minute or more each);
 ``--fast`` leaves those out. ``--without pyepo torch`` hides installed
 packages from the tests (an import of them fails), so that the run sees what
@@ -134,6 +136,40 @@ MUTATIONS = {
         "spotree's own solver used even where it disagrees with the PyEPO model"),
 }
 
+# For --quick (the CI subset): the tests that catch each mutation, by node id,
+# instead of whole files. Kept in step by running the full check: a mutation
+# whose quick tests miss it is reported like any survivor.
+QUICK = {
+    "bootstrap_never_last_row": [
+        "tests/test_forest.py::test_bootstrap_draws_rows_uniformly_with_replacement"],
+    "cart_pruning_validation_formula": [
+        "tests/tree/test_classes.py::test_every_pruning_mode_against_brute_force"],
+    "cart_one_se_rule_l1": [
+        "tests/tree/test_classes.py::test_every_pruning_mode_against_brute_force"],
+    "mixed_scales_wrong_power": [
+        "tests/tree/test_classes.py::test_every_pruning_mode_against_brute_force"],
+    "mixed_scales_swapped_in_pruning": [
+        "tests/tree/test_classes.py::test_every_pruning_mode_against_brute_force"],
+    "prune_spo_uses_criterion": [
+        "tests/tree/test_classes.py::test_every_pruning_mode_against_brute_force"],
+    "loss_scales_not_saved": [
+        "tests/tree/test_persist.py::test_a_loaded_mixed_criterion_tree_prunes_as_the_original"],
+    "decision_loss_abs": [
+        "tests/test_metrics.py::test_decision_loss_treats_rounding_level_negatives_as_zero"],
+    "boost_subsample_with_replacement": [
+        "tests/test_boost.py::test_subsample_trains_each_tree_on_that_many_distinct_rows"],
+    "missing_tie_goes_right": [
+        "tests/tree/test_missing.py::"
+        "test_missing_at_predict_goes_left_when_the_children_weigh_the_same"],
+    "bounded_oracle_no_tie_margin": [
+        "tests/tree/test_oracle.py::test_bounded_oracle_solves_candidates_that_tie_with_the_best"],
+    "pyepo_arcs_sorted": [
+        "tests/problems/test_pyepo.py::test_shortest_path_values_equal_pyepo"],
+    "pyepo_agreement_unchecked": [
+        "tests/problems/test_pyepo.py::"
+        "test_disagreeing_native_solver_falls_back_with_a_warning"],
+}
+
 # Mutations that change nothing observable; listed so that a change that makes
 # them observable is noticed. Each with the reason.
 EQUIVALENT = {
@@ -160,8 +196,10 @@ def hide(workdir, packages):
     return shadow
 
 
-def run(name, workdir, python, extra_path=()):
+def run(name, workdir, python, extra_path=(), quick=False):
     path, old, new, tests, _ = MUTATIONS[name]
+    if quick:
+        tests = QUICK[name]
     target = workdir / path
     text = target.read_text()
     if text.count(old) != 1:
@@ -193,15 +231,22 @@ def main(argv=None):
                     help="leave out the mutations of the compiled kernels")
     ap.add_argument("--without", nargs="+", default=[], metavar="PKG",
                     help="packages to hide from the tests")
+    ap.add_argument("--quick", action="store_true",
+                    help="the CI subset: the mutations listed in QUICK (none of the compiled "
+                         "kernels), each against the tests that catch it")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
     if args.list:
         for name, (path, *_, why) in MUTATIONS.items():
             print(f"{name:34s} {path:28s} {why}")
         return 0
+    missing = set(QUICK) - set(MUTATIONS) | {n for n in QUICK if MUTATIONS[n][0] in COMPILED}
+    assert not missing, f"QUICK lists unknown or compiled mutations: {sorted(missing)}"
     names = args.only or list(MUTATIONS)
     if args.fast:
         names = [n for n in names if MUTATIONS[n][0] not in COMPILED]
+    if args.quick:
+        names = [n for n in names if n in QUICK]
     bad = 0
     with tempfile.TemporaryDirectory(prefix="spotree-mut-") as tmp:
         workdir = pathlib.Path(tmp)
@@ -210,7 +255,7 @@ def main(argv=None):
         subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
         extra = [hide(workdir, args.without)] if args.without else []
         for name in names:
-            verdict, detail = run(name, workdir, sys.executable, extra)
+            verdict, detail = run(name, workdir, sys.executable, extra, args.quick)
             if name in EQUIVALENT and verdict == "SURVIVED":
                 verdict, detail = "equivalent", EQUIVALENT[name]
             elif verdict != "caught":
