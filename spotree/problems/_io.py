@@ -15,10 +15,12 @@ keys, a validator and a builder.
 
 from __future__ import annotations
 
-import numbers
+import re
 from typing import Callable, NamedTuple
 
 import numpy as np
+
+from .. import _schema
 
 __all__ = ["DEFAULT_CHECK_TIME_LIMIT", "MAX_SPEC_NONZEROS", "MAX_SPEC_ROWS",
            "MAX_SPEC_VARIABLES", "problem_from_dict", "validate_problem_spec"]
@@ -41,99 +43,72 @@ class SpecType(NamedTuple):
 
     keys: frozenset
     required: frozenset
-    validate: Callable  # validate(spec, err) -> None, raises through err(key, msg)
+    validate: Callable  # validate(spec) -> None, raises _schema.SchemaError(path, msg)
     build: Callable  # build(spec, check_time_limit) -> DecisionProblem
 
 
 # -------------------------------------------------------------- helpers
-def _is_number(v):
-    return (isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
-            and bool(np.isfinite(v)))
+# The type and shape checks are spotree._schema's (the model files' reader):
+# one validation layer. A check raises SchemaError(path, message), the path
+# starting with the spec's key ("A_ub[0][1]"); validate_problem_spec turns it
+# into "problem spec of type ..., key 'A_ub': A_ub[0][1] must be ...".
+_fail = _schema.SchemaError
 
 
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
-
-
-def _what(v):
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, dict):
-        return "an object"
-    return repr(v) if isinstance(v, (str, numbers.Number, bool)) or v is None else \
-        type(v).__name__
-
-
-def _cap(err, key, value, cap, what):
+def _cap(key, value, cap, what):
     if value > cap:
-        err(key, f"describes {value:,} {what}; problem specs are limited to {cap:,} "
-                 f"{what}.")
+        raise _fail(key, f"describes {value:,} {what}; problem specs are limited to {cap:,} "
+                         f"{what}.")
 
 
-def _dense_matrix(err, key, rows, label=""):
+def _dense_matrix(key, rows, label=""):
     """Shape of a rectangular list of lists of finite numbers."""
     if (not isinstance(rows, list) or not rows
             or not all(isinstance(r, list) for r in rows)):
-        got = "a list of numbers" if isinstance(rows, list) and rows else _what(rows)
-        err(key, f"{label}must be a 2-D array (a non-empty list of equal-length lists of "
-                 f"finite numbers, one per row); got {got}.")
+        raise _fail(key, f"{label}must be a 2-D array (a non-empty list of equal-length "
+                         f"lists of finite numbers, one per row); got "
+                         f"{_schema._show(rows)}.")
     width = len(rows[0])
-    _cap(err, key, len(rows), MAX_SPEC_ROWS, "rows")
-    _cap(err, key, width, MAX_SPEC_VARIABLES, "columns")
-    _cap(err, key, len(rows) * width, MAX_SPEC_NONZEROS, "entries")
+    _cap(key, len(rows), MAX_SPEC_ROWS, "rows")
+    _cap(key, width, MAX_SPEC_VARIABLES, "columns")
+    _cap(key, len(rows) * width, MAX_SPEC_NONZEROS, "entries")
     if width == 0:
-        err(key, "rows must not be empty.")
-    for i, r in enumerate(rows):
-        if len(r) != width:
-            err(key, f"must be rectangular: row 0 has {width} entries but row {i} has "
-                     f"{len(r)}.")
-        for j, v in enumerate(r):
-            if not _is_number(v):
-                err(key, f"entry [{i}][{j}] must be a finite number; got {_what(v)}.")
+        raise _fail(key, "rows must not be empty.")
+    _schema.real_matrix(rows, key, rows=len(rows), cols=width, per="row")
     return len(rows), width
 
 
-_SPARSE_KEYS = {"shape", "row", "col", "data"}
+_SPARSE_KEYS = ("shape", "row", "col", "data")
 
 
-def _sparse_matrix(err, key, m):
+def _sparse_matrix(key, m):
     """Shape of a sparse matrix given as {"shape", "row", "col", "data"} triplets."""
-    if set(m) != _SPARSE_KEYS:
-        err(key, "a sparse matrix must be an object with exactly the keys 'shape', 'row', "
-                 f"'col' and 'data'; got keys {sorted(m)}.")
+    _schema.check_keys(m, key, required=_SPARSE_KEYS)
     shape = m["shape"]
-    if (not isinstance(shape, list) or len(shape) != 2
-            or not all(_is_int(s) and s >= 0 for s in shape)):
-        err(key, f"'shape' must be [n_rows, n_cols], two non-negative ints; got "
-                 f"{_what(shape)}.")
-    n_rows, n_cols = shape
-    _cap(err, key, n_rows, MAX_SPEC_ROWS, "rows")
-    _cap(err, key, n_cols, MAX_SPEC_VARIABLES, "columns")
-    if n_cols == 0:
-        err(key, "'shape' must have at least one column.")
-    lens = set()
+    if not isinstance(shape, list) or len(shape) != 2:
+        raise _fail(_schema.join(key, "shape"), f"must be [n_rows, n_cols]; got "
+                                                f"{_schema._show(shape)}.")
+    n_rows = _schema.integer(shape[0], _schema.join(key, "shape[0]"), low=0)
+    n_cols = _schema.integer(shape[1], _schema.join(key, "shape[1]"), low=1)
+    _cap(key, n_rows, MAX_SPEC_ROWS, "rows")
+    _cap(key, n_cols, MAX_SPEC_VARIABLES, "columns")
     for part in ("row", "col", "data"):
-        v = m[part]
-        if not isinstance(v, list):
-            err(key, f"'{part}' must be a list; got {_what(v)}.")
-        lens.add(len(v))
-    if len(lens) != 1:
-        err(key, "'row', 'col' and 'data' must have the same length.")
-    _cap(err, key, len(m["data"]), MAX_SPEC_NONZEROS, "nonzeros")
-    for part, bound in (("row", n_rows), ("col", n_cols)):
-        for t, v in enumerate(m[part]):
-            if not (_is_int(v) and 0 <= v < bound):
-                err(key, f"'{part}'[{t}] must be an int in [0, {bound}); got {_what(v)}.")
-    for t, v in enumerate(m["data"]):
-        if not _is_number(v):
-            err(key, f"'data'[{t}] must be a finite number; got {_what(v)}.")
+        if not isinstance(m[part], list):
+            raise _fail(_schema.join(key, part), f"must be a list; got "
+                                                 f"{_schema._show(m[part])}.")
+    _cap(key, len(m["data"]), MAX_SPEC_NONZEROS, "nonzeros")
+    if not len(m["row"]) == len(m["col"]) == len(m["data"]):
+        raise _fail(key, "'row', 'col' and 'data' must have the same length.")
+    _schema.int_array(m["row"], _schema.join(key, "row"), low=0, high=n_rows - 1)
+    _schema.int_array(m["col"], _schema.join(key, "col"), low=0, high=n_cols - 1)
+    _schema.real_array(m["data"], _schema.join(key, "data"))
     return n_rows, n_cols
 
 
-def _matrix(err, key, value):
+def _matrix(key, value):
     if isinstance(value, dict):
-        return _sparse_matrix(err, key, value)
-    return _dense_matrix(err, key, value)
+        return _sparse_matrix(key, value)
+    return _dense_matrix(key, value)
 
 
 def _to_matrix(value):
@@ -147,22 +122,19 @@ def _to_matrix(value):
     return np.asarray(value, dtype=np.float64)
 
 
-def _check_sense_key(spec, err):
-    if "sense" in spec and spec["sense"] not in ("min", "max"):
-        err("sense", f"sense must be 'min' or 'max'; got {_what(spec['sense'])}.")
+def _check_sense_key(spec):
+    if "sense" in spec:
+        _schema.string(spec["sense"], "sense", choices=("min", "max"))
 
 
 # ---------------------------------------------------------------- types
-def _validate_shortest_path(spec, err):
-    _check_sense_key(spec, err)
+def _validate_shortest_path(spec):
+    _check_sense_key(spec)
     if "grid" in spec:
-        g = spec["grid"]
-        if (not isinstance(g, list) or len(g) != 2
-                or not all(_is_int(x) and x >= 1 for x in g) or g[0] * g[1] < 2):
-            err("grid", f"grid must be [rows, cols], two positive ints with at least 2 "
-                        f"nodes; got {_what(g) if not isinstance(g, list) else g}.")
-        r, c = g
-        _cap(err, "grid", r * (c - 1) + c * (r - 1), MAX_SPEC_VARIABLES, "edges")
+        r, c = _schema.int_array(spec["grid"], "grid", length=2, low=1, per="dimension")
+        if r * c < 2:
+            raise _fail("grid", f"must have at least 2 nodes; got {[int(r), int(c)]}.")
+        _cap("grid", int(r * (c - 1) + c * (r - 1)), MAX_SPEC_VARIABLES, "edges")
 
 
 def _build_shortest_path(spec, check_time_limit):
@@ -174,9 +146,9 @@ def _build_shortest_path(spec, check_time_limit):
     return ShortestPath(**args)
 
 
-def _validate_finite(spec, err):
-    _check_sense_key(spec, err)
-    _dense_matrix(err, "decisions", spec["decisions"], "the candidate decisions V ")
+def _validate_finite(spec):
+    _check_sense_key(spec)
+    _dense_matrix("decisions", spec["decisions"], "the candidate decisions V ")
 
 
 def _build_finite(spec, check_time_limit):
@@ -186,12 +158,18 @@ def _build_finite(spec, check_time_limit):
     return FiniteDecisions(np.asarray(args.pop("decisions"), dtype=np.float64), **args)
 
 
-def _bound_ok(v):
-    return v is None or _is_number(v)
+def _bound_pair(p, where):
+    """A [lower, upper] pair of finite numbers or nulls."""
+    if not isinstance(p, list) or len(p) != 2:
+        raise _fail(where, f"must be a [lower, upper] pair (finite numbers or null for no "
+                           f"bound); got {_schema._show(p)}.")
+    for i, x in enumerate(p):
+        if x is not None:
+            _schema.real(x, _schema.join(where, i))
 
 
-def _validate_linear_program(spec, err):
-    _check_sense_key(spec, err)
+def _validate_linear_program(spec):
+    _check_sense_key(spec)
     present = {k for k in ("A_ub", "b_ub", "A_eq", "b_eq") if spec.get(k) is not None}
     bounds = spec.get("bounds", [0, None])
     per_var = (isinstance(bounds, list) and bool(bounds)
@@ -199,60 +177,51 @@ def _validate_linear_program(spec, err):
     if not ({"A_ub", "A_eq"} & present) and not per_var:
         for a, b in (("A_ub", "b_ub"), ("A_eq", "b_eq")):
             if b in present:
-                err(b, f"is given without '{a}'; a 'linear_program' needs 'A_ub' and/or "
-                       "'A_eq' (the constraint matrices, one row per constraint).")
+                raise _fail(b, f"is given without '{a}'; a 'linear_program' needs 'A_ub' "
+                               "and/or 'A_eq' (the constraint matrices, one row per "
+                               "constraint).")
         raise ValueError("problem spec of type 'linear_program' needs 'A_ub' and/or 'A_eq' "
                          "(the constraint matrices, one row per constraint), or one "
                          "[lower, upper] pair per variable in 'bounds'.")
     width = None
     for a, b in (("A_ub", "b_ub"), ("A_eq", "b_eq")):
         if a in present:
-            m, n = _matrix(err, a, spec[a])
+            m, n = _matrix(a, spec[a])
             if b not in present:
-                err(a, f"is given but '{b}' (its right-hand side) is missing.")
-            v = spec[b]
-            if not isinstance(v, list):
-                err(b, f"must be a list of finite numbers; got {_what(v)}.")
-            for t, x in enumerate(v):
-                if not _is_number(x):
-                    err(b, f"entry [{t}] must be a finite number; got {_what(x)}.")
+                raise _fail(a, f"is given but '{b}' (its right-hand side) is missing.")
+            v = _schema.real_array(spec[b], b)
             if len(v) != m:
-                err(b, f"has {len(v)} entries but '{a}' has {m} rows.")
+                raise _fail(b, f"has {len(v)} entries but '{a}' has {m} rows.")
             if width is not None and n != width:
-                err(a, f"'A_ub' has {width} columns but 'A_eq' has {n}: both need one "
-                       "column per decision variable.")
+                raise _fail(a, f"'A_ub' has {width} columns but 'A_eq' has {n}: both need "
+                               "one column per decision variable.")
             width = n
         elif b in present:
-            err(b, f"is given without '{a}'.")
-    if not isinstance(bounds, list):
-        err("bounds", f"must be a [lower, upper] pair or a list of such pairs (null for no "
-                      f"bound); got {_what(bounds)}.")
+            raise _fail(b, f"is given without '{a}'.")
     if per_var:
-        _cap(err, "bounds", len(bounds), MAX_SPEC_VARIABLES, "variables")
+        _cap("bounds", len(bounds), MAX_SPEC_VARIABLES, "variables")
         for j, p in enumerate(bounds):
-            if len(p) != 2 or not all(_bound_ok(x) for x in p):
-                err("bounds", f"entry [{j}] must be [lower, upper] with finite numbers or "
-                              f"null; got {p!r}.")
+            _bound_pair(p, _schema.join("bounds", j))
         if width is not None and len(bounds) != width:
-            err("bounds", f"has {len(bounds)} pairs but the constraint matrices have "
-                          f"{width} columns.")
+            raise _fail("bounds", f"has {len(bounds)} pairs but the constraint matrices have "
+                                  f"{width} columns.")
         width = len(bounds)
-    elif len(bounds) != 2 or not all(_bound_ok(x) for x in bounds):
-        err("bounds", f"must be a [lower, upper] pair (finite numbers or null) or a list of "
-                      f"such pairs; got {bounds!r}.")
+    else:
+        _bound_pair(bounds, "bounds")
     for key in ("integrality", "variable_names"):
         v = spec.get(key)
         if v is None:
             continue
         if not isinstance(v, list) or len(v) != width:
-            err(key, f"must be null or a list of {width} entries (one per variable); got "
-                     f"{_what(v) if not isinstance(v, list) else f'{len(v)} entries'}.")
-        if key == "integrality" and not all(_is_int(x) and x in (0, 1) for x in v):
-            err(key, "entries must be 0 (continuous) or 1 (integer).")
-        if key == "variable_names" and not all(isinstance(x, str) for x in v):
-            err(key, "entries must be strings.")
+            raise _fail(key, f"must be null or a list of {width} entries (one per "
+                             f"variable); got {_schema._show(v)}.")
+        if key == "integrality":
+            _schema.int_array(v, key, low=0, high=1)  # 0: continuous, 1: integer
+        else:
+            _schema.string_list(v, key)
     if "basis_cache" in spec and not isinstance(spec["basis_cache"], bool):
-        err("basis_cache", f"must be true or false; got {_what(spec['basis_cache'])}.")
+        raise _fail("basis_cache", f"must be true or false; got "
+                                   f"{_schema._show(spec['basis_cache'])}.")
 
 
 def _build_linear_program(spec, check_time_limit):
@@ -270,24 +239,25 @@ def _build_linear_program(spec, check_time_limit):
     return LinearProgram(**args, check_time_limit=check_time_limit)
 
 
-def _validate_knapsack(spec, err):
-    _check_sense_key(spec, err)
+def _validate_knapsack(spec):
+    _check_sense_key(spec)
     w = spec["weights"]
-    if isinstance(w, list) and w and all(_is_number(x) for x in w):
-        n_res, n_items = 1, len(w)  # one resource, as a flat list
-        _cap(err, "weights", n_items, MAX_SPEC_VARIABLES, "items")
+    if isinstance(w, list) and w and not isinstance(w[0], list):
+        n_res = 1  # one resource, as a flat list
+        _cap("weights", len(w), MAX_SPEC_VARIABLES, "items")
+        _schema.real_array(w, "weights")
     else:
-        n_res, n_items = _dense_matrix(err, "weights", w, "the item weights ")
+        n_res, _ = _dense_matrix("weights", w, "the item weights ")
     cap = spec["capacities"]
-    cap = [cap] if _is_number(cap) else cap
-    if not isinstance(cap, list) or not all(_is_number(x) for x in cap):
-        err("capacities", f"must be a list of finite numbers; got {_what(spec['capacities'])}.")
+    cap = ([_schema.real(cap, "capacities")] if not isinstance(cap, list)
+           else _schema.real_array(cap, "capacities"))
     if len(cap) != n_res:
-        err("capacities", f"has {len(cap)} entries but 'weights' has {n_res} resource rows.")
-    if "method" in spec and not isinstance(spec["method"], str):
-        err("method", f"must be a string; got {_what(spec['method'])}.")
-    if "max_nodes" in spec and not (_is_int(spec["max_nodes"]) and spec["max_nodes"] >= 1):
-        err("max_nodes", f"must be a positive int; got {_what(spec['max_nodes'])}.")
+        raise _fail("capacities", f"has {len(cap)} entries but 'weights' has {n_res} "
+                                  "resource rows.")
+    if "method" in spec:
+        _schema.string(spec["method"], "method")
+    if "max_nodes" in spec:
+        _schema.integer(spec["max_nodes"], "max_nodes", low=1)
 
 
 def _build_knapsack(spec, check_time_limit):
@@ -298,23 +268,19 @@ def _build_knapsack(spec, check_time_limit):
                     np.asarray(args.pop("capacities"), dtype=np.float64), **args)
 
 
-def _validate_dag_shortest_path(spec, err):
-    _check_sense_key(spec, err)
-    n = spec["n_nodes"]
-    if not (_is_int(n) and n >= 2):
-        err("n_nodes", f"must be an int >= 2; got {_what(n)}.")
-    _cap(err, "n_nodes", n, MAX_SPEC_ROWS, "nodes")
+def _validate_dag_shortest_path(spec):
+    _check_sense_key(spec)
+    n = _schema.integer(spec["n_nodes"], "n_nodes", low=2)
+    _cap("n_nodes", n, MAX_SPEC_ROWS, "nodes")
     edges = spec["edges"]
     if not isinstance(edges, list) or not edges:
-        err("edges", f"must be a non-empty list of [tail, head] pairs; got {_what(edges)}.")
-    _cap(err, "edges", len(edges), MAX_SPEC_VARIABLES, "edges")
+        raise _fail("edges", f"must be a non-empty list of [tail, head] pairs; got "
+                             f"{_schema._show(edges)}.")
+    _cap("edges", len(edges), MAX_SPEC_VARIABLES, "edges")
     for k, e in enumerate(edges):
-        if not (isinstance(e, list) and len(e) == 2 and all(_is_int(v) for v in e)):
-            err("edges", f"entry [{k}] must be a [tail, head] pair of int node ids; got "
-                         f"{_what(e) if not isinstance(e, list) else e}.")
+        _schema.int_array(e, _schema.join("edges", k), length=2, per="end of the edge")
     for key in ("source", "target"):
-        if not _is_int(spec[key]):
-            err(key, f"must be an int node id; got {_what(spec[key])}.")
+        _schema.integer(spec[key], key)
 
 
 def _build_dag_shortest_path(spec, check_time_limit):
@@ -379,10 +345,14 @@ def validate_problem_spec(spec):
         raise ValueError(f"problem spec of type {kind!r} is missing the key "
                          + ", ".join(sorted(map(repr, missing))) + ".")
 
-    def err(key, msg):
-        raise ValueError(f"problem spec of type {kind!r}, key {key!r}: {msg}")
-
-    entry.validate(spec, err)
+    try:
+        entry.validate(spec)
+    except _schema.SchemaError as exc:
+        # "key 'A_ub': A_ub[0][1] must be ..."; a message about the key itself
+        # does not repeat it.
+        root = re.split(r"[.\[]", exc.where, maxsplit=1)[0]
+        detail = exc.detail if exc.where == root else str(exc)
+        raise ValueError(f"problem spec of type {kind!r}, key {root!r}: {detail}") from None
     return {k: v for k, v in spec.items() if k not in _INFO_KEYS}
 
 

@@ -9,34 +9,35 @@ documents it with one example file per problem type.
 
 from __future__ import annotations
 
-import json
 import os
 
+from .. import _schema
 from ._io import DEFAULT_CHECK_TIME_LIMIT, problem_from_dict, validate_problem_spec
 
 __all__ = ["load_problem", "validate_problem_spec"]
 
 
-def _parse_text(text, path):
-    ext = os.path.splitext(str(path))[1].lower()
-    if ext in (".yaml", ".yml"):
-        from .._compat import import_optional
+#: Largest spec file read (1 GiB, as for model files); the size caps of
+#: problem_from_dict then apply to what it describes.
+MAX_SPEC_BYTES = 2 ** 30
 
-        yaml = import_optional("yaml", purpose="reading a YAML problem spec")
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or "invalid syntax"
-            raise ValueError(f"invalid YAML{where}: {problem}.") from None
+
+def _parse_yaml(path):
+    from .._compat import import_optional
+
+    yaml = import_optional("yaml", purpose="reading a YAML problem spec")
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: "
-                         f"{exc.msg}.") from None
-    except RecursionError:
-        raise ValueError("invalid JSON: arrays or objects are nested too deeply.") from None
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text file (expected JSON or YAML).") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid syntax"
+        raise ValueError(f"{path}: invalid YAML{where}: {problem}.") from None
 
 
 def load_problem(path, *, check_time_limit=DEFAULT_CHECK_TIME_LIMIT):
@@ -74,13 +75,15 @@ def load_problem(path, *, check_time_limit=DEFAULT_CHECK_TIME_LIMIT):
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"problem spec file not found: {path}")
+    if os.path.splitext(str(path))[1].lower() in (".yaml", ".yml"):
+        doc = _parse_yaml(path)
+    else:
+        # The model files' reader: size limit, UTF-8, JSON errors with their
+        # line; each message starts with the path.
+        doc = _schema.read_json_file(path, max_bytes=MAX_SPEC_BYTES, what="problem spec file",
+                                     function="load_problem")
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a text file (expected JSON or YAML).") from None
-    try:
-        return problem_from_dict(_parse_text(text, path), check_time_limit=check_time_limit)
+        return problem_from_dict(doc, check_time_limit=check_time_limit)
     except (ValueError, TypeError) as exc:
         msg = " ".join(str(exc).split())  # one line, whatever the constructor said
         raise ValueError(f"{path}: {msg}") from None

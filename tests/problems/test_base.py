@@ -551,8 +551,9 @@ def test_problem_from_dict_round_trip(problem):
                                          "'decisions'"),
     ({"type": "shortest_path", "grid": [4, 4], "size": 3}, "problem spec of type "
                                                            "'shortest_path' has unexpected keys"),
-    ({"type": "shortest_path", "grid": [4, 4], "sense": "fastest"}, "sense must be"),
-    ({"type": "shortest_path", "grid": [1, 1]}, "grid must"),
+    ({"type": "shortest_path", "grid": [4, 4], "sense": "fastest"},
+     "key 'sense': must be one of 'min', 'max'; got 'fastest'"),
+    ({"type": "shortest_path", "grid": [1, 1]}, "key 'grid': must have at least 2 nodes"),
     ({"type": "finite", "decisions": [1, 2]}, "V must be a 2-D array"),
 ])
 def test_problem_from_dict_bad_specs(spec, match):

@@ -90,36 +90,40 @@ LP = {"type": "linear_program", "A_ub": [[1, 1]], "b_ub": [1]}
 
 
 @pytest.mark.parametrize("spec, match", [
-    ({**LP, "A_ub": [[1, float("nan")]]}, r"key 'A_ub': entry \[0\]\[1\] must be a finite "
+    ({**LP, "A_ub": [[1, float("nan")]]}, r"key 'A_ub': A_ub\[0\]\[1\] must be a finite "
                                           r"number; got nan"),
-    ({**LP, "b_ub": [float("inf")]}, r"key 'b_ub': entry \[0\] must be a finite number"),
-    ({**LP, "A_ub": [[1, True]]}, r"key 'A_ub': entry \[0\]\[1\] must be a finite number; "
-                                  r"got True"),
-    ({**LP, "A_ub": [[1, "2"]]}, r"key 'A_ub': entry \[0\]\[1\]"),
+    ({**LP, "b_ub": [float("inf")]}, r"key 'b_ub': b_ub\[0\] must be a finite number; got inf"),
+    ({**LP, "A_ub": [[1, True]]}, r"key 'A_ub': A_ub\[0\]\[1\] must be a finite number; "
+                                  r"got true"),
+    ({**LP, "A_ub": [[1, "2"]]}, r"key 'A_ub': A_ub\[0\]\[1\] must be a finite number; got '2'"),
     ({**LP, "A_ub": "[[1, 1]]"}, r"key 'A_ub': must be a 2-D array"),
     ({**LP, "b_ub": 1}, r"key 'b_ub': must be a list"),
-    ({**LP, "bounds": [0, float("nan")]}, r"key 'bounds': must be a \[lower, upper\] pair"),
-    ({**LP, "bounds": [[0, 1], [0, float("inf")]]}, r"key 'bounds': entry \[1\]"),
+    ({**LP, "bounds": [0, float("nan")]}, r"key 'bounds': bounds\[1\] must be a finite number"),
+    ({**LP, "bounds": [[0, 1], [0, float("inf")]]}, r"key 'bounds': bounds\[1\]\[1\] must be a finite number"),
     ({**LP, "bounds": [[0, 1]]}, r"key 'bounds': has 1 pairs but the constraint matrices "
                                  r"have 2 columns"),
     ({**LP, "bounds": "0,1"}, r"key 'bounds': must be a \[lower, upper\] pair"),
-    ({**LP, "integrality": [1, 2]}, r"key 'integrality': entries must be 0"),
+    ({**LP, "integrality": [1, 2]}, r"key 'integrality': integrality\[1\] must be an int in "
+                                    r"\[0, 1\]; got 2"),
     ({**LP, "integrality": [1]}, r"key 'integrality': must be null or a list of 2 entries"),
-    ({**LP, "integrality": [True, False]}, r"key 'integrality': entries must be 0"),
-    ({**LP, "variable_names": ["a", 1]}, r"key 'variable_names': entries must be strings"),
+    ({**LP, "integrality": [True, False]}, r"key 'integrality': integrality\[0\] must be an int "
+                                            r"in \[0, 1\]; got true"),
+    ({**LP, "variable_names": ["a", 1]}, r"key 'variable_names': variable_names\[1\] "
+                                            r"must be a str; got 1"),
     ({**LP, "variable_names": ["a", "a"]}, r"'variable_names' parameter of LinearProgram "
                                            r"has duplicate names: 'a'"),
     ({**LP, "basis_cache": "yes"}, r"key 'basis_cache': must be true or false"),
-    ({**LP, "sense": "maximize"}, r"key 'sense': sense must be 'min' or 'max'"),
+    ({**LP, "sense": "maximize"}, r"key 'sense': must be one of 'min', 'max'; got "
+                                   r"'maximize'"),
     ({**LP, "cache": True}, r"has unexpected keys: 'cache'; allowed: .*basis_cache"),
     ({**LP, "A_ub": {"shape": [1, 2], "row": [0], "col": [2], "data": [1.0]}},
-     r"key 'A_ub': 'col'\[0\] must be an int in \[0, 2\)"),
+     r"key 'A_ub': A_ub\.col\[0\] must be an int in \[0, 1\]; got 2"),
     ({**LP, "A_ub": {"shape": [1, 2], "row": [0], "col": [0]}},
-     r"key 'A_ub': a sparse matrix must be an object with exactly the keys"),
+     r"key 'A_ub': A_ub\.data is missing"),
     ({**LP, "A_ub": {"shape": [1, 2], "row": [0], "col": [0, 1], "data": [1.0]}},
      r"key 'A_ub': 'row', 'col' and 'data' must have the same length"),
     ({**LP, "A_ub": {"shape": [1, 2], "row": [0], "col": [0], "data": [float("nan")]}},
-     r"key 'A_ub': 'data'\[0\] must be a finite number"),
+     r"key 'A_ub': A_ub\.data\[0\] must be a finite number"),
     ({**LP, "A_ub": {"shape": [3_000_000, 2], "row": [0], "col": [0], "data": [1.0]},
       "b_ub": [1]}, r"key 'A_ub': describes 3,000,000 rows; problem specs are limited to "
                     r"1,000,000 rows"),
@@ -129,8 +133,9 @@ LP = {"type": "linear_program", "A_ub": [[1, 1]], "b_ub": [1]}
     ({"type": "linear_program", "b_eq": [1]}, r"key 'b_eq': is given without 'A_eq'"),
     ({"type": "shortest_path", "grid": [5000, 5000]}, r"key 'grid': describes 49,990,000 "
                                                       r"edges"),
-    ({"type": "shortest_path", "grid": [4, True]}, r"key 'grid': grid must be"),
-    ({"type": "finite", "decisions": [[1, 0], [0]]}, r"key 'decisions': must be rectangular"),
+    ({"type": "shortest_path", "grid": [4, True]}, r"key 'grid': grid\[1\] must be an int >= 1; got true"),
+    ({"type": "finite", "decisions": [[1, 0], [0]]}, r"key 'decisions': decisions\[1\] must have 2 "
+                                                      r"entries; got 1"),
     ({"type": "finite", "decisions": []}, r"key 'decisions': the candidate decisions V must "
                                           r"be a 2-D array"),
     ({"type": "finite", "decisions": [[1, 0]], "name": 3, "Name": "x"},
@@ -139,13 +144,13 @@ LP = {"type": "linear_program", "A_ub": [[1, 1]], "b_ub": [1]}
     ({"type": "knapsack", "weights": [[1, 2]], "capacities": [3, 4]},
      r"key 'capacities': has 2 entries but 'weights' has 1 resource rows"),
     ({"type": "knapsack", "weights": [[1, float("nan")]], "capacities": [3]},
-     r"key 'weights': entry \[0\]\[1\] must be a finite number"),
+     r"key 'weights': weights\[0\]\[1\] must be a finite number"),
     ({"type": "knapsack", "weights": [[1, 2]], "capacities": [3], "max_nodes": 0},
-     r"key 'max_nodes': must be a positive int"),
+     r"key 'max_nodes': must be an int >= 1; got 0"),
     ({"type": "knapsack", "weights": [[1, -2]], "capacities": [3]},
      r"'weights' parameter of Knapsack"),
     ({"type": "dag_shortest_path", "n_nodes": 3, "edges": [[0, 1], [1, 2.5]], "source": 0,
-      "target": 2}, r"key 'edges': entry \[1\] must be a \[tail, head\] pair"),
+      "target": 2}, r"key 'edges': edges\[1\]\[1\] must be an int; got 2\.5"),
     ({"type": "dag_shortest_path", "n_nodes": 10**9, "edges": [[0, 1]], "source": 0,
       "target": 1}, r"key 'n_nodes': describes 1,000,000,000 nodes"),
     ({"type": "dag_shortest_path", "n_nodes": 3, "edges": [[0, 1], [1, 0]], "source": 0,
@@ -188,5 +193,6 @@ def test_model_file_with_hard_milp_fails_within_the_default_limit(tmp_path):
 def test_deeply_nested_json_is_a_value_error(tmp_path):
     path = tmp_path / "deep.json"
     path.write_text('{"type": "finite", "decisions": ' + "[" * 200_000 + "]" * 200_000 + "}")
-    with pytest.raises(ValueError, match=r"deep\.json: invalid JSON: .*nested too deeply"):
+    with pytest.raises(ValueError, match=r"deep\.json is not a problem spec file \(arrays or "
+                                    r"objects nested more than about \d+ levels deep\)"):
         load_problem(path)

@@ -45,7 +45,7 @@ def test_yaml_spec_equals_json_spec(tmp_path):
     ('{"type": "shortest_path", "grid": [4]}', "key 'grid'"),
     ('{"type": "shortest_path", "gird": [4, 4]}', "unexpected key"),
     ('{"type": "finite"}', "is missing the key"),
-    ('{"type": "finite", "decisions": [[1, 0], [0]]}', "rectangular"),
+    ('{"type": "finite", "decisions": [[1, 0], [0]]}', r"decisions\[1\] must have 2 entries"),
     ('{"type": "finite", "decisions": [[1, "a"]]}', "finite number"),
     ('{"type": "finite", "decisions": [[1, 0]], "sense": "minimize"}', "'sense'"),
     ('{"type": "linear_program", "b_ub": [1]}', "needs 'A_ub'"),
