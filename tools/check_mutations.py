@@ -185,6 +185,23 @@ COMPILED = ("spotree/tree/_kernels.py", "spotree/problems/_compiled.py",
             "spotree/problems/_certificate_kernels.py")
 
 
+def copy_tree(workdir):
+    """The committed tree (``git archive HEAD``), or the project's files outside git."""
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True)
+    if archive.returncode == 0:
+        subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive.stdout, check=True)
+        return
+    import shutil  # a checkout without .git (a CI tarball): copy what the tests need
+
+    for name in ("spotree", "tests", "examples", "tools", "docs", "benchmarks"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, workdir / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("pyproject.toml", "README.md"):
+        if (ROOT / name).is_file():
+            shutil.copy2(ROOT / name, workdir / name)
+
+
 def hide(workdir, packages):
     """Make ``import PKG`` fail in the test runs, as for a package not installed."""
     shadow = workdir / "_hidden"
@@ -250,9 +267,7 @@ def main(argv=None):
     bad = 0
     with tempfile.TemporaryDirectory(prefix="spotree-mut-") as tmp:
         workdir = pathlib.Path(tmp)
-        archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, check=True,
-                                 capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
+        copy_tree(workdir)
         extra = [hide(workdir, args.without)] if args.without else []
         for name in names:
             verdict, detail = run(name, workdir, sys.executable, extra, args.quick)
