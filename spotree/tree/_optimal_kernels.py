@@ -101,6 +101,35 @@ def depth2_prepare(idx, B, n_bins, G, cnt):
 
 
 @jit
+def _child_split(HL, HLW, Hj, HWj, right, P, w_child, m2, min_leaf, penalty, tol, best, acc):
+    """Best cut by one feature of a set of rows, from per-bin sums; ``right`` takes a complement.
+
+    The rows are those summed per bin in ``HL``/``HLW`` (G and count) or,
+    with ``right``, the others of ``Hj``/``HWj`` (per-bin sums of all rows:
+    the right child of a root cut). ``P`` is their G sum and ``w_child``
+    their count. Returns ``(cost, bin)`` of the last cut found below
+    ``best - tol`` (bin -1: none); ``acc`` is scratch of length K.
+    """
+    K = P.shape[0]
+    acc[:] = 0.0
+    wl = 0.0
+    arg = -1
+    for c2 in range(m2 - 1):
+        wl += HWj[c2] - HLW[c2] if right else HLW[c2]
+        for k in range(K):
+            acc[k] += Hj[c2, k] - HL[c2, k] if right else HL[c2, k]
+        if wl < min_leaf:
+            continue
+        if w_child - wl < min_leaf:
+            break
+        cost = _min_row(acc, K) + _min_diff(P, acc, K) + penalty
+        if cost < best - tol:
+            best = cost
+            arg = c2
+    return best, arg
+
+
+@jit
 def depth2_depth1(occ, nc, H, HW, tot, W, min_leaf, penalty, tol, out):
     """Best tree of depth <= 1; writes the split to ``out[0:2]`` (-1: a leaf)."""
     p = H.shape[0]
@@ -111,22 +140,13 @@ def depth2_depth1(occ, nc, H, HW, tot, W, min_leaf, penalty, tol, out):
         return best
     pl = np.empty(K)
     for j in range(p):
-        pl[:] = 0.0
-        wl = 0.0
-        for c in range(nc[j] - 1):
-            wl += HW[j, c]
-            for k in range(K):
-                pl[k] += H[j, c, k]
-            if wl < min_leaf:
-                continue
-            if W - wl < min_leaf:
-                break
-            cost = _min_row(pl, K) + _min_diff(tot, pl, K) + penalty
-            if cost < best - tol:
-                best = cost
-                out[:] = -1
-                out[0] = j
-                out[1] = occ[j, c]
+        cost, c = _child_split(H[j], HW[j], H[j], HW[j], False, tot, W, nc[j], min_leaf,
+                               penalty, tol, best, pl)
+        if c >= 0:
+            best = cost
+            out[:] = -1
+            out[0] = j
+            out[1] = occ[j, c]
     return best
 
 
@@ -190,40 +210,24 @@ def depth2_pair(j1, j2, c1_lo, c1_hi, idx, CB, occ, nc, H, HW, G, cnt, tot, W, m
             return c1 + 1, True
         if wL < min_leaf:
             continue
-        if wL >= 2.0 * min_leaf:
-            pl[:] = 0.0
-            wl = 0.0
-            for c2 in range(m2 - 1):
-                wl += HLW[c2]
+        # The left child of the root cut, then the right one.
+        for side in range(2):
+            right = side == 1
+            w_child = wR if right else wL
+            if w_child < 2.0 * min_leaf:
+                continue
+            if right:
                 for k in range(K):
-                    pl[k] += HL[c2, k]
-                if wl < min_leaf:
-                    continue
-                if wL - wl < min_leaf:
-                    break
-                cost = _min_row(pl, K) + _min_diff(PL, pl, K) + penalty
-                if cost < bestL[c1] - tol:
-                    bestL[c1] = cost
-                    splL[c1, 0] = j2
-                    splL[c1, 1] = occ[j2, c2]
-        if wR >= 2.0 * min_leaf:
-            for k in range(K):
-                PR[k] = tot[k] - PL[k]
-            pr[:] = 0.0
-            wl = 0.0
-            for c2 in range(m2 - 1):
-                wl += HW[j2, c2] - HLW[c2]
-                for k in range(K):
-                    pr[k] += H[j2, c2, k] - HL[c2, k]
-                if wl < min_leaf:
-                    continue
-                if wR - wl < min_leaf:
-                    break
-                cost = _min_row(pr, K) + _min_diff(PR, pr, K) + penalty
-                if cost < bestR[c1] - tol:
-                    bestR[c1] = cost
-                    splR[c1, 0] = j2
-                    splR[c1, 1] = occ[j2, c2]
+                    PR[k] = tot[k] - PL[k]
+            best = bestR if right else bestL
+            spl = splR if right else splL
+            cost, c2 = _child_split(HL, HLW, H[j2], HW[j2], right, PR if right else PL,
+                                    w_child, m2, min_leaf, penalty, tol, best[c1],
+                                    pr if right else pl)
+            if c2 >= 0:
+                best[c1] = cost
+                spl[c1, 0] = j2
+                spl[c1, 1] = occ[j2, c2]
     return min(c1_hi, m1 - 1), min(c1_hi, m1 - 1) >= m1 - 1
 
 
