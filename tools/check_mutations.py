@@ -181,8 +181,8 @@ EQUIVALENT = {
 
 
 # Files whose mutation recompiles the numba kernels: left out by --fast.
-COMPILED = ("spotree/tree/_kernels.py", "spotree/problems/_compiled.py",
-            "spotree/problems/_certificate_kernels.py")
+COMPILED = ("spotree/tree/_kernels.py", "spotree/tree/_optimal_kernels.py",
+            "spotree/problems/_compiled.py", "spotree/problems/_certificate_kernels.py")
 
 
 def copy_tree(workdir):
