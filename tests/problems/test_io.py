@@ -99,7 +99,8 @@ LP = {"type": "linear_program", "A_ub": [[1, 1]], "b_ub": [1]}
     ({**LP, "A_ub": "[[1, 1]]"}, r"key 'A_ub': must be a 2-D array"),
     ({**LP, "b_ub": 1}, r"key 'b_ub': must be a list"),
     ({**LP, "bounds": [0, float("nan")]}, r"key 'bounds': bounds\[1\] must be a finite number"),
-    ({**LP, "bounds": [[0, 1], [0, float("inf")]]}, r"key 'bounds': bounds\[1\]\[1\] must be a finite number"),
+    ({**LP, "bounds": [[0, 1], [0, float("inf")]]},
+     r"key 'bounds': bounds\[1\]\[1\] must be a finite number"),
     ({**LP, "bounds": [[0, 1]]}, r"key 'bounds': has 1 pairs but the constraint matrices "
                                  r"have 2 columns"),
     ({**LP, "bounds": "0,1"}, r"key 'bounds': must be a \[lower, upper\] pair"),
@@ -133,9 +134,10 @@ LP = {"type": "linear_program", "A_ub": [[1, 1]], "b_ub": [1]}
     ({"type": "linear_program", "b_eq": [1]}, r"key 'b_eq': is given without 'A_eq'"),
     ({"type": "shortest_path", "grid": [5000, 5000]}, r"key 'grid': describes 49,990,000 "
                                                       r"edges"),
-    ({"type": "shortest_path", "grid": [4, True]}, r"key 'grid': grid\[1\] must be an int >= 1; got true"),
-    ({"type": "finite", "decisions": [[1, 0], [0]]}, r"key 'decisions': decisions\[1\] must have 2 "
-                                                      r"entries; got 1"),
+    ({"type": "shortest_path", "grid": [4, True]},
+     r"key 'grid': grid\[1\] must be an int >= 1; got true"),
+    ({"type": "finite", "decisions": [[1, 0], [0]]},
+     r"key 'decisions': decisions\[1\] must have 2 entries; got 1"),
     ({"type": "finite", "decisions": []}, r"key 'decisions': the candidate decisions V must "
                                           r"be a 2-D array"),
     ({"type": "finite", "decisions": [[1, 0]], "name": 3, "Name": "x"},
