@@ -192,8 +192,18 @@ def allowed_positions(xs, m, n_quantiles, allowed):
         frac = level - lo
         # A weighted mean of two values cannot overflow, unlike lo + (hi - lo) * frac.
         t = xs[lo] * (1.0 - frac) + xs[hi] * frac if frac > 0.0 else xs[lo]
-        # Last position with xs[p] <= t: samples up to p go left.
-        p = np.searchsorted(xs[:m], t, side="right") - 1
+        # Last position with xs[p] <= t: samples up to p go left (as
+        # np.searchsorted(xs[:m], t, side="right") - 1, whose generic
+        # compiled code costs about a second of every cold start).
+        lo_p = 0
+        hi_p = m
+        while lo_p < hi_p:
+            mid = (lo_p + hi_p) >> 1
+            if not xs[mid] > t:
+                lo_p = mid + 1
+            else:
+                hi_p = mid
+        p = lo_p - 1
         if 0 <= p < m - 1:
             allowed[p] = True
 
@@ -635,6 +645,9 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     varies = xs[0] != xs[mn - 1]
     if varies:
         allowed_positions(xs, mn, st.n_quantiles, allowed)
+    # Typed int64, not as constants (numba compiles a callee again for a
+    # constant argument).
+    numeric, no_code, unseen = np.int64(SPLIT_NUMERIC), np.int64(-1), np.int64(NAN_UNSEEN)
     fast = cr.mode == MODE_VERTEX and a == 1.0 and not has_m
     fast_mse = a == 0.0 and not has_m
     if (fast or fast_mse) and not varies:
@@ -698,8 +711,8 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                     break
             if score and _better(crit, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0,
                                  cr.cmp_tol):
-                _keep(istate, fstate, crit, midpoint(xs[p], xs[p + 1]), f, SPLIT_NUMERIC, -1,
-                      NAN_UNSEEN)
+                _keep(istate, fstate, crit, midpoint(xs[p], xs[p + 1]), f, numeric, no_code,
+                      unseen)
             continue
         if use_G:
             for k in range(K):
@@ -728,7 +741,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
         for opt in range(n_opt):
             nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
             if not _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, opt == 1, f,
-                              split_kind, -1, thr, nan_opt, bl, br, istate, fstate, lam,
+                              split_kind, no_code, thr, nan_opt, bl, br, istate, fstate, lam,
                               lam_nb):
                 istate[I_FAILED] = 1
                 return
@@ -944,6 +957,9 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
     tie = Criterion(np.int64(MODE_VERTEX), 0.0, crit.spo_scale, crit.mse_scale, crit.spo_tol,
                     crit.mse_tol, crit.mse_tol)
     use_G = mode == MODE_VERTEX and a > 0.0
+    # Every node's cost sum is needed (its value). A variable, not the
+    # constant True: numba compiles a function again for a constant argument.
+    all_S = d >= 0
     work_done = 0.0
     while True:
         phase = istate[I_PHASE]
@@ -958,7 +974,7 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
             istate[I_NODE] = t
             s = nodes.start[t]
             e = nodes.end[t]
-            wsum, csum, z, q = _sum_rows(sc.order[0], s, e, rows, use_G, True, cur_G, cur_S)
+            wsum, csum, z, q = _sum_rows(sc.order[0], s, e, rows, use_G, all_S, cur_G, cur_S)
             work_done += (e - s) * (d + K)
             fstate[F_W] = wsum
             fstate[F_CNT] = csum
