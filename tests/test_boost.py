@@ -433,6 +433,42 @@ def test_auto_init_keeps_the_start_with_the_lowest_validation_regret(degree):
     assert off.init_choice_ == "ridge"
 
 
+@pytest.mark.parametrize("degree", [1, 6])
+def test_auto_init_with_few_rows_keeps_the_start_with_the_lowest_cross_validated_regret(degree):
+    n, seed = 150, 3
+    X, C, _, _ = _sp_data(n=n, n_test=1, degree=degree)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, n)
+    auto = SPOBoost(SP, n_estimators=1, random_state=seed).fit(X, C, sample_weight=w)
+    # A hand loop over the folds: the first permutation of the seed's stream
+    # held out the validation part, the second deals the rows to 5 folds.
+    rng = np.random.RandomState(seed)
+    rng.permutation(n)
+    fold = np.empty(n, dtype=int)
+    fold[rng.permutation(n)] = np.arange(n) % 5
+    opt = np.array([SP.solve(c[None])[1][0] for c in C])
+    regrets = {}
+    for init in ("ridge", "index"):
+        loss = 0.0
+        for f in range(5):
+            tr, te = fold != f, fold == f
+            m = SPOBoost(SP, init=init, n_estimators=1, n_iter_no_change=None)
+            m.fit(X[tr], C[tr], sample_weight=w[tr])
+            for i in np.flatnonzero(te):
+                x = SP.solve(m._start().predict(X[i:i + 1]))[0][0]
+                loss += w[i] * (C[i] @ x - opt[i])
+        regrets[init] = loss / (w @ np.abs(opt))
+    assert auto.init_cv_regret_ == pytest.approx(regrets, rel=1e-9)
+    assert auto.init_choice_ == min(regrets, key=regrets.get)
+    if degree == 6:
+        assert auto.init_choice_ == "index"
+    # With 500 rows or more (here: the threshold lowered), the validation part
+    # chooses among all three starts, as before.
+    big = SPOBoost(SP, n_estimators=1, random_state=seed)
+    big._cv_max_rows = n
+    big.fit(X, C, sample_weight=w)
+    assert big.init_cv_regret_ is None
+
+
 def _standardize(X, w):
     mean = (w[:, None] * X).sum(0) / w.sum()
     scale = np.sqrt((w[:, None] * (X - mean) ** 2).sum(0) / w.sum())
