@@ -580,6 +580,23 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
     return True
 
 
+@jit(_nrt=False)
+def _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, f,
+                split_kind, code, thr, bl, br, istate, fstate, lam, lam_nb):
+    """:func:`_candidate` with the missing rows right, then (``n_opt = 2``) left.
+
+    The present/missing split (``last``) sends them right. Returns False,
+    and flags ``I_FAILED``, when the compiled solver gave up.
+    """
+    for opt in range(n_opt):
+        nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
+        if not _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, opt == 1, f,
+                          split_kind, code, thr, nan_opt, bl, br, istate, fstate, lam, lam_nb):
+            istate[I_FAILED] = 1
+            return False
+    return True
+
+
 @jit
 def _bound_multipliers(solver, cr, T):
     """The node's multiplier for its children's Lagrangian bounds (the LP
@@ -738,13 +755,9 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
             n_opt = 2 if has_m else 1
             thr = midpoint(xs[p], xs[p + 1])
             split_kind = SPLIT_NUMERIC
-        for opt in range(n_opt):
-            nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
-            if not _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, opt == 1, f,
-                              split_kind, no_code, thr, nan_opt, bl, br, istate, fstate, lam,
-                              lam_nb):
-                istate[I_FAILED] = 1
-                return
+        if not _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL,
+                           SL, f, split_kind, no_code, thr, bl, br, istate, fstate, lam, lam_nb):
+            return
 
 
 @jit
@@ -855,13 +868,9 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
                                          GL, SL)
             n_opt = 2 if has_m else 1
             thr = np.nan
-        for opt in range(n_opt):
-            nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
-            if not _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, opt == 1, f,
-                              split_kind, code, thr, nan_opt, bl, br, istate, fstate, lam,
-                              lam_nb):
-                istate[I_FAILED] = 1
-                return
+        if not _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL,
+                           SL, f, split_kind, code, thr, bl, br, istate, fstate, lam, lam_nb):
+            return
 
 
 @jit
