@@ -989,6 +989,74 @@ def relaxation_min(kind, ints, floats, c, work, iwork):
 
 
 @jit
+def _knapsack_dp_bound_warm(ints, c, order, key):
+    """:func:`_knapsack_dp_bound` from the previous call's item order.
+
+    Dantzig's rule needs the items by decreasing value per weight. The split
+    search asks for the relaxation of one child after another whose costs
+    differ by a few rows, so the order barely changes between calls: an
+    insertion sort of the previous order (``order``, a permutation of the
+    items, updated in place) costs O(n) then, where the heap costs
+    O(n log n) every call. Ratios are compared as quotients (``key``, n
+    slots of scratch); callers leave a margin for rounding anyway.
+    """
+    n = ints[0]
+    K = ints[1]
+    base = 0.0
+    for j in range(n):
+        v = -c[j]
+        wj = ints[2 + j]
+        if not v > 0.0 or wj > K:
+            key[j] = -np.inf
+        elif wj == 0:
+            base += v
+            key[j] = -np.inf
+        else:
+            key[j] = v / wj
+    # Decreasing ratio (equal ratios in any order: the value and the
+    # multiplier are the same).
+    for a in range(1, n):
+        j = order[a]
+        kj = key[j]
+        b = a - 1
+        while b >= 0:
+            i = order[b]
+            ki = key[i]
+            if ki < kj:
+                order[b + 1] = i
+                b -= 1
+            else:
+                break
+        order[b + 1] = j
+    value = base
+    left = float(K)
+    lam = 0.0
+    for a in range(n):
+        j = order[a]
+        kj = key[j]
+        if kj == -np.inf:
+            break
+        wj = ints[2 + j]
+        if wj >= left:
+            value += -c[j] * (left / wj)
+            lam = -c[j] / wj
+            break
+        value += -c[j]
+        left -= wj
+    return -value, lam
+
+
+@jit
+def relaxation_min_warm(kind, ints, floats, c, work, iwork, order, key):
+    """:func:`relaxation_min`, warm-started from ``order`` for the one-resource
+    knapsack (see :func:`_knapsack_dp_bound_warm`; ``order`` must hold a
+    permutation of the items, ``key`` n slots); the other kinds ignore them."""
+    if kind == KIND_KNAPSACK_DP:
+        return _knapsack_dp_bound_warm(ints, c, order, key)
+    return relaxation_min(kind, ints, floats, c, work, iwork)
+
+
+@jit
 def lower_bound_min(kind, ints, floats, c, work, iwork):
     """The bound of :func:`relaxation_min` alone."""
     return relaxation_min(kind, ints, floats, c, work, iwork)[0]

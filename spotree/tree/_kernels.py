@@ -51,7 +51,7 @@ from typing import NamedTuple
 
 from .._numba import jit
 from ..problems._compiled import (KIND_KNAPSACK_BB, KIND_KNAPSACK_DP, lagrangian_bound_min,
-                                  relaxation_min)
+                                  relaxation_min, relaxation_min_warm)
 
 MODE_VERTEX = 0
 MODE_SOLVER = 1
@@ -428,7 +428,7 @@ def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
 
 
 @jit(_nrt=False)
-def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb):
+def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, warm):
     """Children's SPO loss from the compiled solver on their cost sums ``bl`` and ``br``.
 
     A candidate whose SPO loss is at least ``cutoff`` cannot become the
@@ -442,8 +442,10 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb):
     multipliers ``lam_l``, ``lam_r`` (the node's, scaled to each child) and
     ``lam_nb`` (those of the last children whose relaxation was solved:
     neighbouring thresholds have near-equal children, updated here); then the
-    LP relaxation (Dantzig's rule); then the left child exactly with the
-    right child's bound. The path kinds have no bounds (a solve costs about
+    LP relaxation (Dantzig's rule, each child's warm-started from its item
+    order at the previous candidate, kept in ``warm``: see
+    ``relaxation_min_warm``); then the left child exactly with the right
+    child's bound. The path kinds have no bounds (a solve costs about
     what a bound would) and are solved exactly.
     """
     nowv = bl[:0]
@@ -464,11 +466,12 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb):
                  lagrangian_bound_min(kind, ints, floats, br, lam_nb[1])) - zr
         if max(ll, 0.0) + max(lr, 0.0) >= need:
             return np.inf
-        lr, lam_nb[1] = relaxation_min(kind, ints, floats, br, work, iwork)
+        order, key = warm
+        lr, lam_nb[1] = relaxation_min_warm(kind, ints, floats, br, work, iwork, order[1], key)
         lr = max(lr - zr, 0.0)
         if lr >= need:
             return np.inf
-        ll, lam_nb[0] = relaxation_min(kind, ints, floats, bl, work, iwork)
+        ll, lam_nb[0] = relaxation_min_warm(kind, ints, floats, bl, work, iwork, order[0], key)
         ll = max(ll - zl, 0.0)
         if ll + lr >= need:
             return np.inf
@@ -514,7 +517,7 @@ def _queue(reqs, istate, bl, br, lw, rw, zsum, mse_part, f, split_kind, code, th
 
 @jit(_nrt=False)
 def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, split_kind,
-               code, thr, nan_opt, bl, br, istate, fstate, lam, lam_nb):
+               code, thr, nan_opt, bl, br, istate, fstate, lam, lam_nb, warm):
     """Score one candidate split; keep it in ``istate``/``fstate`` if it is the best so far.
 
     The left child holds the rows summed in ``wL, cL, zL, qL, GL, SL``
@@ -523,8 +526,8 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
     the node ``T``. On the oracle path the candidate is queued instead.
     Returns False when the compiled solver gave up (the driver then regrows
     the tree on the oracle path). ``lam`` and ``lam_nb`` are the node's
-    multiplier and the last children's, for the solver path's bounds (see
-    ``_solver_spo``).
+    multiplier and the last children's, ``warm`` the children's item orders,
+    for the solver path's bounds (see ``_solver_spo``).
     """
     lw = wL + M.w if use_m else wL
     lc = cL + M.c if use_m else cL
@@ -571,7 +574,7 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
                 cutoff = best if a == 1.0 else (
                     (best - (1.0 - a) * mse / cr.mse_scale) * cr.spo_scale / a)
             spo = _solver_spo(solver, bl, br, zl, zr, cr.spo_tol, cutoff, lam * lw / T.w,
-                              lam * rw / T.w, lam_nb)
+                              lam * rw / T.w, lam_nb, warm)
             if np.isnan(spo):
                 return False
     crit = combine(a, spo, mse, cr.spo_scale, cr.mse_scale)
@@ -582,7 +585,7 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
 
 @jit(_nrt=False)
 def _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, f,
-                split_kind, code, thr, bl, br, istate, fstate, lam, lam_nb):
+                split_kind, code, thr, bl, br, istate, fstate, lam, lam_nb, warm):
     """:func:`_candidate` with the missing rows right, then (``n_opt = 2``) left.
 
     The present/missing split (``last``) sends them right. Returns False,
@@ -591,7 +594,8 @@ def _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, 
     for opt in range(n_opt):
         nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
         if not _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, opt == 1, f,
-                          split_kind, code, thr, nan_opt, bl, br, istate, fstate, lam, lam_nb):
+                          split_kind, code, thr, nan_opt, bl, br, istate, fstate, lam, lam_nb,
+                          warm):
             istate[I_FAILED] = 1
             return False
     return True
@@ -601,13 +605,20 @@ def _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, 
 def _bound_multipliers(solver, cr, T):
     """The node's multiplier for its children's Lagrangian bounds (the LP
     relaxation's at the node's cost sum; 0 without bounds), and the slots of
-    the last children's multipliers (see ``_solver_spo``)."""
+    the last children's multipliers, and the children's item orders for the
+    warm-started relaxation (see ``_solver_spo``)."""
     lam_nb = np.zeros(2)
     lam = 0.0
+    d = T.S.shape[0]
+    order = np.empty((2, d), dtype=np.int64)
+    for j in range(d):
+        order[0, j] = j
+        order[1, j] = j
+    key = np.empty(d)
     if solver is not None and cr.a > 0.0:
         lam = relaxation_min(solver.kind, solver.ints, solver.floats, T.S, solver.work,
                              solver.iwork)[1]
-    return lam, lam_nb
+    return lam, lam_nb, (order, key)
 
 
 @jit
@@ -647,7 +658,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     d = Cm.shape[1]
     a = cr.a
     use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
-    lam, lam_nb = _bound_multipliers(solver, cr, T)
+    lam, lam_nb, warm = _bound_multipliers(solver, cr, T)
     mn = m
     while mn > 0 and np.isnan(X[seg[mn - 1], f]):
         mn -= 1
@@ -756,7 +767,8 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
             thr = midpoint(xs[p], xs[p + 1])
             split_kind = SPLIT_NUMERIC
         if not _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL,
-                           SL, f, split_kind, no_code, thr, bl, br, istate, fstate, lam, lam_nb):
+                           SL, f, split_kind, no_code, thr, bl, br, istate, fstate, lam, lam_nb,
+                           warm):
             return
 
 
@@ -799,7 +811,7 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
     K = rows.G.shape[1]
     d = rows.Cm.shape[1]
     use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
-    lam, lam_nb = _bound_multipliers(solver, cr, T)
+    lam, lam_nb, warm = _bound_multipliers(solver, cr, T)
     codes_f = cats.codes[:, f]
     miss = cats.n_codes[f]
     starts, nb = _category_blocks(seg, codes_f, miss)
@@ -869,7 +881,8 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
             n_opt = 2 if has_m else 1
             thr = np.nan
         if not _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL,
-                           SL, f, split_kind, code, thr, bl, br, istate, fstate, lam, lam_nb):
+                           SL, f, split_kind, code, thr, bl, br, istate, fstate, lam, lam_nb,
+                           warm):
             return
 
 

@@ -10,7 +10,8 @@ from numpy.testing import assert_allclose
 from scipy.optimize import linprog
 
 from spotree.problems import Knapsack, ShortestPath
-from spotree.problems._compiled import lagrangian_bound_min, relaxation_min
+from spotree.problems._compiled import (lagrangian_bound_min, relaxation_min,
+                                        relaxation_min_warm)
 
 
 def _buffers(o):
@@ -58,6 +59,38 @@ def test_one_resource_bound_is_the_lp_relaxation():
             assert lam >= 0.0
             # The multiplier is the relaxation's optimal one: the
             # Lagrangian bound meets the LP value there.
+            lag = lagrangian_bound_min(o.kind, o.ints, o.floats, c, lam)
+            assert lag == pytest.approx(bound, abs=1e-9)
+            n_frac += lam > 0
+    assert n_frac > 50
+
+
+def test_warm_started_relaxation_is_the_lp_relaxation():
+    # The split search's warm start: one item order kept across a sequence
+    # of costs that drift (a row added at a time), jump, tie or go
+    # non-positive; each call must still give the LP relaxation's value and
+    # an optimal multiplier, whatever order the previous call left.
+    n_frac = 0
+    for rng, W, cap in _cases(3, 40, integer=True):
+        o = Knapsack(W, cap).compiled_oracle()
+        work, iwork = _buffers(o)
+        n = W.shape[1]
+        order = rng.permutation(n).astype(np.int64)
+        key = np.empty(n)
+        ub = [(0, 1 if w <= cap[0] else 0) for w in W[0]]
+        c = np.zeros(n)
+        for step in range(8):
+            if step % 4 == 3:
+                c = rng.normal(size=n)
+            elif step % 4 == 2:
+                c = -np.round(rng.uniform(0, 2, size=n)) * np.maximum(W[0], 1)  # ratio ties
+            else:
+                c = c + rng.normal(size=n)
+            bound, lam = relaxation_min_warm(o.kind, o.ints, o.floats, c, work, iwork, order, key)
+            assert sorted(order) == list(range(n))
+            res = linprog(c, A_ub=W, b_ub=cap, bounds=ub, method="highs")
+            assert bound == pytest.approx(res.fun, abs=1e-9)
+            assert lam >= 0.0
             lag = lagrangian_bound_min(o.kind, o.ints, o.floats, c, lam)
             assert lag == pytest.approx(bound, abs=1e-9)
             n_frac += lam > 0
