@@ -96,7 +96,8 @@ F_CNT = 4
 F_Z = 5
 F_Q = 6
 F_MSE = 7
-N_FSTATE = 8
+F_SOLVES = 8
+N_FSTATE = 9
 
 # kinds of split
 SPLIT_NUMERIC = 0
@@ -284,6 +285,7 @@ class Settings(NamedTuple):
     n_quantiles: int  #: 0: every threshold
     min_loss_decrease: float
     unit_cost: float  #: work of a candidate per row (budget units)
+    solve_cost: float  #: work of one exact solve on the solver path (counted as they run)
     budget: float
 
 
@@ -428,7 +430,7 @@ def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
 
 
 @jit(_nrt=False)
-def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, warm):
+def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, warm, fstate):
     """Children's SPO loss from the compiled solver on their cost sums ``bl`` and ``br``.
 
     A candidate whose SPO loss is at least ``cutoff`` cannot become the
@@ -445,7 +447,8 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
     LP relaxation (Dantzig's rule, each child's warm-started from its item
     order at the previous candidate, kept in ``warm``: see
     ``relaxation_min_warm``); then the left child exactly with the right
-    child's bound. The path kinds have no bounds (a solve costs about
+    child's bound. Each exact solve is counted in ``fstate[F_SOLVES]`` (the
+    work budget's account). The path kinds have no bounds (a solve costs about
     what a bound would) and are solved exactly.
     """
     nowv = bl[:0]
@@ -475,16 +478,19 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
         ll = max(ll - zl, 0.0)
         if ll + lr >= need:
             return np.inf
+        fstate[F_SOLVES] += 1.0
         gl = solver.solve(ints, floats, bl, nowv, work, iwork)
         if np.isnan(gl):
             return np.nan
         if (gl - zl) + lr >= need:
             return np.inf
+        fstate[F_SOLVES] += 1.0
         gr = solver.solve(ints, floats, br, nowv, work, iwork)
         if np.isnan(gr):
             return np.nan
         spo = (gl - zl) + (gr - zr)
         return spo if spo > spo_tol else 0.0
+    fstate[F_SOLVES] += 2.0
     gl = solver.solve(ints, floats, bl, nowv, work, iwork)
     gr = solver.solve(ints, floats, br, nowv, work, iwork)
     if np.isnan(gl) or np.isnan(gr):
@@ -574,7 +580,7 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
                 cutoff = best if a == 1.0 else (
                     (best - (1.0 - a) * mse / cr.mse_scale) * cr.spo_scale / a)
             spo = _solver_spo(solver, bl, br, zl, zr, cr.spo_tol, cutoff, lam * lw / T.w,
-                              lam * rw / T.w, lam_nb, warm)
+                              lam * rw / T.w, lam_nb, warm, fstate)
             if np.isnan(spo):
                 return False
     crit = combine(a, spo, mse, cr.spo_scale, cr.mse_scale)
@@ -1104,7 +1110,10 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
                                   sc.allowed, istate, fstate)
                 if istate[I_FAILED]:
                     return ST_SOLVER_FAILED
-                work_done += (e - s) * st.unit_cost
+                # Exact solves are counted as they run: the bounds settle
+                # most candidates on the solver path.
+                work_done += (e - s) * st.unit_cost + fstate[F_SOLVES] * st.solve_cost
+                fstate[F_SOLVES] = 0.0
                 istate[I_CURSOR] += 1
             if reqs is not None and phase == PH_SWEEP and a > 0.0:
                 # The node's own mean first, then two rows per candidate.
