@@ -214,7 +214,11 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                   n_quantiles=int(n_quantiles), min_loss_decrease=float(min_loss_decrease),
                   unit_cost=float(unit_cost), solve_cost=solve_cost,
                   budget=float(WORK_BUDGET))
-    handler = oracle_handler or make_oracle_handler(data)
+    handler = oracle_handler
+    if handler is None and reqs is not None:
+        # Only the oracle path calls it (building one solves the problem's
+        # relaxation: ~7 ms, a forest tree's worth of work on the solver path).
+        handler = make_oracle_handler(data)
 
     while True:
         status = grow_step(rows_, cats, crit, st, solver, reqs, sc, nodes)
