@@ -105,7 +105,7 @@ def test_estimators_are_scale_invariant(factor):
     for make in (lambda: SPOTree(problem, max_depth=3, min_samples_leaf=20),
                  lambda: SPOTree(problem, criterion="mse", max_depth=3, min_samples_leaf=20),
                  lambda: OptimalSPOTree(problem, max_depth=2, min_samples_leaf=20,
-                                        thresholds=8)):
+                                        global_thresholds=8)):
         a = make().fit(X, C)
         b = make().fit(X, C * factor)
         assert a.tree_.node_count > 1
