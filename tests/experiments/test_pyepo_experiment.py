@@ -170,7 +170,9 @@ def test_tiny_run_summary_regret_cache_and_figure(tmp_path, grid_paths):
 def test_every_method_fits_and_scores_a_tiny_run():
     from spotree.experiments import execute_run, pyepo_available
 
-    names = [m for m in PYEPO_METHODS if m != "PyEPO SPO+" or pyepo_available()]
+    # PyEPO's own methods (SPO+ and PFYL, linear and network) only where pyepo is installed.
+    names = [m for m, meth in PYEPO_METHODS.items()
+             if meth.model != "pyepo" or pyepo_available()]
     runs = make_grid("pyepo", problems=["shortest-path"], n_train=[20], degrees=[2],
                      seeds=[0], methods=names)
     for run in runs:
