@@ -54,6 +54,9 @@ from sklearn.tree import DecisionTreeRegressor
 from spotree import SPOBoost, SPOForest, SPOTree
 from spotree.problems import Knapsack, LinearProgram, ShortestPath
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import median_pair, timed  # noqa: E402  (the benchmarks folder)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -160,19 +163,6 @@ def edges_of(A):
 
 
 # --------------------------------------------------------------- helpers
-def _timed(fn):
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
-
-
-def _median_pair(repeat, ours, theirs):
-    ts, tc, out = [], [], None
-    for _ in range(repeat):
-        t, out = _timed(ours)
-        ts.append(t)
-        tc.append(_timed(theirs)[0])
-    return float(np.median(ts)), float(np.median(tc)), out, ts, tc
 
 
 def _row(name, ts, tc, target, extra=""):
@@ -197,7 +187,7 @@ def bench_icon_forest(args):
     ks = Knapsack(weights, 120)
     SPOForest(ks, **dict(FOREST, n_estimators=4)).fit(X[:100], C[:100])  # compile
     RandomForestRegressor(**dict(FOREST, n_estimators=4)).fit(X[:100], C[:100])
-    ts, tc, est, _, _ = _median_pair(
+    ts, tc, est, _, _ = median_pair(
         args.repeat, lambda: SPOForest(ks, random_state=0, **FOREST).fit(X, C),
         lambda: RandomForestRegressor(random_state=0, **FOREST).fit(X, C))
     leaves = np.mean([t.get_n_leaves() for t in est.estimators_])
@@ -214,7 +204,7 @@ def bench_icon_tree(args):
     ks = Knapsack(weights, 120)
     kw = dict(max_depth=6, min_samples_leaf=20)
     SPOTree(ks, max_depth=2, min_samples_leaf=20).fit(X[:100], C[:100])  # compile
-    ts, tc, est, _, _ = _median_pair(
+    ts, tc, est, _, _ = median_pair(
         args.repeat,
         lambda: SPOTree(ks, **kw).fit(X[:550], C[:550]).prune(X[550:], C[550:]),
         lambda: DecisionTreeRegressor(**kw).fit(X[:550], C[:550]))
@@ -239,12 +229,12 @@ def bench_dag_forest(args):
     SPOForest(sp, **dict(FOREST, n_estimators=4)).fit(X[:100], C[:100])  # compile
     SPOForest(lp, **dict(FOREST, n_estimators=2)).fit(X[:100], C[:100])
     RandomForestRegressor(**dict(FOREST, n_estimators=4)).fit(X[:100], C[:100])
-    ts, tc, est, _, _ = _median_pair(
+    ts, tc, est, _, _ = median_pair(
         args.repeat, lambda: SPOForest(sp, random_state=0, **FOREST).fit(X, C),
         lambda: RandomForestRegressor(random_state=0, **FOREST).fit(X, C))
     shape = f"{X.shape[0]} x {X.shape[1]}, {A.shape[0]} nodes, {A.shape[1]} edges"
     ok = _row(f"{name} network, SPOForest from_edges", ts, tc, 3, shape)
-    t_lp, est_lp = _timed(lambda: SPOForest(lp, random_state=0, **lp_forest).fit(X, C))
+    t_lp, est_lp = timed(lambda: SPOForest(lp, random_state=0, **lp_forest).fit(X, C))
     t_lp_100 = t_lp * FOREST["n_estimators"] / args.lp_trees
     same = ""
     if args.lp_trees == FOREST["n_estimators"]:
@@ -276,7 +266,7 @@ def bench_boost(args):
     for key, label, problem, X, C in cases:
         SPOBoost(problem, n_estimators=3, random_state=0).fit(X[:200], C[:200])  # compile
         RandomForestRegressor(**dict(FOREST, n_estimators=4)).fit(X[:100], C[:100])
-        ts, tc, est, _, _ = _median_pair(
+        ts, tc, est, _, _ = median_pair(
             args.repeat, lambda: SPOBoost(problem, random_state=0).fit(X, C),
             lambda: RandomForestRegressor(random_state=0, **FOREST).fit(X, C))
         ratio = ts / tc
@@ -314,7 +304,7 @@ def bench_sparse_lp(args):
     B = rng.binomial(1, 0.5, size=(d, p))
     C = ((X @ B.T / np.sqrt(p) + 3) ** 2 / 3.5 ** 2 + 1) * rng.uniform(0.5, 1.5, size=(n, d))
     SPOTree(lp, max_depth=1, thresholds=9, min_samples_leaf=20).fit(X[:200], C[:200])
-    t, est = _timed(lambda: SPOTree(lp, max_depth=4, thresholds=99, min_samples_leaf=20)
+    t, est = timed(lambda: SPOTree(lp, max_depth=4, thresholds=99, min_samples_leaf=20)
                     .fit(X, C))
     ok = t <= 60.0
     print(f"{'sparse LP 500 x 200, n=5000, depth 4, 99 q':<44} {t:9.3f} {'':>9} {'':>8} "

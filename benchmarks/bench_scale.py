@@ -26,7 +26,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 from sklearn.ensemble import RandomForestRegressor
@@ -36,20 +35,10 @@ from spotree import SPOForest, SPOTree
 from spotree.datasets import make_shortest_path
 from spotree.problems import ShortestPath
 
-
-def _timed(fn):
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import median_pair, timed  # noqa: E402  (the benchmarks folder)
 
 
-def _median_pair(repeat, ours, theirs):
-    ts, tc, out = [], [], None
-    for _ in range(repeat):
-        t, out = _timed(ours)
-        ts.append(t)
-        tc.append(_timed(theirs)[0])
-    return float(np.median(ts)), float(np.median(tc)), out, ts, tc
 
 
 def bench_grids(repeat, grids=(8, 10, 20)):
@@ -64,7 +53,7 @@ def bench_grids(repeat, grids=(8, 10, 20)):
         SPOTree(sp, max_depth=2, min_samples_leaf=20).fit(X[:300], C[:300])  # compile
         spot = SPOTree(sp, max_depth=6, min_samples_leaf=20)
         cart = DecisionTreeRegressor(max_depth=6, min_samples_leaf=20)
-        ts, tc, est, _, _ = _median_pair(repeat, lambda: spot.fit(X, C), lambda: cart.fit(X, C))
+        ts, tc, est, _, _ = median_pair(repeat, lambda: spot.fit(X, C), lambda: cart.fit(X, C))
         from spotree.tree._fit_data import choose_mode
         mode = ["vertex", "solver", "oracle"][choose_mode(sp, 10000)[0]]
         ratio = ts / tc
@@ -89,7 +78,7 @@ def bench_forest(repeat, n=10000):
         RandomForestRegressor(**dict(settings, n_estimators=4, n_jobs=n_jobs)).fit(X[:500],
                                                                                   C[:500])
         for crit in ("spo", "mse"):
-            ts, tc, _, rs, rc = _median_pair(
+            ts, tc, _, rs, rc = median_pair(
                 repeat,
                 lambda: SPOForest(sp, criterion=crit, n_jobs=n_jobs, random_state=0,
                                   **settings).fit(X, C),
@@ -116,7 +105,7 @@ def bench_knapsack(repeat, n=1000):
     SPOTree(problem, max_depth=1, min_samples_leaf=20).fit(X[:100], C[:100])  # compile
     times, est = [], None
     for _ in range(repeat):
-        t, est = _timed(lambda: SPOTree(problem, max_depth=3).fit(X, C))
+        t, est = timed(lambda: SPOTree(problem, max_depth=3).fit(X, C))
         times.append(t)
     t = float(np.median(times))
     ok = t <= 10.0
@@ -144,7 +133,7 @@ def bench_lp(repeat, n=5000, n_jobs=None):
     B = rng.binomial(1, 0.5, size=(d, p))
     # PyEPO's cost formula (degree 2, noise 0.5) on the LP's 500 columns.
     C = ((X @ B.T / np.sqrt(p) + 3) ** 2 / 3.5 ** 2 + 1) * rng.uniform(0.5, 1.5, size=(n, d))
-    t, est = _timed(lambda: SPOTree(lp, max_depth=4, thresholds=99, min_samples_leaf=20)
+    t, est = timed(lambda: SPOTree(lp, max_depth=4, thresholds=99, min_samples_leaf=20)
                     .fit(X, C))
     ok = t <= 60.0
     print(f"\nSparse LP from an MPS file ({d} variables, {lp.n_rows} rows, "
