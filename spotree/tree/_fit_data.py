@@ -26,9 +26,6 @@ __all__ = ["FitData", "choose_mode", "power_of_two_scale", "VERTEX_PATH_MAX_ENTR
 #: Largest n_samples * n_vertices for which G = C V^T is precomputed.
 VERTEX_PATH_MAX_ENTRIES = 50_000_000
 
-_MODE_NAMES = {"vertex": MODE_VERTEX, "solver": MODE_SOLVER, "oracle": MODE_ORACLE}
-
-
 def choose_mode(problem, n_samples, path="auto"):
     """The split-search path for ``problem``: ``(mode, V, oracle)``.
 
@@ -152,7 +149,6 @@ class FitData:
         self.Cm = np.ascontiguousarray(self.sign * C / self.scale)
         self.sq = np.einsum("ij,ij->i", self.Cm, self.Cm)
         self.n_oracle_calls = 0
-        self.n_oracle_rows = 0
         if V is not None:
             self.G = np.ascontiguousarray(self.Cm @ V.T)
             # With a complete vertex list the optimum is the best vertex; this
@@ -195,7 +191,6 @@ class FitData:
     def solve(self, C):
         """Batched oracle call in the problem's units (counted for benchmarks)."""
         self.n_oracle_calls += 1
-        self.n_oracle_rows += C.shape[0]
         return self.problem.solve(C)
 
     def solve_scaled(self, R):

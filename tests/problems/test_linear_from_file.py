@@ -252,8 +252,8 @@ def test_pulp_written_files_match_scipy_by_name(tmp_path):
     m, n = A.shape
     for sense_name, pulp_sense in (("min", pulp.LpMinimize), ("max", pulp.LpMaximize)):
         prob = pulp.LpProblem("spotree_test", pulp_sense)
-        # PuLP >= 3.3 prefers prob.add_variable; older versions only have LpVariable.
-        new_var = getattr(prob, "add_variable", None) or pulp.LpVariable
+        # prob.add_variable: PuLP >= 3.3.1, which the dev extra requires.
+        new_var = prob.add_variable
         # Names that PuLP sorts differently from the model's column order.
         xs = [new_var(f"z{n - j:02d}_{data['names'][j]}",
                       None if np.isinf(data["lo"][j]) else data["lo"][j],
