@@ -805,12 +805,19 @@ def solve_batch_with(solve, ints, floats, C, W, work, iwork):
     return z
 
 
+#: (solver kind, number of costs) -> the chunk size (rows) the last
+#: :func:`solve_rows` call measured as taking about its ``seconds``.
+_FIRST_STEP = {}
+
+
 def solve_rows(oracle, Cm, W, seconds=0.05):
     """:func:`solve_batch` over the rows of ``Cm`` in chunks of about ``seconds`` each.
 
     Between chunks control returns to Python, so that Ctrl-C is seen quickly
     whatever the time of one solve; the chunk size adapts to the measured
-    time per row. Returns the values (NaN where the solver gave up).
+    time per row, starting from the size the last call on a problem of the
+    same kind and size measured. Returns the values (NaN where the solver
+    gave up).
     """
     m = Cm.shape[0]
     z = np.empty(m)
@@ -822,7 +829,13 @@ def solve_rows(oracle, Cm, W, seconds=0.05):
         out = np.array(W, dtype=np.float64, order="C")
     work = np.empty(oracle.work_size)
     iwork = np.empty(oracle.iwork_size, dtype=np.int64)
-    step = 1
+    # The first chunk's size comes from the last call on a problem of this
+    # kind and size: each call of solve_batch_with costs ~0.1 ms in numba's
+    # typing of the function argument, which a cold start (1 row, then
+    # doubling) paid ~6 times per call; SPOBoost's SPO+ start and line
+    # searches call this hundreds of times per fit.
+    key = (oracle.kind, Cm.shape[1], oracle.work_size, oracle.iwork_size)
+    step = _FIRST_STEP.get(key, 1)
     s = 0
     while s < m:
         t0 = time.perf_counter()
@@ -830,7 +843,11 @@ def solve_rows(oracle, Cm, W, seconds=0.05):
         z[s:e] = solve_batch_with(solve, oracle.ints, oracle.floats, Cm[s:e], out[s:e],
                                   work, iwork)
         per_row = (time.perf_counter() - t0) / (e - s)
-        step = int(min(max(1, seconds / max(per_row, 1e-9)), 2 * step + 1, 1 << 16))
+        fit = int(min(max(1, seconds / max(per_row, 1e-9)), 1 << 16))
+        # A chunk grows at most 2x + 1 over the last one (a first timing can
+        # be an outlier), but the remembered size is the one the time allows.
+        _FIRST_STEP[key] = fit
+        step = min(fit, 2 * step + 1)
         s = e
     if out is not W:
         W[...] = out

@@ -172,3 +172,51 @@ def test_knapsack_dp_value_alone_equals_the_full_table_to_the_bit():
             full = solve_min(o.kind, o.ints, o.floats, c, w, work, iwork)
             assert value == full
             assert value == pytest.approx(_exact_min(c, W, np.array([K])), abs=1e-12)
+
+
+def test_solve_rows_remembers_the_chunk_size_its_time_allows(monkeypatch):
+    """Chunks of about ``seconds`` each (Ctrl-C is seen between them), starting
+    from the size the last call on a problem of the same kind measured."""
+    from types import SimpleNamespace
+
+    import spotree.problems._compiled as comp
+    from spotree.problems import Knapsack
+
+    rng = np.random.default_rng(3)
+    Wt = rng.integers(300, 800, size=(1, 12)) / 100.0
+    o = Knapsack(Wt, 0.5 * Wt.sum(axis=1)).compiled_oracle()
+    C = -rng.uniform(0, 10, size=(400, 12))
+    # A fake clock: every row costs exactly 1 ms, so 0.05 s is 50 rows.
+    clock = [0.0]
+    chunks = []
+    real = comp.solve_batch_with
+
+    def timed_batch(solve, ints, floats, Cs, Ws, work, iwork):
+        chunks.append(Cs.shape[0])
+        clock[0] += 1e-3 * Cs.shape[0]
+        return real(solve, ints, floats, Cs, Ws, work, iwork)
+
+    monkeypatch.setattr(comp, "solve_batch_with", timed_batch)
+    monkeypatch.setattr(comp, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    monkeypatch.setattr(comp, "_FIRST_STEP", {})
+    W = np.empty_like(C)
+    z = comp.solve_rows(o, C, W, seconds=0.05)
+    # Cold: 1 row, then at most 2x + 1 the last chunk, never over 50 rows.
+    assert chunks[:4] == [1, 3, 7, 15]
+    assert max(chunks) == 50 and sum(chunks) == 400
+    chunks.clear()
+    z2 = comp.solve_rows(o, C[:120], np.empty((120, 12)), seconds=0.05)
+    # Warm: straight to the 50 rows that take 0.05 s.
+    assert chunks == [50, 50, 20]
+    # A problem of another size starts cold again.
+    chunks.clear()
+    o2 = Knapsack(np.hstack([Wt, Wt]), Wt.sum()).compiled_oracle()
+    comp.solve_rows(o2, np.hstack([C, C])[:10], np.empty((10, 24)), seconds=0.05)
+    assert chunks[0] == 1
+    # The values are those of one batch over every row.
+    W1 = np.empty_like(C)
+    z1 = comp.solve_batch(o.kind, o.ints, o.floats, C, W1, np.empty(o.work_size),
+                          np.empty(o.iwork_size, dtype=np.int64))
+    np.testing.assert_array_equal(z, z1)
+    np.testing.assert_array_equal(z2, z1[:120])
+    np.testing.assert_array_equal(W, W1)
