@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from ..problems._compiled import solver_function
+from ..problems._compiled import DAG_BLOCK, KIND_DAG, solver_function
 from ._kernels import (I_COUNT, I_NCAND, I_NEED, I_NODE, I_NPEND, I_PHASE, I_SP,
                        MODE_ORACLE, MODE_SOLVER, MODE_VERTEX, NAN_UNSEEN, N_FSTATE, N_ISTATE,
                        PH_POP, ST_BUDGET, ST_DONE, ST_ORACLE, ST_SOLVER_FAILED, ST_SPACE,
@@ -178,10 +178,17 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                           n_set=np.zeros(cap, dtype=i64))
     if mode == MODE_SOLVER:
         oracle = data.oracle
+        # The block DAG solver's scratch (zeros: unused columns of a last,
+        # partial block are solved too and must hold finite numbers).
+        blocked = oracle.kind == KIND_DAG
         solver = Solver(kind=int(oracle.kind), solve=solver_function(oracle.kind),
                         ints=_writable(oracle.ints), floats=_writable(oracle.floats),
                         work=np.empty(max(oracle.work_size, 1)),
-                        iwork=np.empty(max(oracle.iwork_size, 1), dtype=i64))
+                        iwork=np.empty(max(oracle.iwork_size, 1), dtype=i64),
+                        blk=np.zeros((2, d, DAG_BLOCK) if blocked else (2, 0, 0)),
+                        blk_dist=np.zeros((int(oracle.ints[0]), DAG_BLOCK) if blocked
+                                          else (0, 0)),
+                        blk_f=np.zeros((4, DAG_BLOCK)))
         # Per row and feature: the sums and the bounds (a few O(d) passes);
         # the exact solves, which the bounds mostly spare, are counted as
         # they run. Charging two solves per candidate instead returned to

@@ -50,8 +50,9 @@ import numpy as np
 from typing import NamedTuple
 
 from .._numba import jit
-from ..problems._compiled import (KIND_KNAPSACK_BB, KIND_KNAPSACK_DP, lagrangian_bound_min,
-                                  relaxation_min, relaxation_min_warm)
+from ..problems._compiled import (DAG_BLOCK, KIND_DAG, KIND_KNAPSACK_BB, KIND_KNAPSACK_DP,
+                                  dag_min_block, lagrangian_bound_min, relaxation_min,
+                                  relaxation_min_warm)
 
 MODE_VERTEX = 0
 MODE_SOLVER = 1
@@ -298,6 +299,13 @@ class Solver(NamedTuple):
     floats: np.ndarray
     work: np.ndarray
     iwork: np.ndarray
+    #: For ``KIND_DAG``: the block solver's cost columns, left and right
+    #: children ``(2, d, DAG_BLOCK)``, its node scratch ``(n_nodes, DAG_BLOCK)``
+    #: and per-column floats ``(4, DAG_BLOCK)`` (left z sums, thresholds, the
+    #: children's values); empty for the other kinds.
+    blk: np.ndarray
+    blk_dist: np.ndarray
+    blk_f: np.ndarray
 
 
 class Requests(NamedTuple):
@@ -645,6 +653,35 @@ def _sweep_setup(rows, cr, bufs):
             bufs[5, :d])
 
 
+@jit(_nrt=False)
+def _flush_dag(solver, nblk, T, spo_tol, cmp_tol, f, istate, fstate):
+    """Score the ``nblk`` thresholds queued in ``solver.blk`` (pure SPO, DAG kind).
+
+    Both children of up to ``DAG_BLOCK`` consecutive thresholds are solved by
+    the block solver, then scored in sweep order exactly as :func:`_candidate`
+    scores them one by one (same values to the last bit, same ties). Returns
+    False, and flags ``I_FAILED``, when a value is NaN (the scalar path's
+    "solver gave up").
+    """
+    bf = solver.blk_f
+    dag_min_block(solver.ints, solver.blk[0], solver.blk_dist, bf[2])
+    dag_min_block(solver.ints, solver.blk[1], solver.blk_dist, bf[3])
+    fstate[F_SOLVES] += 2.0 * nblk
+    for k in range(nblk):
+        gl = bf[2, k]
+        gr = bf[3, k]
+        if np.isnan(gl) or np.isnan(gr):
+            istate[I_FAILED] = 1
+            return False
+        zl = bf[0, k]
+        spo = (gl - zl) + (gr - (T.z - zl))
+        crit = spo if spo > spo_tol else 0.0
+        if _better(crit, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, cmp_tol):
+            _keep(istate, fstate, crit, bf[1, k], f, np.int64(SPLIT_NUMERIC), np.int64(-1),
+                  np.int64(NAN_UNSEEN))
+    return True
+
+
 @jit
 def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, istate, fstate):
     """All admissible thresholds of numeric feature f on a node (rows ``seg``, sorted).
@@ -684,8 +721,15 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     numeric, no_code, unseen = np.int64(SPLIT_NUMERIC), np.int64(-1), np.int64(NAN_UNSEEN)
     fast = cr.mode == MODE_VERTEX and a == 1.0 and not has_m
     fast_mse = a == 0.0 and not has_m
-    if (fast or fast_mse) and not varies:
+    # Pure SPO on a DAG, nothing missing: no bound applies (a bound costs
+    # what a solve does), so every admissible threshold is solved; they are
+    # queued and solved DAG_BLOCK at a time (see _flush_dag).
+    blocked = False
+    if solver is not None:
+        blocked = solver.kind == KIND_DAG and a == 1.0 and not has_m and reqs is None
+    if (fast or fast_mse or blocked) and not varies:
         return
+    nblk = 0
     wL = cL = zL = qL = 0.0
     # Positions 0..mn-2 cut between present values; position mn-1 (with
     # missing rows only) is the present/missing split.
@@ -700,6 +744,30 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
         zL += wi * zs[i]
         qL += wi * sq[i]
         right_ok = _big_enough(T.c - cL, T.w - wL, st)
+        if blocked and not last:
+            for j in range(d):
+                SL[j] += wi * Cm[i, j]
+            if solver is None:  # never: blocked needs a solver (numba prunes this)
+                pass
+            elif (allowed[p] and xs[p] != xs[p + 1] and right_ok
+                    and _big_enough(cL, wL, st)):
+                cbl = solver.blk[0]
+                cbr = solver.blk[1]
+                for j in range(d):
+                    v = SL[j]
+                    cbl[j, nblk] = v
+                    cbr[j, nblk] = TS[j] - v
+                solver.blk_f[0, nblk] = zL
+                solver.blk_f[1, nblk] = midpoint(xs[p], xs[p + 1])
+                nblk += 1
+                if nblk == DAG_BLOCK:
+                    if not _flush_dag(solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, istate,
+                                      fstate):
+                        return
+                    nblk = 0
+            elif not right_ok:
+                break
+            continue
         if (fast or fast_mse) and not last:
             # The common cases, nothing missing and a pure criterion (SPO on
             # the vertex path, or squared error): the sums are updated and
@@ -776,6 +844,9 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                            SL, f, split_kind, no_code, thr, bl, br, istate, fstate, lam, lam_nb,
                            warm):
             return
+    if solver is not None:
+        if nblk > 0:
+            _flush_dag(solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, istate, fstate)
 
 
 @jit

@@ -220,3 +220,53 @@ def test_solve_rows_remembers_the_chunk_size_its_time_allows(monkeypatch):
     np.testing.assert_array_equal(z, z1)
     np.testing.assert_array_equal(z2, z1[:120])
     np.testing.assert_array_equal(W, W1)
+
+
+def _dag_paths(n, edges, s, t):
+    """Every source-target path of a DAG as a 0/1 edge vector (depth-first)."""
+    out = [[] for _ in range(n)]
+    for e, (a, b) in enumerate(edges):
+        out[a].append(e)
+    paths = []
+
+    def walk(v, used):
+        if v == t:
+            w = np.zeros(len(edges))
+            w[used] = 1.0
+            paths.append(w)
+            return
+        for e in out[v]:
+            walk(edges[e][1], used + [e])
+
+    walk(s, [])
+    return np.array(paths)
+
+
+def test_dag_block_solver_equals_the_scalar_solve_and_enumeration():
+    # Each column of the block is one cost vector: its value must equal the
+    # scalar solve's to the bit (the tree compares the two paths' splits),
+    # and the minimum over every path listed by enumeration. Negative costs,
+    # ties and nodes that the source cannot reach (node 1 here: an edge into
+    # it comes only from node 7, which comes after the source in no order).
+    from spotree.problems._compiled import DAG_BLOCK, dag_min_block, solve_min
+
+    edges = [(0, 2), (0, 3), (2, 3), (2, 4), (3, 4), (3, 5), (4, 5), (4, 6), (5, 6),
+             (2, 6), (7, 1), (1, 6), (7, 0)]
+    problem = ShortestPath.from_edges(8, edges, 0, 6)
+    o = problem.compiled_oracle()
+    paths = _dag_paths(8, edges, 0, 6)
+    rng = np.random.default_rng(3)
+    work, iwork = _buffers(o)
+    dist = np.zeros((8, DAG_BLOCK))
+    out = np.zeros(DAG_BLOCK)
+    for rep in range(20):
+        if rep % 2:
+            cb = rng.normal(size=(len(edges), DAG_BLOCK))
+        else:
+            cb = rng.integers(-2, 3, size=(len(edges), DAG_BLOCK)).astype(float)
+        cb = np.ascontiguousarray(cb)
+        dag_min_block(o.ints, cb, dist, out)
+        for k in range(DAG_BLOCK):
+            c = np.ascontiguousarray(cb[:, k])
+            assert out[k] == solve_min(o.kind, o.ints, o.floats, c, np.zeros(0), work, iwork)
+            assert out[k] == pytest.approx((paths @ c).min(), abs=1e-12)

@@ -32,6 +32,8 @@ def _finite(seed, sense="min"):
     return FiniteDecisions(rng.uniform(-1, 1, size=(6, 4)), sense=sense)
 
 
+DAG_EDGES = [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (2, 4), (3, 4), (3, 5), (4, 5), (1, 5)]
+
 # (problem factory, paths it can take)
 PROBLEMS = {
     "sp33": (lambda s: ShortestPath((3, 3)), ("vertex", "solver", "oracle")),
@@ -40,6 +42,9 @@ PROBLEMS = {
     "finite-max": (lambda s: _finite(s, "max"), ("vertex", "oracle")),
     "news-lp": (lambda s: news_recommendation(4, 2, random_state=s), ("vertex", "oracle")),
     "sp33-callable": (lambda s: _oracle_only(ShortestPath((3, 3))), ("oracle",)),
+    # A DAG given by its edges: the solver path solves its candidates in blocks.
+    "dag": (lambda s: ShortestPath.from_edges(6, DAG_EDGES, 0, 5), ("vertex", "solver",
+                                                                      "oracle")),
     # Knapsacks: the solver path rules candidates out by bounds before solving.
     "knap-dp": (lambda s: Knapsack([[2, 3, 1, 4]], [5]), ("vertex", "solver", "oracle")),
     "knap-bb": (lambda s: Knapsack([[2.5, 1.0, 1.5, 3.0], [1.0, 2.0, 2.5, 0.5]], [4.0, 3.5]),
@@ -176,6 +181,30 @@ def test_knapsack_solver_path_with_bounds_equals_exhaustive_vertex_path(a, resou
     trees = [_grow(problem, X, C, w, path, a=a, min_leaf_cnt=5, max_depth=4)
              for path in ("vertex", "solver")]
     assert trees[0].node_count > 7
+    np.testing.assert_array_equal(trees[1].feature, trees[0].feature)
+    np.testing.assert_array_equal(trees[1].threshold, trees[0].threshold)
+    np.testing.assert_array_equal(trees[1].decision, trees[0].decision)
+    np.testing.assert_allclose(trees[1].loss, trees[0].loss, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_dag_block_solves_equal_the_exhaustive_vertex_path(sense):
+    # The solver path solves the children of DAG_BLOCK consecutive thresholds
+    # at once and scores them afterwards; the vertex path scores every
+    # candidate from the listed paths. Hundreds of candidates per feature
+    # (many full blocks and a partial last one), repeated values, weights
+    # (zeros drop rows) and near-equal candidates: a lane scored against the
+    # wrong threshold, z sum or order would change some split.
+    problem = ShortestPath.from_edges(6, DAG_EDGES, 0, 5, sense=sense)
+    rng = np.random.default_rng(8)
+    n = 500
+    X = np.round(rng.normal(size=(n, 3)), 2)
+    C = np.exp(0.3 * rng.normal(size=(n, len(DAG_EDGES))) + 0.4 * X[:, :1]
+               * rng.normal(size=len(DAG_EDGES)))
+    w = rng.integers(0, 4, size=n).astype(float)
+    trees = [_grow(problem, X, C, w, path, a=1.0, min_leaf_cnt=5, max_depth=5)
+             for path in ("vertex", "solver")]
+    assert trees[0].node_count > 15
     np.testing.assert_array_equal(trees[1].feature, trees[0].feature)
     np.testing.assert_array_equal(trees[1].threshold, trees[0].threshold)
     np.testing.assert_array_equal(trees[1].decision, trees[0].decision)
