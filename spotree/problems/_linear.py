@@ -116,10 +116,12 @@ class LinearProgram(DecisionProblem):
     -----
     **Solving.** Each thread that solves gets its own HiGHS model, created
     on first use and dropped on pickling (and rebuilt on the other side);
-    each cost vector only changes the objective and re-runs the dual
-    simplex method, from the previous basis when the new cost vector points
-    nearly the same way as the previous one and from scratch otherwise
-    (see :class:`~spotree.problems._highs.HighsModel`). An instance can
+    each cost vector only changes the objective, so every optimal basis
+    stays feasible and a pure LP is re-solved by the primal simplex method:
+    from the previous basis when the new cost vector points nearly the same
+    way as the previous one, and otherwise from the optimal basis of the
+    batch's mean direction (solved first in batches of at least 16 rows; see
+    :class:`~spotree.problems._highs.HighsModel`). An instance can
     therefore be shared by threads (a scorer and the estimators of a
     threaded grid search); processes (joblib, dask) each get their own
     copy. HiGHS runs with one thread: with its default setting it reads the
@@ -209,6 +211,8 @@ class LinearProgram(DecisionProblem):
     _max_cached_rows = 50_000
     #: With n_jobs, each thread gets at least this many cost vectors.
     _min_rows_per_thread = 64
+    #: Batches of at least this many rows set a reference basis first.
+    _min_reference_rows = 16
 
     def __init__(self, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None),
                  integrality=None, sense="min", basis_cache=True, *, variable_names=None,
@@ -545,6 +549,11 @@ class LinearProgram(DecisionProblem):
 
     def _solve_serial(self, Cm, offset):
         """Minimizers for the rows of Cm in this thread (row i is cost vector offset + i)."""
+        if not self.is_milp and Cm.shape[0] >= self._min_reference_rows:
+            # Far rows of the batch start from the optimum of its mean
+            # direction (see HighsModel.solve): one solve more per batch.
+            U = Cm / np.maximum(np.abs(Cm).sum(axis=1), 1e-300)[:, None]
+            self._model().set_reference(U.mean(axis=0))
         if self.basis_cache and not self.is_milp and self.n_rows <= self._max_cached_rows:
             return self._solve_cached(Cm, offset)
         W = np.empty_like(Cm)

@@ -23,17 +23,40 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["BatchedOracle", "BoundedOracle", "make_oracle_handler"]
+__all__ = ["BatchedOracle", "BoundedOracle", "make_oracle_handler", "sweep_order"]
+
+
+def sweep_order(m):
+    """An order of the ``m`` request rows in which neighbours have similar costs.
+
+    Row 0 is the node, rows ``2j + 1`` and ``2j + 2`` the left and right
+    children of candidate ``j``; a feature's candidates come in increasing
+    threshold order, so its left children grow from a few rows to nearly
+    the node and its right children shrink. The node first, then every left
+    child from the last candidate to the first (from nearly the node down to
+    a few rows, feature after feature), then every right child from the
+    first to the last: each row then differs from the one before by the
+    rows between two thresholds, except at a feature's boundary. A solver
+    that starts from its last solution (an LP's basis) needs a few simplex
+    iterations per row in this order instead of hundreds when the two
+    children alternate (see HighsModel.solve).
+    """
+    n_cand = (m - 1) // 2
+    j = np.arange(n_cand)
+    return np.concatenate([[0], 2 * j[::-1] + 1, 2 * j + 2]).astype(np.int64)
 
 
 class BatchedOracle:
-    """Every requested row solved exactly, in one batched call."""
+    """Every requested row solved exactly, in one batched call (in :func:`sweep_order`)."""
 
     def __init__(self, data):
         self.data = data
 
     def __call__(self, R, weights, const, a, spo_scale, mse_part, tol):
-        W, z = self.data.solve_scaled(R)
+        order = sweep_order(R.shape[0])
+        W, z_sorted = self.data.solve_scaled(R[order])
+        z = np.empty(R.shape[0])
+        z[order] = z_sorted
         return W[0], z
 
 
