@@ -160,12 +160,51 @@ def test_early_stopping_keeps_the_round_with_the_lowest_validation_loss(n_val):
     assert_allclose(-full.train_score_[1:], tr, rtol=1e-12)
 
 
+@pytest.mark.parametrize("init, seed", [("linear", 1), ("linear", 4), ("mean", 0)])
+def test_early_stopping_keeps_trees_only_for_a_significant_gain(init, seed):
+    # Hand computation: every round's decisions on the validation rows, the
+    # best round (earliest of the lowest weighted regret), and the paired
+    # test of its gain over the start: the weighted mean of the row-wise
+    # regret differences against 2 standard errors
+    # sqrt(sum w^2 (d - mean)^2) / sum w.
+    X, C, Xv, Cv = _sp_data(n=200, n_test=60, degree=1, seed=seed)
+    w = np.random.default_rng(seed).uniform(0.5, 2.0, len(Xv))
+    params = dict(init=init, learning_rate=0.3, random_state=0)
+    m = SPOBoost(SP, n_estimators=30, n_iter_no_change=30, **params).fit(
+        X, C, X_val=Xv, C_val=Cv, sample_weight_val=w)
+    full = SPOBoost(SP, n_estimators=30, n_iter_no_change=None, **params).fit(
+        X, C, X_val=Xv, C_val=Cv, sample_weight_val=w)
+    opt = np.array([SP.solve(c[None])[1][0] for c in Cv])
+    regrets = []
+    for P in [full._start().predict(Xv)] + list(full.staged_predict(Xv)):
+        dec = np.array([SP.solve(p[None])[0][0] for p in P])
+        regrets.append(np.einsum("ij,ij->i", Cv, dec) - opt)
+    loss = [w @ r for r in regrets]
+    best = int(np.argmin(loss))
+    d = regrets[0] - regrets[best]
+    gain = w @ d / w.sum()
+    se = np.sqrt(np.sum(w ** 2 * (d - gain) ** 2)) / w.sum()
+    assert m.n_iter_ == 30
+    assert_allclose(-m.validation_score_, np.array(loss) / (w @ np.abs(opt)), rtol=1e-12)
+    assert m.best_iteration_ == (best if gain > 2 * se else 0)
+    # Both outcomes occur: trees that beat the start by chance on these rows
+    # are dropped (linear start on linear data), trees that fit the costs
+    # from the mean are kept.
+    assert best > 0
+    assert (m.best_iteration_ == 0) == (init == "linear")
+    if seed == 4:
+        assert se < gain < 2 * se  # dropped at two standard errors, not at one
+    assert m.n_estimators_ == m.best_iteration_
+
+
 def test_validation_fraction_holds_rows_out():
     X, C, _, _ = _sp_data(n=200)
     m = SPOBoost(SP, n_estimators=30, validation_fraction=0.25, n_iter_no_change=3,
                  random_state=0).fit(X, C)
     assert m.validation_score_.shape == m.train_score_.shape == (m.n_iter_ + 1,)
-    assert m.best_iteration_ == int(np.argmax(m.validation_score_))
+    # The best round, or the start alone when its gain is not significant
+    # (see test_early_stopping_keeps_trees_only_for_a_significant_gain).
+    assert m.best_iteration_ in (0, int(np.argmax(m.validation_score_)))
     off = SPOBoost(SP, n_estimators=7, n_iter_no_change=None, random_state=0).fit(X, C)
     assert off.validation_score_.shape == (0,)
     assert off.n_iter_ == off.best_iteration_ == off.n_estimators_ == 7
@@ -371,8 +410,8 @@ def test_costs_not_matching_the_problem():
 # ------------------------------------------------------------ sklearn checks
 _NAMED_C = ("the target is the cost matrix C (fit(X, C), score(X, C)); this check passes y "
             "by keyword or requires the name y")
-_SPLIT = ("early stopping holds out a random validation part and the default 'spo+' start "
-          "is trained by minibatches, so repeating a row changes both; with "
+_SPLIT = ("early stopping holds out a random validation part and the default start is "
+          "chosen on random cross-validation folds, so repeating a row changes both; with "
           "n_iter_no_change=None and init='linear' integer weights equal repeated rows (see "
           "test_integer_weights_equal_repeated_rows)")
 
@@ -415,34 +454,24 @@ def test_failed_checks_only_fail_on_the_name(check_name):
                                                       init="linear"))
 
 
-@pytest.mark.parametrize("degree", [1, 6])
-def test_auto_init_keeps_the_start_with_the_lowest_validation_regret(degree):
-    X, C, Xv, Cv = _sp_data(n=300, n_test=80, degree=degree)
-    params = dict(n_estimators=1, n_iter_no_change=5, random_state=0)
-    auto = SPOBoost(SP, init="auto", **params).fit(X, C, X_val=Xv, C_val=Cv)
-    regrets = {}
-    for init in ("ridge", "index", "spo+"):
-        m = SPOBoost(SP, init=init, **params).fit(X, C, X_val=Xv, C_val=Cv)
-        regrets[init] = normalized_spo_loss(Cv, m._start().predict(Xv), problem=SP)
-    assert auto.init_choice_ == min(regrets, key=regrets.get)
-    assert -auto.validation_score_[0] == pytest.approx(min(regrets.values()))
-    # Both outcomes occur: ridge (degree 1) and the bending index start (degree 6).
-    assert auto.init_choice_ == {1: "ridge", 6: "index"}[degree]
-    # Without a validation part "auto" means "ridge".
-    off = SPOBoost(SP, init="auto", n_estimators=1, n_iter_no_change=None).fit(X, C)
-    assert off.init_choice_ == "ridge"
-
-
-@pytest.mark.parametrize("degree", [1, 6])
-def test_auto_init_with_few_rows_keeps_the_start_with_the_lowest_cross_validated_regret(degree):
-    n, seed = 150, 3
-    X, C, _, _ = _sp_data(n=n, n_test=1, degree=degree)
+@pytest.mark.parametrize("degree, how", [(1, "validation_fraction"), (6, "validation_fraction"),
+                                         (6, "X_val"), (6, "none"), (1, "none")])
+def test_auto_init_keeps_the_start_with_the_lowest_cross_validated_regret(degree, how):
+    # At every size and however the validation part is given (or with none),
+    # "auto" deals all the rows of X to 5 folds, fits ridge and index on the
+    # other folds, and keeps the start whose decisions on every fold's rows
+    # have the lowest pooled weighted regret: by a hand loop over the folds.
+    n, seed = 150, 0
+    X, C, Xv, Cv = _sp_data(n=n, n_test=40, degree=degree)
     w = np.random.default_rng(1).uniform(0.5, 2.0, n)
-    auto = SPOBoost(SP, n_estimators=1, random_state=seed).fit(X, C, sample_weight=w)
-    # A hand loop over the folds: the first permutation of the seed's stream
-    # held out the validation part, the second deals the rows to 5 folds.
+    kw = dict(n_estimators=1, random_state=seed)
+    if how == "none":
+        kw["n_iter_no_change"] = None
+    fit_kw = dict(X_val=Xv, C_val=Cv) if how == "X_val" else {}
+    auto = SPOBoost(SP, **kw).fit(X, C, sample_weight=w, **fit_kw)
     rng = np.random.RandomState(seed)
-    rng.permutation(n)
+    if how == "validation_fraction":
+        rng.permutation(n)  # the first permutation of the seed's stream held out rows
     fold = np.empty(n, dtype=int)
     fold[rng.permutation(n)] = np.arange(n) % 5
     opt = np.array([SP.solve(c[None])[1][0] for c in C])
@@ -459,14 +488,8 @@ def test_auto_init_with_few_rows_keeps_the_start_with_the_lowest_cross_validated
         regrets[init] = loss / (w @ np.abs(opt))
     assert auto.init_cv_regret_ == pytest.approx(regrets, rel=1e-9)
     assert auto.init_choice_ == min(regrets, key=regrets.get)
-    if degree == 6:
-        assert auto.init_choice_ == "index"
-    # With 500 rows or more (here: the threshold lowered), the validation part
-    # chooses among all three starts, as before.
-    big = SPOBoost(SP, n_estimators=1, random_state=seed)
-    big._cv_max_rows = n
-    big.fit(X, C, sample_weight=w)
-    assert big.init_cv_regret_ is None
+    # Both outcomes occur: ridge for linear costs, the bending index at degree 6.
+    assert auto.init_choice_ == {1: "ridge", 6: "index"}[degree]
 
 
 def _standardize(X, w):
@@ -529,14 +552,32 @@ def test_ridge_start_is_standardized_ridge_with_the_leave_one_out_penalty(weight
     assert_allclose(m2.init_coef_ * s, m.init_coef_, rtol=1e-7, atol=1e-9)
 
 
+def _natural_spline(u, y, w, u_new, n_knots=9):
+    """Weighted least-squares natural cubic spline of y on u (knots evenly over u's
+    range), at u_new: in the basis a + b u + sum_k theta_k |u - t_k|^3 with
+    sum theta_k = sum theta_k t_k = 0 (linear beyond the end knots)."""
+    t = np.linspace(u.min(), u.max(), n_knots)
+
+    def basis(v):
+        return np.column_stack([np.ones_like(v), v, np.abs(v[:, None] - t) ** 3])
+
+    # Null space of the two constraints on theta.
+    cons = np.zeros((2, n_knots + 2))
+    cons[0, 2:], cons[1, 2:] = 1.0, t
+    N = np.linalg.svd(cons)[2][2:].T
+    sol = np.linalg.lstsq(np.sqrt(w)[:, None] * (basis(u) @ N), np.sqrt(w) * y, rcond=None)[0]
+    return basis(u_new) @ (N @ sol)
+
+
 def test_index_start_is_a_natural_cubic_spline_of_the_ridge_index(monkeypatch):
-    # Without its small penalty, each cost's link is the weighted least-squares
-    # natural cubic spline of the ridge index with 9 knots spread evenly over
-    # the index's range: by hand, in another basis of the same space,
-    # a + b u + sum_k theta_k |u - t_k|^3 with sum theta_k = sum theta_k t_k = 0.
+    # Without its small penalty and with the variance power held at 0 (no
+    # second pass), each cost's link is the weighted least-squares natural
+    # cubic spline of the ridge index with 9 knots spread evenly over the
+    # index's range (by hand, in another basis of the same space).
     import spotree.boost as boost
 
     monkeypatch.setattr(boost, "_LINK_PENALTY", 0.0)
+    monkeypatch.setattr(boost, "_VAR_POWER_MAX", 0.0)
     X, C, Xt, _ = _sp_data(n=200, degree=6)
     w = np.random.default_rng(0).integers(1, 3, len(X)).astype(float)
     kw = dict(n_estimators=1, n_iter_no_change=None, random_state=0)
@@ -546,21 +587,59 @@ def test_index_start_is_a_natural_cubic_spline_of_the_ridge_index(monkeypatch):
     assert_allclose(m.init_intercept_, ridge.init_intercept_)
     U = X @ ridge.init_coef_.T + ridge.init_intercept_
     Ut = Xt @ ridge.init_coef_.T + ridge.init_intercept_
-    expected = np.empty((len(Xt), C.shape[1]))
-    for j in range(C.shape[1]):
-        t = np.linspace(U[:, j].min(), U[:, j].max(), 9)
-
-        def basis(u):
-            return np.column_stack([np.ones_like(u), u, np.abs(u[:, None] - t) ** 3])
-
-        # Null space of the two constraints on theta.
-        cons = np.zeros((2, 11))
-        cons[0, 2:], cons[1, 2:] = 1.0, t
-        N = np.linalg.svd(cons)[2][2:].T
-        sol = np.linalg.lstsq(np.sqrt(w)[:, None] * (basis(U[:, j]) @ N),
-                              np.sqrt(w) * C[:, j], rcond=None)[0]
-        expected[:, j] = basis(Ut[:, j]) @ (N @ sol)
+    expected = np.column_stack([_natural_spline(U[:, j], C[:, j], w, Ut[:, j])
+                                for j in range(C.shape[1])])
     assert_allclose(m._start().predict(Xt), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_index_start_reweights_by_the_fitted_variance_power(monkeypatch):
+    # The second pass by hand: from the first pass (the ridge index and its
+    # unweighted spline, tested above), the pooled least-squares slope k of
+    # each row's log squared residual on its log fitted magnitude (floored at
+    # 0.25 times the cost's weighted mean magnitude; both centred per cost),
+    # clipped to [0, 2]; then per cost the weights w |g|^-k: scikit-learn's
+    # weighted Ridge on the standardized features with the ridge start's
+    # penalty for that cost, and the weighted natural spline of its index.
+    from sklearn.linear_model import Ridge
+
+    import spotree.boost as boost
+
+    monkeypatch.setattr(boost, "_LINK_PENALTY", 0.0)
+    rng = np.random.default_rng(0)
+    n, p, d = 300, 3, 4
+    X = rng.normal(size=(n, p)) * [1.0, 5.0, 0.2] + [0.0, 2.0, -1.0]
+    Xt = rng.normal(size=(50, p)) * [1.0, 5.0, 0.2] + [0.0, 2.0, -1.0]
+    B = rng.normal(size=(d, p)) * [0.5, 0.1, 2.5]
+    mean_c = np.exp(X @ B.T)
+    # Noise whose spread grows like the square root of the mean: k near 1.
+    C = mean_c + np.sqrt(mean_c) * rng.normal(scale=0.5, size=(n, d))
+    w = rng.uniform(0.5, 2.0, n)
+    problem = FiniteDecisions(np.eye(d))
+    kw = dict(n_estimators=1, n_iter_no_change=None, random_state=0)
+    m = SPOBoost(problem, init="index", **kw).fit(X, C, sample_weight=w)
+    ridge = SPOBoost(problem, init="ridge", **kw).fit(X, C, sample_weight=w)
+    U = X @ ridge.init_coef_.T + ridge.init_intercept_
+    G = np.column_stack([_natural_spline(U[:, j], C[:, j], w, U[:, j]) for j in range(d)])
+    A = np.abs(G)
+    A = np.maximum(A, 0.25 * (w @ A) / w.sum())
+    la, lr = np.log(A), np.log((C - G) ** 2)
+    la -= (w @ la) / w.sum()
+    lr -= (w @ lr) / w.sum()
+    k = np.sum(w[:, None] * la * lr) / np.sum(w[:, None] * la * la)
+    assert 0.3 < k < 1.7  # inside the clip: the slope itself is tested
+    _, _, alpha = boost._ridge_gcv(X, C, w)  # the ridge start's penalties (tested above)
+    mean, scale = _standardize(X, w)
+    expected = np.empty((len(Xt), d))
+    for j in range(d):
+        wj = w * A[:, j] ** -k
+        wj = wj / ((w @ A[:, j] ** -k) / w.sum())
+        r = Ridge(alpha=alpha[j] * w.sum()).fit(X / scale, C[:, j], sample_weight=wj)
+        u, ut = r.predict(X / scale), r.predict(Xt / scale)
+        assert_allclose(X @ m.init_coef_[j] + m.init_intercept_[j], u, rtol=1e-8, atol=1e-8)
+        expected[:, j] = _natural_spline(u, C[:, j], wj, ut)
+    assert_allclose(m._start().predict(Xt), expected, rtol=1e-6, atol=1e-6)
+    # The second pass changed the index (the weights are not all equal).
+    assert not np.allclose(m.init_coef_, ridge.init_coef_, rtol=1e-3)
 
 
 @pytest.mark.parametrize("init", ["ridge", "index", "spo+", "auto"])
@@ -675,22 +754,20 @@ def test_spo_plus_start_is_adam_from_ridge_on_standardized_features_averaged():
 
 
 def test_held_out_rows_choose_the_rounds_then_all_rows_are_refitted():
-    # Least-squares boosting from the least-squares start, so that the refit
-    # is a deterministic hand loop: the start and best_iteration_ trees on
-    # all the rows, the held-out ones included.
+    # Least-squares boosting from the mean, so that the refit is a
+    # deterministic hand loop: the start and best_iteration_ trees on all the
+    # rows, the held-out ones included.
     X, C, _, _ = _sp_data(n=200, degree=6)
     lr = 0.3
-    m = SPOBoost(SP, loss="mse", init="linear", learning_rate=lr, max_depth=2,
+    m = SPOBoost(SP, loss="mse", init="mean", learning_rate=lr, max_depth=2,
                  min_samples_leaf=8, validation_fraction=0.3, n_iter_no_change=3,
                  random_state=0).fit(X, C)
     B = m.best_iteration_
     assert 0 < B < m.n_iter_ and m.n_estimators_ == B
     assert m.best_iteration_ == int(np.argmax(m.validation_score_))
-    A1 = np.column_stack([X, np.ones(len(X))])
-    sol = np.linalg.lstsq(A1, C, rcond=None)[0]
-    assert_allclose(m.init_coef_, sol[:-1].T, atol=1e-10)
-    assert_allclose(m.init_intercept_, sol[-1], atol=1e-10)
-    F = A1 @ sol
+    assert_allclose(m.init_coef_, 0.0)
+    assert_allclose(m.init_intercept_, C.mean(axis=0), atol=1e-12)
+    F = np.tile(C.mean(axis=0), (len(X), 1))
     for _ in range(B):
         tree = DecisionTreeRegressor(max_depth=2, min_samples_leaf=8).fit(X, C - F)
         F = F + lr * tree.predict(X)
@@ -699,6 +776,7 @@ def test_held_out_rows_choose_the_rounds_then_all_rows_are_refitted():
     # least-squares fit of X alone.
     v = SPOBoost(SP, loss="mse", init="linear", n_iter_no_change=3, random_state=0).fit(
         X[:150], C[:150], X_val=X[150:], C_val=C[150:])
+    A1 = np.column_stack([X, np.ones(len(X))])
     sol = np.linalg.lstsq(A1[:150], C[:150], rcond=None)[0]
     assert_allclose(v.init_coef_, sol[:-1].T, atol=1e-10)
 
