@@ -15,7 +15,8 @@ import threading
 
 import numpy as np
 
-from ..problems._compiled import DAG_BLOCK, KIND_DAG, solver_function
+from ..problems._compiled import (DAG_BLOCK, KIND_DAG, KIND_KNAPSACK_BB, KIND_KNAPSACK_DP,
+                                  solver_function)
 from ._kernels import (I_COUNT, I_NCAND, I_NEED, I_NODE, I_NPEND, I_PHASE, I_SP,
                        MODE_ORACLE, MODE_SOLVER, MODE_VERTEX, NAN_UNSEEN, N_FSTATE, N_ISTATE,
                        PH_POP, ST_BUDGET, ST_DONE, ST_ORACLE, ST_SOLVER_FAILED, ST_SPACE,
@@ -189,11 +190,12 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                         blk_dist=np.zeros((int(oracle.ints[0]), DAG_BLOCK) if blocked
                                           else (0, 0)),
                         blk_f=np.zeros((4, DAG_BLOCK)))
-        # Per row and feature: the sums and the bounds (a few O(d) passes);
-        # the exact solves, which the bounds mostly spare, are counted as
-        # they run. Charging two solves per candidate instead returned to
-        # Python every few ms, and each return costs ~0.3 ms of argument typing.
-        unit_cost = 8.0 * d
+        # Per row and feature: the sums and, for the knapsacks, the bounds (a
+        # few O(d) passes); the exact solves, which the bounds mostly spare,
+        # are counted as they run (a DAG's in blocks, at a quarter of a solve:
+        # see _flush_dag). Charging two solves per candidate instead returned
+        # to Python every few ms, and each return costs some argument typing.
+        unit_cost = (8.0 if oracle.kind in (KIND_KNAPSACK_DP, KIND_KNAPSACK_BB) else 2.0) * d
         solve_cost = float(oracle.cost)
     else:
         solver = None
@@ -228,7 +230,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         handler = make_oracle_handler(data)
 
     while True:
-        status = grow_step(rows_, cats, crit, st, solver, reqs, sc, nodes)
+        status = _step(rows_, cats, crit, st, solver, reqs, sc, nodes)
         if status == ST_DONE:
             break
         if abort is not None and abort.is_set():
@@ -326,6 +328,45 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                 missing_features=np.isnan(X[active]).any(axis=0))
     scales = ((spo_scale * s, mse_scale * s * s) if 0.0 < a < 1.0 else (1.0, 1.0))
     return tree, importances, scales
+
+
+# grow_step's compiled entry points by a key of its arguments' types (see _step).
+_ENTRY_POINTS = {}
+
+
+def _type_key(v):
+    """What numba's typing of ``v`` depends on, for the values grow_step receives."""
+    if isinstance(v, np.ndarray):
+        f = v.flags
+        return (v.dtype.str, v.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    if isinstance(v, tuple):
+        return (type(v),) + tuple(_type_key(x) for x in v)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (int, -2 ** 63 <= v < 2 ** 63)
+    if v is None or isinstance(v, (bool, float)):
+        return type(v)
+    # A compiled solver function: its own type.
+    return (type(v), id(v))
+
+
+def _step(*args):
+    """``grow_step(*args)``, calling its compiled entry point directly once known.
+
+    The dispatcher types every argument on every call (~0.3-1 ms for these
+    records, each time the machine returns: several times per tree, holding
+    the GIL that a forest's other threads wait for). A key of the arguments'
+    array dtypes, shapes' ranks, layouts and flags and scalar types (all that
+    numba's typing of them reads) finds the entry point it chose before.
+    """
+    key = tuple(_type_key(a) for a in args)
+    entry = _ENTRY_POINTS.get(key)
+    if entry is not None:
+        return entry(*args)
+    status = grow_step(*args)
+    overload = grow_step.overloads.get(tuple(grow_step.typeof_pyval(a) for a in args))
+    if overload is not None:
+        _ENTRY_POINTS[key] = overload.entry_point
+    return status
 
 
 def _requests(rows, d):

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..problems._compiled import solve_rows
-from ._kernels import MODE_ORACLE, MODE_SOLVER, MODE_VERTEX
+from ._kernels import MODE_ORACLE, MODE_SOLVER, MODE_VERTEX, filter_order
 
 __all__ = ["FitData", "choose_mode", "power_of_two_scale", "VERTEX_PATH_MAX_ENTRIES"]
 
@@ -214,5 +214,7 @@ class FitData:
         """The sorted rows of every feature restricted to ``active`` (a mask)."""
         if active.all():
             return self.order.copy()
-        keep = active[self.order]
-        return np.ascontiguousarray(self.order[keep].reshape(self.order.shape[0], -1))
+        # Compiled: the boolean-mask filter took ~2-4 ms per forest tree.
+        order = np.ascontiguousarray(self.order, dtype=np.int64)
+        return filter_order(order, np.ascontiguousarray(active, dtype=np.bool_),
+                            int(np.count_nonzero(active)))

@@ -209,3 +209,35 @@ def test_dag_block_solves_equal_the_exhaustive_vertex_path(sense):
     np.testing.assert_array_equal(trees[1].threshold, trees[0].threshold)
     np.testing.assert_array_equal(trees[1].decision, trees[0].decision)
     np.testing.assert_allclose(trees[1].loss, trees[0].loss, rtol=1e-9, atol=1e-9)
+
+
+def test_entry_point_key_separates_what_numba_types_apart():
+    # The growth loop calls grow_step's compiled entry point found by a key
+    # of its arguments' types: two values may share a key only if numba
+    # types them alike (else the wrong compiled code would read them).
+    from numba import typeof
+
+    from spotree.problems._compiled import KIND_DAG, KIND_GRID, solver_function
+    from spotree.tree._builder import _ENTRY_POINTS, _type_key
+
+    a = np.zeros((3, 4))
+    ro = a.copy()
+    ro.setflags(write=False)
+    values = [a, np.zeros((3, 4), order="F"), a[:, ::2], ro, np.zeros((3, 4), dtype=np.int64),
+              np.zeros((3, 4), dtype=np.int32), np.zeros(4), np.zeros((1, 3, 4)), 1, 1.0,
+              True, None, 2 ** 63, (a, 1), (a, 1.0), (ro, 1), solver_function(KIND_DAG),
+              solver_function(KIND_GRID)]
+    for i, u in enumerate(values):
+        for v in values[i + 1:]:
+            if typeof(u) != typeof(v):
+                assert _type_key(u) != _type_key(v), (u, v)
+    # And the loop grows the same tree through it as through the dispatcher.
+    problem = ShortestPath((3, 3))
+    X, C = _data(problem, 1, n=40)
+    w = np.ones(40)
+    _ENTRY_POINTS.clear()
+    first = _grow(problem, X, C, w, "solver", a=1.0)  # through the dispatcher
+    assert _ENTRY_POINTS
+    again = _grow(problem, X, C, w, "solver", a=1.0)  # through the entry point
+    np.testing.assert_array_equal(first.feature, again.feature)
+    np.testing.assert_array_equal(first.threshold, again.threshold)
