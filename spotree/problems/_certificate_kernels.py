@@ -10,8 +10,8 @@ import numpy as np
 
 from .._numba import jit
 
-__all__ = ["duals_certify", "factored_certifies", "first_certifying", "lu_solve_transposed",
-           "nonbasic_signs"]
+__all__ = ["dual_bound", "duals_certify", "factored_certifies", "first_certifying",
+           "lu_solve_transposed", "nonbasic_signs"]
 
 
 @jit
@@ -174,3 +174,49 @@ def nonbasic_signs(x, lo, hi, basic, tol_rel):
             sign[k] = 0.0
         k += 1
     return nb[:k], sign[:k]
+
+
+@jit
+def dual_bound(c, y, Ap, Ai, Ax, lo, hi, rlo, rhi, yc):
+    """Lower bound on ``min c.w`` over ``rlo <= A w <= rhi, lo <= w <= hi`` from multipliers ``y``.
+
+    Weak duality, valid for every ``y``: for a feasible ``w`` with row
+    activities ``r = A w``, ``c.w = (c - A^T y).w + y.r``, and each term is
+    at least its minimum over the bounds. Multipliers whose row has no bound
+    on the side they would need (``y_i > 0`` with ``rlo_i = -inf``, ``y_i < 0``
+    with ``rhi_i = +inf``) are set to 0 first (in ``yc``, scratch), so only a
+    column whose reduced cost points at an infinite bound makes the bound
+    ``-inf``. With ``y`` the duals of a basis that is optimal for ``c`` the
+    bound is the optimal value (up to rounding). ``A`` is given as CSC arrays.
+    """
+    total = 0.0
+    for i in range(y.shape[0]):
+        v = y[i]
+        if v > 0.0:
+            if rlo[i] == -np.inf:
+                v = 0.0
+            else:
+                total += v * rlo[i]
+        elif v < 0.0:
+            if rhi[i] == np.inf:
+                v = 0.0
+            else:
+                total += v * rhi[i]
+        elif not v == 0.0:  # NaN
+            return -np.inf
+        yc[i] = v
+    for j in range(c.shape[0]):
+        s = c[j]
+        for e in range(Ap[j], Ap[j + 1]):
+            s -= Ax[e] * yc[Ai[e]]
+        if s > 0.0:
+            if lo[j] == -np.inf:
+                return -np.inf
+            total += s * lo[j]
+        elif s < 0.0:
+            if hi[j] == np.inf:
+                return -np.inf
+            total += s * hi[j]
+        elif not s == 0.0:  # NaN
+            return -np.inf
+    return total

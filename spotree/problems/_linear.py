@@ -722,6 +722,101 @@ class LinearProgram(DecisionProblem):
         x = np.concatenate([w, self._A @ w])
         return cache.certificate(basic, x)
 
+    # ------------------------------------------------------- dual bounds
+    def solve_or_bound(self, C, exact):
+        """Solve some rows of a batch exactly and bound the others by weak duality.
+
+        The rows are taken in order (neighbouring rows should have similar
+        costs, as the tree's children of consecutive thresholds do). A row
+        marked in ``exact`` is solved with HiGHS, from the last basis; every
+        other row gets the better of the weak-duality bounds from the optimal
+        bases of the exact rows before and after it (the duals ``y = B^-T c_B``
+        that a basis gives the row): for a pure LP,
+        ``c.w >= sum_j min((c - A^T y)_j lo_j, (c - A^T y)_j hi_j) + sum_i
+        min(y_i rlo_i, y_i rhi_i)`` at every feasible ``w`` (multipliers
+        pointing at an infinite row bound are set to 0 first). The bound is
+        the optimal value when that basis is optimal for the row too, and
+        falls away smoothly as the row moves from it. No basis cache is used.
+
+        Parameters
+        ----------
+        C : array-like of shape (m, n_costs)
+            Cost vectors in the problem's sense.
+        exact : array-like of bool of shape (m,)
+            Rows to solve exactly. A row with no exact row on either side
+            gets an infinite bound.
+
+        Returns
+        -------
+        W : ndarray of shape (m, n_costs)
+            Optimal decisions of the exact rows, zeros elsewhere.
+        z : ndarray of shape (m,)
+            Optimal values of the exact rows; elsewhere a bound on the
+            optimal value from the optimist's side: a lower bound for
+            ``sense="min"``, an upper bound for ``"max"`` (possibly
+            infinite).
+
+        Raises
+        ------
+        ValueError
+            For a MILP (no duals) or malformed arguments.
+        """
+        from .._validation import check_costs
+
+        if self.is_milp:
+            raise ValueError("LinearProgram.solve_or_bound needs a pure LP; this problem has "
+                             "integer variables (bound its relaxation() instead).")
+        C = check_costs(C, n_costs=self.n_costs)
+        exact = np.asarray(exact)
+        if exact.shape != (C.shape[0],) or exact.dtype != bool:
+            raise ValueError(f"The 'exact' parameter of solve_or_bound must be a boolean array "
+                             f"of shape ({C.shape[0]},). Got {exact.dtype} of shape "
+                             f"{exact.shape} instead.")
+        sign = 1.0 if self.sense == "min" else -1.0
+        Cm = sign * C
+        m, d = C.shape
+        W = np.zeros((m, d))
+        z = np.full(m, -np.inf)
+        model = self._model()
+        A = self._A.tocsc()
+        A = (A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data.astype(np.float64))
+        yc = np.empty(self.n_rows)
+        take = slack = None
+        since = []  # rows bounded since the last exact row
+        for i in range(m):
+            if exact[i]:
+                W[i] = self._solve_one(model, Cm[i], i)
+                z[i] = Cm[i] @ W[i]
+                basic = model.basic_variables()
+                take = slack = None
+                if basic is not None and basic.size == self.n_rows:
+                    take, slack = np.where(basic < d, basic, 0), basic >= d
+                    # The rows since the last exact row are bounded again with
+                    # this basis, the nearer one for those just before i.
+                    for k in since:
+                        z[k] = max(z[k], self._dual_bound(model, Cm[k], take, slack, A, yc))
+                since = []
+            elif take is not None:
+                z[i] = self._dual_bound(model, Cm[i], take, slack, A, yc)
+                since.append(i)
+            else:
+                since.append(i)
+        return W, sign * z
+
+    def _dual_bound(self, model, c, take, slack, A, yc):
+        """The weak-duality bound of ``c`` from the duals of HiGHS's current basis."""
+        from ._certificate_kernels import dual_bound
+
+        if self.n_rows:
+            cb = c[take]
+            cb[slack] = 0.0
+            y = model.transpose_solve(cb)
+            if y is None:
+                return -np.inf
+        else:
+            y = np.zeros(0)
+        return dual_bound(c, y, *A, self._lo, self._hi, self._rlo, self._rhi, yc)
+
     # ----------------------------------------------------------- relaxation
     def relaxation(self):
         """The LP relaxation of a MILP as a LinearProgram (None for an LP).

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["BatchedOracle", "BoundedOracle", "make_oracle_handler", "sweep_order"]
+__all__ = ["BatchedOracle", "BoundedOracle", "DualBoundOracle", "make_oracle_handler",
+           "sweep_order"]
 
 
 def sweep_order(m):
@@ -138,11 +139,101 @@ class BoundedOracle:
         return W0[0], z
 
 
+def _criterion(vals, w, const, a, spo_scale, mse_part):
+    """The kernel's criterion of each candidate from its children's values (rows 1..)."""
+    n_cand = const.shape[0]
+    spo = (w.reshape(n_cand, 2) * vals.reshape(n_cand, 2)).sum(axis=1) - const
+    return a * spo / spo_scale + mse_part if a < 1.0 else spo
+
+
+class DualBoundOracle:
+    """A pure LP's candidates: a few solved, the others bounded by weak duality first.
+
+    In :func:`sweep_order`, the children of every ``stride``-th candidate
+    (and of the last) are solved exactly, and every other child gets the
+    better of the weak-duality bounds from the bases of the solved rows
+    before and after it
+    (:meth:`~spotree.problems.LinearProgram.solve_or_bound`), a lower bound
+    on its optimal value that is tight while such a basis stays nearly
+    optimal. A candidate whose criterion, computed from the bounds, exceeds
+    the best exactly evaluated one by more than a margin cannot be chosen
+    and keeps its bounds; the others are solved exactly (one batched call,
+    in sweep order). The margin (1e-7 of the largest term of the criterion,
+    plus twice the comparison tolerance) covers rounding and solver
+    tolerances, so candidates that could tie with the best are exact too,
+    and the split chosen is the one chosen with every value exact (see
+    :class:`BoundedOracle`).
+
+    On the 500-variable network LP of ``bench_realistic`` (n=5000, depth 4,
+    15 nodes of ~495 candidates): 5,279 of the 14,305 requested rows solved
+    exactly, the handler's CPU time 6.7 s -> 3.9 s (stride 2: 4.7 s, 4:
+    4.3 s, 16: 4.8 s). Most of what is left is the exact solves: a warm
+    HiGHS run costs ~0.2 ms even with no pivot, a bound ~0.02 ms.
+    """
+
+    def __init__(self, data, stride=8, min_candidates=16):
+        self.data = data
+        self.stride = int(stride)
+        self.min_candidates = int(min_candidates)
+        self.n_exact = 0  # rows solved exactly, for tests and benchmarks
+        self.n_bounded = 0  # rows left with their bound
+
+    def __call__(self, R, weights, const, a, spo_scale, mse_part, tol):
+        m = R.shape[0]
+        n_cand = (m - 1) // 2
+        order = sweep_order(m)
+        d = self.data
+        if n_cand < self.min_candidates:
+            self.n_exact += m
+            W, z_sorted = d.solve_scaled(R[order])
+            z = np.empty(m)
+            z[order] = z_sorted
+            return W[0], z
+        anchor = np.zeros(n_cand, dtype=bool)
+        anchor[::self.stride] = True
+        anchor[-1] = True
+        exact = np.concatenate([[True], np.repeat(anchor, 2)])
+        d.n_oracle_calls += 1
+        W, z_sorted = d.problem.solve_or_bound(d.sign * d.scale * R[order], exact[order])
+        z = np.empty(m)
+        z[order] = d.sign * z_sorted / d.scale
+        w0 = W[0]
+        w = weights[1:]
+        crit = _criterion(z[1:], w, const, a, spo_scale, mse_part)
+        best = crit[anchor].min()
+        terms = (np.abs(w.reshape(n_cand, 2) * z[1:].reshape(n_cand, 2)).sum(axis=1)
+                 + np.abs(const))
+        if a < 1.0:
+            terms = a * terms / spo_scale + np.abs(mse_part)
+        margin = 1e-7 * terms[anchor].max() + 2.0 * tol
+        # NaN or -inf bounds are never above the cutoff: solved.
+        need = np.flatnonzero(~anchor & ~(crit > best + margin))
+        if need.size:
+            rows = np.concatenate([2 * need + 1, 2 * need + 2])
+            rows = order[np.isin(order, rows)]  # in sweep order
+            _, z[rows] = d.solve_scaled(R[rows])
+        self.n_exact += int(exact.sum()) + 2 * need.size
+        self.n_bounded += 2 * (n_cand - int(anchor.sum()) - need.size)
+        return w0, z
+
+
 def make_oracle_handler(data, bounded="auto"):
-    """The handler for ``data``'s problem: bounded when it has a relaxation."""
+    """The handler for ``data``'s problem: bounded when it has a relaxation or duals.
+
+    A MILP with an LP relaxation gets :class:`BoundedOracle`; a pure
+    :class:`~spotree.problems.LinearProgram` solved by HiGHS (not a
+    recognized network) gets :class:`DualBoundOracle`; anything else
+    :class:`BatchedOracle`.
+    """
     if bounded is False or bounded == "never":
         return BatchedOracle(data)
-    relax = data.problem.relaxation()
+    from ..problems import LinearProgram
+
+    problem = data.problem
+    if (isinstance(problem, LinearProgram) and not problem.is_milp
+            and problem._network() is None):
+        return DualBoundOracle(data)
+    relax = problem.relaxation()
     if relax is None:
         return BatchedOracle(data)
     return BoundedOracle(data, relax)

@@ -13,11 +13,12 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from spotree.problems import LinearProgram
 from spotree.problems._basis_cache import DenseCache, FactoredCache, nonbasic_conditions
-from spotree.problems._certificate_kernels import first_certifying, lu_solve_transposed
+from spotree.problems._certificate_kernels import (dual_bound, first_certifying,
+                                                  lu_solve_transposed)
 
 
 def lp_optimum(A, rl, ru, lo, hi, c):
@@ -194,3 +195,59 @@ def test_tiny_lp_all_costs_on_a_grid_match_brute_force(d):
         assert zi <= (V @ c).min() + 1e-12
         assert abs(zi - lp_optimum(np.ones((1, d)), [-np.inf], [d - 1.5], np.zeros(d),
                                    np.ones(d), c)) <= 1e-9
+
+
+# ------------------------------------------------------------- dual bounds
+def _row_bound_lp(seed):
+    """A random LP in row-bound form with every kind of row, and its linprog form."""
+    rng = np.random.default_rng(seed)
+    d, k = 7, 6
+    A = rng.normal(size=(k, d))
+    act = A @ rng.uniform(-1, 1, d)
+    rlo = act - rng.uniform(0.2, 1, k)
+    rhi = act + rng.uniform(0.2, 1, k)
+    rlo[:2] = -np.inf  # "at most" rows
+    rhi[2:4] = np.inf  # "at least" rows
+    rlo[4] = rhi[4] = act[4]  # an equality; row 5 stays ranged
+    lo, hi = np.full(d, -2.0), np.full(d, 2.0)
+    up, dn = np.isfinite(rhi), np.isfinite(rlo)
+    A_ub = np.vstack([A[up], -A[dn]])
+    b_ub = np.r_[rhi[up], -rlo[dn]]
+    return A, rlo, rhi, lo, hi, (A_ub, b_ub, up, dn)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dual_bound_is_weak_duality_and_tight_at_the_optimal_duals(seed):
+    A, rlo, rhi, lo, hi, (A_ub, b_ub, up, dn) = _row_bound_lp(seed)
+    csc = sp.csc_matrix(A)
+    arrays = (csc.indptr.astype(np.int64), csc.indices.astype(np.int64), csc.data)
+    yc = np.empty(A.shape[0])
+    rng = np.random.default_rng(10 + seed)
+    for c in rng.normal(size=(10, A.shape[1])):
+        res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=list(zip(lo, hi)))
+        assert res.status == 0
+        scale = 1.0 + abs(res.fun)
+        # Any multipliers: never above the optimum (weak duality).
+        for y in rng.normal(scale=2.0, size=(50, A.shape[0])):
+            assert dual_bound(c, y, *arrays, lo, hi, rlo, rhi, yc) <= res.fun + 1e-9 * scale
+        # linprog's duals (per row: its upper side's minus its lower side's
+        # marginal): the bound is the optimum.
+        mu = res.ineqlin.marginals
+        y = np.zeros(A.shape[0])
+        y[up] += mu[:up.sum()]
+        y[dn] -= mu[up.sum():]
+        assert abs(dual_bound(c, y, *arrays, lo, hi, rlo, rhi, yc) - res.fun) <= 1e-8 * scale
+
+
+def test_dual_bound_is_minus_infinity_when_a_reduced_cost_points_at_no_bound():
+    A = sp.csc_matrix(np.array([[1.0, 1.0]]))
+    arrays = (A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data)
+    lo, hi = np.array([-np.inf, 0.0]), np.array([1.0, 1.0])
+    rlo, rhi = np.array([-np.inf]), np.array([1.0])
+    yc = np.empty(1)
+    # Reduced cost of w0 is 1 - 0 > 0 and w0 has no lower bound: no bound.
+    assert dual_bound(np.array([1.0, 0.0]), np.zeros(1), *arrays, lo, hi, rlo, rhi, yc) == -np.inf
+    # y = 1 > 0 on a row without a lower side is set to 0 first (so the same).
+    assert dual_bound(np.array([1.0, 0.0]), np.ones(1), *arrays, lo, hi, rlo, rhi, yc) == -np.inf
+    # c = (-1, 0), y = -1: reduced costs (0, 1), bound y * rhi = -1, the optimum.
+    assert dual_bound(np.array([-1.0, 0.0]), -np.ones(1), *arrays, lo, hi, rlo, rhi, yc) == -1.0

@@ -776,3 +776,42 @@ def test_unsettled_boundedness_check_is_an_error(monkeypatch):
         with pytest.raises(ValueError, match="could not decide whether the LinearProgram is "
                                              "bounded"):
             LinearProgram(A_ub=A_ub, b_ub=[1.0, 1.0, 1.0], bounds=bounds)
+
+
+# ------------------------------------------------------------ dual bounds
+@pytest.mark.parametrize("sense", ["min", "max"])
+@pytest.mark.parametrize("seed", range(3))
+def test_solve_or_bound_exact_rows_and_optimist_side_bounds(sense, seed):
+    problem = random_lp(seed, d=6, n_ub=5, n_eq=1, sense=sense)
+    rng = np.random.default_rng(seed)
+    # A correlated walk of cost vectors, as the tree's sweep produces.
+    C = rng.normal(size=6) + 0.15 * np.cumsum(rng.normal(size=(40, 6)), axis=0)
+    exact = np.zeros(40, dtype=bool)
+    exact[::8] = True
+    # Positive multiples of an exact row share its optimal basis: just after
+    # it (bounded from its basis) and just before the next one (bounded from
+    # the next one's), the bound must be the optimum itself.
+    C[1] = 2.0 * C[0]
+    C[15] = 0.5 * C[16]
+    W, z = problem.solve_or_bound(C, exact)
+    ref = linprog_values(problem, C)
+    scale = np.abs(C).max()
+    close(z[exact], ref[exact], scale)
+    close(problem.value(C[exact], W[exact]), ref[exact], scale)
+    assert not W[~exact].any()
+    slack = RTOL * scale * (1 + np.abs(ref))
+    if sense == "min":
+        assert (z[~exact] <= ref[~exact] + slack[~exact]).all()
+    else:
+        assert (z[~exact] >= ref[~exact] - slack[~exact]).all()
+    close(z[[1, 15]], ref[[1, 15]], scale)
+    # Most rows of the walk get a finite bound close to the optimum.
+    assert np.isfinite(z).all()
+
+
+def test_solve_or_bound_argument_checks():
+    problem = random_lp(0)
+    with pytest.raises(ValueError, match="'exact' parameter of solve_or_bound"):
+        problem.solve_or_bound(np.ones((3, 4)), [1, 0, 1])
+    with pytest.raises(ValueError, match="integer variables"):
+        knapsack_milp(0).solve_or_bound(np.ones((2, 9)), np.ones(2, dtype=bool))

@@ -200,3 +200,44 @@ def test_batched_oracle_returns_values_in_request_order():
     w0, z = BatchedOracle(data)(R, np.ones(11), np.zeros(5), 1.0, 1.0, np.zeros(5), 0.0)
     np.testing.assert_allclose(z, (R @ V.T).min(axis=1), rtol=1e-12, atol=1e-12)
     assert_array_equal(w0, V[np.argmin(V @ R[0])])
+
+
+def _random_lp(seed, d=8):
+    from spotree.problems import LinearProgram
+
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(0.2, 1.0, size=(3, d))
+    x0 = rng.uniform(0.2, 0.8, d)
+    return LinearProgram(A_ub=A, b_ub=A @ x0, A_eq=np.ones((1, d)), b_eq=[x0.sum()],
+                         bounds=(0, 1))
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("a", [1.0, 0.6])
+def test_dual_bounds_grow_the_same_tree_as_every_candidate_solved(seed, a):
+    from spotree.tree._oracle import DualBoundOracle, make_oracle_handler
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(160, 3))
+    C = np.exp(0.3 * rng.normal(size=(160, 8)) + 0.6 * X[:, :1] * np.linspace(-1, 1, 8))
+    problem = _random_lp(seed)
+    trees, handlers = [], []
+    for kind in ("plain", "dual"):
+        data = FitData(problem, X, C, np.zeros(3, dtype=bool), path="oracle")
+        handler = BatchedOracle(data) if kind == "plain" else make_oracle_handler(data)
+        tree, _, _ = grow_tree(data, np.ones(len(X)), np.ones(len(X)), a=a, max_depth=2,
+                               min_leaf_cnt=10, min_leaf_w=0.0, min_split_cnt=2,
+                               max_features=None, n_quantiles=0, min_loss_decrease=0.0,
+                               seed=0, oracle_handler=handler)
+        trees.append(tree)
+        handlers.append(handler)
+    t0, t1 = trees
+    dual = handlers[1]
+    assert isinstance(dual, DualBoundOracle)
+    assert t0.node_count > 3
+    assert_array_equal(t0.feature, t1.feature)
+    assert_array_equal(t0.threshold, t1.threshold)
+    np.testing.assert_allclose(t0.decision, t1.decision, atol=1e-9)
+    np.testing.assert_allclose(t0.loss, t1.loss, rtol=1e-9, atol=1e-12)
+    # The bounds settled candidates without solving them.
+    assert dual.n_bounded > dual.n_exact, (dual.n_bounded, dual.n_exact)
