@@ -285,6 +285,7 @@ class HighsModel:
         self._time_limit = np.inf
         self._last_direction = None
         self._reference = None
+        self._deferred = None
         self._strategy = None
         self.n_far = 0
         self.n_retry = 0
@@ -328,7 +329,7 @@ class HighsModel:
         L1 distance) starts from the last basis; a far one from the
         reference basis of :meth:`set_reference` when one was set (the
         optimum of a batch's mean direction, close to every row of it), else
-        from the last basis too. Measured on the 500-variable network LP of
+        from the last basis too (see also :meth:`defer_reference`). Measured on the 500-variable network LP of
         the benchmarks: a batch of neighbouring children's costs takes ~2
         primal iterations per row from the last basis (8 with the dual
         method, 370 when left and right children alternate and each starts
@@ -348,6 +349,9 @@ class HighsModel:
             else:
                 if np.abs(u - last).sum() > self.warm_distance:
                     self.n_far += 1
+                    if self._deferred is not None:
+                        ref, self._deferred = self._deferred, None
+                        self.set_reference(ref)
                     if self._reference is not None:
                         self.h.setBasis(self._reference)
                 self._use(self._PRIMAL)
@@ -365,6 +369,14 @@ class HighsModel:
         if status == OPTIMAL:
             return status, np.asarray(self.h.getSolution().col_value, dtype=np.float64)
         return status, None
+
+    def defer_reference(self, c):
+        """Make the optimum of ``c`` the reference basis when a far cost vector first needs it.
+
+        A batch whose rows are all near each other, or answered without
+        HiGHS (the basis cache of a small LP), then pays no solve for it.
+        """
+        self._deferred = None if self.is_mip else np.array(c, dtype=np.float64)
 
     def set_reference(self, c):
         """Solve ``c`` and keep its optimal basis as the start of far cost vectors.

@@ -120,7 +120,8 @@ class LinearProgram(DecisionProblem):
     stays feasible and a pure LP is re-solved by the primal simplex method:
     from the previous basis when the new cost vector points nearly the same
     way as the previous one, and otherwise from the optimal basis of the
-    batch's mean direction (solved first in batches of at least 16 rows; see
+    batch's mean direction (solved when a batch of at least 16 rows of an LP
+    with factored certificates, see below, first needs it; see
     :class:`~spotree.problems._highs.HighsModel`). An instance can
     therefore be shared by threads (a scorer and the estimators of a
     threaded grid search); processes (joblib, dask) each get their own
@@ -549,11 +550,14 @@ class LinearProgram(DecisionProblem):
 
     def _solve_serial(self, Cm, offset):
         """Minimizers for the rows of Cm in this thread (row i is cost vector offset + i)."""
-        if not self.is_milp and Cm.shape[0] >= self._min_reference_rows:
+        if (not self.is_milp and Cm.shape[0] >= self._min_reference_rows
+                and self.n_costs * (self.n_costs + self.n_rows) > self._dense_certificate_size):
             # Far rows of the batch start from the optimum of its mean
-            # direction (see HighsModel.solve): one solve more per batch.
+            # direction (see HighsModel.solve): one solve more, when the
+            # first far row reaches HiGHS. Not for small LPs (explicit
+            # certificates), whose few far rows cost less than that solve.
             U = Cm / np.maximum(np.abs(Cm).sum(axis=1), 1e-300)[:, None]
-            self._model().set_reference(U.mean(axis=0))
+            self._model().defer_reference(U.mean(axis=0))
         if self.basis_cache and not self.is_milp and self.n_rows <= self._max_cached_rows:
             return self._solve_cached(Cm, offset)
         W = np.empty_like(Cm)

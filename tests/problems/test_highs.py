@@ -152,3 +152,21 @@ def test_a_primal_run_that_stops_short_is_solved_again():
         assert status == _highs.OPTIMAL
         ref = linprog(c, A_ub=A, b_ub=b, bounds=(0, 1))
         assert abs(c @ w - ref.fun) <= 1e-9 * max(1, abs(ref.fun))
+
+
+def test_a_deferred_reference_is_solved_only_when_a_far_cost_vector_needs_it():
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(6, 10))
+    b = A @ rng.uniform(0, 1, 10) + 0.5
+    m = model(A, np.full(6, -np.inf), b, np.zeros(10), np.ones(10))
+    c = rng.uniform(0.5, 1.5, 10)
+    m.solve(c)
+    c_ref = rng.uniform(-1.5, -0.5, 10)
+    m.defer_reference(c_ref)
+    m.solve(1.01 * c)  # near: no reference solved
+    assert m._reference is None and m.n_far == 0
+    status, w = m.solve(2.0 * c_ref)  # far: the reference is solved, then used
+    assert status == _highs.OPTIMAL and m._reference is not None
+    assert m.h.getInfo().simplex_iteration_count == 0
+    ref = linprog(c_ref, A_ub=A, b_ub=b, bounds=(0, 1))
+    assert abs(c_ref @ w - ref.fun) <= 1e-9 * max(1, abs(ref.fun))
