@@ -212,7 +212,8 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                  fstate=np.zeros(N_FSTATE), cur_S=np.zeros(d), cur_G=np.zeros(K),
                  bufs=np.zeros((6, max(K, d, 1))), xs=np.zeros(max(m, 1)),
                  allowed=np.zeros(max(m, 1), dtype=np.bool_))
-    rows_ = Rows(X=X, w=w, cnt=cnt, Cm=Cm, G=G, zs=zs, sq=sq)
+    rows_ = Rows(X=X, w=w, cnt=cnt, Cm=Cm, G=G, zs=zs, sq=sq,
+                 ab=np.abs(Cm).sum(axis=1) if mode == MODE_SOLVER else np.zeros(n))
     crit = Criterion(mode=int(mode), a=float(a), spo_scale=float(spo_scale),
                      mse_scale=float(mse_scale), spo_tol=float(spo_tol),
                      mse_tol=float(mse_tol), cmp_tol=float(tol))

@@ -98,7 +98,8 @@ F_Z = 5
 F_Q = 6
 F_MSE = 7
 F_SOLVES = 8
-N_FSTATE = 9
+F_ABS = 9
+N_FSTATE = 10
 
 # kinds of split
 SPLIT_NUMERIC = 0
@@ -248,6 +249,7 @@ class Rows(NamedTuple):
     G: np.ndarray  #: (n, K) ``Cm V^T`` on the vertex path, else (n, 0)
     zs: np.ndarray  #: (n,) optimal values z*(c_i), same units
     sq: np.ndarray  #: (n,) squared norms of the rows of Cm
+    ab: np.ndarray  #: (n,) sums of the absolute values of the rows of Cm
 
 
 class Categories(NamedTuple):
@@ -438,7 +440,8 @@ def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
 
 
 @jit(_nrt=False)
-def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, warm, fstate):
+def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, warm, mono,
+                fstate):
     """Children's SPO loss from the compiled solver on their cost sums ``bl`` and ``br``.
 
     A candidate whose SPO loss is at least ``cutoff`` cannot become the
@@ -458,6 +461,15 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
     child's bound. Each exact solve is counted in ``fstate[F_SOLVES]`` (the
     work budget's account). The path kinds have no bounds (a solve costs about
     what a bound would) and are solved exactly.
+
+    ``mono``: the left child holds the rows of every earlier ``mono``
+    candidate of this sweep (a numeric threshold, the missing rows right). A
+    child's SPO loss never decreases when rows are added (for minimization
+    ``z*(a + b) >= z*(a) + z*(b)`` and ``z*(w c) = w z*(c)``), so the largest
+    lower bound (or exact value) found for such a left child's loss, kept in
+    ``lam_nb[2]``, bounds this left child's loss from below, and the loss of
+    every later candidate of the sweep (their left children hold its rows):
+    the sweep stops once it reaches the best criterion (see sweep_numeric).
     """
     nowv = bl[:0]
     kind, ints, floats = solver.kind, solver.ints, solver.floats
@@ -479,23 +491,30 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
             lr = max(lagrangian_bound_min(kind, ints, floats, br, lam_r),
                      lagrangian_bound_min(kind, ints, floats, br, lam_nb[1]))
         need = cutoff + 1e-9 * margin + spo_tol
+        floor_l = lam_nb[2] if mono else 0.0
         ll -= zl
         lr -= zr
-        if max(ll, 0.0) + max(lr, 0.0) >= need:
+        if mono and ll > floor_l:
+            lam_nb[2] = ll
+        if max(ll, floor_l) + max(lr, 0.0) >= need:
             return np.inf
         order, key = warm
         lr, lam_nb[1] = relaxation_min_warm(kind, ints, floats, br, work, iwork, order[1], key)
         lr = max(lr - zr, 0.0)
-        if lr >= need:
+        if floor_l + lr >= need:
             return np.inf
         ll, lam_nb[0] = relaxation_min_warm(kind, ints, floats, bl, work, iwork, order[0], key)
-        ll = max(ll - zl, 0.0)
+        ll = max(ll - zl, floor_l)
+        if mono:
+            lam_nb[2] = ll
         if ll + lr >= need:
             return np.inf
         fstate[F_SOLVES] += 1.0
         gl = solver.solve(ints, floats, bl, nowv, work, iwork)
         if np.isnan(gl):
             return np.nan
+        if mono:
+            lam_nb[2] = gl - zl
         if (gl - zl) + lr >= need:
             return np.inf
         fstate[F_SOLVES] += 1.0
@@ -509,6 +528,8 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
     gr = solver.solve(ints, floats, br, nowv, work, iwork)
     if np.isnan(gl) or np.isnan(gr):
         return np.nan
+    if mono:
+        lam_nb[2] = gl - zl
     spo = (gl - zl) + (gr - zr)
     return spo if spo > spo_tol else 0.0
 
@@ -593,8 +614,9 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
             if found:
                 cutoff = best if a == 1.0 else (
                     (best - (1.0 - a) * mse / cr.mse_scale) * cr.spo_scale / a)
+            mono = split_kind == SPLIT_NUMERIC and not use_m
             spo = _solver_spo(solver, bl, br, zl, zr, cr.spo_tol, cutoff, lam * lw / T.w,
-                              lam * rw / T.w, lam_nb, warm, fstate)
+                              lam * rw / T.w, lam_nb, warm, mono, fstate)
             if np.isnan(spo):
                 return False
     crit = combine(a, spo, mse, cr.spo_scale, cr.mse_scale)
@@ -627,7 +649,9 @@ def _bound_multipliers(solver, cr, T):
     relaxation's at the node's cost sum; 0 without bounds), and the slots of
     the last children's multipliers, and the children's item orders for the
     warm-started relaxation (see ``_solver_spo``)."""
-    lam_nb = np.zeros(2)
+    # The last children's multipliers, and the last "mono" left child's loss
+    # (0 bounds every loss; see _solver_spo).
+    lam_nb = np.zeros(3)
     lam = 0.0
     d = T.S.shape[0]
     order = np.empty((2, d), dtype=np.int64)
@@ -660,7 +684,13 @@ def _sweep_setup(rows, cr, bufs):
 
 
 @jit(_nrt=False)
-def _flush_dag(solver, nblk, T, spo_tol, cmp_tol, f, istate, fstate):
+def _past_best(lam_nb, margin, istate, fstate):
+    """The sweep's left-child loss bound ``lam_nb[2]`` is beyond the best criterion."""
+    return istate[I_BEST_F] >= 0 and lam_nb[2] >= fstate[F_BEST_CRIT] + margin
+
+
+@jit(_nrt=False)
+def _flush_dag(solver, nblk, T, spo_tol, cmp_tol, f, lam_nb, istate, fstate):
     """Score the ``nblk`` thresholds queued in ``solver.blk`` (pure SPO, DAG kind).
 
     Both children of up to ``DAG_BLOCK`` consecutive thresholds are solved by
@@ -687,6 +717,8 @@ def _flush_dag(solver, nblk, T, spo_tol, cmp_tol, f, istate, fstate):
         if _better(crit, fstate[F_BEST_CRIT], istate[I_BEST_F] >= 0, cmp_tol):
             _keep(istate, fstate, crit, bf[1, k], f, np.int64(SPLIT_NUMERIC), np.int64(-1),
                   np.int64(NAN_UNSEEN))
+    # The last left child's loss bounds every later candidate's (see _solver_spo).
+    lam_nb[2] = bf[2, nblk - 1] - bf[0, nblk - 1]
     return True
 
 
@@ -738,6 +770,12 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     if (fast or fast_mse or blocked) and not varies:
         return
     nblk = 0
+    # Pure SPO on the solver path: the sweep stops once a lower bound on the
+    # left child's loss reaches the best criterion (every later candidate's
+    # left child holds those rows), with a margin for rounding: 1e-9 of a
+    # bound on the children's sums of |costs| (as _solver_spo's).
+    stop = solver is not None and a == 1.0 and reqs is None
+    stop_margin = 2e-9 * fstate[F_ABS] + cr.spo_tol
     wL = cL = zL = qL = 0.0
     # Positions 0..mn-2 cut between present values; position mn-1 (with
     # missing rows only) is the present/missing split.
@@ -769,10 +807,12 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                 solver.blk_f[1, nblk] = midpoint(xs[p], xs[p + 1])
                 nblk += 1
                 if nblk == DAG_BLOCK:
-                    if not _flush_dag(solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, istate,
-                                      fstate):
+                    if not _flush_dag(solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, lam_nb,
+                                      istate, fstate):
                         return
                     nblk = 0
+                    if _past_best(lam_nb, stop_margin, istate, fstate):
+                        return
             elif not right_ok:
                 break
             continue
@@ -852,9 +892,11 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                            SL, f, split_kind, no_code, thr, bl, br, istate, fstate, lam, lam_nb,
                            warm):
             return
+        if stop and _past_best(lam_nb, stop_margin, istate, fstate):
+            return
     if solver is not None:
         if nblk > 0:
-            _flush_dag(solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, istate, fstate)
+            _flush_dag(solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, lam_nb, istate, fstate)
 
 
 @jit
@@ -1103,6 +1145,13 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
             fstate[F_CNT] = csum
             fstate[F_Z] = z
             fstate[F_Q] = q
+            if solver is not None:
+                # Bounds every child's sum of |costs| (see sweep_numeric's early stop).
+                ab = 0.0
+                for r in range(s, e):
+                    i = sc.order[0, r]
+                    ab += rows.w[i] * rows.ab[i]
+                fstate[F_ABS] = ab
             for j in range(d):
                 nodes.value[t, j] = cur_S[j] / wsum
             nodes.zsum[t] = z

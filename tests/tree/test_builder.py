@@ -163,50 +163,59 @@ def test_paths_agree_on_larger_data():
         np.testing.assert_allclose(t.loss, trees[0].loss, rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("a", [1.0, 0.4])
+@pytest.mark.parametrize("a,missing", [(1.0, 0.0), (0.4, 0.0), (1.0, 0.1)])
 @pytest.mark.parametrize("resources", [1, 2])
-def test_knapsack_solver_path_with_bounds_equals_exhaustive_vertex_path(a, resources):
+def test_knapsack_solver_path_with_bounds_equals_exhaustive_vertex_path(a, missing,
+                                                                         resources):
     # The solver path skips the exact solves of candidates that its bounds
     # rule out; the vertex path scores every candidate exactly (all 0/1
     # points listed). Many rows and near-equal children make the bounds
     # tight, so a bound that were invalid, or a margin too small, would
-    # change some split.
+    # change some split. With missing values, a left child with the missing
+    # rows does not hold the rows of the earlier ones without them: a sweep's
+    # loss bound taken from it, or its early stop, would be wrong there.
     rng = np.random.default_rng(40 + resources)
     n_items = 9
     weights = rng.integers(1, 6, size=(resources, n_items)).astype(float)
     problem = Knapsack(weights, weights.sum(axis=1) / 2.5)
     X = rng.normal(size=(400, 3))
     C = np.exp(0.3 * rng.normal(size=(400, n_items)) + 0.5 * X[:, :1] * rng.normal(size=n_items))
+    X[rng.uniform(size=X.shape) < missing] = np.nan
     w = np.ones(400)
     trees = [_grow(problem, X, C, w, path, a=a, min_leaf_cnt=5, max_depth=4)
              for path in ("vertex", "solver")]
     assert trees[0].node_count > 7
     np.testing.assert_array_equal(trees[1].feature, trees[0].feature)
     np.testing.assert_array_equal(trees[1].threshold, trees[0].threshold)
+    np.testing.assert_array_equal(trees[1].missing_go_to_left, trees[0].missing_go_to_left)
     np.testing.assert_array_equal(trees[1].decision, trees[0].decision)
     np.testing.assert_allclose(trees[1].loss, trees[0].loss, rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("sense", ["min", "max"])
-def test_dag_block_solves_equal_the_exhaustive_vertex_path(sense):
+@pytest.mark.parametrize("sense,missing", [("min", 0.0), ("max", 0.0), ("min", 0.1)])
+def test_dag_block_solves_equal_the_exhaustive_vertex_path(sense, missing):
     # The solver path solves the children of DAG_BLOCK consecutive thresholds
     # at once and scores them afterwards; the vertex path scores every
     # candidate from the listed paths. Hundreds of candidates per feature
     # (many full blocks and a partial last one), repeated values, weights
     # (zeros drop rows) and near-equal candidates: a lane scored against the
-    # wrong threshold, z sum or order would change some split.
+    # wrong threshold, z sum or order would change some split. The sweeps
+    # stop early on a bound of the left child's loss; with missing values
+    # the scalar solves do (no blocks).
     problem = ShortestPath.from_edges(6, DAG_EDGES, 0, 5, sense=sense)
     rng = np.random.default_rng(8)
     n = 500
     X = np.round(rng.normal(size=(n, 3)), 2)
     C = np.exp(0.3 * rng.normal(size=(n, len(DAG_EDGES))) + 0.4 * X[:, :1]
                * rng.normal(size=len(DAG_EDGES)))
+    X[rng.uniform(size=X.shape) < missing] = np.nan
     w = rng.integers(0, 4, size=n).astype(float)
     trees = [_grow(problem, X, C, w, path, a=1.0, min_leaf_cnt=5, max_depth=5)
              for path in ("vertex", "solver")]
     assert trees[0].node_count > 15
     np.testing.assert_array_equal(trees[1].feature, trees[0].feature)
     np.testing.assert_array_equal(trees[1].threshold, trees[0].threshold)
+    np.testing.assert_array_equal(trees[1].missing_go_to_left, trees[0].missing_go_to_left)
     np.testing.assert_array_equal(trees[1].decision, trees[0].decision)
     np.testing.assert_allclose(trees[1].loss, trees[0].loss, rtol=1e-9, atol=1e-9)
 
