@@ -49,10 +49,14 @@ _RIDGE_ALPHAS = np.logspace(-6, 2, 17)
 # Index start: knots of each cost's natural cubic spline link, evenly spaced
 # over the range of the linear index on the training rows; a light ridge
 # penalty, relative to the mean eigenvalue of the basis' Gram matrix, that
-# only keeps the system well posed (penalties chosen by leave-one-out squared
-# error smoothed more and decided worse: see the class Notes).
+# only keeps the system well posed; the bends (not the linear term) smoothed
+# by the penalty of least GCV among _LINK_LAMBDAS (relative to the mean
+# diagonal of their Gram block), so that a straight link, the ridge start,
+# is the limit (penalizing the linear term too smoothed the steep tail that
+# decides and decided worse: see the class Notes).
 _LINK_KNOTS = 9
 _LINK_PENALTY = 1e-4
+_LINK_LAMBDAS = np.logspace(-8, 2, 11)
 # Index start, second pass: the variance of each cost modelled as
 # proportional to |fitted cost|^k, k in [0, _VAR_POWER_MAX] fitted on the
 # residuals, every fitted magnitude floored at _VAR_FLOOR times its cost's
@@ -60,11 +64,13 @@ _LINK_PENALTY = 1e-4
 # worse at 100 rows (see the class Notes).
 _VAR_POWER_MAX = 2.0
 _VAR_FLOOR = 0.25
-# init="auto": the start of least K-fold cross-validated regret over all the
-# rows, among these (ties: the first). The SPO+ start is left out: its noisy
-# fits won folds by chance and decided worse (see the class Notes).
+# init="auto": K-fold cross-validated regret over all the rows of these
+# starts; the first is kept unless a later one beats it by more than _KEEP_Z
+# standard errors (the index start nests ridge, whose straight link it
+# reaches by smoothing). The SPO+ start is left out: its noisy fits won
+# folds by chance and decided worse (see the class Notes).
 _CV_FOLDS = 5
-_CV_STARTS = ("ridge", "index")
+_CV_STARTS = ("index", "ridge")
 # Early stopping keeps the best round's trees only when its validation regret
 # beats the start's by more than this many standard errors (paired over the
 # validation rows); otherwise the start alone (see the class Notes).
@@ -158,7 +164,9 @@ def _fit_links(U, C, sw):
     """Each cost's natural cubic spline link ``c_j ~ g_j(u_j)`` by weighted least squares.
 
     A light ridge penalty (``_LINK_PENALTY`` times the mean eigenvalue of the
-    Gram matrix of the centred basis) only keeps the system well posed.
+    Gram matrix of the centred basis) only keeps the system well posed; the
+    bends are smoothed by generalized cross-validation
+    (:func:`_smoothest_by_gcv`; not when ``_LINK_LAMBDAS`` is None).
     Returns ``knots`` (d, K), ``beta`` (d, K - 1) and ``c0`` (d,), with
     ``g_j(u) = c0_j + _spline_basis(u, knots_j) @ beta_j``.
     """
@@ -170,6 +178,7 @@ def _fit_links(U, C, sw):
     beta = np.zeros((d, K - 1))
     c0 = np.average(C, axis=0, weights=sw)
     r = np.sqrt(sw)[:, None]
+    m = U.shape[0]
     for j in range(d):
         lo, hi = U[:, j].min(), U[:, j].max()
         if not hi - lo > 1e-12 * max(abs(lo), abs(hi), 1e-300):
@@ -180,11 +189,46 @@ def _fit_links(U, C, sw):
         B = _spline_basis(U[:, j], knots[j])
         mu = np.average(B, axis=0, weights=sw)
         Bc = r * (B - mu)
+        y = r[:, 0] * (C[:, j] - c0[j])
         G = Bc.T @ Bc
+        b = Bc.T @ y
         G[np.diag_indices_from(G)] += _LINK_PENALTY * np.trace(G) / G.shape[0]
-        beta[j] = np.linalg.lstsq(G, Bc.T @ (r[:, 0] * (C[:, j] - c0[j])), rcond=None)[0]
+        if _LINK_LAMBDAS is None:
+            beta[j] = np.linalg.lstsq(G, b, rcond=None)[0]
+        else:
+            beta[j] = _smoothest_by_gcv(G, b, y, Bc, m)
         c0[j] -= mu @ beta[j]
     return knots, beta, c0
+
+
+def _smoothest_by_gcv(G, b, y, Bc, m):
+    """Penalized least squares of ``y`` on ``Bc`` with the smoothing of least GCV.
+
+    The first column (the linear term) is free; the others (the spline's
+    bends) are penalized by ``lambda`` times their Gram block's mean
+    diagonal, ``lambda`` in ``_LINK_LAMBDAS`` chosen by generalized
+    cross-validation, ``rss / (1 - df / m)^2`` with ``df`` the trace of the
+    hat matrix plus one (the intercept) and ``m`` the rows. ``G`` and ``b``:
+    ``Bc.T @ Bc`` (with the light ridge of ``_LINK_PENALTY``) and ``Bc.T @ y``.
+    """
+    k = G.shape[0]
+    P = np.eye(k)
+    P[0, 0] = 0.0
+    P *= np.trace(G[1:, 1:]) / max(k - 1, 1)
+    G0 = Bc.T @ Bc
+    best, best_beta = np.inf, None
+    for lam in _LINK_LAMBDAS:
+        A = G + lam * P
+        try:
+            beta = np.linalg.solve(A, b)
+            df = np.trace(np.linalg.solve(A, G0)) + 1.0
+        except np.linalg.LinAlgError:
+            continue
+        rss = float(np.sum((y - Bc @ beta) ** 2))
+        gcv = rss / (1.0 - df / m) ** 2 if df < m else np.inf
+        if gcv < best:
+            best, best_beta = gcv, beta
+    return best_beta if best_beta is not None else np.linalg.lstsq(G, b, rcond=None)[0]
 
 
 def _variance_power(G, C, sw):
@@ -505,8 +549,11 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
           ``c_j = g_j(a_j . x + b_j)`` with ``g_j`` a natural cubic spline
           (9 knots evenly spread over the range of the index, linear beyond):
           a single-index model per cost, which bends where the costs are a
-          nonlinear function of a linear combination of the features. First
-          the ridge index and its spline by least squares; then, when the
+          nonlinear function of a linear combination of the features. Each
+          spline's bends (not its slope) are penalized by the penalty of
+          least generalized cross-validation error, so a link stays straight
+          (the ridge start) unless the data bend it. First the ridge index
+          and its spline by least squares; then, when the
           squared residuals grow with the fitted costs as ``|g_j|^k``
           (``k`` in [0, 2], the least-squares slope of log squared residual
           on log fitted magnitude over all costs, each magnitude floored at
@@ -523,12 +570,13 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         - a scikit-learn regressor (an object with ``fit`` and ``predict``):
           a clone of it is fitted to the costs (with ``sample_weight`` when
           its ``fit`` accepts one, otherwise only with equal weights);
-        - ``"auto"``: keeps the one of ``"ridge"`` and ``"index"`` whose
-          decisions have the lowest 5-fold cross-validated regret over all
-          the rows of ``X`` (``"ridge"`` on ties; see ``init_cv_regret_``),
-          at every size and whether the validation part is held out, given
-          as ``X_val`` or absent; the validation part only chooses the
-          number of trees.
+        - ``"auto"``: scores the decisions of ``"index"`` and ``"ridge"`` by
+          5-fold cross-validation over all the rows of ``X`` (see
+          ``init_cv_regret_``) and keeps ``"index"`` unless ``"ridge"`` has
+          lower regret by more than two standard errors (of the weighted
+          mean of the row-wise differences), at every size and whether the
+          validation part is held out, given as ``X_val`` or absent; the
+          validation part only chooses the number of trees.
 
         Every built-in start gives the same model after rescaling a feature
         by ``x -> s x + t``. See Notes.
@@ -617,12 +665,15 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     the work. Depth-3 trees on the raw features approximate a smooth
     function of a linear combination of the features poorly; the
     ``"index"`` start represents exactly that (PyEPO's costs are such
-    functions; real costs often nearly are), and cross-validation decides
-    whether it helps. Mean test regret of the starts alone (PyEPO's
-    generators, noise 0.5, 1000 test rows; design draws 100-104 at 1000
-    training rows and 100-109 at 100, disjoint from the benchmark's draws
-    0-4; the Bayes floor is the regret of deciding with the true conditional
-    mean; "index, one pass": without the reweighting):
+    functions; real costs often nearly are); smoothed by generalized
+    cross-validation, it stays straight where the costs are linear, so it is
+    the default unless cross-validation finds ridge clearly better. Mean
+    test regret of the starts alone (PyEPO's generators, noise 0.5, 1000
+    test rows; design draws 100-104 at 1000 training rows and 100-109 at
+    100, disjoint from the benchmark's draws 0-4; the Bayes floor is the
+    regret of deciding with the true conditional mean; "index, plain": one
+    unsmoothed pass, the previous version; "+ reweighting": with the
+    second pass, unsmoothed):
 
     ======================  =================================  =================================
     1000 rows               shortest path 5x5, degree 1/2/4/6  knapsack 32x2, degree 1/2/4/6
@@ -630,56 +681,63 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     Bayes floor             0.1592 0.1073 0.0668 0.0522        0.1747 0.1230 0.0828 0.0649
     least squares           0.1596 0.1082 0.0849 0.1129        0.1763 0.1254 0.0997 0.1293
     ``"ridge"``             0.1595 0.1083 0.0849 0.1129        0.1760 0.1253 0.0999 0.1293
-    ``"index"``, one pass   0.1602 0.1076 0.0670 0.0533        0.1777 0.1252 0.0849 0.0697
-    ``"index"``             0.1603 0.1073 0.0676 0.0526        0.1782 0.1250 0.0839 0.0679
+    ``"index"``, plain      0.1602 0.1076 0.0670 0.0533        0.1777 0.1252 0.0849 0.0697
+    + reweighting           0.1603 0.1073 0.0676 0.0526        0.1782 0.1250 0.0839 0.0679
+    ``"index"``             0.1588 0.1076 0.0670 0.0526        0.1763 0.1247 0.0841 0.0679
     **100 rows**
     Bayes floor             0.1592 0.1086 0.0705 0.0580        0.1575 0.1191 0.0855 0.0684
     least squares           0.1721 0.1183 0.1041 0.1558        0.1688 0.1309 0.1202 0.1610
     ``"ridge"``             0.1729 0.1181 0.1043 0.1566        0.1706 0.1315 0.1208 0.1626
-    ``"index"``, one pass   0.1773 0.1206 0.0859 0.0936        0.1726 0.1344 0.1011 0.0983
-    ``"index"``             0.1770 0.1187 0.0795 0.0794        0.1731 0.1328 0.0984 0.0913
+    ``"index"``, plain      0.1773 0.1206 0.0859 0.0936        0.1726 0.1344 0.1011 0.0983
+    + reweighting           0.1770 0.1187 0.0795 0.0794        0.1731 0.1328 0.0984 0.0913
+    ``"index"``             0.1737 0.1180 0.0788 0.0795        0.1689 0.1306 0.0970 0.0912
     ======================  =================================  =================================
 
     The reweighting matters where the costs grow steeply (PyEPO's noise is
     multiplicative, so the largest costs are the noisiest); ``k`` is fitted,
-    so costs with constant noise keep the one-pass fit. With the defaults
-    (the start by cross-validation, trees kept only for a significant gain):
-    0.1601 0.1081 0.0676 0.0526 and 0.1768 0.1250 0.0839 0.0679 at 1000
-    rows; 0.1737 0.1183 0.0816 0.0878 and 0.1723 0.1310 0.0984 0.0913 at
-    100 rows. The SPO+ start is no longer a candidate of ``"auto"``: alone it
-    was never the best start on these draws (e.g. 0.0804 at shortest path
-    degree 6, 1000 rows), and cross-validating it with the others chose it
-    by chance at degree 1 (0.1608 against 0.1602, both with the
-    one-standard-error rule below). Also tried on the design
-    draws and left out: a mix ``(1 - l) ridge + l index`` with ``l`` in
-    {0, 1/4, 1/2, 3/4, 1} chosen by the same folds (no better at 1000 rows,
-    worse at 100: 0.0973 against 0.0886 at shortest path degree 6, one-pass
-    index); keeping ``"ridge"`` unless ``"index"`` wins the folds by a
-    standard error (worse at 100 rows: 0.1081 against 0.0915 there);
-    a fitted-magnitude floor of 0.1 (the index alone 0.0943 against 0.0794
-    there); 6 or 13 knots and other link penalties (within
-    the spread); in earlier work, trees splitting on the start's predicted
-    costs, knots at quantiles and a Gauss-Newton refinement of each index.
+    so costs with constant noise keep the one-pass fit. The smoothing
+    matters where they are linear. With the defaults (trees kept only for a
+    significant gain): 0.1590 0.1076 0.0670 0.0526 and 0.1763 0.1248 0.0841
+    0.0679 at 1000 rows (0.2% to 4.6% above the floor); 0.1737 0.1182
+    0.0788 0.0795 and 0.1690 0.1306 0.0970 0.0912 at 100 rows; the previous
+    defaults (the start chosen among ridge, plain index and SPO+ on the
+    validation part at 1000 rows): 0.1595 0.1076 0.0719 0.0537 and 0.1773
+    0.1256 0.0865 0.0717. The SPO+ start is no longer a candidate of
+    ``"auto"``: it was never the best start on these draws (the SPO+ linear
+    model alone: 0.0813 at shortest path degree 6, 1000 rows), and cross-validating it
+    with the others chose it by chance at degree 1. Also tried on the
+    design draws and left out: keeping the start of least cross-validated
+    regret without the significance rule (0.1596 0.1083 0.0670 0.0526 and
+    0.1765 0.1248 0.0841 0.0679 at 1000 rows, 0.1738 0.1181 0.0788 0.0795 and
+    0.1701 0.1307 0.0970 0.0912 at 100); with the plain index, a mix
+    ``(1 - l) ridge + l index`` with ``l`` in {0, 1/4, 1/2, 3/4, 1} chosen by
+    the same folds (no better at 1000 rows, worse at 100: 0.0973 against
+    0.0886 at shortest path degree 6); a fitted-magnitude floor of 0.1 (the
+    reweighted index alone 0.0943 against 0.0794 there); 6 or 13 knots
+    (within the spread); in earlier work, the spline's penalty on all its
+    coefficients chosen by leave-one-out error (it smoothed the steep tail
+    that decides), trees splitting on the start's predicted costs, knots at
+    quantiles and a Gauss-Newton refinement of each index.
 
     **Selection noise.** Choosing among ridge, index and SPO+ starts on one
     validation part of 200 rows picked a worse start by chance (at knapsack
     degree 6 the SPO+ start on one draw of five, though alone it averaged
-    0.0776 against the index's 0.0697), so ``"auto"`` scores every row by
-    5-fold cross-validation at every size. The number of trees is still
+    0.0776 against the plain index's 0.0697), so ``"auto"`` scores every row
+    by 5-fold cross-validation at every size. The number of trees is still
     chosen on the validation part, and the minimum of its noisy curve
     flatters the trees: on the design draws at 1000 rows, with the start by
     cross-validation, the kept trees raised the mean test regret in 7 of the
-    8 cells (e.g. 0.0670 to 0.0680 at shortest path degree 4, one-pass
-    index). Requiring a gain of two standard errors keeps the start
-    alone in all these cells, and keeps trees where they help clearly (on the
-    ICON energy data they were kept on one shuffle of three). One standard
-    error instead: 0.1603 0.1081 0.0677 0.0529 and 0.1771 0.1258 0.0843
-    0.0682 at 1000 rows; at 100 rows better at degree 6 (0.0846 and 0.0908),
-    worse at degree 2 (0.1190 and 0.1321). With few validation rows the
-    test is strict: 60 rows with a few large regrets may not show a halving
-    of the regret as significant. Two-stage least squares is the true model
-    class at degree 1 and stays hard to beat there (0.1721 and 0.1688 at
-    100 rows).
+    8 cells (e.g. 0.0670 to 0.0680 at shortest path degree 4, plain index).
+    Requiring a gain of two standard errors keeps the start alone in nearly
+    all these cells, and keeps trees where they help clearly (on the ICON
+    energy data, on one shuffle of three). One standard error instead (index
+    reweighted, unsmoothed): 0.1603 0.1081 0.0677 0.0529 and 0.1771 0.1258 0.0843
+    0.0682 against 0.1601 0.1081 0.0676 0.0526 and 0.1768 0.1250 0.0839
+    0.0679 at 1000 rows; at 100 rows better at degree 6, worse at degree 2.
+    With few validation rows the test is strict: 60 rows with a few large
+    regrets may not show a halving of the regret as significant.
+    Two-stage least squares is the true model class at degree 1 and stays
+    hard to beat there with 100 rows (0.1721 and 0.1688).
 
     **Refit.** The validation part only chooses the number of trees; the
     start and the trees are then trained again on all the rows,
@@ -966,7 +1024,11 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 regret[i, te] = _regrets(problem, C[te], z[te],
                                          problem.solve(s.predict(X[te]))[0])
         loss = regret @ sw / denom
-        return names[int(np.argmin(loss))], dict(zip(names, loss.tolist()))
+        best = 0
+        for i in range(1, len(names)):
+            if _significant_gain(regret[best], regret[i], sw):
+                best = i
+        return names[best], dict(zip(names, loss.tolist()))
 
     def _boost(self, X, C, sw, problem, rng, val, init, n_rounds, early, start, solved,
                score_train=True):

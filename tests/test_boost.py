@@ -454,13 +454,20 @@ def test_failed_checks_only_fail_on_the_name(check_name):
                                                       init="linear"))
 
 
-@pytest.mark.parametrize("degree, how", [(1, "validation_fraction"), (6, "validation_fraction"),
-                                         (6, "X_val"), (6, "none"), (1, "none")])
-def test_auto_init_keeps_the_start_with_the_lowest_cross_validated_regret(degree, how):
+@pytest.mark.parametrize("degree, how, z", [(1, "validation_fraction", 2.0),
+                                            (1, "validation_fraction", 0.0),
+                                            (6, "validation_fraction", 2.0),
+                                            (6, "X_val", 2.0), (6, "none", 2.0)])
+def test_auto_init_keeps_index_unless_ridge_is_significantly_better(degree, how, z,
+                                                                    monkeypatch):
     # At every size and however the validation part is given (or with none),
-    # "auto" deals all the rows of X to 5 folds, fits ridge and index on the
-    # other folds, and keeps the start whose decisions on every fold's rows
-    # have the lowest pooled weighted regret: by a hand loop over the folds.
+    # "auto" deals all the rows of X to 5 folds, fits index and ridge on the
+    # other folds and scores their decisions on every fold's rows; it keeps
+    # "index" unless ridge's weighted mean regret is lower by more than z
+    # standard errors of the paired row-wise differences: by a hand loop.
+    import spotree.boost as boost
+
+    monkeypatch.setattr(boost, "_KEEP_Z", z)
     n, seed = 150, 0
     X, C, Xv, Cv = _sp_data(n=n, n_test=40, degree=degree)
     w = np.random.default_rng(1).uniform(0.5, 2.0, n)
@@ -475,21 +482,27 @@ def test_auto_init_keeps_the_start_with_the_lowest_cross_validated_regret(degree
     fold = np.empty(n, dtype=int)
     fold[rng.permutation(n)] = np.arange(n) % 5
     opt = np.array([SP.solve(c[None])[1][0] for c in C])
-    regrets = {}
-    for init in ("ridge", "index"):
-        loss = 0.0
+    rows = {}
+    for init in ("index", "ridge"):
+        rows[init] = np.empty(n)
         for f in range(5):
             tr, te = fold != f, fold == f
             m = SPOBoost(SP, init=init, n_estimators=1, n_iter_no_change=None)
             m.fit(X[tr], C[tr], sample_weight=w[tr])
             for i in np.flatnonzero(te):
                 x = SP.solve(m._start().predict(X[i:i + 1]))[0][0]
-                loss += w[i] * (C[i] @ x - opt[i])
-        regrets[init] = loss / (w @ np.abs(opt))
+                rows[init][i] = C[i] @ x - opt[i]
+    regrets = {k: w @ r / (w @ np.abs(opt)) for k, r in rows.items()}
     assert auto.init_cv_regret_ == pytest.approx(regrets, rel=1e-9)
-    assert auto.init_choice_ == min(regrets, key=regrets.get)
-    # Both outcomes occur: ridge for linear costs, the bending index at degree 6.
-    assert auto.init_choice_ == {1: "ridge", 6: "index"}[degree]
+    d = rows["index"] - rows["ridge"]
+    gain = w @ d / w.sum()
+    se = np.sqrt(np.sum(w ** 2 * (d - gain) ** 2)) / w.sum()
+    assert auto.init_choice_ == ("ridge" if gain > z * se else "index")
+    # Both outcomes occur: ridge where it is better and z is 0, the index
+    # otherwise (at degree 1 ridge is better on these rows, not significantly).
+    assert auto.init_choice_ == ("ridge" if z == 0 else "index")
+    if degree == 1:
+        assert 0 < gain < 2 * se
 
 
 def _standardize(X, w):
@@ -570,13 +583,14 @@ def _natural_spline(u, y, w, u_new, n_knots=9):
 
 
 def test_index_start_is_a_natural_cubic_spline_of_the_ridge_index(monkeypatch):
-    # Without its small penalty and with the variance power held at 0 (no
-    # second pass), each cost's link is the weighted least-squares natural
+    # Without its small penalty and smoothing, and with the variance power
+    # held at 0 (no second pass), each cost's link is the weighted least-squares natural
     # cubic spline of the ridge index with 9 knots spread evenly over the
     # index's range (by hand, in another basis of the same space).
     import spotree.boost as boost
 
     monkeypatch.setattr(boost, "_LINK_PENALTY", 0.0)
+    monkeypatch.setattr(boost, "_LINK_LAMBDAS", None)
     monkeypatch.setattr(boost, "_VAR_POWER_MAX", 0.0)
     X, C, Xt, _ = _sp_data(n=200, degree=6)
     w = np.random.default_rng(0).integers(1, 3, len(X)).astype(float)
@@ -592,6 +606,68 @@ def test_index_start_is_a_natural_cubic_spline_of_the_ridge_index(monkeypatch):
     assert_allclose(m._start().predict(Xt), expected, rtol=1e-6, atol=1e-6)
 
 
+def test_index_start_smooths_each_link_by_generalized_cross_validation(monkeypatch):
+    # By hand, with the variance power held at 0 and without the tiny ridge:
+    # the basis of Hastie, Tibshirani and Friedman (eq. 5.4-5.5) on the index
+    # mapped to [0, 1] (columns v, d_k - d_{K-1}); weighted centring; the bend
+    # columns (all but v) penalized by lambda times the mean of their Gram
+    # diagonal; per cost the lambda of least GCV, rss / (1 - (tr H + 1) / n)^2
+    # with H the explicit hat matrix of the centred weighted rows.
+    import spotree.boost as boost
+
+    monkeypatch.setattr(boost, "_LINK_PENALTY", 0.0)
+    monkeypatch.setattr(boost, "_VAR_POWER_MAX", 0.0)
+    rng = np.random.default_rng(2)
+    n, d = 120, 3
+    X = rng.normal(size=(n, 2))
+    Xt = rng.normal(size=(40, 2))
+    u0 = X @ [1.0, -0.5]
+    # One cost straight, one gently bent, one sharply bent, in noise.
+    C = np.column_stack([u0, u0 + 0.3 * u0 ** 2, np.exp(1.5 * u0)])
+    C = C + rng.normal(scale=0.5, size=C.shape)
+    w = rng.uniform(0.5, 2.0, n)
+    kw = dict(n_estimators=1, n_iter_no_change=None, random_state=0)
+    problem = FiniteDecisions(np.eye(d))
+    m = SPOBoost(problem, init="index", **kw).fit(X, C, sample_weight=w)
+    ridge = SPOBoost(problem, init="ridge", **kw).fit(X, C, sample_weight=w)
+    U = X @ ridge.init_coef_.T + ridge.init_intercept_
+    Ut = Xt @ ridge.init_coef_.T + ridge.init_intercept_
+    K = 9
+    t = np.linspace(0.0, 1.0, K)
+
+    def basis(u, lo, hi):
+        v = (u - lo) / (hi - lo)
+
+        def dk(k):
+            return (np.maximum(v - t[k], 0) ** 3 - np.maximum(v - t[K - 1], 0) ** 3) / (
+                t[K - 1] - t[k])
+        return np.column_stack([v] + [dk(k) - dk(K - 2) for k in range(K - 2)])
+
+    chosen = []
+    for j in range(d):
+        lo, hi = U[:, j].min(), U[:, j].max()
+        B = basis(U[:, j], lo, hi)
+        mu = w @ B / w.sum()
+        cm = w @ C[:, j] / w.sum()
+        Bw = np.sqrt(w)[:, None] * (B - mu)
+        y = np.sqrt(w) * (C[:, j] - cm)
+        G = Bw.T @ Bw
+        P = np.diag([0.0] + [1.0] * (K - 2)) * np.mean(np.diag(G)[1:])
+        best = None
+        for lam in np.logspace(-8, 2, 11):
+            A_inv = np.linalg.inv(G + lam * P)
+            beta = A_inv @ Bw.T @ y
+            H = Bw @ A_inv @ Bw.T
+            gcv = np.sum((y - Bw @ beta) ** 2) / (1 - (np.trace(H) + 1) / n) ** 2
+            if best is None or gcv < best[0]:
+                best = (gcv, lam, beta)
+        chosen.append(best[1])
+        expected = cm + (basis(Ut[:, j], lo, hi) - mu) @ best[2]
+        assert_allclose(m._start().predict(Xt)[:, j], expected, rtol=1e-6, atol=1e-6)
+    # The straight cost is smoothed more than the sharply bent one.
+    assert chosen[0] > chosen[2]
+
+
 def test_index_start_reweights_by_the_fitted_variance_power(monkeypatch):
     # The second pass by hand: from the first pass (the ridge index and its
     # unweighted spline, tested above), the pooled least-squares slope k of
@@ -605,6 +681,7 @@ def test_index_start_reweights_by_the_fitted_variance_power(monkeypatch):
     import spotree.boost as boost
 
     monkeypatch.setattr(boost, "_LINK_PENALTY", 0.0)
+    monkeypatch.setattr(boost, "_LINK_LAMBDAS", None)
     rng = np.random.default_rng(0)
     n, p, d = 300, 3, 4
     X = rng.normal(size=(n, p)) * [1.0, 5.0, 0.2] + [0.0, 2.0, -1.0]
