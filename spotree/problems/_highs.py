@@ -329,11 +329,11 @@ class HighsModel:
         L1 distance) starts from the last basis; a far one from the
         reference basis of :meth:`set_reference` when one was set (the
         optimum of a batch's mean direction, close to every row of it), else
-        from the last basis too (see also :meth:`defer_reference`). Measured on the 500-variable network LP of
-        the benchmarks: a batch of neighbouring children's costs takes ~2
-        primal iterations per row from the last basis (8 with the dual
-        method, 370 when left and right children alternate and each starts
-        from scratch); unrelated per-sample costs take 220 primal iterations
+        from the last basis too (see also :meth:`defer_reference`).
+        Measured on the 500-variable network LP of the benchmarks: a batch
+        of neighbouring children's costs takes ~2 primal iterations per row
+        from the last basis (8 with the dual method, 370 when left and right
+        children alternate and each starts from scratch); unrelated per-sample costs take 220 primal iterations
         from the reference basis, against 434 dual ones from scratch (1.45x
         less time). The first solve of a model starts from scratch with the
         dual method, which needs about half the primal method's iterations
