@@ -333,11 +333,11 @@ class HighsModel:
         Measured on the 500-variable network LP of the benchmarks: a batch
         of neighbouring children's costs takes ~2 primal iterations per row
         from the last basis (8 with the dual method, 370 when left and right
-        children alternate and each starts from scratch); unrelated per-sample costs take 220 primal iterations
-        from the reference basis, against 434 dual ones from scratch (1.45x
-        less time). The first solve of a model starts from scratch with the
-        dual method, which needs about half the primal method's iterations
-        there.
+        children alternate and each starts from scratch); unrelated
+        per-sample costs take 220 primal iterations from the reference basis,
+        against 434 dual ones from scratch (1.45x less time). The first
+        solve of a model starts from scratch with the dual method, which
+        needs about half the primal method's iterations there.
         """
         c = np.ascontiguousarray(c, dtype=np.float64)
         if not self.is_mip:
