@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 
 import numpy as np
 
@@ -289,6 +290,8 @@ class HighsModel:
         self._strategy = None
         self.n_far = 0
         self.n_retry = 0
+        self._far_time = [0.0, 0.0]  # decayed CPU seconds per far solve, per start
+        self._far_n = [0, 0]
         self.status = None
 
     # ------------------------------------------------------------------ run
@@ -310,6 +313,14 @@ class HighsModel:
     #: A cost vector is "near" the previous one when the L1 distance between
     #: the two L1-normalized vectors is at most this (see :meth:`solve`).
     warm_distance = 0.1
+    #: How a far cost vector starts: "auto" (whichever of the two below took
+    #: less CPU time per far solve lately; the other is tried every 32nd far
+    #: solve), "reference" (primal simplex from the reference basis, else the
+    #: last one) or "scratch" (dual simplex from scratch).
+    far_start = "auto"
+    _FAR_SCRATCH, _FAR_REFERENCE = 0, 1
+    _explore_every = 32
+    _decay = 0.8
 
     # HiGHS's simplex_strategy values.
     _DUAL, _PRIMAL = 1, 4
@@ -326,36 +337,47 @@ class HighsModel:
         primal feasible: an LP is re-solved by the primal simplex method from
         a feasible basis. A cost vector near the previous one (the tree's
         prefix sums of neighbouring thresholds differ by ~1e-3 in normalized
-        L1 distance) starts from the last basis; a far one from the
-        reference basis of :meth:`set_reference` when one was set (the
-        optimum of a batch's mean direction, close to every row of it), else
-        from the last basis too (see also :meth:`defer_reference`).
-        Measured on the 500-variable network LP of the benchmarks: a batch
-        of neighbouring children's costs takes ~2 primal iterations per row
-        from the last basis (8 with the dual method, 370 when left and right
-        children alternate and each starts from scratch); unrelated
-        per-sample costs take 220 primal iterations from the reference basis,
-        against 434 dual ones from scratch (1.45x less time). The first
-        solve of a model starts from scratch with the dual method, which
-        needs about half the primal method's iterations there.
+        L1 distance) starts from the last basis. A far one starts either
+        from the reference basis of :meth:`set_reference` or
+        :meth:`defer_reference` (the optimum of a batch's mean direction),
+        with the primal method, or from scratch with the dual method,
+        whichever has lately cost less CPU time per far solve on this model
+        (see :attr:`far_start`): neither wins everywhere. Measured on the
+        500-variable network LP of the benchmarks: a batch of neighbouring
+        children's costs takes ~2 primal iterations per row from the last
+        basis (8 with the dual method, 370 when left and right children
+        alternate and each starts from scratch); the tree's per-sample costs
+        (positive, one shared pattern times noise) take 220 primal
+        iterations from the reference, 3.9 ms, against 436 dual ones from
+        scratch, 5.4 ms; costs uniform on [-1, 1] take 842 primal iterations
+        from the reference, 14.7 ms, against 346 dual ones, 4.2 ms. The first
+        solve of a model starts from scratch with the dual method.
         """
         c = np.ascontiguousarray(c, dtype=np.float64)
         if not self.is_mip:
             total = np.abs(c).sum()
             u = c / total if total > 0 else c
             last = self._last_direction
+            arm = None
             if last is None:
                 self._use(self._DUAL)
-            else:
-                if np.abs(u - last).sum() > self.warm_distance:
-                    self.n_far += 1
+            elif np.abs(u - last).sum() > self.warm_distance:
+                self.n_far += 1
+                arm = self._far_arm()
+                if arm == self._FAR_REFERENCE:
                     if self._deferred is not None:
                         ref, self._deferred = self._deferred, None
                         self.set_reference(ref)
                     if self._reference is not None:
                         self.h.setBasis(self._reference)
+                    self._use(self._PRIMAL)
+                else:
+                    self.h.clearSolver()
+                    self._use(self._DUAL)
+            else:
                 self._use(self._PRIMAL)
             self._last_direction = u
+            start = time.thread_time()
         self.set_costs(c)
         status = self.run(time_limit)
         if status in (OTHER, UNBOUNDED, INFEASIBLE_OR_UNBOUNDED) and self._strategy == self._PRIMAL:
@@ -366,9 +388,32 @@ class HighsModel:
             self.h.clearSolver()
             self._use(self._DUAL)
             status = self.run(time_limit)
+        if not self.is_mip and arm is not None:
+            self._record_far(arm, time.thread_time() - start)
         if status == OPTIMAL:
             return status, np.asarray(self.h.getSolution().col_value, dtype=np.float64)
         return status, None
+
+    def _far_arm(self):
+        """How the next far cost vector starts (see :attr:`far_start`)."""
+        if self.far_start == "reference":
+            return self._FAR_REFERENCE
+        if self.far_start == "scratch":
+            return self._FAR_SCRATCH
+        n = self._far_n
+        if min(n) < 2:  # each start tried twice first
+            return self._FAR_SCRATCH if n[0] <= n[1] else self._FAR_REFERENCE
+        best = (self._FAR_SCRATCH if self._far_time[0] <= self._far_time[1]
+                else self._FAR_REFERENCE)
+        if self.n_far % self._explore_every == 0:
+            return 1 - best
+        return best
+
+    def _record_far(self, arm, seconds):
+        n = self._far_n[arm]
+        self._far_time[arm] = (seconds if n == 0 else
+                               self._decay * self._far_time[arm] + (1 - self._decay) * seconds)
+        self._far_n[arm] = n + 1
 
     def defer_reference(self, c):
         """Make the optimum of ``c`` the reference basis when a far cost vector first needs it.

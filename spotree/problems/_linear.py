@@ -117,11 +117,13 @@ class LinearProgram(DecisionProblem):
     **Solving.** Each thread that solves gets its own HiGHS model, created
     on first use and dropped on pickling (and rebuilt on the other side);
     each cost vector only changes the objective, so every optimal basis
-    stays feasible and a pure LP is re-solved by the primal simplex method:
-    from the previous basis when the new cost vector points nearly the same
-    way as the previous one, and otherwise from the optimal basis of the
-    batch's mean direction (solved when a batch of at least 16 rows of an LP
-    with factored certificates, see below, first needs it; see
+    stays feasible. A pure LP is re-solved by the primal simplex method from
+    the previous basis when the new cost vector points nearly the same way
+    as the previous one; otherwise either by the primal method from the
+    optimal basis of the batch's mean direction (solved when a batch of at
+    least 16 rows of an LP with factored certificates, see below, first
+    needs it) or by the dual method from scratch, whichever has lately cost
+    less CPU time on this thread's model (see
     :class:`~spotree.problems._highs.HighsModel`). An instance can
     therefore be shared by threads (a scorer and the estimators of a
     threaded grid search); processes (joblib, dask) each get their own

@@ -119,6 +119,7 @@ def test_far_cost_vectors_start_from_the_reference_basis():
     x0 = rng.uniform(0, 1, 10)
     b = A @ x0 + 0.5
     m = model(A, np.full(6, -np.inf), b, np.zeros(10), np.ones(10))
+    m.far_start = "reference"
     c = rng.uniform(0.5, 1.5, 10)
     m.solve(c)
     m.solve(3.0 * c + 1e-3 * rng.uniform(size=10))  # same direction: from the last basis
@@ -159,6 +160,7 @@ def test_a_deferred_reference_is_solved_only_when_a_far_cost_vector_needs_it():
     A = rng.normal(size=(6, 10))
     b = A @ rng.uniform(0, 1, 10) + 0.5
     m = model(A, np.full(6, -np.inf), b, np.zeros(10), np.ones(10))
+    m.far_start = "reference"
     c = rng.uniform(0.5, 1.5, 10)
     m.solve(c)
     c_ref = rng.uniform(-1.5, -0.5, 10)
@@ -170,3 +172,56 @@ def test_a_deferred_reference_is_solved_only_when_a_far_cost_vector_needs_it():
     assert m.h.getInfo().simplex_iteration_count == 0
     ref = linprog(c_ref, A_ub=A, b_ub=b, bounds=(0, 1))
     assert abs(c_ref @ w - ref.fun) <= 1e-9 * max(1, abs(ref.fun))
+
+
+def test_far_start_scratch_solves_from_scratch_with_the_dual_method():
+    rng = np.random.default_rng(6)
+    A = rng.normal(size=(8, 14))
+    b = A @ rng.uniform(0, 1, 14) + 0.5
+    C = rng.uniform(-1, 1, size=(6, 14))
+    fresh = []
+    for c in C:  # each on a new model: HiGHS from scratch
+        m = model(A, np.full(8, -np.inf), b, np.zeros(14), np.ones(14))
+        m.solve(c)
+        fresh.append(m.h.getInfo().simplex_iteration_count)
+    m = model(A, np.full(8, -np.inf), b, np.zeros(14), np.ones(14))
+    m.far_start = "scratch"
+    m.set_reference(-C[0])  # ignored by this start
+    for c, it in zip(C, fresh):
+        status, w = m.solve(c)
+        assert status == _highs.OPTIMAL
+        assert m.h.getInfo().simplex_iteration_count == it
+        ref = linprog(c, A_ub=A, b_ub=b, bounds=(0, 1))
+        assert abs(c @ w - ref.fun) <= 1e-9 * max(1, abs(ref.fun))
+
+
+def test_auto_far_start_tries_both_then_keeps_the_cheaper_and_explores():
+    m = model(np.ones((1, 2)), [-np.inf], [1.0], np.zeros(2), np.ones(2))
+    scratch, reference = m._FAR_SCRATCH, m._FAR_REFERENCE
+    picks = []
+    for k in range(4):  # each start twice first
+        m.n_far += 1
+        arm = m._far_arm()
+        picks.append(arm)
+        m._record_far(arm, 1.0 if arm == scratch else 5.0)
+    assert sorted(picks) == [scratch, scratch, reference, reference]
+    picks = []
+    for k in range(32):
+        m.n_far += 1
+        arm = m._far_arm()
+        picks.append(arm)
+        m._record_far(arm, 1.0 if arm == scratch else 5.0)
+    # The cheaper start, except every _explore_every-th far solve.
+    explored = sum(1 for n in range(5, 37) if n % m._explore_every == 0)
+    assert explored >= 1
+    assert picks.count(reference) == explored and picks.count(scratch) == 32 - explored
+    # When the other start becomes cheaper, the decayed times follow.
+    for k in range(64):
+        m.n_far += 1
+        arm = m._far_arm()
+        m._record_far(arm, 9.0 if arm == scratch else 0.5)
+    assert m._far_arm() == reference or m.n_far % m._explore_every == 0
+    m.far_start = "scratch"
+    assert m._far_arm() == scratch
+    m.far_start = "reference"
+    assert m._far_arm() == reference
