@@ -100,7 +100,8 @@ F_Q = 6
 F_MSE = 7
 F_SOLVES = 8
 F_ABS = 9
-N_FSTATE = 10
+F_LAM = 10
+N_FSTATE = 11
 
 # kinds of split
 SPLIT_NUMERIC = 0
@@ -652,9 +653,10 @@ def _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, 
 
 
 @jit
-def _bound_multipliers(solver, cr, T):
+def _bound_multipliers(solver, cr, T, fstate):
     """The node's multiplier for its children's Lagrangian bounds (the LP
-    relaxation's at the node's cost sum; 0 without bounds), and the slots of
+    relaxation's at the node's cost sum, ``fstate[F_LAM]``, computed when the
+    node is popped; 0 without bounds), and the slots of
     the last children's multipliers, and the children's item orders for the
     warm-started relaxation (see ``_solver_spo``)."""
     # The last children's multipliers, and the last "mono" left child's loss
@@ -668,8 +670,7 @@ def _bound_multipliers(solver, cr, T):
         order[1, j] = j
     key = np.empty(d)
     if solver is not None and cr.a > 0.0:
-        lam = relaxation_min(solver.kind, solver.ints, solver.floats, T.S, solver.work,
-                             solver.iwork)[1]
+        lam = fstate[F_LAM]
     return lam, lam_nb, (order, key)
 
 
@@ -749,7 +750,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     d = Cm.shape[1]
     a = cr.a
     use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
-    lam, lam_nb, warm = _bound_multipliers(solver, cr, T)
+    lam, lam_nb, warm = _bound_multipliers(solver, cr, T, fstate)
     mn = m
     while mn > 0 and np.isnan(X[seg[mn - 1], f]):
         mn -= 1
@@ -991,7 +992,7 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
     K = rows.G.shape[1]
     d = rows.Cm.shape[1]
     use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
-    lam, lam_nb, warm = _bound_multipliers(solver, cr, T)
+    lam, lam_nb, warm = _bound_multipliers(solver, cr, T, fstate)
     codes_f = cats.codes[:, f]
     miss = cats.n_codes[f]
     starts, nb = _category_blocks(seg, codes_f, miss)
@@ -1205,6 +1206,12 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
                     i = sc.order[0, r]
                     ab += rows.w[i] * rows.ab[i]
                 fstate[F_ABS] = ab
+                # The node's multiplier for its children's Lagrangian bounds,
+                # once per node rather than once per feature swept.
+                fstate[F_LAM] = 0.0
+                if a > 0.0:
+                    fstate[F_LAM] = relaxation_min(solver.kind, solver.ints, solver.floats,
+                                                   cur_S, solver.work, solver.iwork)[1]
             for j in range(d):
                 nodes.value[t, j] = cur_S[j] / wsum
             nodes.zsum[t] = z
