@@ -1116,14 +1116,17 @@ def partition_segment(order, s, e, go_left, tmp):
     for f in range(p):
         a = s
         b = 0
+        # Branch-free (each row written to both places, the cursors moved by
+        # its side): the side of a row is unpredictable, and a mispredicted
+        # branch per row was most of this loop's time. a <= t always, so the
+        # in-place writes never overtake the reads.
         for t in range(s, e):
             i = order[f, t]
-            if go_left[i]:
-                order[f, a] = i
-                a += 1
-            else:
-                tmp[b] = i
-                b += 1
+            g = np.int64(go_left[i])
+            order[f, a] = i
+            tmp[b] = i
+            a += g
+            b += 1 - g
         for t in range(b):
             order[f, a + t] = tmp[t]
     return n_left
