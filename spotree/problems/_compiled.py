@@ -441,42 +441,55 @@ def _knapsack_dp_min(ints, c, w, work, iwork):
     n = ints[0]
     K = ints[1]
     stride = K + 1
-    record = w.shape[0] > 0
-    if not record:
+    if w.shape[0] == 0:
         return _knapsack_dp_value(ints, c, work)
-    best = work
+    # The table alternates between the two halves of ``work`` as in
+    # _knapsack_dp_value (the update vectorizes); an item's take flag at k is
+    # the comparison the in-place descending table makes there, so the same
+    # flags, value and decision to the last bit.
+    a = work[:stride]
+    b = work[stride:2 * stride]
     for k in range(stride):
-        best[k] = 0.0
+        a[k] = 0.0
+    cur = 0
     for j in range(n):
         v = -c[j]
         wj = ints[2 + j]
-        base = j * stride
+        flags = iwork[j * stride:(j + 1) * stride]
         if v <= 0.0 or wj > K:
-            if record:
-                for k in range(stride):
-                    iwork[base + k] = 0
+            for k in range(stride):
+                flags[k] = 0
             continue
-        # Capacities from high to low: each item is used at most once.
-        for k in range(K, wj - 1, -1):
-            cand = best[k - wj] + v
-            if cand > best[k]:
-                best[k] = cand
-                if record:
-                    iwork[base + k] = 1
-            elif record:
-                iwork[base + k] = 0
-        if record:
-            for k in range(wj):
-                iwork[base + k] = 0
-    if record:
-        k = K
-        for j in range(n - 1, -1, -1):
-            if iwork[j * stride + k] == 1:
-                w[j] = 1.0
-                k -= ints[2 + j]
-            else:
-                w[j] = 0.0
-    return -best[K]
+        if cur == 0:
+            _knapsack_dp_item_flags(a, b, v, wj, K, flags)
+        else:
+            _knapsack_dp_item_flags(b, a, v, wj, K, flags)
+        cur ^= 1
+    k = K
+    for j in range(n - 1, -1, -1):
+        if iwork[j * stride + k] == 1:
+            w[j] = 1.0
+            k -= ints[2 + j]
+        else:
+            w[j] = 0.0
+    return -(b[K] if cur == 1 else a[K])
+
+
+@jit
+def _knapsack_dp_item_flags(a, b, v, wj, K, flags):
+    """:func:`_knapsack_dp_item` that also records whether the item is taken at each k."""
+    for k in range(wj):
+        b[k] = a[k]
+        flags[k] = 0
+    aw = a[wj:]
+    bw = b[wj:]
+    fw = flags[wj:]
+    for i in range(K + 1 - wj):
+        x = a[i] + v
+        y = aw[i]
+        take = x > y
+        bw[i] = x if take else y
+        fw[i] = np.int64(take)
 
 
 @jit

@@ -1093,16 +1093,17 @@ def max_candidates(order, s, e, feats, nfeat, cats, n_quantiles):
 def filter_order(order, active, m):
     """``order`` (p, n) with only the rows marked ``active`` kept, in order: (p, m)."""
     p, n = order.shape
-    out = np.empty((p, m), dtype=np.int64)
+    # Branch-free, as partition_segment: every row is written and the cursor
+    # moved by its flag. A row written past feature f's m kept ones lands on
+    # feature f + 1's first slot, written again later (one spare at the end).
+    flat = np.empty(p * m + 1, dtype=np.int64)
     for f in range(p):
-        k = 0
+        k = f * m
         for t in range(n):
             i = order[f, t]
-            if active[i]:
-                out[f, k] = i
-                k += 1
-    return out
-
+            flat[k] = i
+            k += np.int64(active[i])
+    return flat[:p * m].reshape((p, m))
 
 
 @jit
