@@ -326,7 +326,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                 impurity=impurity, n_node_samples=nodes.n_samples[sl],
                 weighted_n_node_samples=wn[sl], categories=categories,
                 missing_go_to_left=nan_left.astype(np.uint8),
-                missing_features=np.isnan(X[active]).any(axis=0))
+                missing_features=data.missing_features(active))
     scales = ((spo_scale * s, mse_scale * s * s) if 0.0 < a < 1.0 else (1.0, 1.0))
     return tree, importances, scales
 

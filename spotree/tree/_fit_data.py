@@ -126,6 +126,9 @@ class FitData:
             keys = np.where(self.is_categorical[:, None], self.codes.T.astype(np.float64), keys)
         # NaN sorts last: the rows missing a feature end every sorted segment.
         self.order = np.ascontiguousarray(np.argsort(keys, axis=1, kind="stable"))
+        # The features with a missing value on some row (each tree looks only
+        # at these for its own rows: see missing_features).
+        self._nan_features = np.flatnonzero(np.isnan(self.X).any(axis=0))
 
     def with_costs(self, C):
         """The same rows, features and problem with other costs ``C`` (validated).
@@ -209,6 +212,16 @@ class FitData:
         other = copy.copy(self)
         other.mode, other.oracle = MODE_ORACLE, None
         return other
+
+    def missing_features(self, active):
+        """Whether each feature is missing (NaN) on some row marked ``active`` (a mask)."""
+        out = np.zeros(self.X.shape[1], dtype=bool)
+        cols = self._nan_features
+        if cols.size:
+            # Only the columns with a NaN at all: copying every active row
+            # took ~0.5 ms per forest tree on 650 x 196 features.
+            out[cols] = np.isnan(self.X[np.ix_(active, cols)]).any(axis=0)
+        return out
 
     def active_order(self, active):
         """The sorted rows of every feature restricted to ``active`` (a mask)."""

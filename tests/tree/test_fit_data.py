@@ -19,3 +19,17 @@ def test_active_order_keeps_the_sorted_rows_of_the_active_ones():
             # Stable: the full sort's order among the kept rows.
             want = [i for i in np.argsort(X[:, f], kind="stable") if active[i]]
             np.testing.assert_array_equal(order[f], want)
+
+
+def test_missing_features_sees_only_the_active_rows():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 6))
+    X[3, 1] = np.nan  # feature 1: missing on row 3 only
+    X[rng.uniform(size=40) < 0.3, 4] = np.nan
+    C = rng.uniform(1, 2, size=(40, 12))
+    data = FitData(ShortestPath((3, 3)), X, C, np.zeros(6, dtype=bool))
+    for active in (rng.uniform(size=40) < 0.5, np.arange(40) != 3, np.ones(40, dtype=bool)):
+        want = [any(np.isnan(X[i, f]) for i in range(40) if active[i]) for f in range(6)]
+        np.testing.assert_array_equal(data.missing_features(active), want)
+    clean = FitData(ShortestPath((3, 3)), np.nan_to_num(X), C, np.zeros(6, dtype=bool))
+    assert not clean.missing_features(np.ones(40, dtype=bool)).any()
