@@ -39,7 +39,7 @@ __all__ = ["CompiledOracle", "KIND_DAG", "KIND_GRID", "KIND_KNAPSACK_DP", "KIND_
            "solve_batch_with", "SOLVER_SIGNATURE", "dag_oracle", "grid_oracle",
            "knapsack_dp_oracle", "knapsack_bb_oracle", "label_setting_oracle",
            "lower_bound_min", "relaxation_min", "lagrangian_bound_min", "DAG_BLOCK",
-           "dag_min_block", "knapsack_dp_child_bounds"]
+           "dag_min_block", "knapsack_dp_child_bounds", "knapsack_dp_cut_bounds"]
 
 #: Shortest path on a directed acyclic graph (``ShortestPath``, grids and
 #: ``ShortestPath.from_edges``).
@@ -1158,6 +1158,42 @@ def knapsack_dp_child_bounds(ints, bl, br, lam_l, lam_l2, lam_r, lam_r2):
         w = float(wj)
         a = -bl[j]
         b = -br[j]
+        margin += abs(a) + abs(b)
+        x1 = a - lam_l * w
+        x2 = a - lam_l2 * w
+        x3 = b - lam_r * w
+        x4 = b - lam_r2 * w
+        s1 += x1 if (fits and x1 > 0.0) else 0.0
+        s2 += x2 if (fits and x2 > 0.0) else 0.0
+        s3 += x3 if (fits and x3 > 0.0) else 0.0
+        s4 += x4 if (fits and x4 > 0.0) else 0.0
+    ll = max(-(lam_l * K + s1), -(lam_l2 * K + s2))
+    lr = max(-(lam_r * K + s3), -(lam_r2 * K + s4))
+    return ll, lr, margin
+
+
+@jit(_nrt=False, fastmath={"reassoc"})
+def knapsack_dp_cut_bounds(ints, SL, TS, lam_l, lam_l2, lam_r, lam_r2):
+    """:func:`knapsack_dp_child_bounds` of the children ``bl = SL`` and ``br = TS - SL``.
+
+    The split search's case: the right child's sum is formed item by item
+    here instead of being written out first (most candidates stop at these
+    bounds, and never need the children's sums).
+    """
+    n = ints[0]
+    K = ints[1]
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    s4 = 0.0
+    margin = 0.0
+    for j in range(n):
+        wj = ints[2 + j]
+        fits = wj <= K
+        w = float(wj)
+        v = SL[j]
+        a = -v
+        b = -(TS[j] - v)
         margin += abs(a) + abs(b)
         x1 = a - lam_l * w
         x2 = a - lam_l2 * w

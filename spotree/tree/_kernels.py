@@ -52,7 +52,7 @@ from typing import NamedTuple
 from .._numba import jit
 from ..problems._compiled import (DAG_BLOCK, KIND_DAG, KIND_KNAPSACK_BB, KIND_KNAPSACK_DP,
                                   _knapsack_dp_value, dag_min_block,
-                                  knapsack_dp_child_bounds,
+                                  knapsack_dp_child_bounds, knapsack_dp_cut_bounds,
                                   lagrangian_bound_min, relaxation_min, relaxation_min_warm)
 
 MODE_VERTEX = 0
@@ -443,7 +443,7 @@ def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
 
 @jit(_nrt=False)
 def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, warm, mono,
-                fstate):
+                fstate, margin0):
     """Children's SPO loss from the compiled solver on their cost sums ``bl`` and ``br``.
 
     A candidate whose SPO loss is at least ``cutoff`` cannot become the
@@ -472,6 +472,10 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
     ``lam_nb[2]``, bounds this left child's loss from below, and the loss of
     every later candidate of the sweep (their left children hold its rows):
     the sweep stops once it reaches the best criterion (see sweep_numeric).
+
+    ``margin0 >= 0``: the caller already tried the Lagrangian bounds at these
+    multipliers against this cutoff (they failed, and ``lam_nb[2]`` holds
+    their left floor); ``margin0`` is their sum of ``|bl| + |br|``.
     """
     nowv = bl[:0]
     kind, ints, floats = solver.kind, solver.ints, solver.floats
@@ -481,7 +485,12 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
         return np.inf
     if cutoff < np.inf and (kind == KIND_KNAPSACK_DP or kind == KIND_KNAPSACK_BB):
         # Each child's loss z*(b) - z is at least its bound's excess (and 0).
-        if kind == KIND_KNAPSACK_DP:
+        if margin0 >= 0.0:
+            # Computed and failed in the caller: the same test again would fail.
+            margin = margin0
+            ll = -np.inf
+            lr = -np.inf
+        elif kind == KIND_KNAPSACK_DP:
             ll, lr, margin = knapsack_dp_child_bounds(ints, bl, br, lam_l, lam_nb[0], lam_r,
                                                       lam_nb[1])
         else:
@@ -498,7 +507,7 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
         lr -= zr
         if mono and ll > floor_l:
             lam_nb[2] = ll
-        if max(ll, floor_l) + max(lr, 0.0) >= need:
+        if margin0 < 0.0 and max(ll, floor_l) + max(lr, 0.0) >= need:
             return np.inf
         order, key = warm
         lr, lam_nb[1] = relaxation_min_warm(kind, ints, floats, br, work, iwork, order[1], key)
@@ -567,7 +576,7 @@ def _queue(reqs, istate, bl, br, lw, rw, zsum, mse_part, f, split_kind, code, th
 
 @jit(_nrt=False)
 def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, split_kind,
-               code, thr, nan_opt, bl, br, istate, fstate, lam, lam_nb, warm):
+               code, thr, nan_opt, bl, br, istate, fstate, lam, lam_nb, warm, margin0):
     """Score one candidate split; keep it in ``istate``/``fstate`` if it is the best so far.
 
     The left child holds the rows summed in ``wL, cL, zL, qL, GL, SL``
@@ -577,7 +586,8 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
     Returns False when the compiled solver gave up (the driver then regrows
     the tree on the oracle path). ``lam`` and ``lam_nb`` are the node's
     multiplier and the last children's, ``warm`` the children's item orders,
-    for the solver path's bounds (see ``_solver_spo``).
+    for the solver path's bounds (see ``_solver_spo``, and there ``margin0``:
+    -1 unless the caller tried the first bounds).
     """
     lw = wL + M.w if use_m else wL
     lc = cL + M.c if use_m else cL
@@ -625,7 +635,7 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
                     (best - (1.0 - a) * mse / cr.mse_scale) * cr.spo_scale / a)
             mono = split_kind == SPLIT_NUMERIC and not use_m
             spo = _solver_spo(solver, bl, br, zl, zr, cr.spo_tol, cutoff, lam * lw / T.w,
-                              lam * rw / T.w, lam_nb, warm, mono, fstate)
+                              lam * rw / T.w, lam_nb, warm, mono, fstate, margin0)
             if np.isnan(spo):
                 return False
     crit = combine(a, spo, mse, cr.spo_scale, cr.mse_scale)
@@ -636,7 +646,7 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
 
 @jit(_nrt=False)
 def _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, f,
-                split_kind, code, thr, bl, br, istate, fstate, lam, lam_nb, warm):
+                split_kind, code, thr, bl, br, istate, fstate, lam, lam_nb, warm, margin0):
     """:func:`_candidate` with the missing rows right, then (``n_opt = 2``) left.
 
     The present/missing split (``last``) sends them right. Returns False,
@@ -646,7 +656,7 @@ def _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, 
         nan_opt = NAN_RIGHT if last else (opt if has_m else NAN_UNSEEN)
         if not _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, opt == 1, f,
                           split_kind, code, thr, nan_opt, bl, br, istate, fstate, lam, lam_nb,
-                          warm):
+                          warm, margin0 if opt == 0 else -1.0):
             istate[I_FAILED] = 1
             return False
     return True
@@ -841,16 +851,17 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
             elif (allowed[p] and xs[p] != xs[p + 1] and right_ok
                     and _big_enough(cL, wL, st)):
                 pruned = False
+                # The bounds' sum of |costs| once tried (_solver_spo then
+                # skips them), -1 before.
+                margin = -1.0
                 if istate[I_BEST_F] >= 0:
                     best = fstate[F_BEST_CRIT]
                     pruned = best <= 0.0
                     if not pruned:
-                        for j in range(d):
-                            v = SL[j]
-                            bl[j] = v
-                            br[j] = TS[j] - v
-                        ll, lr, margin = knapsack_dp_child_bounds(
-                            solver.ints, bl, br, lam * wL / T.w, lam_nb[0],
+                        # Read from the running sums: the children's sums
+                        # are written (by _candidate) only past these bounds.
+                        ll, lr, margin = knapsack_dp_cut_bounds(
+                            solver.ints, SL, TS, lam * wL / T.w, lam_nb[0],
                             lam * (T.w - wL) / T.w, lam_nb[1])
                         ll -= zL
                         lr -= T.z - zL
@@ -863,7 +874,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                     if not _both_sides(1, False, False, cr, st, solver, reqs, T, M, wL, cL, zL,
                                        qL, GL, SL, f, numeric, no_code,
                                        midpoint(xs[p], xs[p + 1]), bl, br, istate, fstate,
-                                       lam, lam_nb, warm):
+                                       lam, lam_nb, warm, margin):
                         return
                 if _past_best(lam_nb, stop_margin, istate, fstate):
                     return
@@ -944,7 +955,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
             split_kind = SPLIT_NUMERIC
         if not _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL,
                            SL, f, split_kind, no_code, thr, bl, br, istate, fstate, lam, lam_nb,
-                           warm):
+                           warm, -1.0):
             return
         if stop and _past_best(lam_nb, stop_margin, istate, fstate):
             return
@@ -1063,7 +1074,7 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
             thr = np.nan
         if not _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL,
                            SL, f, split_kind, code, thr, bl, br, istate, fstate, lam, lam_nb,
-                           warm):
+                           warm, -1.0):
             return
 
 
