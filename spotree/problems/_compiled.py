@@ -1134,6 +1134,39 @@ def lower_bound_min(kind, ints, floats, c, work, iwork):
 
 
 @jit(_nrt=False, fastmath={"reassoc"})
+def _dp_bounds(ints, X, Y, cut, lam_l, lam_l2, lam_r, lam_r2):
+    """The four bounds of the children ``bl = X`` and ``br = Y - X`` (``cut``) or
+    ``br = Y``: see :func:`knapsack_dp_child_bounds`. ``cut`` is the same for
+    every item, so the branch on it leaves the loop branch-free."""
+    n = ints[0]
+    K = ints[1]
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    s4 = 0.0
+    margin = 0.0
+    for j in range(n):
+        wj = ints[2 + j]
+        fits = wj <= K
+        w = float(wj)
+        v = X[j]
+        a = -v
+        b = -(Y[j] - v) if cut else -Y[j]
+        margin += abs(a) + abs(b)
+        x1 = a - lam_l * w
+        x2 = a - lam_l2 * w
+        x3 = b - lam_r * w
+        x4 = b - lam_r2 * w
+        s1 += x1 if (fits and x1 > 0.0) else 0.0
+        s2 += x2 if (fits and x2 > 0.0) else 0.0
+        s3 += x3 if (fits and x3 > 0.0) else 0.0
+        s4 += x4 if (fits and x4 > 0.0) else 0.0
+    ll = max(-(lam_l * K + s1), -(lam_l2 * K + s2))
+    lr = max(-(lam_r * K + s3), -(lam_r2 * K + s4))
+    return ll, lr, margin
+
+
+@jit(_nrt=False)
 def knapsack_dp_child_bounds(ints, bl, br, lam_l, lam_l2, lam_r, lam_r2):
     """:func:`lagrangian_bound_min` of two children of the one-resource knapsack, fused.
 
@@ -1145,34 +1178,10 @@ def knapsack_dp_child_bounds(ints, bl, br, lam_l, lam_l2, lam_r, lam_r2):
     (``reassoc``): the same bounds up to rounding, which the caller's
     margin covers.
     """
-    n = ints[0]
-    K = ints[1]
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    s4 = 0.0
-    margin = 0.0
-    for j in range(n):
-        wj = ints[2 + j]
-        fits = wj <= K
-        w = float(wj)
-        a = -bl[j]
-        b = -br[j]
-        margin += abs(a) + abs(b)
-        x1 = a - lam_l * w
-        x2 = a - lam_l2 * w
-        x3 = b - lam_r * w
-        x4 = b - lam_r2 * w
-        s1 += x1 if (fits and x1 > 0.0) else 0.0
-        s2 += x2 if (fits and x2 > 0.0) else 0.0
-        s3 += x3 if (fits and x3 > 0.0) else 0.0
-        s4 += x4 if (fits and x4 > 0.0) else 0.0
-    ll = max(-(lam_l * K + s1), -(lam_l2 * K + s2))
-    lr = max(-(lam_r * K + s3), -(lam_r2 * K + s4))
-    return ll, lr, margin
+    return _dp_bounds(ints, bl, br, False, lam_l, lam_l2, lam_r, lam_r2)
 
 
-@jit(_nrt=False, fastmath={"reassoc"})
+@jit(_nrt=False)
 def knapsack_dp_cut_bounds(ints, SL, TS, lam_l, lam_l2, lam_r, lam_r2):
     """:func:`knapsack_dp_child_bounds` of the children ``bl = SL`` and ``br = TS - SL``.
 
@@ -1180,32 +1189,7 @@ def knapsack_dp_cut_bounds(ints, SL, TS, lam_l, lam_l2, lam_r, lam_r2):
     here instead of being written out first (most candidates stop at these
     bounds, and never need the children's sums).
     """
-    n = ints[0]
-    K = ints[1]
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    s4 = 0.0
-    margin = 0.0
-    for j in range(n):
-        wj = ints[2 + j]
-        fits = wj <= K
-        w = float(wj)
-        v = SL[j]
-        a = -v
-        b = -(TS[j] - v)
-        margin += abs(a) + abs(b)
-        x1 = a - lam_l * w
-        x2 = a - lam_l2 * w
-        x3 = b - lam_r * w
-        x4 = b - lam_r2 * w
-        s1 += x1 if (fits and x1 > 0.0) else 0.0
-        s2 += x2 if (fits and x2 > 0.0) else 0.0
-        s3 += x3 if (fits and x3 > 0.0) else 0.0
-        s4 += x4 if (fits and x4 > 0.0) else 0.0
-    ll = max(-(lam_l * K + s1), -(lam_l2 * K + s2))
-    lr = max(-(lam_r * K + s3), -(lam_r2 * K + s4))
-    return ll, lr, margin
+    return _dp_bounds(ints, SL, TS, True, lam_l, lam_l2, lam_r, lam_r2)
 
 
 @jit

@@ -283,7 +283,7 @@ def test_fused_child_bounds_are_the_lagrangian_bounds_and_valid():
     # The split search's fused bounds of two children (one pass, any summation
     # order) against the formula by hand at each multiplier, and below the
     # enumerated optimum; weights of 0 and above the capacity included.
-    from spotree.problems._compiled import knapsack_dp_child_bounds
+    from spotree.problems._compiled import knapsack_dp_child_bounds, knapsack_dp_cut_bounds
 
     for rng, W, cap in _cases(5, 60, integer=True):
         o = Knapsack(W, cap).compiled_oracle()
@@ -298,6 +298,11 @@ def test_fused_child_bounds_are_the_lagrangian_bounds_and_valid():
                          _lagrangian_by_hand(br, W, cap, lams[3]))
             assert ll == pytest.approx(want_l, rel=1e-12, abs=1e-12)
             assert lr == pytest.approx(want_r, rel=1e-12, abs=1e-12)
+            # The sweep's form: the left sum and the node's total.
+            cl, cr, cm = knapsack_dp_cut_bounds(o.ints, bl, bl + br, *lams)
+            assert cl == pytest.approx(want_l, rel=1e-12, abs=1e-12)
+            assert cr == pytest.approx(want_r, rel=1e-9, abs=1e-9)
+            assert cm == pytest.approx(np.abs(bl).sum() + np.abs(br).sum(), rel=1e-9)
             assert margin == pytest.approx(np.abs(bl).sum() + np.abs(br).sum(), rel=1e-12)
             assert ll <= _exact_min(bl, W, cap) + 1e-12
             assert lr <= _exact_min(br, W, cap) + 1e-12
