@@ -374,9 +374,15 @@ def _step(*args):
     if entry is not None:
         return entry(*args), entry
     status = grow_step(*args)
-    overload = grow_step.overloads.get(tuple(grow_step.typeof_pyval(a) for a in args))
-    if overload is not None:
-        entry = _ENTRY_POINTS[key] = overload.entry_point
+    try:
+        overload = grow_step.overloads.get(tuple(grow_step.typeof_pyval(a) for a in args))
+        entry = None if overload is None else overload.entry_point
+    except AttributeError:
+        # numba internals of another version: every call goes through the
+        # dispatcher, as before (slower, same result).
+        entry = None
+    if entry is not None:
+        _ENTRY_POINTS[key] = entry
     return status, entry
 
 

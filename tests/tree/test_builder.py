@@ -250,3 +250,28 @@ def test_entry_point_key_separates_what_numba_types_apart():
     again = _grow(problem, X, C, w, "solver", a=1.0)  # through the entry point
     np.testing.assert_array_equal(first.feature, again.feature)
     np.testing.assert_array_equal(first.threshold, again.threshold)
+
+
+def test_growth_without_numba_entry_points_goes_through_the_dispatcher(monkeypatch):
+    # Where numba's internals differ (no ``overloads``), the loop keeps
+    # calling grow_step itself and grows the same tree.
+    import spotree.tree._builder as builder
+
+    problem = ShortestPath((3, 3))
+    X, C = _data(problem, 2, n=60)
+    w = np.ones(60)
+    builder._ENTRY_POINTS.clear()
+    want = _grow(problem, X, C, w, "solver", a=1.0)
+    real = builder.grow_step
+    calls = []
+
+    def plain(*args):  # a callable without numba's attributes
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(builder, "grow_step", plain)
+    builder._ENTRY_POINTS.clear()
+    got = _grow(problem, X, C, w, "solver", a=1.0)
+    assert calls and not builder._ENTRY_POINTS
+    for name in ("feature", "threshold", "children_left", "children_right", "value"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
