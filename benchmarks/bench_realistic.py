@@ -86,7 +86,9 @@ FOREST = dict(n_estimators=100, min_samples_leaf=5, max_features="sqrt", n_jobs=
 #: 2-core machine under a load of 9-11 (another run under load 6 gave 17.1 for
 #: ICON: the yardstick ratio moves by tens of percent under such load). The
 #: network row uses ShortestPath.from_edges. SPOBoost's defaults changed after
-#: this baseline (init="auto", ab14142), so its predictions differ from it.
+#: this baseline (init="auto", ab14142; the start chosen by 5-fold cross-validation
+#: and trees kept only for a significant validation gain, 803e623), so its
+#: predictions differ from it.
 BOOST_BEFORE = {
     "icon": (12.10, (5737016.989894875, 8502110255.757836)),
     "dag": (4.75, (2086939.9726556544, 6612877661.939287)),
