@@ -119,16 +119,23 @@ def dag_oracle(n_nodes, tail, head, source, target, order):
                           float(2 * E + n_nodes))
 
 
-@jit
-def _dag_min(ints, c, w, work, iwork):
+@jit(_nrt=False)
+def _dag_layout(ints):
+    """The DAG record's header: ``(n_nodes, n_edges, source, target)`` and the
+    offsets in ``ints`` of the edges' tails, the topological order, the
+    in-edge pointers and the in-edge lists (the layout :func:`dag_oracle`
+    writes)."""
     n = ints[0]
     E = ints[1]
-    source = ints[2]
-    target = ints[3]
     o_tail = 4
     o_order = o_tail + E
     o_ptr = o_order + n
-    o_in = o_ptr + n + 1
+    return n, E, ints[2], ints[3], o_tail, o_order, o_ptr, o_ptr + n + 1
+
+
+@jit
+def _dag_min(ints, c, w, work, iwork):
+    n, E, source, target, o_tail, o_order, o_ptr, o_in = _dag_layout(ints)
     dist = work
     pred = iwork
     for v in range(n):
@@ -179,14 +186,7 @@ def dag_min_block(ints, cb, dist, out):
     the dynamic program's inner loop a vector operation (the split search
     solves the children of consecutive thresholds together).
     """
-    n = ints[0]
-    E = ints[1]
-    source = ints[2]
-    target = ints[3]
-    o_tail = 4
-    o_order = o_tail + E
-    o_ptr = o_order + n
-    o_in = o_ptr + n + 1
+    n, E, source, target, o_tail, o_order, o_ptr, o_in = _dag_layout(ints)
     for v in range(n):
         for k in range(DAG_BLOCK):
             dist[v, k] = np.inf
