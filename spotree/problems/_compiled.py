@@ -1059,71 +1059,119 @@ def relaxation_min(kind, ints, floats, c, work, iwork):
     return -np.inf, 0.0
 
 
-@jit
-def _knapsack_dp_bound_warm(ints, c, order, key):
-    """:func:`_knapsack_dp_bound` from the previous call's item order.
+@jit(_nrt=False, error_model="numpy")
+def _knapsack_dp_bound_warm(ints, c, hint, key):
+    """:func:`_knapsack_dp_bound` from the critical item of a previous call.
 
-    Dantzig's rule needs the items by decreasing value per weight. The split
-    search asks for the relaxation of one child after another whose costs
-    differ by a few rows, so the order barely changes between calls: an
-    insertion sort of the previous order (``order``, a permutation of the
-    items, updated in place) costs O(n) then, where the heap costs
-    O(n log n) every call. Ratios are compared as quotients (``key``, n
-    slots of scratch); callers leave a margin for rounding anyway.
+    The LP relaxation's value is ``L(r)`` with ``L(lam) = lam K + sum_j
+    max(0, v_j - lam w_j)`` (over the items of positive value that fit) at
+    the critical ratio ``r``: the largest value per weight ``r_j`` such that
+    the items of ratio at least ``r_j`` weigh at least the capacity ``K``
+    (``r = 0`` when all of them fit); ``L`` is convex with its minimum
+    there, and ``r`` is Dantzig's multiplier. So no order of the items is
+    needed, only that ratio: the split search asks for the relaxation of one
+    child after another whose costs differ by a few rows, and the critical
+    item mostly stays the same, so the ratio of the item in ``hint[0]`` (the
+    last call's, updated here) is tried first, with one pass of integer sums
+    (the loops here have no branches and vectorize: on ICON's 48 items a
+    third of the time of sorting them for Dantzig's rule). Otherwise the
+    ratio is bracketed and bisected, a pass per step. Ratios are compared as
+    quotients (``key``, n slots of scratch; +inf for an item of zero weight),
+    the value summed in another order than Dantzig's: callers leave a
+    margin for rounding anyway.
     """
     n = ints[0]
     K = ints[1]
-    base = 0.0
+    W = 0
     for j in range(n):
         v = -c[j]
         wj = ints[2 + j]
-        if not v > 0.0 or wj > K:
-            key[j] = -np.inf
-        elif wj == 0:
-            base += v
-            key[j] = -np.inf
-        else:
-            key[j] = v / wj
-    # Decreasing ratio (equal ratios in any order: the value and the
-    # multiplier are the same).
-    for a in range(1, n):
-        j = order[a]
-        kj = key[j]
-        b = a - 1
-        while b >= 0:
-            i = order[b]
-            ki = key[i]
-            if ki < kj:
-                order[b + 1] = i
-                b -= 1
+        ok = (v > 0.0) & (wj <= K)
+        # error_model="numpy": v / 0 is inf (the zero-weight items) or NaN
+        # (not taken), without a branch.
+        key[j] = v / wj if ok else -np.inf
+        W += wj if ok else 0
+    if W < K or W == 0:
+        # Every item fits: all taken, multiplier 0.
+        r = 0.0
+    else:
+        r = _critical_ratio(ints, key, hint, n, K) if K > 0 else _max_finite(key, n)
+    value = r * K
+    for j in range(n):
+        k = key[j]
+        x = -c[j] - r * ints[2 + j]
+        value += x if k > r else 0.0
+        hint[0] = j if k == r else hint[0]
+    return -value, r
+
+
+@jit(_nrt=False)
+def _max_finite(key, n):
+    """The largest finite entry of ``key[:n]`` (the critical ratio at capacity 0)."""
+    r = -np.inf
+    for j in range(n):
+        k = key[j]
+        if k < np.inf and k > r:
+            r = k
+    return r
+
+
+@jit(_nrt=False)
+def _critical_ratio(ints, key, hint, n, K):
+    """The largest finite ``key[j]`` such that the items of key at least it weigh at
+    least ``K > 0`` (see :func:`_knapsack_dp_bound_warm`; they weigh at least K
+    together)."""
+    j = hint[0]
+    if 0 <= j < n and -np.inf < key[j] < np.inf:
+        # Walk from the hint's ratio to the neighbouring ratios, a few steps.
+        g = key[j]
+        for _ in range(_WALK):
+            above = 0
+            at_least = 0
+            for i in range(n):
+                k = key[i]
+                wi = ints[2 + i]
+                above += wi if k > g else 0
+                at_least += wi if k >= g else 0
+            if at_least >= K and above < K:
+                return g  # a ratio: at_least > above
+            if at_least < K:
+                nxt = -np.inf  # r < g: the largest ratio below g
+                for i in range(n):
+                    k = key[i]
+                    nxt = k if (k < g) & (k > nxt) else nxt
             else:
-                break
-        order[b + 1] = j
-    value = base
-    left = float(K)
-    lam = 0.0
-    for a in range(n):
-        j = order[a]
+                nxt = np.inf  # r > g: the smallest ratio above it
+                for i in range(n):
+                    k = key[i]
+                    nxt = k if (k > g) & (k < nxt) else nxt
+            g = nxt
+    # Every ratio tested, the largest first (one vectorized pass each).
+    best = -np.inf
+    for j in range(n):
         kj = key[j]
-        if kj == -np.inf:
-            break
-        wj = ints[2 + j]
-        if wj >= left:
-            value += -c[j] * (left / wj)
-            lam = -c[j] / wj
-            break
-        value += -c[j]
-        left -= wj
-    return -value, lam
+        if not (best < kj < np.inf):
+            continue
+        at_least = 0
+        for i in range(n):
+            at_least += ints[2 + i] if key[i] >= kj else 0
+        if at_least >= K:
+            best = kj
+    return best
+
+
+#: Steps from the last critical ratio before every ratio is tested.
+_WALK = 4
 
 
 @jit
-def relaxation_min_warm(kind, ints, floats, c, work, iwork, order, key):
-    """:func:`relaxation_min`, warm-started from ``order`` for the one-resource
-    knapsack (see :func:`_knapsack_dp_bound_warm`; ``order`` must hold a
-    permutation of the items, ``key`` n slots); the other kinds ignore them."""
+def relaxation_min_warm(kind, ints, floats, c, work, iwork, hint, key):
+    """:func:`relaxation_min`, warm-started from ``hint[0]`` (an item index;
+    any value is valid) for the one-resource knapsack (see
+    :func:`_knapsack_dp_bound_warm`; ``key`` n slots of scratch); the other
+    kinds ignore them."""
     if kind == KIND_KNAPSACK_DP:
-        return _knapsack_dp_bound_warm(ints, c, order, key)
+        return _knapsack_dp_bound_warm(ints, c, hint, key)
     return relaxation_min(kind, ints, floats, c, work, iwork)
 
 

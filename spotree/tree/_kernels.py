@@ -466,9 +466,8 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
     multipliers ``lam_l``, ``lam_r`` (the node's, scaled to each child) and
     ``lam_nb`` (those of the last children whose relaxation was solved:
     neighbouring thresholds have near-equal children, updated here); then the
-    LP relaxation (Dantzig's rule, each child's warm-started from its item
-    order at the previous candidate, kept in ``warm``: see
-    ``relaxation_min_warm``); then the left child exactly with the right
+    LP relaxation (each child's from its critical item at the previous
+    candidate, kept in ``warm``: see ``relaxation_min_warm``); then the left child exactly with the right
     child's bound. Each exact solve is counted in ``fstate[F_SOLVES]`` (the
     work budget's account). The path kinds have no bounds (a solve costs about
     what a bound would) and are solved exactly.
@@ -587,7 +586,7 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
     the node ``T``. On the oracle path the candidate is queued instead.
     Returns False when the compiled solver gave up (the driver then regrows
     the tree on the oracle path). ``lam`` and ``lam_nb`` are the node's
-    multiplier and the last children's, ``warm`` the children's item orders,
+    multiplier and the last children's, ``warm`` the children's critical items,
     for the solver path's bounds (see ``_solver_spo``, and there ``margin0``:
     -1 unless the caller tried the first bounds).
     """
@@ -669,17 +668,15 @@ def _bound_multipliers(solver, cr, T, fstate):
     """The node's multiplier for its children's Lagrangian bounds (the LP
     relaxation's at the node's cost sum, ``fstate[F_LAM]``, computed when the
     node is popped; 0 without bounds), and the slots of
-    the last children's multipliers, and the children's item orders for the
-    warm-started relaxation (see ``_solver_spo``)."""
+    the last children's multipliers, and the children's critical items for
+    the warm-started relaxation (see ``_solver_spo``)."""
     # The last children's multipliers, and the last "mono" left child's loss
     # (0 bounds every loss; see _solver_spo).
     lam_nb = np.zeros(3)
     lam = 0.0
     d = T.S.shape[0]
-    order = np.empty((2, d), dtype=np.int64)
-    for j in range(d):
-        order[0, j] = j
-        order[1, j] = j
+    # Each child's critical item at its last relaxation (-1: none yet).
+    order = np.full((2, 1), -1, dtype=np.int64)
     key = np.empty(d)
     if solver is not None and cr.a > 0.0:
         lam = fstate[F_LAM]

@@ -65,17 +65,30 @@ def test_one_resource_bound_is_the_lp_relaxation():
     assert n_frac > 50
 
 
+def _warm_cases(seed, n_cases):
+    """_cases' small knapsacks, then larger ones (up to 40 items) whose critical
+    item can move further than the warm start walks."""
+    yield from _cases(seed, n_cases, integer=True)
+    rng = np.random.default_rng(seed + 100)
+    for _ in range(n_cases // 2):
+        n = int(rng.integers(9, 41))
+        W = rng.integers(0, 8, size=(1, n)).astype(float)
+        cap = np.array([float(rng.integers(0, int(W.sum()) + 2))])
+        yield rng, W, cap
+
+
 def test_warm_started_relaxation_is_the_lp_relaxation():
-    # The split search's warm start: one item order kept across a sequence
+    # The split search's warm start: the critical item kept across a sequence
     # of costs that drift (a row added at a time), jump, tie or go
-    # non-positive; each call must still give the LP relaxation's value and
-    # an optimal multiplier, whatever order the previous call left.
-    n_frac = 0
-    for rng, W, cap in _cases(3, 40, integer=True):
+    # non-positive, and arbitrary hints (out of range, an excluded item);
+    # each call must still give the LP relaxation's value and Dantzig's
+    # multiplier (the heap-sorted relaxation's, to the bit).
+    n_frac = n_far = 0
+    for rng, W, cap in _warm_cases(3, 40):
         o = Knapsack(W, cap).compiled_oracle()
         work, iwork = _buffers(o)
         n = W.shape[1]
-        order = rng.permutation(n).astype(np.int64)
+        hint = np.array([-1], dtype=np.int64)
         key = np.empty(n)
         ub = [(0, 1 if w <= cap[0] else 0) for w in W[0]]
         c = np.zeros(n)
@@ -85,16 +98,25 @@ def test_warm_started_relaxation_is_the_lp_relaxation():
             elif step % 4 == 2:
                 c = -np.round(rng.uniform(0, 2, size=n)) * np.maximum(W[0], 1)  # ratio ties
             else:
-                c = c + rng.normal(size=n)
-            bound, lam = relaxation_min_warm(o.kind, o.ints, o.floats, c, work, iwork, order, key)
-            assert sorted(order) == list(range(n))
+                c = c + rng.normal(size=n) * (0.1 if step % 2 else 1.0)
+            if step == 5:
+                hint[0] = rng.integers(-2, n + 2)
+            before = int(hint[0])
+            bound, lam = relaxation_min_warm(o.kind, o.ints, o.floats, c, work, iwork, hint, key)
             res = linprog(c, A_ub=W, b_ub=cap, bounds=ub, method="highs")
             assert bound == pytest.approx(res.fun, abs=1e-9)
             assert lam >= 0.0
+            assert lam == relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)[1]
             lag = lagrangian_bound_min(o.kind, o.ints, o.floats, c, lam)
             assert lag == pytest.approx(bound, abs=1e-9)
-            n_frac += lam > 0
-    assert n_frac > 50
+            if lam > 0.0:
+                n_frac += 1
+                # The hint now names an item of the critical ratio.
+                j = int(hint[0])
+                assert -c[j] / W[0, j] == lam
+                n_far += j != before
+    assert n_frac > 100
+    assert n_far > 50
 
 
 def test_several_resources_bounds_are_valid():
