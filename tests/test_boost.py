@@ -606,17 +606,24 @@ def test_index_start_is_a_natural_cubic_spline_of_the_ridge_index(monkeypatch):
     assert_allclose(m._start().predict(Xt), expected, rtol=1e-6, atol=1e-6)
 
 
-def test_index_start_smooths_each_link_by_generalized_cross_validation(monkeypatch):
+@pytest.mark.parametrize("block", [None, 2 * 120 * 9])
+@pytest.mark.parametrize("zero_weights", [False, True])
+def test_index_start_smooths_each_link_by_generalized_cross_validation(monkeypatch, block,
+                                                                       zero_weights):
     # By hand, with the variance power held at 0 and without the tiny ridge:
     # the basis of Hastie, Tibshirani and Friedman (eq. 5.4-5.5) on the index
     # mapped to [0, 1] (columns v, d_k - d_{K-1}); weighted centring; the bend
     # columns (all but v) penalized by lambda times the mean of their Gram
     # diagonal; per cost the lambda of least GCV, rss / (1 - (tr H + 1) / n)^2
-    # with H the explicit hat matrix of the centred weighted rows.
+    # with H the explicit hat matrix of the centred weighted rows. Rows of
+    # weight 0 take no part (not in the index's range, nor in n). The costs
+    # are fitted in blocks (here also two at a time): the same links.
     import spotree.boost as boost
 
     monkeypatch.setattr(boost, "_LINK_PENALTY", 0.0)
     monkeypatch.setattr(boost, "_VAR_POWER_MAX", 0.0)
+    if block is not None:
+        monkeypatch.setattr(boost, "_LINK_BLOCK", block)
     rng = np.random.default_rng(2)
     n, d = 120, 3
     X = rng.normal(size=(n, 2))
@@ -626,6 +633,9 @@ def test_index_start_smooths_each_link_by_generalized_cross_validation(monkeypat
     C = np.column_stack([u0, u0 + 0.3 * u0 ** 2, np.exp(1.5 * u0)])
     C = C + rng.normal(scale=0.5, size=C.shape)
     w = rng.uniform(0.5, 2.0, n)
+    if zero_weights:
+        # Among them the rows of the largest and smallest index.
+        w[[np.argmax(u0), np.argmin(u0)] + list(range(0, n, 7))] = 0.0
     kw = dict(n_estimators=1, n_iter_no_change=None, random_state=0)
     problem = FiniteDecisions(np.eye(d))
     m = SPOBoost(problem, init="index", **kw).fit(X, C, sample_weight=w)
@@ -644,6 +654,8 @@ def test_index_start_smooths_each_link_by_generalized_cross_validation(monkeypat
         return np.column_stack([v] + [dk(k) - dk(K - 2) for k in range(K - 2)])
 
     chosen = []
+    keep = w > 0
+    U, C, w, n = U[keep], C[keep], w[keep], keep.sum()
     for j in range(d):
         lo, hi = U[:, j].min(), U[:, j].max()
         B = basis(U[:, j], lo, hi)
@@ -666,6 +678,25 @@ def test_index_start_smooths_each_link_by_generalized_cross_validation(monkeypat
         assert_allclose(m._start().predict(Xt)[:, j], expected, rtol=1e-6, atol=1e-6)
     # The straight cost is smoothed more than the sharply bent one.
     assert chosen[0] > chosen[2]
+
+
+@pytest.mark.parametrize("block", [None, 120 * 9])
+def test_index_start_of_a_constant_cost_is_its_value(monkeypatch, block):
+    # A cost that never changes has a constant index: its link is the cost
+    # itself, whatever block of costs it is fitted with.
+    import spotree.boost as boost
+
+    if block is not None:
+        monkeypatch.setattr(boost, "_LINK_BLOCK", block)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 3))
+    C = np.column_stack([np.exp(X[:, 0]) + rng.normal(scale=0.3, size=120),
+                         np.full(120, 2.5), 1.0 + X[:, 1] ** 2])
+    m = SPOBoost(FiniteDecisions(np.eye(3)), init="index", n_estimators=1,
+                 n_iter_no_change=None, random_state=0).fit(X, C)
+    P = m._start().predict(rng.normal(size=(30, 3)) * 3)
+    assert_allclose(P[:, 1], 2.5, rtol=1e-12)
+    assert np.isfinite(P).all() and np.ptp(P[:, 0]) > 1.0
 
 
 def test_index_start_reweights_by_the_fitted_variance_power(monkeypatch):
@@ -961,3 +992,34 @@ def test_rounds_grow_the_trees_of_a_public_spotree_fit_loop(loss, subsample, max
             assert_allclose(S, gamma[:, None] * V, atol=1e-12)
         F = F + lr * got.value[got.apply(X)]
     assert_allclose(m.predict(X), F, atol=1e-10)
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_fit_runs_blas_on_one_thread_for_small_data(monkeypatch, small):
+    # The start's mid-sized products run on one BLAS thread (threads only
+    # contend there); large fits keep the threads they had. Seen from inside
+    # the fit, through a regressor start's fit.
+    from sklearn.linear_model import Ridge
+    from threadpoolctl import threadpool_info
+
+    import spotree.boost as boost
+
+    def blas_threads():
+        return sorted(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+    if not any(n > 1 for n in blas_threads()):
+        pytest.skip("BLAS runs on one thread here anyway")
+    if not small:
+        monkeypatch.setattr(boost, "_BLAS_ONE_THREAD_WORK", 0)
+    seen = []
+
+    class Probe(Ridge):
+        def fit(self, X, y, sample_weight=None):
+            seen.append(blas_threads())
+            return super().fit(X, y, sample_weight=sample_weight)
+
+    before = blas_threads()
+    X, C, _, _ = _sp_data(n=60, degree=2)
+    SPOBoost(SP, init=Probe(), n_estimators=2, random_state=0).fit(X, C)
+    assert seen and all(s == ([1] * len(before) if small else before) for s in seen)
+    assert blas_threads() == before
