@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
 import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from . import _schema
 from ._categories import one_hot_sum, one_hot_width
@@ -80,6 +81,9 @@ _KEEP_Z = 2.0
 # Fits whose rows times columns squared are at most this run BLAS on one
 # thread (see SPOBoost.fit).
 _BLAS_ONE_THREAD_WORK = 1 << 27
+# ... and fit the second pass's per-cost ridges on threads when each one's
+# Gram matrix (rows times columns squared) is at least this large.
+_THREADED_GRAM_WORK = 1 << 20
 
 
 def _standardization(X, sw):
@@ -314,8 +318,11 @@ def _variance_power(G, C, sw):
     return k, A
 
 
-def _fit_index(X, C, sw, ridge):
-    """The index start: ``(coef, intercept, links)`` (see ``init="index"``)."""
+def _fit_index(X, C, sw, ridge, n_threads=1):
+    """The index start: ``(coef, intercept, links)`` (see ``init="index"``).
+
+    ``n_threads``: threads for the second pass's per-cost weighted ridges.
+    """
     coef, intercept, alpha = ridge
     U = X @ coef.T + intercept
     links = _fit_links(U, C, sw)
@@ -343,10 +350,18 @@ def _fit_index(X, C, sw, ridge):
     zm = (Z0.T @ W) / total
     cm = np.einsum("mj,mj->j", W, C) / total
     rhs = Z0.T @ (W * (C - cm))
-    coef = np.empty((C.shape[1], X.shape[1]))
-    for j in range(C.shape[1]):
-        coef[j] = _weighted_ridge(Z0, W[:, j], zm[:, j], total[j], rhs[:, j],
-                                  alpha[j] * sw.sum())
+
+    def ridge_of(j):
+        return _weighted_ridge(Z0, W[:, j], zm[:, j], total[j], rhs[:, j], alpha[j] * sw.sum())
+
+    d, (m, p) = C.shape[1], X.shape
+    # Whole Gram matrices per thread: the products release the GIL and are
+    # large enough to pay for the threads.
+    if n_threads > 1 and d > 1 and m * p * p >= _THREADED_GRAM_WORK:
+        with ThreadPoolExecutor(min(n_threads, d)) as pool:
+            coef = np.array(list(pool.map(ridge_of, range(d))))
+    else:
+        coef = np.array([ridge_of(j) for j in range(d)])
     coef /= scale
     # The weighted mean of each cost's rows, in the features' own units.
     intercept = cm - np.einsum("jp,pj->j", coef, (zm + z_bar[:, None]) * scale[:, None])
@@ -954,7 +969,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if init == "ridge":
             return _Start(init, coef, intercept)
         if init == "index":
-            coef, intercept, links = _fit_index(X, C, sw, ridge)
+            coef, intercept, links = _fit_index(X, C, sw, ridge,
+                                                getattr(self, "_start_threads", 1))
             return _Start(init, coef, intercept, links)
         # "spo+": Adam on the SPO+ loss from the ridge fit (which has the
         # scale of the costs), on standardized features (so that rescaling a
@@ -1005,9 +1021,17 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # extra BLAS threads cost more than they save, badly so when the cores
         # are busy (an SVD of 730 x 197 rows: 13 ms on one thread, 24 ms on
         # two of a 2-core machine at load 1).
+        # The threads BLAS may use are given to the start's per-cost fits
+        # instead (a process limited to one thread, as a joblib worker is,
+        # stays on one).
         small = X.shape[0] * X.shape[1] ** 2 <= _BLAS_ONE_THREAD_WORK
-        with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
-            return self._fit_checked(X, C, sw, X_val, C_val, sample_weight_val)
+        self._start_threads = (max((i["num_threads"] for i in threadpool_info()
+                                    if i["user_api"] == "blas"), default=1) if small else 1)
+        try:
+            with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
+                return self._fit_checked(X, C, sw, X_val, C_val, sample_weight_val)
+        finally:
+            del self._start_threads
 
     def _fit_checked(self, X, C, sw, X_val, C_val, sample_weight_val):
         self.problem_ = problem = resolve_problem(self.problem, C)

@@ -699,7 +699,8 @@ def test_index_start_of_a_constant_cost_is_its_value(monkeypatch, block):
     assert np.isfinite(P).all() and np.ptp(P[:, 0]) > 1.0
 
 
-def test_index_start_reweights_by_the_fitted_variance_power(monkeypatch):
+@pytest.mark.parametrize("threads", [1, 3])
+def test_index_start_reweights_by_the_fitted_variance_power(monkeypatch, threads):
     # The second pass by hand: from the first pass (the ridge index and its
     # unweighted spline, tested above), the pooled least-squares slope k of
     # each row's log squared residual on its log fitted magnitude (floored at
@@ -707,10 +708,23 @@ def test_index_start_reweights_by_the_fitted_variance_power(monkeypatch):
     # clipped to [0, 2]; then per cost the weights w |g|^-k: scikit-learn's
     # weighted Ridge on the standardized features with the ridge start's
     # penalty for that cost, and the weighted natural spline of its index.
+    # Also with the per-cost ridges on 3 threads (as if BLAS had 3).
+    from concurrent.futures import ThreadPoolExecutor
+
     from sklearn.linear_model import Ridge
 
     import spotree.boost as boost
 
+    monkeypatch.setattr(boost, "threadpool_info",
+                        lambda: [{"user_api": "blas", "num_threads": threads}])
+    monkeypatch.setattr(boost, "_THREADED_GRAM_WORK", 0)
+    pool = []
+
+    def executor(n):
+        pool.append(n)
+        return ThreadPoolExecutor(n)
+
+    monkeypatch.setattr(boost, "ThreadPoolExecutor", executor)
     monkeypatch.setattr(boost, "_LINK_PENALTY", 0.0)
     monkeypatch.setattr(boost, "_LINK_LAMBDAS", None)
     rng = np.random.default_rng(0)
@@ -748,6 +762,7 @@ def test_index_start_reweights_by_the_fitted_variance_power(monkeypatch):
     assert_allclose(m._start().predict(Xt), expected, rtol=1e-6, atol=1e-6)
     # The second pass changed the index (the weights are not all equal).
     assert not np.allclose(m.init_coef_, ridge.init_coef_, rtol=1e-3)
+    assert pool == ([] if threads == 1 else [3])
 
 
 @pytest.mark.parametrize("init", ["ridge", "index", "spo+", "auto"])
