@@ -30,7 +30,9 @@ import time
 from typing import NamedTuple
 
 import numpy as np
+from llvmlite import ir
 from numba import types
+from numba.extending import intrinsic
 
 from .._numba import cfunc, jit
 
@@ -175,18 +177,75 @@ def _dag_min(ints, c, w, work, iwork):
 DAG_BLOCK = 16
 
 
+def _lane_row(context, builder, arr_type, arr, row, vec):
+    """Pointer to ``arr[row, 0]`` of a C-contiguous 2-d array, as a pointer to ``vec``."""
+    a = context.make_array(arr_type)(context, builder, arr)
+    stride = builder.extract_value(a.strides, 0)
+    base = builder.ptrtoint(a.data, ir.IntType(64))
+    addr = builder.add(base, builder.mul(row, stride))
+    return builder.inttoptr(addr, vec.as_pointer())
+
+
+@intrinsic
+def _relax_lanes(typingctx, dist, v, u, cb, e, top, rest):
+    """``dist[v, k] = min(dist[v, k], dist[u, k] + c[k])`` for the DAG_BLOCK lanes k at once,
+    where ``c = cb[e]``, or ``top - cb[e]`` when ``rest``.
+
+    numba compiles the loop over the lanes to scalar code (it cannot tell
+    that ``dist[v]`` and ``dist[u]``, ``cb[e]`` do not overlap); this is that
+    loop as one vector operation: the same IEEE additions, subtractions and
+    ordered comparisons per lane, so the same values to the bit. Both arrays
+    must be C-contiguous with DAG_BLOCK columns (checked by the caller).
+    """
+    ok = (isinstance(dist, types.Array) and isinstance(cb, types.Array) and dist.ndim == 2
+          and cb.ndim == 2 and dist.layout == "C" and cb.layout == "C"
+          and dist.dtype == types.float64 and cb.dtype == types.float64)
+    if not ok:
+        return None
+    sig = types.void(dist, types.int64, types.int64, cb, types.int64, types.float64,
+                     types.boolean)
+
+    def codegen(context, builder, signature, args):
+        d_arr, v_, u_, c_arr, e_, top_, rest_ = args
+        vec = ir.VectorType(ir.DoubleType(), DAG_BLOCK)
+        pv = _lane_row(context, builder, signature.args[0], d_arr, v_, vec)
+        pu = _lane_row(context, builder, signature.args[0], d_arr, u_, vec)
+        pe = _lane_row(context, builder, signature.args[3], c_arr, e_, vec)
+        c = builder.load(pe, align=8)
+        splat = builder.insert_element(ir.Constant(vec, ir.Undefined), top_,
+                                       ir.Constant(ir.IntType(32), 0))
+        splat = builder.shuffle_vector(splat, ir.Constant(vec, ir.Undefined),
+                                       ir.Constant(ir.VectorType(ir.IntType(32), DAG_BLOCK),
+                                                   [0] * DAG_BLOCK))
+        c = builder.select(builder.trunc(rest_, ir.IntType(1)), builder.fsub(splat, c), c)
+        x = builder.fadd(builder.load(pu, align=8), c)
+        y = builder.load(pv, align=8)
+        builder.store(builder.select(builder.fcmp_ordered("<", x, y), x, y), pv, align=8)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @jit(_nrt=False)
-def dag_min_block(ints, cb, dist, out):
+def dag_min_block(ints, cb, dist, out, top=None):
     """:func:`_dag_min`'s value for ``DAG_BLOCK`` cost vectors at once.
 
-    ``cb`` (n_edges, DAG_BLOCK) holds one cost vector per column, ``dist``
-    (n_nodes, DAG_BLOCK) is scratch, ``out`` (DAG_BLOCK,) receives the
-    values. The same additions and comparisons as the scalar solve in the
-    same order, so every value is the same to the last bit; the lanes make
-    the dynamic program's inner loop a vector operation (the split search
-    solves the children of consecutive thresholds together).
+    ``cb`` (n_edges, DAG_BLOCK) holds one cost vector per column (with
+    ``top`` (n_edges,) given: the cost vectors are ``top - cb[:, k]``, the
+    split search's right children), ``dist`` (n_nodes, DAG_BLOCK) is
+    scratch, ``out`` (DAG_BLOCK,) receives the values; all C-contiguous. The
+    same additions and comparisons as the scalar solve in the same order, so
+    every value is the same to the last bit; the lanes make the dynamic
+    program's inner loop a vector operation (the split search solves the
+    children of consecutive thresholds together).
     """
     n, E, source, target, o_tail, o_order, o_ptr, o_in = _dag_layout(ints)
+    if cb.shape[1] != DAG_BLOCK or dist.shape[1] != DAG_BLOCK or dist.shape[0] < n:
+        # The vector update would read or write past a row.
+        for k in range(out.shape[0]):
+            out[k] = np.nan
+        return
+    rest = top is not None
     for v in range(n):
         for k in range(DAG_BLOCK):
             dist[v, k] = np.inf
@@ -198,10 +257,7 @@ def dag_min_block(ints, cb, dist, out):
             continue
         for a in range(ints[o_ptr + v], ints[o_ptr + v + 1]):
             e = ints[o_in + a]
-            u = ints[o_tail + e]
-            for k in range(DAG_BLOCK):
-                x = dist[u, k] + cb[e, k]
-                dist[v, k] = x if x < dist[v, k] else dist[v, k]
+            _relax_lanes(dist, v, ints[o_tail + e], cb, e, top[e] if rest else 0.0, rest)
     for k in range(DAG_BLOCK):
         out[k] = dist[target, k]
 

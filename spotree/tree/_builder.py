@@ -121,9 +121,9 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     """
     # Read-only arrays (joblib's memory maps in worker processes) would make
     # numba compile the whole machine again for that type: copy them instead.
-    X, Cm, G, zs, sq, codes = (_writable(v) for v in (data.X, data.Cm, data.G, data.zs,
-                                                      data.sq, data.codes))
-    n, p = X.shape
+    XT, Cm, G, zs, sq, codes = (_writable(v) for v in (data.XT, data.Cm, data.G, data.zs,
+                                                       data.sq, data.codes))
+    p, n = XT.shape
     d = Cm.shape[1]
     K = G.shape[1]
     mode = data.mode
@@ -186,7 +186,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                         ints=_writable(oracle.ints), floats=_writable(oracle.floats),
                         work=np.empty(max(oracle.work_size, 1)),
                         iwork=np.empty(max(oracle.iwork_size, 1), dtype=i64),
-                        blk=np.zeros((2, d, DAG_BLOCK) if blocked else (2, 0, 0)),
+                        blk=np.zeros((d, DAG_BLOCK) if blocked else (0, 0)),
                         blk_dist=np.zeros((int(oracle.ints[0]), DAG_BLOCK) if blocked
                                           else (0, 0)),
                         blk_f=np.zeros((4, DAG_BLOCK)))
@@ -212,7 +212,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                  fstate=np.zeros(N_FSTATE), cur_S=np.zeros(d), cur_G=np.zeros(K),
                  bufs=np.zeros((6, max(K, d, 1))), xs=np.zeros(max(m, 1)),
                  allowed=np.zeros(max(m, 1), dtype=np.bool_))
-    rows_ = Rows(X=X, w=w, cnt=cnt, Cm=Cm, G=G, zs=zs, sq=sq,
+    rows_ = Rows(XT=XT, w=w, cnt=cnt, Cm=Cm, G=G, zs=zs, sq=sq,
                  ab=np.abs(Cm).sum(axis=1) if mode == MODE_SOLVER else np.zeros(n))
     crit = Criterion(mode=int(mode), a=float(a), spo_scale=float(spo_scale),
                      mse_scale=float(mse_scale), spo_tol=float(spo_tol),

@@ -110,6 +110,8 @@ class FitData:
         self.problem = problem
         self.sign = problem.sign
         self.X = np.ascontiguousarray(X, dtype=np.float64)
+        # One feature's values contiguous (the split search reads a feature at a time).
+        self.XT = np.ascontiguousarray(self.X.T)
         n, p = X.shape
         self.is_categorical = np.ascontiguousarray(is_categorical, dtype=np.bool_)
         mode, V, oracle = choose_mode(problem, n, path)

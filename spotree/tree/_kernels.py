@@ -244,7 +244,7 @@ def _keep(istate, fstate, crit, thr, f, kind, code, nan_side):
 class Rows(NamedTuple):
     """The training rows as the growth reads them (see ``FitData``)."""
 
-    X: np.ndarray  #: (n, p) features, NaN where missing
+    XT: np.ndarray  #: (p, n) features, NaN where missing (a feature's values contiguous)
     w: np.ndarray  #: (n,) sample weights
     cnt: np.ndarray  #: (n,) what the minimum leaf size counts
     Cm: np.ndarray  #: (n, d) costs, minimization sense, scaled
@@ -303,8 +303,8 @@ class Solver(NamedTuple):
     floats: np.ndarray
     work: np.ndarray
     iwork: np.ndarray
-    #: For ``KIND_DAG``: the block solver's cost columns, left and right
-    #: children ``(2, d, DAG_BLOCK)``, its node scratch ``(n_nodes, DAG_BLOCK)``
+    #: For ``KIND_DAG``: the block solver's cost columns, the left children
+    #: ``(d, DAG_BLOCK)``, its node scratch ``(n_nodes, DAG_BLOCK)``
     #: and per-column floats ``(4, DAG_BLOCK)`` (left z sums, thresholds, the
     #: children's values); empty for the other kinds.
     blk: np.ndarray
@@ -718,8 +718,10 @@ def _flush_dag(solver, nblk, T, spo_tol, cmp_tol, f, lam_nb, istate, fstate):
     "solver gave up").
     """
     bf = solver.blk_f
-    dag_min_block(solver.ints, solver.blk[0], solver.blk_dist, bf[2])
-    dag_min_block(solver.ints, solver.blk[1], solver.blk_dist, bf[3])
+    dag_min_block(solver.ints, solver.blk, solver.blk_dist, bf[2])
+    # The right children: T.S minus the left ones, formed in the solver (one
+    # subtraction per lane, the same as writing them out first).
+    dag_min_block(solver.ints, solver.blk, solver.blk_dist, bf[3], T.S)
     # The work budget's account: a vector solved in a block costs about a
     # quarter of a scalar solve.
     fstate[F_SOLVES] += 0.5 * nblk
@@ -753,7 +755,11 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     m = seg.shape[0]
     # Arrays out of the records once (a field read in a loop costs a
     # reference count update per iteration).
-    X, G, Cm, w, cnt, zs, sq = rows.X, rows.G, rows.Cm, rows.w, rows.cnt, rows.zs, rows.sq
+    G, Cm, w, cnt, zs, sq = rows.G, rows.Cm, rows.w, rows.cnt, rows.zs, rows.sq
+    # The feature's values in one row of XT: the sweep reads them in the
+    # node's sorted order, and a feature of X (a column) had a cache line
+    # per row (X of ICON or the Uber data is about 1 MB).
+    x = rows.XT[f]
     TG, TS = T.G, T.S
     K = G.shape[1]
     d = Cm.shape[1]
@@ -761,7 +767,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
     lam, lam_nb, warm = _bound_multipliers(solver, cr, T, fstate)
     mn = m
-    while mn > 0 and np.isnan(X[seg[mn - 1], f]):
+    while mn > 0 and np.isnan(x[seg[mn - 1]]):
         mn -= 1
     # Sums of the rows missing this feature.
     wM, cM, zM, qM = _sum_rows(seg, mn, m, rows, use_G, use_S, GM, SM)
@@ -770,7 +776,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     if mn == 0:
         return
     for t in range(mn):
-        xs[t] = X[seg[t], f]
+        xs[t] = x[seg[t]]
     varies = xs[0] != xs[mn - 1]
     if varies:
         allowed_positions(xs, mn, st.n_quantiles, allowed)
@@ -821,12 +827,11 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                 pass
             elif (allowed[p] and xs[p] != xs[p + 1] and right_ok
                     and _big_enough(cL, wL, st)):
-                cbl = solver.blk[0]
-                cbr = solver.blk[1]
+                # The left child's sums only: the block solver forms the
+                # right child's as TS - SL itself (see _flush_dag).
+                cbl = solver.blk
                 for j in range(d):
-                    v = SL[j]
-                    cbl[j, nblk] = v
-                    cbr[j, nblk] = TS[j] - v
+                    cbl[j, nblk] = SL[j]
                 solver.blk_f[0, nblk] = zL
                 solver.blk_f[1, nblk] = midpoint(xs[p], xs[p + 1])
                 nblk += 1
@@ -1144,7 +1149,7 @@ def partition_segment(order, s, e, go_left, tmp):
 
 
 @jit
-def _mark_split(order0, s, e, X, cats, f, split_kind, thr, nan_left, go_left):
+def _mark_split(order0, s, e, XT, cats, f, split_kind, thr, nan_left, go_left):
     if cats is not None and (split_kind == SPLIT_CAT_ONE or split_kind == SPLIT_CAT_SUBSET):
         miss = cats.n_codes[f]
         codes, mark = cats.codes, cats.mark
@@ -1155,9 +1160,10 @@ def _mark_split(order0, s, e, X, cats, f, split_kind, thr, nan_left, go_left):
         return
     # The missing split of a categorical feature is "x <= inf" too: every
     # present category left.
+    xf = XT[f]
     for t in range(s, e):
         i = order0[t]
-        x = X[i, f]
+        x = xf[i]
         go_left[i] = nan_left == 1 if np.isnan(x) else x <= thr
 
 
@@ -1176,7 +1182,7 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
     ``solver`` except on the compiled-solver path, ``reqs`` except on the
     oracle path with an SPO part. So a fit compiles only its own path.
     """
-    p = rows.X.shape[1]
+    p = rows.XT.shape[0]
     d = rows.Cm.shape[1]
     K = rows.G.shape[1]
     istate = sc.istate
@@ -1342,7 +1348,7 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
                 return ST_ORACLE
             istate[I_PHASE] = PH_SCORE if phase == PH_SWEEP else PH_POP
             if phase == PH_TIE:
-                _apply_split(rows.X, cats, sc, nodes, fstate[F_IMP], tol, st.min_loss_decrease)
+                _apply_split(rows.XT, cats, sc, nodes, fstate[F_IMP], tol, st.min_loss_decrease)
         elif phase == PH_SCORE:
             t = istate[I_NODE]
             imp = fstate[F_IMP]
@@ -1393,12 +1399,12 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
                 istate[I_CURSOR] = 0
                 istate[I_PHASE] = PH_TIE
                 continue
-            _apply_split(rows.X, cats, sc, nodes, best, tol, st.min_loss_decrease)
+            _apply_split(rows.XT, cats, sc, nodes, best, tol, st.min_loss_decrease)
             istate[I_PHASE] = PH_POP
 
 
 @jit
-def _apply_split(X, cats, sc, nodes, crit, tol, min_loss_decrease):
+def _apply_split(XT, cats, sc, nodes, crit, tol, min_loss_decrease):
     """Split the current node by the best split found (if it lowers the loss enough)."""
     istate = sc.istate
     fstate = sc.fstate
@@ -1433,11 +1439,11 @@ def _apply_split(X, cats, sc, nodes, crit, tol, min_loss_decrease):
                     cats.sets[t, ncat] = c
                     ncat += 1
         cats.n_set[t] = ncat
-        _mark_split(sc.order[0], s, e, X, cats, f, kind, thr, nl, sc.go_left)
+        _mark_split(sc.order[0], s, e, XT, cats, f, kind, thr, nl, sc.go_left)
         for c in range(ncat):
             cats.mark[cats.sets[t, c]] = False
     else:
-        _mark_split(sc.order[0], s, e, X, cats, f, kind, thr, nl, sc.go_left)
+        _mark_split(sc.order[0], s, e, XT, cats, f, kind, thr, nl, sc.go_left)
     n_left = partition_segment(sc.order, s, e, sc.go_left, sc.tmp)
     count = istate[I_COUNT]
     lid = count

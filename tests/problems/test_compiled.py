@@ -292,6 +292,21 @@ def test_dag_block_solver_equals_the_scalar_solve_and_enumeration():
             c = np.ascontiguousarray(cb[:, k])
             assert out[k] == solve_min(o.kind, o.ints, o.floats, c, np.zeros(0), work, iwork)
             assert out[k] == pytest.approx((paths @ c).min(), abs=1e-12)
+        # The split search's right children: top - cb[:, k], formed in the solver.
+        top = rng.normal(size=len(edges)) if rep % 2 else np.round(rng.normal(size=len(edges)))
+        dag_min_block(o.ints, cb, dist, out, top)
+        for k in range(DAG_BLOCK):
+            c = top - cb[:, k]
+            assert out[k] == solve_min(o.kind, o.ints, o.floats, c, np.zeros(0), work, iwork)
+            assert out[k] == pytest.approx((paths @ c).min(), abs=1e-12)
+    # Buffers of another width would be read past a row: every value NaN
+    # (the split search's "solver gave up") instead.
+    for bad_cb, bad_dist in ((np.zeros((len(edges), DAG_BLOCK // 2)), dist),
+                             (np.zeros((len(edges), DAG_BLOCK)), np.zeros((8, DAG_BLOCK * 2))),
+                             (np.zeros((len(edges), DAG_BLOCK)), np.zeros((7, DAG_BLOCK)))):
+        out[:] = 0.0
+        dag_min_block(o.ints, bad_cb, bad_dist, out)
+        assert np.isnan(out).all()
 
 
 def _lagrangian_by_hand(c, W, cap, lam):
