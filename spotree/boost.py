@@ -84,6 +84,10 @@ _BLAS_ONE_THREAD_WORK = 1 << 27
 # ... and fit the second pass's per-cost ridges on threads when each one's
 # Gram matrix (rows times columns squared) is at least this large.
 _THREADED_GRAM_WORK = 1 << 20
+# init="auto" fits the folds on those threads (False: one after another);
+# only starts that draw no random numbers, so that the result is the same.
+_CV_THREADS = True
+_THREAD_SAFE_STARTS = {"mean", "linear", "ridge", "index"}
 
 
 def _standardization(X, sw):
@@ -1124,16 +1128,34 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             return "ridge", None
         names = _CV_STARTS
         regret = np.zeros((len(names), n))
-        for f in range(k):
+
+        def fold_predictions(f):
             te, tr = fold == f, fold != f
             if not (sw[tr] > 0).any() or not (sw[te] > 0).any():
-                continue  # no weight to fit or to score: the fold adds nothing
+                return None  # no weight to fit or to score: the fold adds nothing
             ridge = _ridge_gcv(X[tr], C[tr], sw[tr])
-            for i, name in enumerate(names):
-                s = self._init_model(name, X[tr], C[tr], sw[tr], W_true[tr], problem, rng,
-                                     ridge=ridge)
-                regret[i, te] = _regrets(problem, C[te], z[te],
-                                         problem.solve(s.predict(X[te]))[0])
+            return [self._init_model(name, X[tr], C[tr], sw[tr], W_true[tr], problem, rng,
+                                     ridge=ridge).predict(X[te]) for name in names]
+
+        threads = self._start_threads if _CV_THREADS else 1
+        if threads > 1 and set(names) <= _THREAD_SAFE_STARTS:
+            # The folds on threads (the starts fitted there are numpy work
+            # that draws no random numbers; each fold's ridges then run on
+            # one thread). The problem is solved here, after: its solvers
+            # may keep state.
+            self._start_threads = 1
+            try:
+                with ThreadPoolExecutor(min(threads, k)) as pool:
+                    predictions = list(pool.map(fold_predictions, range(k)))
+            finally:
+                self._start_threads = threads
+        else:
+            predictions = [fold_predictions(f) for f in range(k)]
+        for f, P in enumerate(predictions):
+            if P is not None:
+                te = fold == f
+                for i in range(len(names)):
+                    regret[i, te] = _regrets(problem, C[te], z[te], problem.solve(P[i])[0])
         loss = regret @ sw / denom
         best = 0
         for i in range(1, len(names)):

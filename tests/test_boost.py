@@ -458,16 +458,29 @@ def test_failed_checks_only_fail_on_the_name(check_name):
                                             (1, "validation_fraction", 0.0),
                                             (6, "validation_fraction", 2.0),
                                             (6, "X_val", 2.0), (6, "none", 2.0)])
-def test_auto_init_keeps_index_unless_ridge_is_significantly_better(degree, how, z,
+@pytest.mark.parametrize("threads", [1, 3])
+def test_auto_init_keeps_index_unless_ridge_is_significantly_better(degree, how, z, threads,
                                                                     monkeypatch):
     # At every size and however the validation part is given (or with none),
     # "auto" deals all the rows of X to 5 folds, fits index and ridge on the
     # other folds and scores their decisions on every fold's rows; it keeps
     # "index" unless ridge's weighted mean regret is lower by more than z
     # standard errors of the paired row-wise differences: by a hand loop.
+    # The same with the folds fitted on 3 threads (as if BLAS had 3).
+    from concurrent.futures import ThreadPoolExecutor
+
     import spotree.boost as boost
 
     monkeypatch.setattr(boost, "_KEEP_Z", z)
+    monkeypatch.setattr(boost, "threadpool_info",
+                        lambda: [{"user_api": "blas", "num_threads": threads}])
+    pools = []
+
+    def executor(k):
+        pools.append(k)
+        return ThreadPoolExecutor(k)
+
+    monkeypatch.setattr(boost, "ThreadPoolExecutor", executor)
     n, seed = 150, 0
     X, C, Xv, Cv = _sp_data(n=n, n_test=40, degree=degree)
     w = np.random.default_rng(1).uniform(0.5, 2.0, n)
@@ -501,6 +514,7 @@ def test_auto_init_keeps_index_unless_ridge_is_significantly_better(degree, how,
     # Both outcomes occur: ridge where it is better and z is 0, the index
     # otherwise (at degree 1 ridge is better on these rows, not significantly).
     assert auto.init_choice_ == ("ridge" if z == 0 else "index")
+    assert pools == ([] if threads == 1 else [3])
     if degree == 1:
         assert 0 < gain < 2 * se
 
@@ -1038,3 +1052,25 @@ def test_fit_runs_blas_on_one_thread_for_small_data(monkeypatch, small):
     SPOBoost(SP, init=Probe(), n_estimators=2, random_state=0).fit(X, C)
     assert seen and all(s == ([1] * len(before) if small else before) for s in seen)
     assert blas_threads() == before
+
+
+def test_auto_init_fits_folds_in_order_when_a_start_draws_random_numbers(monkeypatch):
+    # The SPO+ start draws from the fit's random stream: on threads the
+    # draws would come in any order, so its folds are fitted one by one.
+    from concurrent.futures import ThreadPoolExecutor
+
+    import spotree.boost as boost
+
+    monkeypatch.setattr(boost, "_CV_STARTS", ("index", "spo+"))
+    monkeypatch.setattr(boost, "threadpool_info",
+                        lambda: [{"user_api": "blas", "num_threads": 3}])
+    pools = []
+
+    def executor(k):
+        pools.append(k)
+        return ThreadPoolExecutor(k)
+
+    monkeypatch.setattr(boost, "ThreadPoolExecutor", executor)
+    X, C, _, _ = _sp_data(n=80, degree=2)
+    m = SPOBoost(SP, n_estimators=2, random_state=0).fit(X, C)
+    assert set(m.init_cv_regret_) == {"index", "spo+"} and pools == []
