@@ -136,7 +136,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     total_cnt = float(cnt[active].sum())
 
     # Tolerances relative to the magnitude of this tree's sums.
-    spo_tol = 1e-12 * float(w @ (np.abs(zs) + np.abs(Cm).max(axis=1, initial=0.0)))
+    spo_tol = 1e-12 * float(w @ data.tol_rows)
     mse_tol = 1e-12 * float(w @ sq)
     spo_scale = mse_scale = 1.0
     if 0.0 < a < 1.0:
@@ -213,7 +213,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                  bufs=np.zeros((6, max(K, d, 1))), xs=np.zeros(max(m, 1)),
                  allowed=np.zeros(max(m, 1), dtype=np.bool_))
     rows_ = Rows(XT=XT, w=w, cnt=cnt, Cm=Cm, G=G, zs=zs, sq=sq,
-                 ab=np.abs(Cm).sum(axis=1) if mode == MODE_SOLVER else np.zeros(n))
+                 ab=_writable(data.abs_rows) if mode == MODE_SOLVER else np.zeros(n))
     crit = Criterion(mode=int(mode), a=float(a), spo_scale=float(spo_scale),
                      mse_scale=float(mse_scale), spo_tol=float(spo_tol),
                      mse_tol=float(mse_tol), cmp_tol=float(tol))

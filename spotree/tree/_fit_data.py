@@ -172,6 +172,11 @@ class FitData:
             else:
                 self.zs = self.sign * self.solve(C)[1] / self.scale
         self.zs = np.ascontiguousarray(self.zs, dtype=np.float64)
+        # Per row, for every tree's tolerances and bounds (see grow_tree):
+        # |z*| + max |c|, and the sum of |c|.
+        absC = np.abs(self.Cm)
+        self.tol_rows = np.abs(self.zs) + absC.max(axis=1, initial=0.0)
+        self.abs_rows = absC.sum(axis=1)
 
     def _categories(self, p):
         """Integer codes of categorical features (missing = the number of categories)."""
