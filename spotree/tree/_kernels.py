@@ -87,7 +87,8 @@ I_NEED = 12
 I_NPEND = 13
 I_NCAT = 14
 I_FAILED = 15
-N_ISTATE = 16
+I_HINT = 16  # two slots: the sweep's children's critical items (see _bound_multipliers)
+N_ISTATE = 18
 
 # fstate slots
 F_BEST_CRIT = 0
@@ -101,7 +102,8 @@ F_MSE = 7
 F_SOLVES = 8
 F_ABS = 9
 F_LAM = 10
-N_FSTATE = 11
+F_NB = 11  # three slots: the sweep's lam_nb (see _bound_multipliers)
+N_FSTATE = 14
 
 # kinds of split
 SPLIT_NUMERIC = 0
@@ -335,7 +337,7 @@ class Scratch(NamedTuple):
     fstate: np.ndarray  #: ``F_*`` slots
     cur_S: np.ndarray  #: (d,) the node's cost sum
     cur_G: np.ndarray  #: (K,) the node's G sum
-    bufs: np.ndarray  #: (6, max(K, d)) running sums GL, GM, SL, SM and children bl, br
+    bufs: np.ndarray  #: (7, max(K, d)) running sums GL, GM, SL, SM, children bl, br, and key
     xs: np.ndarray
     allowed: np.ndarray
 
@@ -517,12 +519,12 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
             lam_nb[2] = ll
         if margin0 < 0.0 and max(ll, floor_l) + max(lr, 0.0) >= need:
             return np.inf
-        order, key = warm
-        lr, lam_nb[1] = relaxation_min_warm(kind, ints, floats, br, work, iwork, order[1], key)
+        hint, key = warm
+        lr, lam_nb[1] = relaxation_min_warm(kind, ints, floats, br, work, iwork, hint[1:], key)
         lr = max(lr - zr, 0.0)
         if floor_l + lr >= need:
             return np.inf
-        ll, lam_nb[0] = relaxation_min_warm(kind, ints, floats, bl, work, iwork, order[0], key)
+        ll, lam_nb[0] = relaxation_min_warm(kind, ints, floats, bl, work, iwork, hint[:1], key)
         ll = max(ll - zl, floor_l)
         if mono:
             lam_nb[2] = ll
@@ -664,23 +666,26 @@ def _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, 
 
 
 @jit
-def _bound_multipliers(solver, cr, T, fstate):
+def _bound_multipliers(solver, cr, T, istate, fstate, bufs):
     """The node's multiplier for its children's Lagrangian bounds (the LP
     relaxation's at the node's cost sum, ``fstate[F_LAM]``, computed when the
     node is popped; 0 without bounds), and the slots of
     the last children's multipliers, and the children's critical items for
     the warm-started relaxation (see ``_solver_spo``)."""
+    # Views of the machine's state, not new arrays: three allocations per
+    # sweep were a tenth of a sweep's time on the Uber network.
     # The last children's multipliers, and the last "mono" left child's loss
     # (0 bounds every loss; see _solver_spo).
-    lam_nb = np.zeros(3)
+    lam_nb = fstate[F_NB:F_NB + 3]
+    lam_nb[:] = 0.0
     lam = 0.0
-    d = T.S.shape[0]
     # Each child's critical item at its last relaxation (-1: none yet).
-    order = np.full((2, 1), -1, dtype=np.int64)
-    key = np.empty(d)
+    hint = istate[I_HINT:I_HINT + 2]
+    hint[:] = -1
+    key = bufs[6, :T.S.shape[0]]
     if solver is not None and cr.a > 0.0:
         lam = fstate[F_LAM]
-    return lam, lam_nb, (order, key)
+    return lam, lam_nb, (hint, key)
 
 
 @jit
@@ -765,7 +770,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     d = Cm.shape[1]
     a = cr.a
     use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
-    lam, lam_nb, warm = _bound_multipliers(solver, cr, T, fstate)
+    lam, lam_nb, warm = _bound_multipliers(solver, cr, T, istate, fstate, bufs)
     mn = m
     while mn > 0 and np.isnan(x[seg[mn - 1]]):
         mn -= 1
@@ -1007,7 +1012,7 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
     K = rows.G.shape[1]
     d = rows.Cm.shape[1]
     use_G, use_S, GL, GM, SL, SM, bl, br = _sweep_setup(rows, cr, bufs)
-    lam, lam_nb, warm = _bound_multipliers(solver, cr, T, fstate)
+    lam, lam_nb, warm = _bound_multipliers(solver, cr, T, istate, fstate, bufs)
     codes_f = cats.codes[:, f]
     miss = cats.n_codes[f]
     starts, nb = _category_blocks(seg, codes_f, miss)
