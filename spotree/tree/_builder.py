@@ -131,7 +131,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     cnt = _writable(np.ascontiguousarray(cnt, dtype=np.float64))
     active = w > 0
     order = _writable(data.active_order(active))
-    m = order.shape[1]
+    m = order.shape[2]
     total_w = float(w.sum())
     total_cnt = float(cnt[active].sum())
 
@@ -206,7 +206,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     reqs = None
     if mode == MODE_ORACLE and a > 0.0:
         reqs = _requests(min(1 + 4 * (m + 1) * p, 4097), d)
-    sc = Scratch(order=order, tmp=np.zeros(m, dtype=i64), go_left=np.zeros(n, dtype=np.bool_),
+    sc = Scratch(order=order, go_left=np.zeros(n, dtype=np.bool_),
                  rng=np.array([np.uint64(seed & 0xFFFFFFFFFFFFFFFF)], dtype=np.uint64),
                  perm=np.zeros(p, dtype=i64), feats=np.zeros(p, dtype=i64), istate=istate,
                  fstate=np.zeros(N_FSTATE), cur_S=np.zeros(d), cur_G=np.zeros(K),

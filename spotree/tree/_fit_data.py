@@ -231,9 +231,13 @@ class FitData:
         return out
 
     def active_order(self, active):
-        """The sorted rows of every feature restricted to ``active`` (a mask)."""
+        """The sorted rows of every feature restricted to ``active`` (a mask), in
+        ``[0]`` of an array (2, p, m), whose ``[1]`` is scratch (the growth's
+        second copy, see ``partition_segment``)."""
         if active.all():
-            return self.order.copy()
+            out = np.empty((2,) + self.order.shape, dtype=np.int64)
+            out[0] = self.order
+            return out
         # Compiled: the boolean-mask filter took ~2-4 ms per forest tree.
         order = np.ascontiguousarray(self.order, dtype=np.int64)
         return filter_order(order, np.ascontiguousarray(active, dtype=np.bool_),

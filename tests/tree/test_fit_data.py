@@ -14,7 +14,8 @@ def test_active_order_keeps_the_sorted_rows_of_the_active_ones():
     data = FitData(ShortestPath((3, 3)), X, C, np.zeros(5, dtype=bool))
     for active in (rng.uniform(size=60) < 0.6, np.ones(60, dtype=bool), np.eye(1, 60, 7)[0] > 0):
         order = data.active_order(active)
-        assert order.shape == (5, int(active.sum()))
+        assert order.shape == (2, 5, int(active.sum()))
+        order = order[0]
         for f in range(5):
             # Stable: the full sort's order among the kept rows.
             want = [i for i in np.argsort(X[:, f], kind="stable") if active[i]]
