@@ -194,6 +194,17 @@ def test_knapsack_dp_value_alone_equals_the_full_table_to_the_bit():
             full = solve_min(o.kind, o.ints, o.floats, c, w, work, iwork)
             assert value == full
             assert value == pytest.approx(_exact_min(c, W, np.array([K])), abs=1e-12)
+    # Larger knapsacks, values of very different magnitudes (sums that round):
+    # the banded table's value against the full table's, to the bit.
+    for t in range(300):
+        n = int(rng.integers(1, 50))
+        W = rng.integers(0, 12, size=(1, n)).astype(float)
+        K = int(rng.integers(0, int(W.sum()) + 3))
+        o = Knapsack(W, [K]).compiled_oracle()
+        work, iwork = _buffers(o)
+        c = rng.normal(size=n) * 10.0 ** rng.integers(-8, 9, size=n)
+        value = solve_min(o.kind, o.ints, o.floats, c, np.zeros(0), work, iwork)
+        assert value == solve_min(o.kind, o.ints, o.floats, c, np.zeros(n), work, iwork)
 
 
 def test_solve_rows_remembers_the_chunk_size_its_time_allows(monkeypatch):
