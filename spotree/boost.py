@@ -894,11 +894,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     (draws 100 and 101, every capacity) least squares never came close
     (its cross-validated regret 14 to 20 standard errors above the
     index's). Least squares is the true model class at degree 1: at 100
-    rows no start chosen by cross-validation beat it on average. On the
-    benchmark's draws 0-4 (not used for this choice) the rule helped at 100
-    rows and cost at 1000 and 5000, where 7 of its 11 switches to least
-    squares raised the regret (knapsack degree 1: 0.1480 to 0.1484 at 1000
-    rows, 0.1436 to 0.1440 at 5000; ``benchmarks/results/``).
+    rows no start chosen by cross-validation beat it on average.
 
     **Refit.** The validation part only chooses the number of trees; the
     start and the trees are then trained again on all the rows,
