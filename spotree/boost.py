@@ -68,18 +68,12 @@ _LINK_LAMBDAS = np.logspace(-8, 2, 11)
 _VAR_POWER_MAX = 2.0
 _VAR_FLOOR = 0.25
 # init="auto": K-fold cross-validated regret over all the rows of these
-# starts; the first is kept unless a later one beats it by more than
-# _START_Z standard errors. Least squares is the alternative: at few rows
-# and a linear truth the index start's spline and reweighting cost more
-# variance than they gain, while a wrong switch away from the index (a
-# nonlinear truth) costs much more than a wrong stay, hence a small margin
-# rather than none. Ridge is left out: the index start nests it (its
-# straight-link limit) and its per-cost penalties decided worse than least
-# squares; so is the SPO+ start: its noisy fits won folds by chance and
-# decided worse (see the class Notes).
+# starts; the first is kept unless a later one beats it by more than _KEEP_Z
+# standard errors (the index start nests ridge, whose straight link it
+# reaches by smoothing). The SPO+ start is left out: its noisy fits won
+# folds by chance and decided worse (see the class Notes).
 _CV_FOLDS = 5
-_CV_STARTS = ("index", "linear")
-_START_Z = 0.5
+_CV_STARTS = ("index", "ridge")
 # Early stopping keeps the best round's trees only when its validation regret
 # beats the start's by more than this many standard errors (paired over the
 # validation rows); otherwise the start alone (see the class Notes).
@@ -425,8 +419,8 @@ def _normalized_regret(problem, C, z, W, sw):
     return float(np.dot(sw, _regrets(problem, C, z, W)) / np.dot(sw, np.abs(z)))
 
 
-def _significant_gain(r0, r1, w, z):
-    """Whether regrets ``r1`` beat ``r0`` on the same rows by more than ``z`` standard errors.
+def _significant_gain(r0, r1, w):
+    """Whether regrets ``r1`` beat ``r0`` on the same rows by more than ``_KEEP_Z`` standard errors.
 
     The gain is the weighted mean of the paired differences ``r0 - r1``; its
     standard error ``sqrt(sum w_i^2 (d_i - mean)^2) / sum w_i`` (the rows as
@@ -436,7 +430,7 @@ def _significant_gain(r0, r1, w, z):
     total = w.sum()
     mean = np.dot(w, d) / total
     se = math.sqrt(np.dot(w * w, (d - mean) ** 2)) / total
-    return bool(mean > z * se)
+    return bool(mean > _KEEP_Z * se)
 
 
 def _leaf_line_search(problem, F, C, W_true, w, leaf, V, f0, g0, gamma_init):
@@ -673,10 +667,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         - a scikit-learn regressor (an object with ``fit`` and ``predict``):
           a clone of it is fitted to the costs (with ``sample_weight`` when
           its ``fit`` accepts one, otherwise only with equal weights);
-        - ``"auto"``: scores the decisions of ``"index"`` and ``"linear"``
-          by 5-fold cross-validation over all the rows of ``X`` (see
-          ``init_cv_regret_``) and keeps ``"index"`` unless ``"linear"`` has
-          lower regret by more than half a standard error (of the weighted
+        - ``"auto"``: scores the decisions of ``"index"`` and ``"ridge"`` by
+          5-fold cross-validation over all the rows of ``X`` (see
+          ``init_cv_regret_``) and keeps ``"index"`` unless ``"ridge"`` has
+          lower regret by more than two standard errors (of the weighted
           mean of the row-wise differences), at every size and whether the
           validation part is held out, given as ``X_val`` or absent; the
           validation part only chooses the number of trees.
@@ -770,9 +764,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     ``"index"`` start represents exactly that (PyEPO's costs are such
     functions; real costs often nearly are); smoothed by generalized
     cross-validation, it stays straight where the costs are linear, so it is
-    the default unless cross-validation finds least squares better (see
-    "The alternative to the index" below). Mean test regret of the starts
-    alone (PyEPO's generators, noise 0.5, 1000
+    the default unless cross-validation finds ridge clearly better. Mean
+    test regret of the starts alone (PyEPO's generators, noise 0.5, 1000
     test rows; design draws 100-104 at 1000 training rows and 100-109 at
     100, disjoint from the benchmark's draws 0-4; the Bayes floor is the
     regret of deciding with the true conditional mean; "index, plain": one
@@ -842,59 +835,6 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     regrets may not show a halving of the regret as significant.
     Two-stage least squares is the true model class at degree 1 and stays
     hard to beat there with 100 rows (0.1721 and 0.1688).
-
-    **The alternative to the index.** ``"auto"`` first weighed ridge
-    against the index (the index kept unless ridge was better by two
-    standard errors). At 100 rows and degree 1 the index alone decided worse
-    than least squares (the spline and the reweighting cost variance) and
-    ridge, whose per-cost penalties shrink the costs unequally, worse still
-    (above). Least squares is now the alternative, with a margin of half a
-    standard error: a wrong switch away from the index where the costs bend
-    costs far more than a wrong stay where they are linear. Mean test regret
-    with the defaults on more design draws (100-139 at 100 rows, 100-119 at
-    1000 and 5000, disjoint from the benchmark's 0-4; at 5000 the starts
-    alone, as no trees were kept at 1000), shortest path degree 1/2/4/6 then
-    knapsack:
-
-    ==================  ===========================  ===========================
-    100 rows            shortest path                knapsack
-    ==================  ===========================  ===========================
-    least squares       0.1699 0.1161 0.1023 0.1565  0.1553 0.1261 0.1223 0.1700
-    ridge by 2 s.e.     0.1714 0.1160 0.0762 0.0741  0.1556 0.1260 0.1008 0.0941
-    l.s. by 0.5 s.e.    0.1707 0.1160 0.0762 0.0741  0.1555 0.1259 0.1011 0.0941
-    l.s. by 0 s.e.      0.1703 0.1159 0.0767 0.0755  0.1553 0.1256 0.1017 0.0941
-    l.s. by 1 s.e.      0.1709 0.1158 0.0762 0.0741  0.1555 0.1263 0.1008 0.0941
-    **1000 rows**
-    least squares       0.1559 0.1071 0.0874 0.1239  0.1497 0.1181 0.1050 0.1372
-    ridge by 2 s.e.     0.1564 0.1061 0.0675 0.0543  0.1500 0.1174 0.0859 0.0695
-    l.s. by 0.5 s.e.    0.1565 0.1063 0.0675 0.0543  0.1499 0.1174 0.0859 0.0695
-    **5000 rows**
-    least squares       0.1567 0.1081 0.0892 0.1272  0.1496 0.1170 0.1028 0.1328
-    ridge by 2 s.e.     0.1564 0.1065 0.0675 0.0546  0.1495 0.1160 0.0855 0.0686
-    l.s. by 0.5 s.e.    0.1565 0.1065 0.0675 0.0546  0.1495 0.1161 0.0855 0.0686
-    ==================  ===========================  ===========================
-
-    The switch to least squares gains at 100 rows, degree 1 (paired over
-    the 40 draws, -0.0007 +- 0.0003 at shortest path, -0.0001 +- 0.0002 at
-    knapsack), and changes every other cell by at most 1.2 standard errors
-    of the paired difference (largest: +0.0002 +- 0.0002 at 100 rows,
-    knapsack degree 4; +0.0002 +- 0.0002 at 1000 rows, shortest path
-    degree 2). No margin (plain minimum) gains more at degree 1 but lost at
-    degrees 4 and 6 (0.0755 against 0.0741 at shortest path degree 6, 100
-    rows: least squares chosen on 1 draw of 40, at a cost of 0.056); so did the
-    one-standard-error rule toward the simpler start (least squares unless
-    the index is better by one standard error: 0.0804 there) and ridge
-    unless the index is better by one standard error (0.0807). Also tried
-    and left out: the minimum over all three starts (no better), and
-    choosing by cross-validated squared error instead of regret (mixed,
-    within the noise: paired against the rule above, -0.0006 +- 0.0003 at
-    shortest path degree 1 with 100 and 1000 rows, but +0.0005 +- 0.0004 at
-    degree 2 with 100 rows and +0.0002 +- 0.0002 at knapsack degree 1 with
-    5000; regret is what the start is chosen for). On the ICON energy data
-    (draws 100 and 101, every capacity) least squares never came close
-    (its cross-validated regret 14 to 20 standard errors above the
-    index's). Least squares is the true model class at degree 1: at 100
-    rows no start chosen by cross-validation beat it on average.
 
     **Refit.** The validation part only chooses the number of trees; the
     start and the trees are then trained again on all the rows,
@@ -1175,16 +1115,14 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
 
     def _cv_start(self, X, C, sw, problem, rng, solved):
-        """The start chosen by K-fold cross-validated regret, and every start's regret.
+        """The start of least K-fold cross-validated regret, and every start's regret.
 
         Rows go to ``_CV_FOLDS`` folds by a random permutation (row
         ``perm[i]`` to fold ``i % K``); every start of ``_CV_STARTS`` is fitted
         on the other folds and decides the fold's rows; a start's regret is
         the normalized SPO loss of these decisions over all the rows (pooled,
-        not a mean of the folds' ratios). The first start is kept unless a
-        later one beats the one kept so far by more than ``_START_Z``
-        standard errors of the paired row-wise differences. Returns
-        ``(name, {name: regret})``; ``("ridge", None)`` when the rows
+        not a mean of the folds' ratios). Returns ``(name, {name: regret})``,
+        the first of ``_CV_STARTS`` on ties; ``("ridge", None)`` when the rows
         cannot be scored (all optimal values zero). ``solved``: the optimal
         decisions and values of the rows.
         """
@@ -1229,7 +1167,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         loss = regret @ sw / denom
         best = 0
         for i in range(1, len(names)):
-            if _significant_gain(regret[best], regret[i], sw, _START_Z):
+            if _significant_gain(regret[best], regret[i], sw):
                 best = i
         return names[best], dict(zip(names, loss.tolist()))
 
@@ -1341,7 +1279,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                     best_iter, best_loss, best_rows = t, -v_score, v_rows
                 elif t - best_iter >= self.n_iter_no_change:
                     break
-        if early and best_iter and not _significant_gain(start_rows, best_rows, swv, _KEEP_Z):
+        if early and best_iter and not _significant_gain(start_rows, best_rows, swv):
             # The best round beats the start on the validation rows by less
             # than the noise of that comparison: keep the start alone.
             best_iter = 0

@@ -454,34 +454,24 @@ def test_failed_checks_only_fail_on_the_name(check_name):
                                                       init="linear"))
 
 
-# (degree, seed of the data, how the validation part is given, z): z None is
-# the documented default, half a standard error; the cases put the gain of
-# least squares over the index in (0.5, 2) standard errors (seed 0, degree
-# 1: the default switches, 2 does not), in (0, 0.5) (seed 3, degree 2: the
-# default stays, 0 switches) and far below 0 (degree 6).
-@pytest.mark.parametrize("degree, data_seed, how, z",
-                         [(1, 0, "validation_fraction", None),
-                          (1, 0, "validation_fraction", 2.0),
-                          (2, 3, "validation_fraction", None),
-                          (2, 3, "validation_fraction", 0.0),
-                          (6, 0, "validation_fraction", None),
-                          (6, 0, "X_val", None), (6, 0, "none", None)])
+@pytest.mark.parametrize("degree, how, z", [(1, "validation_fraction", 2.0),
+                                            (1, "validation_fraction", 0.0),
+                                            (6, "validation_fraction", 2.0),
+                                            (6, "X_val", 2.0), (6, "none", 2.0)])
 @pytest.mark.parametrize("threads", [1, 3])
-def test_auto_init_keeps_index_unless_least_squares_beats_it_by_z_se(degree, data_seed, how, z,
-                                                                     threads, monkeypatch):
+def test_auto_init_keeps_index_unless_ridge_is_significantly_better(degree, how, z, threads,
+                                                                    monkeypatch):
     # At every size and however the validation part is given (or with none),
-    # "auto" deals all the rows of X to 5 folds, fits index and least squares
-    # on the other folds and scores their decisions on every fold's rows; it
-    # keeps "index" unless least squares' weighted mean regret is lower by
-    # more than z standard errors of the paired row-wise differences: by a
-    # hand loop. The same with the folds fitted on 3 threads (as if BLAS had 3).
+    # "auto" deals all the rows of X to 5 folds, fits index and ridge on the
+    # other folds and scores their decisions on every fold's rows; it keeps
+    # "index" unless ridge's weighted mean regret is lower by more than z
+    # standard errors of the paired row-wise differences: by a hand loop.
+    # The same with the folds fitted on 3 threads (as if BLAS had 3).
     from concurrent.futures import ThreadPoolExecutor
 
     import spotree.boost as boost
 
-    if z is not None:
-        monkeypatch.setattr(boost, "_START_Z", z)
-    z = 0.5 if z is None else z
+    monkeypatch.setattr(boost, "_KEEP_Z", z)
     monkeypatch.setattr(boost, "threadpool_info",
                         lambda: [{"user_api": "blas", "num_threads": threads}])
     pools = []
@@ -492,7 +482,7 @@ def test_auto_init_keeps_index_unless_least_squares_beats_it_by_z_se(degree, dat
 
     monkeypatch.setattr(boost, "ThreadPoolExecutor", executor)
     n, seed = 150, 0
-    X, C, Xv, Cv = _sp_data(n=n, seed=data_seed, n_test=40, degree=degree)
+    X, C, Xv, Cv = _sp_data(n=n, n_test=40, degree=degree)
     w = np.random.default_rng(1).uniform(0.5, 2.0, n)
     kw = dict(n_estimators=1, random_state=seed)
     if how == "none":
@@ -506,7 +496,7 @@ def test_auto_init_keeps_index_unless_least_squares_beats_it_by_z_se(degree, dat
     fold[rng.permutation(n)] = np.arange(n) % 5
     opt = np.array([SP.solve(c[None])[1][0] for c in C])
     rows = {}
-    for init in ("index", "linear"):
+    for init in ("index", "ridge"):
         rows[init] = np.empty(n)
         for f in range(5):
             tr, te = fold != f, fold == f
@@ -517,20 +507,16 @@ def test_auto_init_keeps_index_unless_least_squares_beats_it_by_z_se(degree, dat
                 rows[init][i] = C[i] @ x - opt[i]
     regrets = {k: w @ r / (w @ np.abs(opt)) for k, r in rows.items()}
     assert auto.init_cv_regret_ == pytest.approx(regrets, rel=1e-9)
-    d = rows["index"] - rows["linear"]
+    d = rows["index"] - rows["ridge"]
     gain = w @ d / w.sum()
     se = np.sqrt(np.sum(w ** 2 * (d - gain) ** 2)) / w.sum()
-    assert auto.init_choice_ == ("linear" if gain > z * se else "index")
-    # Both outcomes occur, and the cases bracket the default margin.
-    if degree == 1:
-        assert 0.5 * se < gain < 2 * se
-        assert auto.init_choice_ == ("linear" if z < 1 else "index")
-    elif degree == 2:
-        assert 0 < gain < 0.5 * se
-        assert auto.init_choice_ == ("linear" if z == 0 else "index")
-    else:
-        assert gain < 0 and auto.init_choice_ == "index"
+    assert auto.init_choice_ == ("ridge" if gain > z * se else "index")
+    # Both outcomes occur: ridge where it is better and z is 0, the index
+    # otherwise (at degree 1 ridge is better on these rows, not significantly).
+    assert auto.init_choice_ == ("ridge" if z == 0 else "index")
     assert pools == ([] if threads == 1 else [3])
+    if degree == 1:
+        assert 0 < gain < 2 * se
 
 
 def _standardize(X, w):
