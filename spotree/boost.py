@@ -835,6 +835,16 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     regrets may not show a halving of the regret as significant.
     Two-stage least squares is the true model class at degree 1 and stays
     hard to beat there with 100 rows (0.1721 and 0.1688).
+    Least squares instead of ridge as the alternative, kept when better by
+    half a standard error, was tried and reverted: on more design draws
+    (100-139 at 100 rows, 100-119 at 1000 and 5000) it lowered shortest
+    path degree 1 at 100 rows from 0.1714 to 0.1707 (least squares 0.1699)
+    and moved no other cell by more than 1.2 standard errors of the paired
+    difference, but on the benchmark's draws 0-4 it cost at 1000 and 5000
+    rows, where 7 of its 11 switches raised the regret (knapsack degree 1:
+    0.1480 to 0.1484 at 1000 rows, 0.1436 to 0.1440 at 5000); a margin of
+    0 or one standard error toward least squares lost at degrees 4 and 6
+    on the design draws.
 
     **Refit.** The validation part only chooses the number of trees; the
     start and the trees are then trained again on all the rows,
