@@ -606,16 +606,19 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
     if a < 1.0 or cr.mode != MODE_VERTEX:
         # The children's cost sums, and their squared errors.
         TS, SM = T.S, M.S
-        nl = 0.0
-        nr = 0.0
         for j in range(bl.shape[0]):
             v = SL[j] + SM[j] if use_m else SL[j]
             bl[j] = v
-            r = TS[j] - v
-            br[j] = r
-            nl += v * v
-            nr += r * r
+            br[j] = TS[j] - v
         if a < 1.0:
+            # Their squared norms in a loop of their own: the sums' order
+            # keeps the loop above from vectorizing (a fifth of a pure-SPO
+            # candidate's time past the first bounds, on ICON).
+            nl = 0.0
+            nr = 0.0
+            for j in range(bl.shape[0]):
+                nl += bl[j] * bl[j]
+                nr += br[j] * br[j]
             ql = qL + M.q if use_m else qL
             mse = (ql - nl / lw) + (T.q - ql - nr / rw)
             # Within rounding of zero is zero, so that such candidates tie.
