@@ -778,8 +778,12 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     mn = m
     while mn > 0 and np.isnan(x[seg[mn - 1]]):
         mn -= 1
-    # Sums of the rows missing this feature.
-    wM, cM, zM, qM = _sum_rows(seg, mn, m, rows, use_G, use_S, GM, SM)
+    # Sums of the rows missing this feature (GM and SM are zeroed above;
+    # with none missing, a call passing the records cost a tenth of the
+    # set-up on the Uber network).
+    wM = cM = zM = qM = 0.0
+    if mn < m:
+        wM, cM, zM, qM = _sum_rows(seg, mn, m, rows, use_G, use_S, GM, SM)
     M = Sums(wM, cM, zM, qM, GM, SM)
     has_m = cM > 0.0
     if mn == 0:
@@ -803,9 +807,17 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     # Pure SPO on the one-resource knapsack, nothing missing: the first
     # bounds of _solver_spo inline (see below).
     knap = False
+    # The solver's arrays out of the record once (a field read per candidate
+    # costs reference count updates); placeholders of the same types without
+    # a solver, never read then.
+    ints = istate
+    blk = blk_f = bufs
     if solver is not None:
         knap = (solver.kind == KIND_KNAPSACK_DP and a == 1.0 and not has_m
                 and reqs is None)
+        ints = solver.ints
+        blk = solver.blk
+        blk_f = solver.blk_f
     if (fast or fast_mse or blocked or knap) and not varies:
         return
     nblk = 0
@@ -838,11 +850,10 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                     and _big_enough(cL, wL, st)):
                 # The left child's sums only: the block solver forms the
                 # right child's as TS - SL itself (see _flush_dag).
-                cbl = solver.blk
                 for j in range(d):
-                    cbl[j, nblk] = SL[j]
-                solver.blk_f[0, nblk] = zL
-                solver.blk_f[1, nblk] = midpoint(xs[p], xs[p + 1])
+                    blk[j, nblk] = SL[j]
+                blk_f[0, nblk] = zL
+                blk_f[1, nblk] = midpoint(xs[p], xs[p + 1])
                 nblk += 1
                 if nblk == DAG_BLOCK:
                     if not _flush_dag(solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, lam_nb,
@@ -874,7 +885,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                         # Read from the running sums: the children's sums
                         # are written (by _candidate) only past these bounds.
                         ll, lr, margin = knapsack_dp_cut_bounds(
-                            solver.ints, SL, TS, lam * wL / T.w, lam_nb[0],
+                            ints, SL, TS, lam * wL / T.w, lam_nb[0],
                             lam * (T.w - wL) / T.w, lam_nb[1])
                         ll -= zL
                         lr -= T.z - zL
