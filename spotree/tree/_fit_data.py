@@ -127,7 +127,10 @@ class FitData:
         if self.is_categorical.any():
             keys = np.where(self.is_categorical[:, None], self.codes.T.astype(np.float64), keys)
         # NaN sorts last: the rows missing a feature end every sorted segment.
-        self.order = np.ascontiguousarray(np.argsort(keys, axis=1, kind="stable"))
+        # int32 (rows fit): half the memory that every split's partition
+        # moves, a few percent of a forest tree's time on the Uber data.
+        idx = np.int32 if n < 2 ** 31 else np.int64
+        self.order = np.ascontiguousarray(np.argsort(keys, axis=1, kind="stable"), dtype=idx)
         # The features with a missing value on some row (each tree looks only
         # at these for its own rows: see missing_features).
         self._nan_features = np.flatnonzero(np.isnan(self.X).any(axis=0))
@@ -235,10 +238,10 @@ class FitData:
         ``[0]`` of an array (2, p, m), whose ``[1]`` is scratch (the growth's
         second copy, see ``partition_segment``)."""
         if active.all():
-            out = np.empty((2,) + self.order.shape, dtype=np.int64)
+            out = np.empty((2,) + self.order.shape, dtype=self.order.dtype)
             out[0] = self.order
             return out
         # Compiled: the boolean-mask filter took ~2-4 ms per forest tree.
-        order = np.ascontiguousarray(self.order, dtype=np.int64)
+        order = self.order
         return filter_order(order, np.ascontiguousarray(active, dtype=np.bool_),
                             int(np.count_nonzero(active)))

@@ -470,10 +470,10 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
     ``lam_nb`` (those of the last children whose relaxation was solved:
     neighbouring thresholds have near-equal children, updated here); then the
     LP relaxation (each child's from its critical item at the previous
-    candidate, kept in ``warm``: see ``relaxation_min_warm``); then the left child exactly with the right
-    child's bound. Each exact solve is counted in ``fstate[F_SOLVES]`` (the
-    work budget's account). The path kinds have no bounds (a solve costs about
-    what a bound would) and are solved exactly.
+    candidate, kept in ``warm``: see ``relaxation_min_warm``); then the left
+    child exactly with the right child's bound. Each exact solve is counted
+    in ``fstate[F_SOLVES]`` (the work budget's account). The path kinds have
+    no bounds (a solve costs about what a bound would) and are solved exactly.
 
     ``mono``: the left child holds the rows of every earlier ``mono``
     candidate of this sweep (a numeric threshold, the missing rows right). A
@@ -1134,7 +1134,7 @@ def filter_order(order, active, m):
     # moved by its flag. A row written past feature f's m kept ones lands on
     # feature f + 1's first slot, written again later (the last feature's on
     # out[1], scratch).
-    flat = np.empty(2 * p * m + 1, dtype=np.int64)
+    flat = np.empty(2 * p * m + 1, dtype=order.dtype)
     for f in range(p):
         k = f * m
         for t in range(n):
