@@ -121,7 +121,7 @@ REL_TOL = 1e-12
 
 
 # ------------------------------------------------------------ small helpers
-@jit
+@jit(inline="always")
 def midpoint(lo, hi):
     """A threshold t with ``lo <= t < hi`` for finite ``lo < hi``, without overflow.
 
@@ -135,7 +135,7 @@ def midpoint(lo, hi):
     return t
 
 
-@jit
+@jit(inline="always")
 def next_u64(rng):
     """splitmix64: the one random stream of a tree (feature draws)."""
     x = rng[0] + np.uint64(0x9E3779B97F4A7C15)
@@ -146,13 +146,13 @@ def next_u64(rng):
     return z ^ (z >> np.uint64(31))
 
 
-@jit
+@jit(inline="always")
 def rand_below(rng, k):
     """Uniform int in [0, k) (modulo bias below 2**-50 for any k a tree sees)."""
     return np.int64(next_u64(rng) % np.uint64(k))
 
 
-@jit
+@jit(internal=True)
 def draw_features(rng, p, k, perm):
     """Shuffle the first k slots of ``perm`` (a partial Fisher-Yates draw)."""
     for i in range(p):
@@ -164,7 +164,7 @@ def draw_features(rng, p, k, perm):
         perm[j] = tmp
 
 
-@jit
+@jit(internal=True)
 def ascending(values, p, out):
     """Write the distinct ints of ``values`` (each in [0, p)) to ``out`` in increasing order.
 
@@ -181,7 +181,7 @@ def ascending(values, p, out):
             k += 1
 
 
-@jit
+@jit(internal=True)
 def allowed_positions(xs, m, n_quantiles, allowed):
     """Mark the sorted positions p (cut between p and p+1) that quantile thresholds hit.
 
@@ -215,7 +215,7 @@ def allowed_positions(xs, m, n_quantiles, allowed):
             allowed[p] = True
 
 
-@jit
+@jit(inline="always")
 def combine(a, spo, mse, spo_scale, mse_scale):
     """The mixed criterion ``a SPO / SPO_root + (1 - a) MSE / MSE_root`` (pure at 0 and 1)."""
     if a == 1.0:
@@ -225,13 +225,13 @@ def combine(a, spo, mse, spo_scale, mse_scale):
     return a * spo / spo_scale + (1.0 - a) * mse / mse_scale
 
 
-@jit
+@jit(inline="always")
 def _better(crit, best, found, tol):
     """Strictly better beyond rounding: ties keep the candidate found first."""
     return (not found) or crit < best - REL_TOL * abs(best) - tol
 
 
-@jit
+@jit(inline="always")
 def _keep(istate, fstate, crit, thr, f, kind, code, nan_side):
     """Record a candidate split as the node's best so far."""
     fstate[F_BEST_CRIT] = crit
@@ -380,7 +380,7 @@ class Sums(NamedTuple):
 
 
 # -------------------------------------------------------------- row sums
-@jit
+@jit(inline="always")
 def _add_row(coef, G, S, i, use_G, use_S, G_out, S_out):
     """``G_out += coef * G[i]`` and ``S_out += coef * S[i]``, each where asked."""
     if use_G:
@@ -391,7 +391,7 @@ def _add_row(coef, G, S, i, use_G, use_S, G_out, S_out):
             S_out[j] += coef * S[i, j]
 
 
-@jit
+@jit(internal=True)
 def _sum_rows(idx, lo, hi, rows, use_G, use_S, G_out, S_out):
     """Weighted sums of rows ``idx[lo:hi]``: returns (w, cnt, z, q); G and cost sums into
     ``G_out`` and ``S_out`` (when asked; zeroed otherwise)."""
@@ -422,13 +422,13 @@ def _sum_rows(idx, lo, hi, rows, use_G, use_S, G_out, S_out):
 # (``_nrt=False``): they allocate nothing, and otherwise every read of an
 # array field of a record (the node's sums, the solver's data) costs atomic
 # reference count updates per candidate, a third of a small solve's time.
-@jit
+@jit(inline="always")
 def _big_enough(c, w, st):
     """The minimum leaf size, in count and in weight, of one child."""
     return c >= st.min_leaf_cnt and w >= st.min_leaf_w
 
 
-@jit(_nrt=False)
+@jit(inline="always", _nrt=False)
 def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
     """Children's SPO loss on the vertex path: ``min_k`` of the running sums of G."""
     gl = np.inf
@@ -444,7 +444,7 @@ def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
     return spo if spo > spo_tol else 0.0
 
 
-@jit(_nrt=False)
+@jit(_nrt=False, internal=True)
 def _knapsack_value(solver, kind, ints, floats, b, nowv, work, iwork):
     """A knapsack kind's optimal value at ``b``: the one-resource DP called
     directly (through the function pointer it cost 2.4 us, 1.6 us here)."""
@@ -453,7 +453,7 @@ def _knapsack_value(solver, kind, ints, floats, b, nowv, work, iwork):
     return solver.solve(ints, floats, b, nowv, work, iwork)
 
 
-@jit(_nrt=False)
+@jit(_nrt=False, internal=True)
 def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, warm, mono,
                 fstate, margin0):
     """Children's SPO loss from the compiled solver on their cost sums ``bl`` and ``br``.
@@ -556,7 +556,7 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
     return spo if spo > spo_tol else 0.0
 
 
-@jit(_nrt=False)
+@jit(_nrt=False, internal=True)
 def _queue(reqs, istate, bl, br, lw, rw, zsum, mse_part, f, split_kind, code, thr,
            nan_left):
     """Queue a candidate for the batched oracle: its children's mean costs."""
@@ -578,7 +578,7 @@ def _queue(reqs, istate, bl, br, lw, rw, zsum, mse_part, f, split_kind, code, th
     istate[I_NCAND] = j + 1
 
 
-@jit(_nrt=False)
+@jit(_nrt=False, internal=True)
 def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, split_kind,
                code, thr, nan_opt, bl, br, istate, fstate, lam, lam_nb, warm, margin0):
     """Score one candidate split; keep it in ``istate``/``fstate`` if it is the best so far.
@@ -651,7 +651,7 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
     return True
 
 
-@jit(_nrt=False)
+@jit(_nrt=False, internal=True)
 def _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, f,
                 split_kind, code, thr, bl, br, istate, fstate, lam, lam_nb, warm, margin0):
     """:func:`_candidate` with the missing rows right, then (``n_opt = 2``) left.
@@ -669,7 +669,7 @@ def _both_sides(n_opt, last, has_m, cr, st, solver, reqs, T, M, wL, cL, zL, qL, 
     return True
 
 
-@jit
+@jit(internal=True)
 def _bound_multipliers(solver, cr, T, istate, fstate, bufs):
     """The node's multiplier for its children's Lagrangian bounds (the LP
     relaxation's at the node's cost sum, ``fstate[F_LAM]``, computed when the
@@ -692,7 +692,7 @@ def _bound_multipliers(solver, cr, T, istate, fstate, bufs):
     return lam, lam_nb, (hint, key)
 
 
-@jit
+@jit(internal=True)
 def _sweep_setup(rows, cr, bufs):
     """A sweep's flags and zeroed running sums.
 
@@ -710,13 +710,13 @@ def _sweep_setup(rows, cr, bufs):
             bufs[5, :d])
 
 
-@jit(_nrt=False)
+@jit(_nrt=False, internal=True)
 def _past_best(lam_nb, margin, istate, fstate):
     """The sweep's left-child loss bound ``lam_nb[2]`` is beyond the best criterion."""
     return istate[I_BEST_F] >= 0 and lam_nb[2] >= fstate[F_BEST_CRIT] + margin
 
 
-@jit(_nrt=False)
+@jit(_nrt=False, internal=True)
 def _flush_dag(solver, nblk, T, spo_tol, cmp_tol, f, lam_nb, istate, fstate):
     """Score the ``nblk`` thresholds queued in ``solver.blk`` (pure SPO, DAG kind).
 
@@ -751,7 +751,7 @@ def _flush_dag(solver, nblk, T, spo_tol, cmp_tol, f, lam_nb, istate, fstate):
     return True
 
 
-@jit
+@jit(internal=True)
 def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, istate, fstate):
     """All admissible thresholds of numeric feature f on a node (rows ``seg``, sorted).
 
@@ -988,7 +988,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
             _flush_dag(solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, lam_nb, istate, fstate)
 
 
-@jit
+@jit(internal=True)
 def _category_blocks(seg, codes_f, n_codes_f):
     """Start of every block of equal codes in ``seg`` (sorted by code, missing last)."""
     m = seg.shape[0]
@@ -1005,14 +1005,14 @@ def _category_blocks(seg, codes_f, n_codes_f):
     return starts, nb
 
 
-@jit
+@jit(internal=True)
 def _move_block(sgn, b, bs, bG, bS, use_G, use_S, wL, cL, zL, qL, GL, SL):
     """Add (``sgn = 1``) or remove (``-1``) category block ``b`` to the left sums."""
     _add_row(sgn, bG, bS, b, use_G, use_S, GL, SL)
     return wL + sgn * bs[b, 0], cL + sgn * bs[b, 1], zL + sgn * bs[b, 2], qL + sgn * bs[b, 3]
 
 
-@jit
+@jit(internal=True)
 def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate, fstate):
     """Category splits of feature f: one category left, or every subset (Gray-code order).
 
@@ -1102,7 +1102,7 @@ def sweep_categorical(f, seg, rows, cats, cr, st, solver, reqs, T, bufs, istate,
             return
 
 
-@jit
+@jit(internal=True)
 def max_candidates(order, s, e, feats, nfeat, cats, n_quantiles):
     """Upper bound on the candidates a node's sweep can queue (oracle mode)."""
     m = e - s
@@ -1174,7 +1174,7 @@ def partition_segment(src, dst, s, e, go_left):
     return n_left
 
 
-@jit
+@jit(internal=True)
 def _mark_split(order0, s, e, XT, cats, f, split_kind, thr, nan_left, go_left):
     if cats is not None and (split_kind == SPLIT_CAT_ONE or split_kind == SPLIT_CAT_SUBSET):
         miss = cats.n_codes[f]
@@ -1430,7 +1430,7 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
             istate[I_PHASE] = PH_POP
 
 
-@jit
+@jit(internal=True)
 def _apply_split(XT, cats, sc, nodes, crit, tol, min_loss_decrease):
     """Split the current node by the best split found (if it lowers the loss enough)."""
     istate = sc.istate
