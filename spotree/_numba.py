@@ -25,6 +25,7 @@ import sys
 import threading
 
 import numba
+from numba.core import types
 
 __all__ = ["jit", "cfunc", "cache_dir", "KERNEL_MODULES"]
 
@@ -124,7 +125,31 @@ def jit(fn=None, *, internal=False, **options):
     options.setdefault("nogil", True)
     if internal:
         options.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
-    return _decorate(numba.njit, fn, **options)
+    return _plain_types(_decorate(numba.njit, fn, **options))
+
+
+def _plain_types(dispatcher):
+    """Compile calls from compiled code for the arguments' plain types.
+
+    numba types a constant argument (``f(x, 0)``, ``g(True)``, or a variable
+    that SSA shows to hold one) as a literal and compiles the callee again
+    for it: on a knapsack fit's cold start that was seven second versions
+    of five kernels (the literal 0, True or False next to int64 or bool).
+    Calls are resolved against the plain types instead, so every kernel
+    compiles once per signature of non-constant types; ``omitted`` default
+    arguments stay specialized. Under a numba without this hook, calls go
+    through unchanged (more compiles, same results).
+    """
+    get = getattr(dispatcher, "get_call_template", None)
+    if get is None:  # pragma: no cover - numba internals of another version
+        return dispatcher
+
+    def get_call_template(args, kws):
+        return get(tuple(types.unliteral(a) for a in args),
+                   {k: types.unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 def cfunc(signature, fn):

@@ -895,8 +895,10 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                         pruned = (max(ll, floor_l) + max(lr, 0.0)
                                   >= best + 1e-9 * margin + cr.spo_tol)
                 if not pruned:
-                    if not _both_sides(1, False, False, cr, st, solver, reqs, T, M, wL, cL, zL,
-                                       qL, GL, SL, f, numeric, no_code,
+                    # Typed arguments, not constants (last and has_m are False
+                    # here): literals would compile a second _both_sides.
+                    if not _both_sides(np.int64(1), last, has_m, cr, st, solver, reqs, T, M,
+                                       wL, cL, zL, qL, GL, SL, f, numeric, no_code,
                                        midpoint(xs[p], xs[p + 1]), bl, br, istate, fstate,
                                        lam, lam_nb, warm, margin):
                         return
