@@ -113,8 +113,9 @@ def jit(fn=None, *, internal=False, **options):
     Functions are compiled with ``nogil=True`` unless told otherwise.
 
     ``internal=True`` marks a function called only from compiled code: numba
-    then builds neither its Python nor its C wrapper (calling it from Python
-    raises). Each wrapper is lowered and compiled by LLVM on its own: some
+    then builds neither its Python nor its C wrapper. **Never call such a
+    function from Python**: without its wrapper the call crashes the
+    interpreter (a segmentation fault, not an exception). Each wrapper is lowered and compiled by LLVM on its own: some
     tens of milliseconds per function of a cold start. Tiny helpers are
     better decorated ``inline="always"``: inlined before typing, they are
     not compiled as functions of their own (about 0.1 s each saved), and
