@@ -293,7 +293,7 @@ def build_parser():
     rp.add_argument("--methods", type=_methods, metavar="LIST",
                     help="comma-separated methods: SPOT, CART, 'SPOT Optimal', 'SPO Forest', "
                          "'CART Forest'; for pyepo: SPOBoost, SPOForest, SPOTree, "
-                         "SPOPlusLinear, LS, PolyRidge, MLP, RF, GB-mse, 'PyEPO SPO+', "
+                         "SPOPlusLinear, LS, PolyRidge, MLP, RF, HGB, SPOBoost-mse, 'PyEPO SPO+', "
                          "'PyEPO SPO+ NN', 'PyEPO PFYL', 'PyEPO PFYL NN'; for energy: "
                          "SPOTree, SPOForest, SPOBoost, SPOPlusLinear, LS-item, LS-day, RF "
                          "(default: the experiment's)")

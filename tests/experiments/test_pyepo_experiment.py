@@ -44,7 +44,7 @@ def test_full_and_quick_grids():
     assert {r["n_train"] for r in quick} == {200} and {r["degree"] for r in quick} == {1, 6}
     assert {r["noise"] for r in quick} == {0.5}
     expected = ["SPOBoost", "SPOForest", "SPOTree", "SPOPlusLinear", "LS", "PolyRidge", "MLP",
-                "RF", "GB-mse"]
+                "RF", "SPOBoost-mse"]
     if _compat.PYEPO_INSTALLED and _compat.TORCH_INSTALLED:
         expected.append("PyEPO SPO+")
     assert list(dict.fromkeys(r["method"] for r in quick)) == expected
@@ -215,3 +215,23 @@ def test_polynomial_ridge_picks_degree_and_penalty_by_leave_one_out():
     assert (model.degree_, model.alpha_) == best[1:]
     assert model.degree_ >= 3
     assert model.predict(X).shape == C.shape
+
+
+def test_two_stage_hgb_fits_one_early_stopped_model_per_cost():
+    """Against scikit-learn's HistGradientBoostingRegressor fitted on each column by hand."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from spotree.experiments._pyepo import TwoStageHGB
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    C = np.column_stack([np.sin(X[:, 0]), X[:, 1] ** 2, -X[:, 2], np.zeros(300)])
+    C[:, :3] += 0.3 * rng.normal(size=(300, 3))
+    Xt = rng.normal(size=(20, 3))
+    model = TwoStageHGB(seed=4, max_iter=60).fit(X, C)
+    expected = np.column_stack([
+        HistGradientBoostingRegressor(random_state=4, max_iter=60, early_stopping=True)
+        .fit(X, C[:, j]).predict(Xt) for j in range(4)])
+    np.testing.assert_array_equal(model.predict(Xt), expected)
+    # early stopping is on (60 rounds would otherwise all run on every cost)
+    assert min(m.n_iter_ for m in model.models_) < 60
