@@ -5,13 +5,8 @@ with trees whose splits are chosen for the quality of the decisions they
 induce, not for prediction error.
 """
 
-from . import datasets, metrics, problems
-from .problems import (CallableProblem, DecisionProblem, FiniteDecisions, Knapsack,
-                       LinearProgram, ShortestPath)
-from .tree import OptimalSPOTree, SPOTree, export_text, load
-from .forest import SPOForest, tune_max_features
-from .linear_model import SPOPlusLinear
-from .boost import SPOBoost
+import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
@@ -34,3 +29,50 @@ __all__ = [
     "metrics",
     "problems",
 ]
+
+# The public names load on first use (PEP 562): the estimators pull in
+# scikit-learn, numba and scipy (~1.5 s), which `import spotree` and
+# `spotree --help` should not pay for. Each name -> the submodule defining it.
+_LAZY = {
+    "CallableProblem": "problems",
+    "DecisionProblem": "problems",
+    "FiniteDecisions": "problems",
+    "Knapsack": "problems",
+    "LinearProgram": "problems",
+    "ShortestPath": "problems",
+    "OptimalSPOTree": "tree",
+    "SPOTree": "tree",
+    "export_text": "tree",
+    "load": "tree",
+    "SPOForest": "forest",
+    "tune_max_features": "forest",
+    "SPOPlusLinear": "linear_model",
+    "SPOBoost": "boost",
+}
+
+# Submodules that `import spotree` used to bind as attributes; they load on first use too.
+_SUBMODULES = ("boost", "datasets", "forest", "linear_model", "metrics", "problems", "tree")
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; tests/test_init.py keeps it in step
+    from . import boost, datasets, forest, linear_model, metrics, problems, tree
+    from .boost import SPOBoost
+    from .forest import SPOForest, tune_max_features
+    from .linear_model import SPOPlusLinear
+    from .problems import (CallableProblem, DecisionProblem, FiniteDecisions, Knapsack,
+                           LinearProgram, ShortestPath)
+    from .tree import OptimalSPOTree, SPOTree, export_text, load
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))

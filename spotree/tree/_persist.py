@@ -32,6 +32,7 @@ malformed spotree model: trees[0].children_left[3] must be ..."``.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import math
@@ -53,6 +54,11 @@ VERSION = 1
 #: Largest model file :func:`load` reads unless told otherwise (1 GiB).
 MAX_BYTES = 2 ** 30
 _REGISTRY = {}
+#: Modules above the tree layer whose models register themselves when they load.
+#: `import spotree` loads them only on first use (PEP 562), so :func:`load`
+#: imports all of them (a fixed list, never a name read from the file) when a
+#: file names a class not registered yet.
+_MODEL_MODULES = ("spotree.forest", "spotree.boost", "spotree.linear_model")
 #: Constructor parameters never written (the problem is stored on its own;
 #: the others do not describe the fitted model).
 _NOT_SAVED = ("problem", "random_state", "n_jobs", "verbose")
@@ -441,6 +447,9 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
         raise ValueError(f"{path} has model format version {doc.get('version')!r}; this "
                          f"spotree reads version {VERSION}.")
     name = doc.get("estimator")
+    if isinstance(name, str) and name not in _REGISTRY:
+        for module in _MODEL_MODULES:
+            importlib.import_module(module)
     cls = _REGISTRY.get(name) if isinstance(name, str) else None
     if cls is None:
         raise ValueError(f"{path} names an unknown estimator {name!r}; "

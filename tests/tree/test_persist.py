@@ -665,3 +665,44 @@ def test_boosting_without_trees_and_its_fitted_attributes(tmp_path):
         assert re.search(match, msg), (key, msg)
     msg = _load_error(tmp_path, _edit(doc, ["fitted", "best_iteration_"], 2))
     assert "trees do not fit the estimator: a SPOBoost file with best_iteration_=2 holds 6" in msg
+
+
+def test_a_fresh_interpreter_loads_every_estimator_from_file_and_pickle(tmp_path):
+    """`import spotree` loads the forest, boosting and linear modules on first use
+    only, and those register their classes: load() must still read their files."""
+    import subprocess
+    import sys
+
+    from spotree import SPOBoost, SPOForest, SPOPlusLinear
+
+    X, C = make_shortest_path(60, n_features=3, grid=(3, 3), noise=0.5, random_state=0)
+    sp = ShortestPath((3, 3))
+    models = [SPOForest(sp, n_estimators=2, max_depth=2, random_state=0),
+              SPOBoost(sp, n_estimators=2, max_depth=1, random_state=0),
+              SPOPlusLinear(sp), SPOTree(sp, max_depth=2)]
+    expected = {}
+    for i, model in enumerate(models):
+        model.fit(X, C)
+        model.save(tmp_path / f"m{i}.json")
+        (tmp_path / f"m{i}.pkl").write_bytes(pickle.dumps(model))
+        expected[i] = [type(model).__name__, model.predict(X[:5]).round(12).tolist()]
+    np.save(tmp_path / "X.npy", X[:5])
+    code = (
+        "import json, pickle, sys, pathlib\n"
+        "import numpy as np\n"
+        "from spotree.tree import load\n"  # the function itself, not spotree.load
+        "d = pathlib.Path(sys.argv[1]); X = np.load(d / 'X.npy'); out = {}\n"
+        f"for i in range({len(models)}):\n"
+        "    for m in (load(d / f'm{i}.json'), pickle.loads((d / f'm{i}.pkl').read_bytes())):\n"
+        "        out.setdefault(i, []).append([type(m).__name__,"
+        " m.predict(X).round(12).tolist()])\n"
+        "print(json.dumps(out))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(spotree.__file__))]
+        + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    res = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    for i in range(len(models)):
+        assert got[str(i)] == [expected[i], expected[i]], i
