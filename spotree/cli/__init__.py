@@ -17,14 +17,21 @@ import os
 import sys
 import warnings
 
-from . import _commands
-from ._io import CLIError
 from ._parser import build_parser
 
 __all__ = ["main", "build_parser", "CLIError"]
 
-_COMMANDS = {"reproduce": _commands.reproduce, "fit": _commands.fit,
-             "predict": _commands.predict, "show": _commands.show, "plot": _commands.plot}
+# The commands and their CSV input (._commands, ._io) import numpy, pandas and,
+# through the estimators, scikit-learn and numba: they load only once a command
+# runs, so that --help and usage errors answer at once (0.03 s, not 1.3 s).
+
+
+def __getattr__(name):
+    if name == "CLIError":
+        from ._io import CLIError
+
+        return CLIError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _one_line_warnings(message, category, filename, lineno, file=None, line=None):
@@ -41,10 +48,16 @@ def main(argv=None):
         parser.print_help()
         return 2
     prog = f"spotree {args.command}"
+    from . import _commands
+    from ._io import CLIError
+
+    command = {"reproduce": _commands.reproduce, "fit": _commands.fit,
+               "predict": _commands.predict, "show": _commands.show,
+               "plot": _commands.plot}[args.command]
     saved = warnings.showwarning
     warnings.showwarning = _one_line_warnings
     try:
-        return _COMMANDS[args.command](args) or 0
+        return command(args) or 0
     except KeyboardInterrupt:
         note = (" (finished runs are cached; rerun to resume)"
                 if args.command == "reproduce" else "; nothing was written")
