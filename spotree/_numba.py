@@ -90,8 +90,8 @@ def cache_dir():
         return _CACHE_DIR[0]
 
 
-def _decorate(decorator, fn, **options):
-    folder = cache_dir()
+def _decorate(decorator, fn, cache=True, **options):
+    folder = cache_dir() if cache else None
     if folder is None:
         return decorator(cache=False, **options)(fn)
     # numba picks a function's cache locator when the function is decorated,
@@ -111,6 +111,9 @@ def jit(fn=None, *, internal=False, **options):
 
     Usable bare (``@jit``) or with numba options (``@jit(fastmath=False)``).
     Functions are compiled with ``nogil=True`` unless told otherwise.
+    ``cache=False`` keeps one function off the disk cache: it compiles in
+    every process (what a test of compilation itself needs, since a function
+    loaded from the cache compiles none of its callees).
 
     ``internal=True`` marks a function called only from compiled code: numba
     then builds neither its Python nor its C wrapper. **Never call such a

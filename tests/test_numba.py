@@ -17,12 +17,15 @@ def _calls_internal(x):
     return _internal_twice(x) + 1
 
 
-@jit
+# Off the disk cache: loaded from it, the caller would compile none of its
+# callees and the check below would see no signature at all (the second run
+# of this file in one cache folder failed so).
+@jit(cache=False)
 def _callee(x, k):
     return x + k
 
 
-@jit
+@jit(cache=False)
 def _calls_with_constants(x):
     # A literal 0 and a literal 5: numba alone would type them Literal[int].
     return _callee(x, 0) + _callee(x, 5)
@@ -64,3 +67,24 @@ def test_constant_arguments_compile_the_callee_once_for_plain_types():
     if not any(_literal(s) for s in _plain_callee.signatures):
         pytest.skip("this numba does not compile literal versions of a callee")
     assert len(_plain_callee.signatures) > 1
+
+
+def test_cache_false_writes_nothing_to_the_cache_folder(tmp_path):
+    # The kernels above, compiled with cache=False, leave no index file in
+    # spotree's cache folder; a cached twin does (the control).
+    import spotree._numba as sn
+
+    folder = sn.cache_dir()
+    if folder is None:
+        pytest.skip("the disk cache is off in this environment")
+    assert _calls_with_constants(1) == 7
+    names = {p.name for p in folder.rglob("*.nbi")}
+    assert not any("_calls_with_constants" in n or "._callee-" in n for n in names)
+
+    @jit
+    def _cached_twin(x):
+        return x + 1
+
+    assert _cached_twin(1) == 2
+    names = {p.name for p in folder.rglob("*.nbi")}
+    assert any("_cached_twin" in n for n in names)
