@@ -1,5 +1,7 @@
 """spotree._numba: the jit wrapper's options (internal kernels, plain-typed calls)."""
 
+import pathlib
+
 import numba
 import pytest
 from numba.core import types
@@ -69,22 +71,37 @@ def test_constant_arguments_compile_the_callee_once_for_plain_types():
     assert len(_plain_callee.signatures) > 1
 
 
-def test_cache_false_writes_nothing_to_the_cache_folder(tmp_path):
-    # The kernels above, compiled with cache=False, leave no index file in
-    # spotree's cache folder; a cached twin does (the control).
+def _index_files(folder):
+    return {(p.name, p.stat().st_mtime_ns) for p in folder.rglob("*.nbi")}
+
+
+def test_cache_false_writes_nothing_to_the_cache_folder():
+    # A kernel compiled with cache=False writes no index file into spotree's
+    # cache folder; a cached twin does (the control). Compared before and
+    # after each first call, so files left by earlier runs do not matter.
     import spotree._numba as sn
 
     folder = sn.cache_dir()
     if folder is None:
         pytest.skip("the disk cache is off in this environment")
-    assert _calls_with_constants(1) == 7
-    names = {p.name for p in folder.rglob("*.nbi")}
-    assert not any("_calls_with_constants" in n or "._callee-" in n for n in names)
+
+    @jit(cache=False)
+    def _uncached_probe(x):
+        return x + 3
 
     @jit
-    def _cached_twin(x):
-        return x + 1
+    def _cached_probe(x):
+        return x + 2
 
-    assert _cached_twin(1) == 2
-    names = {p.name for p in folder.rglob("*.nbi")}
-    assert any("_cached_twin" in n for n in names)
+    before = _index_files(folder)
+    assert _uncached_probe(1) == 4
+    new = _index_files(folder) - before
+    assert not new, new
+    assert _uncached_probe.stats.cache_path is None
+    # The control: compiled and written on a first run, loaded on the next.
+    assert _cached_probe(1) == 3
+    stats = _cached_probe.stats
+    assert stats.cache_path is not None
+    assert pathlib.Path(stats.cache_path).resolve().is_relative_to(pathlib.Path(folder).resolve())
+    assert sum(stats.cache_hits.values()) + sum(stats.cache_misses.values()) == 1
+    assert any("_cached_probe" in p.name for p in folder.rglob("*.nbi"))
