@@ -1323,6 +1323,51 @@ def knapsack_dp_cut_bounds(ints, SL, TS, lam_l, lam_l2, lam_r, lam_r2):
     return _dp_bounds(ints, SL, TS, True, lam_l, lam_l2, lam_r, lam_r2)
 
 
+@jit(inline="always")
+def _lagrangian_dp(ints, c, lam):
+    """:func:`lagrangian_bound_min` of the one-resource knapsack."""
+    n = ints[0]
+    K = ints[1]
+    s = lam * K
+    for j in range(n):
+        wj = ints[2 + j]
+        if wj > K:
+            continue
+        v = -c[j] - lam * wj
+        if v > 0.0:
+            s += v
+    return -s
+
+
+@jit(inline="always")
+def _lagrangian_bb(ints, floats, c, lam):
+    """:func:`lagrangian_bound_min` of the multi-dimensional knapsack (of its
+    surrogate knapsack)."""
+    n = ints[0]
+    m = ints[1]
+    o_cap = m * n
+    o_mu = o_cap + m
+    cap = 0.0
+    for r in range(m):
+        cap += floats[o_mu + r] * floats[o_cap + r]
+    s = lam * cap
+    for j in range(n):
+        ok = True
+        sw = 0.0
+        for r in range(m):
+            wr = floats[r * n + j]
+            if wr > floats[o_cap + r]:
+                ok = False
+                break
+            sw += floats[o_mu + r] * wr
+        if not ok:
+            continue
+        v = -c[j] - lam * sw
+        if v > 0.0:
+            s += v
+    return -s
+
+
 @jit
 def lagrangian_bound_min(kind, ints, floats, c, lam):
     """``-(lam * cap + sum_j max(0, v_j - lam * w_j))`` over the items that fit: a
@@ -1330,39 +1375,8 @@ def lagrangian_bound_min(kind, ints, floats, c, lam):
     duality), in O(n); -inf for kinds without one. For several resources,
     of the surrogate knapsack (weights and capacity added up with the
     branch and bound's multipliers)."""
-    n = ints[0]
     if kind == KIND_KNAPSACK_DP:
-        K = ints[1]
-        s = lam * K
-        for j in range(n):
-            wj = ints[2 + j]
-            if wj > K:
-                continue
-            v = -c[j] - lam * wj
-            if v > 0.0:
-                s += v
-        return -s
+        return _lagrangian_dp(ints, c, lam)
     if kind == KIND_KNAPSACK_BB:
-        m = ints[1]
-        o_cap = m * n
-        o_mu = o_cap + m
-        cap = 0.0
-        for r in range(m):
-            cap += floats[o_mu + r] * floats[o_cap + r]
-        s = lam * cap
-        for j in range(n):
-            ok = True
-            sw = 0.0
-            for r in range(m):
-                wr = floats[r * n + j]
-                if wr > floats[o_cap + r]:
-                    ok = False
-                    break
-                sw += floats[o_mu + r] * wr
-            if not ok:
-                continue
-            v = -c[j] - lam * sw
-            if v > 0.0:
-                s += v
-        return -s
+        return _lagrangian_bb(ints, floats, c, lam)
     return -np.inf

@@ -182,14 +182,20 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         # The block DAG solver's scratch (zeros: unused columns of a last,
         # partial block are solved too and must hold finite numbers).
         blocked = oracle.kind == KIND_DAG
+        ints = _writable(oracle.ints)
         solver = Solver(kind=int(oracle.kind), solve=solver_function(oracle.kind),
-                        ints=_writable(oracle.ints), floats=_writable(oracle.floats),
+                        ints=ints, floats=_writable(oracle.floats),
                         work=np.empty(max(oracle.work_size, 1)),
                         iwork=np.empty(max(oracle.iwork_size, 1), dtype=i64),
                         blk=np.zeros((d, DAG_BLOCK) if blocked else (0, 0)),
                         blk_dist=np.zeros((int(oracle.ints[0]), DAG_BLOCK) if blocked
                                           else (0, 0)),
-                        blk_f=np.zeros((4, DAG_BLOCK)))
+                        blk_f=np.zeros((4, DAG_BLOCK)),
+                        # One kind's own code is compiled only where these
+                        # hold an array (see Solver).
+                        dag=ints if blocked else None,
+                        dp=ints if oracle.kind == KIND_KNAPSACK_DP else None,
+                        bb=ints if oracle.kind == KIND_KNAPSACK_BB else None)
         # Per row and feature: the sums and, for the knapsacks, the bounds (a
         # few O(d) passes); the exact solves, which the bounds mostly spare,
         # are counted as they run (a DAG's in blocks, at a quarter of a solve:

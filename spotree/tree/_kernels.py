@@ -32,9 +32,12 @@ they decide what is compiled: ``Categories`` is None when no feature is
 categorical, ``Solver`` is None except on the solver path and ``Requests``
 except on the oracle path, and the code reading a None record is not
 compiled. The compiled solver arrives as a first-class function
-(``Solver.solve``), so the machine is compiled once for every solver and a
-fit compiles only the solver it uses. Each variant is cached on disk like
-every kernel.
+(``Solver.solve``), and the code of one kind of solver alone (the DAG's
+block solver, each knapsack's bounds) behind a None test on the record's
+``dag``, ``dp`` or ``bb``: so a fit compiles only the solver it uses and
+that kind's code, and the machine once per family of kinds (DAG, one-
+resource knapsack, several resources, the others). Each variant is cached
+on disk like every kernel.
 
 Every candidate split of both sweeps is scored by one function,
 :func:`_candidate` (as scikit-learn's splitter calls one criterion); the
@@ -50,10 +53,10 @@ import numpy as np
 from typing import NamedTuple
 
 from .._numba import jit
-from ..problems._compiled import (DAG_BLOCK, KIND_DAG, KIND_KNAPSACK_BB, KIND_KNAPSACK_DP,
-                                  _knapsack_dp_value, dag_min_block,
-                                  knapsack_dp_child_bounds, knapsack_dp_cut_bounds,
-                                  lagrangian_bound_min, relaxation_min, relaxation_min_warm)
+from ..problems._compiled import (DAG_BLOCK, KIND_DAG, KIND_KNAPSACK_DP, _knapsack_bb_bound,
+                                  _knapsack_dp_bound, _knapsack_dp_bound_warm,
+                                  _knapsack_dp_value, _lagrangian_bb, dag_min_block,
+                                  knapsack_dp_child_bounds, knapsack_dp_cut_bounds)
 
 MODE_VERTEX = 0
 MODE_SOLVER = 1
@@ -312,6 +315,16 @@ class Solver(NamedTuple):
     blk: np.ndarray
     blk_dist: np.ndarray
     blk_f: np.ndarray
+    #: ``ints`` for ``KIND_DAG``, ``KIND_KNAPSACK_DP`` and ``KIND_KNAPSACK_BB``
+    #: respectively, None for the other kinds. One kind's own code is written
+    #: in a function that takes these as arguments, behind a test ``x is
+    #: None`` / ``x is not None`` of its own: numba removes a branch on an
+    #: argument that is None before typing it (never one on an argument that
+    #: is not), so that code compiles only in fits of that kind. A test on
+    #: ``kind``, a number, compiled every kind's code into every fit.
+    dag: object
+    dp: object
+    bb: object
 
 
 class Requests(NamedTuple):
@@ -445,17 +458,43 @@ def _vertex_spo(T_G, GL, GM, use_m, zl, zr, spo_tol):
 
 
 @jit(_nrt=False, internal=True)
-def _knapsack_value(solver, kind, ints, floats, b, nowv, work, iwork):
-    """A knapsack kind's optimal value at ``b``: the one-resource DP called
-    directly (through the function pointer it cost 2.4 us, 1.6 us here)."""
-    if kind == KIND_KNAPSACK_DP:
-        return _knapsack_dp_value(ints, b, work)
-    return solver.solve(ints, floats, b, nowv, work, iwork)
+def _knapsack_value(dp, solver, b, nowv):
+    """A knapsack kind's optimal value at ``b``: the one-resource DP
+    (``dp``, see :class:`Solver`) called directly (through the function
+    pointer it cost 2.4 us, 1.6 us here)."""
+    if dp is not None:
+        return _knapsack_dp_value(dp, b, solver.work)
+    return solver.solve(solver.ints, solver.floats, b, nowv, solver.work, solver.iwork)
+
+
+@jit(internal=True)
+def _relaxation(dp, bb, solver, c, hint, key):
+    """``(bound, multiplier)`` of the knapsacks' LP relaxation at ``c``: the
+    one-resource one warm-started from ``hint`` (``relaxation_min_warm``),
+    that of several resources (``relaxation_min``); ``(-inf, 0)`` for the
+    other kinds, which have no bound. The kind is told by ``dp`` and ``bb``
+    (see :class:`Solver`), so a fit compiles its own kind's bound alone."""
+    if dp is not None:
+        return _knapsack_dp_bound_warm(dp, c, hint, key)
+    if bb is not None:
+        return _knapsack_bb_bound(bb, solver.floats, c, solver.work, solver.iwork)
+    return -np.inf, 0.0
+
+
+@jit(internal=True)
+def _node_multiplier(dp, bb, solver, c):
+    """The multiplier of ``relaxation_min`` at the node's cost sum ``c`` (0
+    for kinds without bounds), compiled for the fit's kind alone."""
+    if dp is not None:
+        return _knapsack_dp_bound(dp, c, solver.work, solver.iwork)[1]
+    if bb is not None:
+        return _knapsack_bb_bound(bb, solver.floats, c, solver.work, solver.iwork)[1]
+    return 0.0
 
 
 @jit(_nrt=False, internal=True)
-def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, warm, mono,
-                fstate, margin0):
+def _solver_spo(solver, dp, bb, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, warm,
+                mono, fstate, margin0):
     """Children's SPO loss from the compiled solver on their cost sums ``bl`` and ``br``.
 
     A candidate whose SPO loss is at least ``cutoff`` cannot become the
@@ -487,31 +526,41 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
     ``margin0 >= 0``: the caller already tried the Lagrangian bounds at these
     multipliers against this cutoff (they failed, and ``lam_nb[2]`` holds
     their left floor); ``margin0`` is their sum of ``|bl| + |br|``.
+
+    ``dp`` and ``bb`` are ``solver.dp`` and ``solver.bb`` (see
+    :class:`Solver`): the bounds are compiled for the knapsack kinds alone,
+    each kind's own.
     """
     nowv = bl[:0]
-    kind, ints, floats = solver.kind, solver.ints, solver.floats
+    ints, floats = solver.ints, solver.floats
     work, iwork = solver.work, solver.iwork
     if cutoff <= 0.0:
         # Losses are never negative: this candidate can only tie.
         return np.inf
-    if cutoff < np.inf and (kind == KIND_KNAPSACK_DP or kind == KIND_KNAPSACK_BB):
+    if cutoff < np.inf and (dp is not None or bb is not None):
         # Each child's loss z*(b) - z is at least its bound's excess (and 0).
         if margin0 >= 0.0:
             # Computed and failed in the caller: the same test again would fail.
             margin = margin0
             ll = -np.inf
             lr = -np.inf
-        elif kind == KIND_KNAPSACK_DP:
-            ll, lr, margin = knapsack_dp_child_bounds(ints, bl, br, lam_l, lam_nb[0], lam_r,
+        elif dp is not None:
+            ll, lr, margin = knapsack_dp_child_bounds(dp, bl, br, lam_l, lam_nb[0], lam_r,
                                                       lam_nb[1])
-        else:
+        elif bb is not None:
             margin = 0.0
             for j in range(bl.shape[0]):
                 margin += abs(bl[j]) + abs(br[j])
-            ll = max(lagrangian_bound_min(kind, ints, floats, bl, lam_l),
-                     lagrangian_bound_min(kind, ints, floats, bl, lam_nb[0]))
-            lr = max(lagrangian_bound_min(kind, ints, floats, br, lam_r),
-                     lagrangian_bound_min(kind, ints, floats, br, lam_nb[1]))
+            ll = max(_lagrangian_bb(bb, floats, bl, lam_l),
+                     _lagrangian_bb(bb, floats, bl, lam_nb[0]))
+            lr = max(_lagrangian_bb(bb, floats, br, lam_r),
+                     _lagrangian_bb(bb, floats, br, lam_nb[1]))
+        else:
+            # Never (one of dp, bb holds an array here); numba prunes a
+            # branch on an argument that is None only, so each kind's code
+            # is behind its own test.
+            margin = 0.0
+            ll = lr = -np.inf
         need = cutoff + 1e-9 * margin + spo_tol
         floor_l = lam_nb[2] if mono else 0.0
         ll -= zl
@@ -521,18 +570,18 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
         if margin0 < 0.0 and max(ll, floor_l) + max(lr, 0.0) >= need:
             return np.inf
         hint, key = warm
-        lr, lam_nb[1] = relaxation_min_warm(kind, ints, floats, br, work, iwork, hint[1:], key)
+        lr, lam_nb[1] = _relaxation(dp, bb, solver, br, hint[1:], key)
         lr = max(lr - zr, 0.0)
         if floor_l + lr >= need:
             return np.inf
-        ll, lam_nb[0] = relaxation_min_warm(kind, ints, floats, bl, work, iwork, hint[:1], key)
+        ll, lam_nb[0] = _relaxation(dp, bb, solver, bl, hint[:1], key)
         ll = max(ll - zl, floor_l)
         if mono:
             lam_nb[2] = ll
         if ll + lr >= need:
             return np.inf
         fstate[F_SOLVES] += 1.0
-        gl = _knapsack_value(solver, kind, ints, floats, bl, nowv, work, iwork)
+        gl = _knapsack_value(dp, solver, bl, nowv)
         if np.isnan(gl):
             return np.nan
         if mono:
@@ -540,7 +589,7 @@ def _solver_spo(solver, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, w
         if (gl - zl) + lr >= need:
             return np.inf
         fstate[F_SOLVES] += 1.0
-        gr = _knapsack_value(solver, kind, ints, floats, br, nowv, work, iwork)
+        gr = _knapsack_value(dp, solver, br, nowv)
         if np.isnan(gr):
             return np.nan
         spo = (gl - zl) + (gr - zr)
@@ -641,8 +690,9 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
                 cutoff = best if a == 1.0 else (
                     (best - (1.0 - a) * mse / cr.mse_scale) * cr.spo_scale / a)
             mono = split_kind == SPLIT_NUMERIC and not use_m
-            spo = _solver_spo(solver, bl, br, zl, zr, cr.spo_tol, cutoff, lam * lw / T.w,
-                              lam * rw / T.w, lam_nb, warm, mono, fstate, margin0)
+            spo = _solver_spo(solver, solver.dp, solver.bb, bl, br, zl, zr, cr.spo_tol, cutoff,
+                              lam * lw / T.w, lam * rw / T.w, lam_nb, warm, mono, fstate,
+                              margin0)
             if np.isnan(spo):
                 return False
     crit = combine(a, spo, mse, cr.spo_scale, cr.mse_scale)
@@ -711,26 +761,41 @@ def _sweep_setup(rows, cr, bufs):
 
 
 @jit(_nrt=False, internal=True)
+def _dp_cut_bounds(dp, SL, TS, lam_l, lam_l2, lam_r, lam_r2):
+    """``knapsack_dp_cut_bounds`` on the one-resource knapsack ``dp``
+    (``solver.dp``); with ``dp`` None (never called then) nothing is
+    compiled, and no bound. numba prunes a branch on an argument that is
+    None, never on one that is not: the code of each kind stands behind a
+    test of its own argument."""
+    if dp is None:
+        return -np.inf, -np.inf, 0.0
+    return knapsack_dp_cut_bounds(dp, SL, TS, lam_l, lam_l2, lam_r, lam_r2)
+
+
+@jit(_nrt=False, internal=True)
 def _past_best(lam_nb, margin, istate, fstate):
     """The sweep's left-child loss bound ``lam_nb[2]`` is beyond the best criterion."""
     return istate[I_BEST_F] >= 0 and lam_nb[2] >= fstate[F_BEST_CRIT] + margin
 
 
 @jit(_nrt=False, internal=True)
-def _flush_dag(solver, nblk, T, spo_tol, cmp_tol, f, lam_nb, istate, fstate):
+def _flush_dag(dag, solver, nblk, T, spo_tol, cmp_tol, f, lam_nb, istate, fstate):
     """Score the ``nblk`` thresholds queued in ``solver.blk`` (pure SPO, DAG kind).
 
     Both children of up to ``DAG_BLOCK`` consecutive thresholds are solved by
     the block solver, then scored in sweep order exactly as :func:`_candidate`
     scores them one by one (same values to the last bit, same ties). Returns
     False, and flags ``I_FAILED``, when a value is NaN (the scalar path's
-    "solver gave up").
+    "solver gave up"). ``dag`` is ``solver.dag``: None for the other kinds,
+    which never queue (and then the block solver is not compiled).
     """
+    if dag is None:
+        return True
     bf = solver.blk_f
-    dag_min_block(solver.ints, solver.blk, solver.blk_dist, bf[2])
+    dag_min_block(dag, solver.blk, solver.blk_dist, bf[2])
     # The right children: T.S minus the left ones, formed in the solver (one
     # subtraction per lane, the same as writing them out first).
-    dag_min_block(solver.ints, solver.blk, solver.blk_dist, bf[3], T.S)
+    dag_min_block(dag, solver.blk, solver.blk_dist, bf[3], T.S)
     # The work budget's account: a vector solved in a block costs about a
     # quarter of a scalar solve.
     fstate[F_SOLVES] += 0.5 * nblk
@@ -810,12 +875,10 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
     # The solver's arrays out of the record once (a field read per candidate
     # costs reference count updates); placeholders of the same types without
     # a solver, never read then.
-    ints = istate
     blk = blk_f = bufs
     if solver is not None:
         knap = (solver.kind == KIND_KNAPSACK_DP and a == 1.0 and not has_m
                 and reqs is None)
-        ints = solver.ints
         blk = solver.blk
         blk_f = solver.blk_f
     if (fast or fast_mse or blocked or knap) and not varies:
@@ -856,8 +919,8 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                 blk_f[1, nblk] = midpoint(xs[p], xs[p + 1])
                 nblk += 1
                 if nblk == DAG_BLOCK:
-                    if not _flush_dag(solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, lam_nb,
-                                      istate, fstate):
+                    if not _flush_dag(solver.dag, solver, nblk, T, cr.spo_tol, cr.cmp_tol, f,
+                                      lam_nb, istate, fstate):
                         return
                     nblk = 0
                     if _past_best(lam_nb, stop_margin, istate, fstate):
@@ -884,8 +947,8 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
                     if not pruned:
                         # Read from the running sums: the children's sums
                         # are written (by _candidate) only past these bounds.
-                        ll, lr, margin = knapsack_dp_cut_bounds(
-                            ints, SL, TS, lam * wL / T.w, lam_nb[0],
+                        ll, lr, margin = _dp_cut_bounds(
+                            solver.dp, SL, TS, lam * wL / T.w, lam_nb[0],
                             lam * (T.w - wL) / T.w, lam_nb[1])
                         ll -= zL
                         lr -= T.z - zL
@@ -987,7 +1050,8 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, ista
             return
     if solver is not None:
         if nblk > 0:
-            _flush_dag(solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, lam_nb, istate, fstate)
+            _flush_dag(solver.dag, solver, nblk, T, cr.spo_tol, cr.cmp_tol, f, lam_nb, istate,
+                       fstate)
 
 
 @jit(internal=True)
@@ -1259,8 +1323,7 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
                 # once per node rather than once per feature swept.
                 fstate[F_LAM] = 0.0
                 if a > 0.0:
-                    fstate[F_LAM] = relaxation_min(solver.kind, solver.ints, solver.floats,
-                                                   cur_S, solver.work, solver.iwork)[1]
+                    fstate[F_LAM] = _node_multiplier(solver.dp, solver.bb, solver, cur_S)
             for j in range(d):
                 nodes.value[t, j] = cur_S[j] / wsum
             nodes.zsum[t] = z

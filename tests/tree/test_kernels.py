@@ -40,3 +40,54 @@ def test_filter_order_keeps_the_active_rows_in_order():
         assert out.shape == (2, p, int(active.sum())) and out.dtype == dtype
         for f in range(p):
             np.testing.assert_array_equal(out[0, f], [i for i in order[f] if active[i]])
+
+
+# A cold fit compiles only its own kind's code. In a fresh interpreter with an
+# empty kernel cache, every kernel a fit uses is compiled there and gains a
+# signature; one it does not use has none. (With a warm cache numba loads the
+# fit's machine whole, and the callees' signatures say nothing.)
+COLD_KNAPSACK_FIT = """
+import json, sys
+import numpy as np
+from spotree import SPOTree
+from spotree.problems import Knapsack
+from spotree.problems import _compiled
+from spotree.tree import _kernels
+rng = np.random.RandomState(0)
+X = rng.rand(30, 2)
+C = rng.rand(30, 12) * (1.0 + X[:, :1])
+tree = SPOTree(Knapsack(rng.randint(1, 6, size=12), 10), max_depth=1).fit(X, C)
+names = {name: len(getattr(mod, name).signatures) for mod, name in [
+    (_kernels, "grow_step"), (_compiled, "_knapsack_dp_bound_warm"),
+    (_compiled, "knapsack_dp_cut_bounds"),
+    (_compiled, "dag_min_block"), (_compiled, "_dag_layout"), (_compiled, "_dag_min"),
+    (_compiled, "_knapsack_bb_bound"), (_compiled, "_knapsack_bb_min"),
+    (_compiled, "relaxation_min"), (_compiled, "relaxation_min_warm"),
+    (_compiled, "lagrangian_bound_min")]}
+print(json.dumps([tree.tree_.node_count, names]))
+"""
+
+
+def test_a_cold_knapsack_fit_compiles_no_other_kinds_code(tmp_path):
+    import json
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[2]
+    env = dict(os.environ, SPOTREE_CACHE_DIR=str(tmp_path), SPOTREE_NUMBA_CACHE="1",
+               PYTHONPATH=os.pathsep.join([str(root)] + [p for p in
+                                                         [os.environ.get("PYTHONPATH")] if p]))
+    res = subprocess.run([sys.executable, "-c", COLD_KNAPSACK_FIT], capture_output=True,
+                         text=True, env=env, cwd=root, timeout=300)
+    assert res.returncode == 0, res.stderr
+    node_count, compiled = json.loads(res.stdout.strip().splitlines()[-1])
+    # The fit went through the one-resource knapsack's compiled sweep and its
+    # bounds (the control: this process did compile, and we see it).
+    assert node_count == 3
+    assert compiled.pop("grow_step") == 1
+    assert compiled.pop("_knapsack_dp_bound_warm") == 1
+    assert compiled.pop("knapsack_dp_cut_bounds") == 1
+    # Nothing of the DAG's block solver, the several-resource knapsack, or the
+    # bounds dispatched on a kind number at run time (which compile every kind).
+    assert compiled == dict.fromkeys(compiled, 0)
