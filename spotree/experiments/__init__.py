@@ -21,12 +21,35 @@ Modules import one way: ``_configs`` (methods and grids) <- ``_tables``
 them and writes everything).
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
 from ._configs import (ENERGY_METHODS, EXPERIMENTS, METHODS, PYEPO_METHODS, PYEPO_PROBLEMS,
                        Method, PyEPOMethod, make_grid, parse_seeds, pyepo_available,
                        register_method, register_pyepo_method)
-from ._runner import execute_run, run_experiment, warm_up
+
+if TYPE_CHECKING:
+    from ._runner import execute_run, run_experiment, warm_up
+
+# The runner loads on first use (PEP 562): it imports numpy and the
+# estimators, which the configs alone (what `spotree reproduce` checks its
+# arguments against) do not need.
+_RUNNER = ("execute_run", "run_experiment", "warm_up")
 
 __all__ = ["ENERGY_METHODS", "EXPERIMENTS", "METHODS", "Method", "PYEPO_METHODS",
            "PYEPO_PROBLEMS", "PyEPOMethod", "execute_run", "make_grid", "parse_seeds",
            "pyepo_available", "register_method", "register_pyepo_method", "run_experiment",
            "warm_up"]
+
+
+def __getattr__(name):
+    if name in _RUNNER:
+        value = getattr(importlib.import_module("._runner", __name__), name)
+        globals()[name] = value  # later lookups skip __getattr__
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    # The public names (the runner's before it loads), not this file's imports.
+    return sorted(set(__all__) | {n for n in globals() if n.startswith("__")})

@@ -10,10 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import pathlib
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
-
-from ..forest import SPOForest
-from ..tree import OptimalSPOTree, SPOTree
 
 __all__ = ["Method", "METHODS", "register_method", "EXPERIMENTS", "make_grid", "run_key",
            "CONFIG_VERSION", "parse_seeds", "depth_label", "PyEPOMethod", "PYEPO_METHODS",
@@ -60,7 +58,55 @@ class Method:
         return list(depths)
 
 
-METHODS = {}
+class _Registry(MutableMapping):
+    """``METHODS``: a dict of name -> :class:`Method` whose built-in entries are
+    made on first read. Their names are known without importing any estimator
+    (scikit-learn, numba: over a second), so that ``spotree reproduce
+    --methods`` checks a command line at once."""
+
+    def __init__(self):
+        self._items = {}
+
+    def __getitem__(self, name):
+        item = self._items[name]
+        if not isinstance(item, Method):
+            item = self._items[name] = item()
+        return item
+
+    def __setitem__(self, name, method):
+        self._items[name] = method
+
+    def __delitem__(self, name):
+        del self._items[name]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self):
+        return len(self._items)
+
+    def __repr__(self):
+        return repr(dict(self))
+
+
+METHODS = _Registry()
+
+
+def _tree(cls):
+    from .. import tree
+
+    return getattr(tree, cls)
+
+
+def _forest(cls):
+    from .. import forest
+
+    return getattr(forest, cls)
+
+
+def _builtin(name, load, cls, kind, params):
+    """Register a built-in method whose estimator ``load(cls)`` loads on first read."""
+    METHODS._items[name] = lambda: Method(name, load(cls), kind, params)
 
 
 def register_method(method):
@@ -75,14 +121,13 @@ def register_method(method):
     return method
 
 
-for _m in (Method("SPOT", SPOTree, "tree", {"criterion": "spo"}),
-           Method("CART", SPOTree, "tree", {"criterion": "mse"}),
-           # The paper's "SPOT MILP": an optimal tree of fixed depth. OptimalSPOTree's
-           # default exact search minimizes the same objective as the MILP, faster.
-           Method("SPOT Optimal", OptimalSPOTree, "optimal", {"time_limit": 60}),
-           Method("SPO Forest", SPOForest, "forest", {"criterion": "spo"}),
-           Method("CART Forest", SPOForest, "forest", {"criterion": "mse"})):
-    register_method(_m)
+_builtin("SPOT", _tree, "SPOTree", "tree", {"criterion": "spo"})
+_builtin("CART", _tree, "SPOTree", "tree", {"criterion": "mse"})
+# The paper's "SPOT MILP": an optimal tree of fixed depth. OptimalSPOTree's
+# default exact search minimizes the same objective as the MILP, faster.
+_builtin("SPOT Optimal", _tree, "OptimalSPOTree", "optimal", {"time_limit": 60})
+_builtin("SPO Forest", _forest, "SPOForest", "forest", {"criterion": "spo"})
+_builtin("CART Forest", _forest, "SPOForest", "forest", {"criterion": "mse"})
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,28 @@ def test_help_and_usage_errors_import_nothing_heavy(args, code, needle):
     assert heavy == []
 
 
+# `reproduce`'s method, problem and seed lists are checked against the
+# experiments' configs: those load (no runner, no estimator), nothing heavy.
+CONFIGS = ("spotree.experiments", "spotree.experiments._configs")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["reproduce", "shortest-path", "--methods", "BAD"], "unknown method(s) 'BAD'"),
+    (["reproduce", "pyepo", "--methods", "SPOT,BAD"], "unknown method(s) 'BAD'"),
+    (["reproduce", "shortest-path", "--seeds", "BAD"], "--seeds: must be a count"),
+    (["reproduce", "pyepo", "--seeds", "-1"], "--seeds: must name at least one"),
+    (["reproduce", "pyepo", "--problems", "BAD"], "unknown problem(s) 'BAD'"),
+])
+def test_reproduce_list_errors_load_the_configs_only(args, needle):
+    res, imported, stderr = run_with_importtime(*args)
+    assert res.returncode == 2, stderr
+    assert needle in stderr and stderr.startswith("spotree reproduce: error:")
+    assert "spotree.experiments._configs" in imported  # the lists were checked
+    heavy = sorted(m for m in imported if m.split(".")[0] in HEAVY
+                   or (m.startswith(FORBIDDEN) and m not in CONFIGS))
+    assert heavy == []
+
+
 def test_a_command_still_loads_what_it_needs(tmp_path):
     # `show` on a missing file fails inside the command, after loading it.
     res, imported, stderr = run_with_importtime("show", str(tmp_path / "nope.json"))

@@ -45,9 +45,19 @@ def test_method_kinds_choose_their_depths(monkeypatch):
 
 
 def test_methods_are_estimator_classes_and_unknown_names_fail():
-    assert METHODS["SPOT"].estimator is spotree.SPOTree
-    assert METHODS["SPOT Optimal"].estimator is spotree.OptimalSPOTree
-    assert METHODS["SPO Forest"].estimator is spotree.SPOForest
+    # The paper's five methods, in this order, as the registry held them
+    # when it imported the estimators at once.
+    builtin = [("SPOT", spotree.SPOTree, "tree", {"criterion": "spo"}),
+               ("CART", spotree.SPOTree, "tree", {"criterion": "mse"}),
+               ("SPOT Optimal", spotree.OptimalSPOTree, "optimal", {"time_limit": 60}),
+               ("SPO Forest", spotree.SPOForest, "forest", {"criterion": "spo"}),
+               ("CART Forest", spotree.SPOForest, "forest", {"criterion": "mse"})]
+    assert list(METHODS)[:5] == [b[0] for b in builtin]
+    for name, cls, kind, params in builtin:
+        m = METHODS[name]
+        assert isinstance(m, Method) and m.estimator is cls
+        assert (m.name, m.kind, m.params) == (name, kind, params)
+        assert METHODS[name] is m and METHODS.get(name) is m and dict(METHODS)[name] is m
     with pytest.raises(ValueError, match="unknown method"):
         make_grid("shortest-path", methods=["Nope"])
     with pytest.raises(ValueError, match="kind"):
@@ -414,3 +424,29 @@ def test_runs_in_dask_workers_do_not_nest_joblib_calls(tmp_path, monkeypatch):
     assert not res["errors"] and len(res["rows"]) == 4
     # Inside a worker a forest's trees are grown right there, one after the other.
     assert BACKENDS and set(BACKENDS) == {"SequentialBackend"}
+
+
+def test_method_names_are_known_before_any_estimator_loads():
+    # `spotree reproduce --methods` checks names against METHODS: listing them
+    # must not import the estimators (scikit-learn, numba: over a second).
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = ("import json, sys\n"
+            "from spotree.experiments import METHODS\n"
+            "names = list(METHODS)\n"
+            "before = [m in sys.modules for m in ('numpy', 'sklearn', 'spotree.tree',"
+            " 'spotree.experiments._runner')]\n"
+            "cls = METHODS['CART'].estimator\n"
+            "print(json.dumps([names[:5], before, cls.__module__, 'spotree.tree' in sys.modules,"
+            " 'spotree.forest' in sys.modules]))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=root, timeout=120)
+    assert res.returncode == 0, res.stderr
+    names, before, module, tree_loaded, forest_loaded = json.loads(res.stdout.splitlines()[-1])
+    assert names == ["SPOT", "CART", "SPOT Optimal", "SPO Forest", "CART Forest"]
+    assert before == [False, False, False, False]
+    # A method read loads its estimator's module, and no other.
+    assert module == "spotree.tree._classes" and tree_loaded and not forest_loaded
