@@ -75,4 +75,10 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+    # The public names and submodules, loaded or not (and those loaded since,
+    # e.g. spotree.experiments), and the module's dunders; not this file's
+    # imports and helpers (importlib, TYPE_CHECKING, _LAZY) nor private modules.
+    loaded = {n for n, v in globals().items()
+              if not n.startswith("_") and getattr(v, "__name__", None) == f"{__name__}.{n}"}
+    dunders = {n for n in globals() if n.startswith("__") and n.endswith("__")}
+    return sorted(set(__all__) | set(_LAZY) | set(_SUBMODULES) | loaded | dunders)

@@ -35,6 +35,9 @@ PUBLIC_FROM = {
 PUBLIC_SUBMODULES = ["datasets", "metrics", "problems"]
 # Bound as attributes by the eager imports: code may use e.g. `spotree.tree.SPOTree`.
 OTHER_SUBMODULES = ["boost", "forest", "linear_model", "tree"]
+# Every public name of the package, as dir() lists it (besides dunders).
+PUBLIC = ({n for names in PUBLIC_FROM.values() for n in names} | set(PUBLIC_SUBMODULES)
+          | set(OTHER_SUBMODULES))
 
 
 def fresh_python(code):
@@ -58,9 +61,26 @@ def test_import_spotree_imports_nothing_heavy():
     assert pathlib.Path(path).resolve() == ROOT / "spotree" / "__init__.py"
     assert version == spotree.__version__
     assert [m for m, was in zip(HEAVY, loaded) if was] == []
-    # dir() lists the names before they load (nor does it load them).
+    # dir() lists the names before they load (nor does it load them), and no
+    # other name but the module's dunders: not the lazy machinery (importlib,
+    # TYPE_CHECKING, the name maps).
     assert set(spotree.__all__ + OTHER_SUBMODULES + ["__version__"]) <= set(names)
     assert names == sorted(names)
+    assert {n for n in names if not n.startswith("__")} == PUBLIC
+
+
+def test_dir_lists_public_names_and_loaded_public_submodules_only():
+    # After names, subpackages and private modules have loaded (numba's
+    # wrapper, the validation helpers), dir() still lists public names only,
+    # now with the public subpackages imported since.
+    out = fresh_python(
+        "import json\n"
+        "import spotree, spotree.experiments, spotree.cli\n"
+        "spotree.SPOTree, spotree.Knapsack\n"
+        "import spotree._numba\n"
+        "print(json.dumps(dir(spotree)))")
+    assert {n for n in out if not n.startswith("__")} == PUBLIC | {"experiments", "cli"}
+    assert {"__version__", "__all__", "__doc__", "__name__"} <= set(out)
 
 
 def test_a_name_loads_its_submodule_and_no_other():
