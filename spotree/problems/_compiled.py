@@ -883,7 +883,9 @@ def solve_batch(kind, ints, floats, C, W, work, iwork):
 #: Type of every kind's solver as a first-class function:
 #: ``solve(ints, floats, c, w, work, iwork) -> min_{w in S} c^T w``, the
 #: contract of :func:`solve_min`. Kernels that receive a solver this way are
-#: compiled once for all kinds, and only the kinds a process uses compile.
+#: compiled once for all kinds (:func:`solve_batch_with`; the tree's growth
+#: machine once per family of kinds, see ``tree._kernels.Solver``), and only
+#: the kinds a process uses compile.
 SOLVER_SIGNATURE = types.float64(types.int64[::1], types.float64[::1], types.float64[::1],
                                  types.float64[::1], types.float64[::1], types.int64[::1])
 
