@@ -670,6 +670,21 @@ def knapsack_bb_oracle(weights, capacities, max_nodes):
                           float(40 * n * n * (m + 1)))
 
 
+@jit(inline="always")
+def _surrogate_weight(floats, j, n, m, o_cap, o_mu):
+    """``(fits, s)`` of item ``j`` of a multi-dimensional knapsack: whether it
+    fits every capacity alone, and its weight in the surrogate constraint
+    (the weights summed with the multipliers ``floats[o_mu:]``; 0 when it
+    does not fit)."""
+    s = 0.0
+    for r in range(m):
+        wr = floats[r * n + j]
+        if wr > floats[o_cap + r]:
+            return False, 0.0
+        s += floats[o_mu + r] * wr
+    return True, s
+
+
 @jit
 def _knapsack_bb_min(ints, floats, c, w, work, iwork):
     n = ints[0]
@@ -698,14 +713,7 @@ def _knapsack_bb_min(ints, floats, c, w, work, iwork):
         v = -c[j]
         if not v > 0.0:
             continue
-        ok = True
-        s = 0.0
-        for r in range(m):
-            wr = floats[r * n + j]
-            if wr > floats[o_cap + r]:
-                ok = False
-                break
-            s += floats[o_mu + r] * wr
+        ok, s = _surrogate_weight(floats, j, n, m, o_cap, o_mu)
         if not ok:
             continue
         if integral and v != np.floor(v):
@@ -1106,14 +1114,7 @@ def _knapsack_bb_bound(ints, floats, c, work, iwork):
         v = -c[j]
         if not v > 0.0:
             continue
-        ok = True
-        s = 0.0
-        for r in range(m):
-            wr = floats[r * n + j]
-            if wr > floats[o_cap + r]:
-                ok = False
-                break
-            s += floats[o_mu + r] * wr
+        ok, s = _surrogate_weight(floats, j, n, m, o_cap, o_mu)
         if not ok:
             continue
         if s == 0.0:
@@ -1354,14 +1355,7 @@ def _lagrangian_bb(ints, floats, c, lam):
         cap += floats[o_mu + r] * floats[o_cap + r]
     s = lam * cap
     for j in range(n):
-        ok = True
-        sw = 0.0
-        for r in range(m):
-            wr = floats[r * n + j]
-            if wr > floats[o_cap + r]:
-                ok = False
-                break
-            sw += floats[o_mu + r] * wr
+        ok, sw = _surrogate_weight(floats, j, n, m, o_cap, o_mu)
         if not ok:
             continue
         v = -c[j] - lam * sw
