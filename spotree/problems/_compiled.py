@@ -40,7 +40,7 @@ __all__ = ["CompiledOracle", "KIND_DAG", "KIND_GRID", "KIND_KNAPSACK_DP", "KIND_
            "KIND_LABEL_SETTING", "solve_min", "solve_batch", "solve_rows", "solver_function",
            "solve_batch_with", "SOLVER_SIGNATURE", "dag_oracle", "grid_oracle",
            "knapsack_dp_oracle", "knapsack_bb_oracle", "label_setting_oracle",
-           "lower_bound_min", "relaxation_min", "lagrangian_bound_min", "DAG_BLOCK",
+           "relaxation_min", "lagrangian_bound_min", "DAG_BLOCK",
            "dag_min_block", "knapsack_dp_child_bounds", "knapsack_dp_cut_bounds"]
 
 #: Shortest path on a directed acyclic graph (``ShortestPath``, grids and
@@ -1259,12 +1259,6 @@ def relaxation_min_warm(kind, ints, floats, c, work, iwork, hint, key):
     if kind == KIND_KNAPSACK_DP:
         return _knapsack_dp_bound_warm(ints, c, hint, key)
     return relaxation_min(kind, ints, floats, c, work, iwork)
-
-
-@jit
-def lower_bound_min(kind, ints, floats, c, work, iwork):
-    """The bound of :func:`relaxation_min` alone."""
-    return relaxation_min(kind, ints, floats, c, work, iwork)[0]
 
 
 @jit(_nrt=False, fastmath={"reassoc"})
