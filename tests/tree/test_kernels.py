@@ -91,3 +91,23 @@ def test_a_cold_knapsack_fit_compiles_no_other_kinds_code(tmp_path):
     # Nothing of the DAG's block solver, the several-resource knapsack, or the
     # bounds dispatched on a kind number at run time (which compile every kind).
     assert compiled == dict.fromkeys(compiled, 0)
+
+
+def test_ascending_writes_the_distinct_values_sorted_without_a_buffer():
+    from spotree.tree._kernels import ascending
+
+    # The compiled function has no Python wrapper (internal); its Python
+    # source is what numba compiles, checked here against numpy's unique.
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        p = int(rng.integers(1, 40))
+        k = int(rng.integers(0, p + 1))
+        values = rng.permutation(p)[:k].astype(np.int64)
+        if trial % 3 == 0 and k:  # repeated values count once
+            values = np.r_[values, values[: k // 2 + 1]]
+        out = np.full(p + int(rng.integers(0, 3)), -5, dtype=np.int64)
+        got = ascending.py_func(values, p, out)
+        want = np.unique(values)
+        assert got == len(want)
+        np.testing.assert_array_equal(out[:got], want)
+        assert (out[p:] == -5).all()  # nothing written past p
