@@ -135,7 +135,7 @@ def _check_params(model):
 
 
 def fit(args):
-    from ..metrics import normalized_spo_loss
+    from ..metrics import normalized_decision_loss
 
     check_input_file(args.data, "data file")
     check_output_file(args.model, "--model")
@@ -192,8 +192,10 @@ def fit(args):
         before = model.get_n_leaves()
         model = model.prune(X_val, C[:n_val], sample_weight=val_sw)
         note = f", pruned from {before} leaves on the first {n_val} rows"
-    train_loss = normalized_spo_loss(C[n_val:], model.predict(X_fit), problem=problem,
-                                     sample_weight=fit_sw)
+    # The model's own decisions: a tree reads them from its leaves (no solve), and
+    # the optimal values are the only solves left.
+    train_loss = normalized_decision_loss(C[n_val:], model.predict_decision(X_fit),
+                                          problem=problem, sample_weight=fit_sw)
     save_model(model, args.model, {"features": features, "costs": costs,
                                    "weights": args.weights})
     shape = (f"{len(model.estimators_)} trees" if hasattr(model, "estimators_")

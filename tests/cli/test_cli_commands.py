@@ -9,6 +9,7 @@ is activated. Commands that do not depend on each other start together
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ import pandas as pd
 import pytest
 
 import spotree
+from spotree.metrics import normalized_spo_loss
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TRAIN = EXAMPLES / "shortest_path_train.csv"
@@ -127,6 +129,11 @@ def test_fit_matches_the_library_and_predict_round_trips(fitted, tmp_path):
     ref = spotree.SPOTree(spotree.ShortestPath((4, 4)), max_depth=3, min_samples_leaf=20,
                           random_state=0).fit(X[80:], C[80:]).prune(X[:80], C[:80])
     assert f"{ref.get_n_leaves()} leaves" in res.stdout
+    # The training loss printed (read from the leaves' decisions) against the
+    # decisions solved afresh from the reference's predicted costs.
+    want = normalized_spo_loss(C[80:], ref.predict(X[80:]), problem=spotree.ShortestPath((4, 4)))
+    got = float(re.search(r"training normalized SPO loss ([0-9.]+)", res.stdout).group(1))
+    assert want > 0.01 and got == pytest.approx(want, abs=5e-5)
     Xn = pd.read_csv(NEW)[FEATURES].to_numpy()
     np.testing.assert_allclose(model.predict(pd.DataFrame(Xn, columns=FEATURES)),
                                ref.predict(Xn))
