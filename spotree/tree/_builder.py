@@ -217,7 +217,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                  perm=np.zeros(p, dtype=i64), feats=np.zeros(p, dtype=i64), istate=istate,
                  fstate=np.zeros(N_FSTATE), cur_S=np.zeros(d), cur_G=np.zeros(K),
                  bufs=np.zeros((7, max(K, d, 1))), xs=np.zeros(max(m, 1)),
-                 allowed=np.zeros(max(m, 1), dtype=np.bool_), tsc=np.zeros(n))
+                 allowed=np.zeros(max(m, 1), dtype=np.bool_))
     rows_ = Rows(XT=XT, w=w, cnt=cnt, Cm=Cm, G=G, zs=zs, sq=sq,
                  ab=_writable(data.abs_rows) if mode == MODE_SOLVER else np.zeros(n))
     crit = Criterion(mode=int(mode), a=float(a), spo_scale=float(spo_scale),

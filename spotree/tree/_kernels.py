@@ -106,8 +106,7 @@ F_SOLVES = 8
 F_ABS = 9
 F_LAM = 10
 F_NB = 11  # three slots: the sweep's lam_nb (see _bound_multipliers)
-F_TSS = 14  # the node's squared cost-sum norm |S|^2, for squared-error sweeps (see tsc)
-N_FSTATE = 15
+N_FSTATE = 14
 
 # kinds of split
 SPLIT_NUMERIC = 0
@@ -362,9 +361,6 @@ class Scratch(NamedTuple):
     bufs: np.ndarray  #: (7, max(K, d)) running sums GL, GM, SL, SM, children bl, br, and key
     xs: np.ndarray
     allowed: np.ndarray
-    #: (n,) per row of the node being swept: its costs dotted with the node's
-    #: cost sum, ``S . c_i`` (squared-error sweeps only; see sweep_numeric)
-    tsc: np.ndarray
 
 
 class Nodes(NamedTuple):
@@ -828,8 +824,7 @@ def _flush_dag(dag, solver, nblk, T, spo_tol, cmp_tol, f, lam_nb, istate, fstate
 
 
 @jit(internal=True)
-def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, tsc, istate,
-                  fstate):
+def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, istate, fstate):
     """All admissible thresholds of numeric feature f on a node (rows ``seg``, sorted).
 
     Rows whose value is missing (NaN) sit at the end of ``seg``; each
@@ -903,8 +898,6 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, tsc,
     stop = solver is not None and a == 1.0 and reqs is None
     stop_margin = 2e-9 * fstate[F_ABS] + cr.spo_tol
     wL = cL = zL = qL = 0.0
-    tsl = 0.0
-    tss = fstate[F_TSS]
     # Positions 0..mn-2 cut between present values; position mn-1 (with
     # missing rows only) is the present/missing split.
     for p in range(mn):
@@ -1006,16 +999,14 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, tsc,
                 if not crit > cr.spo_tol:
                     crit = 0.0
             elif score:
-                # The right side's |TS - SL|^2 as |TS|^2 - 2 TS.SL + |SL|^2, TS.SL
-                # a running sum of the rows' TS . c_i (tsc, once per node): half
-                # the work per cost of recomputing it.
-                tsl += wi * tsc[i]
                 nl = 0.0
+                nr = 0.0
                 for j in range(d):
                     v = SL[j] + wi * Cm[i, j]
                     SL[j] = v
                     nl += v * v
-                nr = max(tss - 2.0 * tsl + nl, 0.0)
+                    r = TS[j] - v
+                    nr += r * r
                 crit = (qL - nl / wL) + (T.q - qL - nr / (T.w - wL))
                 if not crit > cr.mse_tol:
                     crit = 0.0
@@ -1025,7 +1016,6 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, tsc,
                     for k in range(K):
                         GL[k] += wi * G[i, k]
                 else:
-                    tsl += wi * tsc[i]
                     for j in range(d):
                         SL[j] += wi * Cm[i, j]
                 if not right_ok:
@@ -1430,19 +1420,6 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
             cr = crit if phase == PH_SWEEP else tie
             nf = istate[I_NFEAT]
             T = Sums(fstate[F_W], fstate[F_CNT], fstate[F_Z], fstate[F_Q], cur_G, cur_S)
-            if cr.a == 0.0:
-                # What the squared-error sweeps read (see Scratch.tsc): the
-                # node's |S|^2 and every row's S . c_i, once for all features.
-                tss = 0.0
-                for j in range(d):
-                    tss += cur_S[j] * cur_S[j]
-                fstate[F_TSS] = tss
-                Cm = rows.Cm
-                for i in sc.order[nodes.depth[t] & 1, 0, s:e]:
-                    v = 0.0
-                    for j in range(d):
-                        v += cur_S[j] * Cm[i, j]
-                    sc.tsc[i] = v
             while istate[I_CURSOR] < nf:
                 if work_done >= st.budget:
                     return ST_BUDGET
@@ -1453,7 +1430,7 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
                                       istate, fstate)
                 else:
                     sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, sc.bufs, sc.xs,
-                                  sc.allowed, sc.tsc, istate, fstate)
+                                  sc.allowed, istate, fstate)
                 if istate[I_FAILED]:
                     return ST_SOLVER_FAILED
                 # Exact solves are counted as they run: the bounds settle
