@@ -116,6 +116,30 @@ def test_estimators_are_scale_invariant(factor):
 
 
 # ----------------------------------------------------------- extremes
+def test_squared_error_split_of_costs_far_from_zero_matches_brute_force():
+    # Costs at 1e6 with unit noise and a jump on the three largest x: the sums
+    # of squares of a child are differences of numbers near 1e15 (a form that
+    # expands |S_right|^2 as |S|^2 - 2 S.S_left + |S_left|^2 lost this split).
+    rng = np.random.default_rng(0)
+    n, d = 3000, 3
+    x = rng.permutation(n).astype(float)
+    C = 1e6 + rng.normal(0, 1, size=(n, d))
+    C[x >= n - 3] += 50.0
+    C[x < 1000] += 0.3 * np.sin(x[x < 1000])[:, None]
+    tree = SPOTree(FiniteDecisions(np.eye(d)), criterion="mse", max_depth=1,
+                   min_samples_leaf=1).fit(x[:, None], C).tree_
+    # Brute force on costs centred first: every cut's two squared errors.
+    order = np.argsort(x)
+    Cs = C[order] - C.mean(axis=0)
+    cs, q = np.cumsum(Cs, axis=0), np.cumsum((Cs ** 2).sum(axis=1))
+    k = np.arange(1, n)
+    left = q[k - 1] - (cs[k - 1] ** 2).sum(axis=1) / k
+    right = q[-1] - q[k - 1] - ((cs[-1] - cs[k - 1]) ** 2).sum(axis=1) / (n - k)
+    best = k[np.argmin(left + right)]
+    assert best == n - 3  # the three jump rows alone on the right
+    assert tree.threshold[0] == (x[order][best - 1] + x[order][best]) / 2
+
+
 def test_huge_feature_values_split_without_overflow():
     X = np.array([[-1.7e308, 0.0], [-1.7e308, 0.0], [-1e308, 1.0], [-1e308, 1.0]])
     C = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 1.0]])
