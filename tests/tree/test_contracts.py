@@ -140,6 +140,29 @@ def test_squared_error_split_of_costs_far_from_zero_matches_brute_force():
     assert tree.threshold[0] == (x[order][best - 1] + x[order][best]) / 2
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_squared_error_root_split_with_ties_and_leaf_sizes_matches_brute_force(seed):
+    # Integer features (runs of equal values) and a minimum leaf size: the
+    # sweep passes rows it does not score, and their sums must still count.
+    rng = np.random.default_rng(seed)
+    n, d, p, leaf = 120, 4, 2, 7
+    X = rng.integers(0, 15, size=(n, p)).astype(float)
+    C = 5.0 + rng.normal(size=(n, d)) + np.outer(np.sin(X[:, 0]) + 0.5 * X[:, 1], np.ones(d))
+    tree = SPOTree(FiniteDecisions(np.eye(d)), criterion="mse", max_depth=1,
+                   min_samples_leaf=leaf).fit(X, C).tree_
+    best = (np.inf, None, None)
+    for f in range(p):
+        order = np.argsort(X[:, f], kind="stable")
+        xs, Cs = X[order, f], C[order]
+        for k in range(leaf, n - leaf + 1):
+            if xs[k - 1] == xs[k]:
+                continue
+            sse = ((Cs[:k] - Cs[:k].mean(0)) ** 2).sum() + ((Cs[k:] - Cs[k:].mean(0)) ** 2).sum()
+            if sse < best[0]:
+                best = (sse, f, (xs[k - 1] + xs[k]) / 2)
+    assert tree.feature[0] == best[1] and tree.threshold[0] == best[2]
+
+
 def test_huge_feature_values_split_without_overflow():
     X = np.array([[-1.7e308, 0.0], [-1.7e308, 0.0], [-1e308, 1.0], [-1e308, 1.0]])
     C = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 1.0]])
