@@ -8,6 +8,7 @@ run and an unchanged one is never recomputed.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import pathlib
 from collections.abc import MutableMapping
@@ -92,21 +93,14 @@ class _Registry(MutableMapping):
 METHODS = _Registry()
 
 
-def _tree(cls):
-    from .. import tree
+def _builtin(name, module, cls, kind, params):
+    """Register a built-in method whose estimator (``cls`` of ``spotree.<module>``)
+    is imported on first read."""
+    def load():
+        return Method(name, getattr(importlib.import_module(f"..{module}", __package__), cls),
+                      kind, params)
 
-    return getattr(tree, cls)
-
-
-def _forest(cls):
-    from .. import forest
-
-    return getattr(forest, cls)
-
-
-def _builtin(name, load, cls, kind, params):
-    """Register a built-in method whose estimator ``load(cls)`` loads on first read."""
-    METHODS._items[name] = lambda: Method(name, load(cls), kind, params)
+    METHODS._items[name] = load
 
 
 def register_method(method):
@@ -121,13 +115,13 @@ def register_method(method):
     return method
 
 
-_builtin("SPOT", _tree, "SPOTree", "tree", {"criterion": "spo"})
-_builtin("CART", _tree, "SPOTree", "tree", {"criterion": "mse"})
+_builtin("SPOT", "tree", "SPOTree", "tree", {"criterion": "spo"})
+_builtin("CART", "tree", "SPOTree", "tree", {"criterion": "mse"})
 # The paper's "SPOT MILP": an optimal tree of fixed depth. OptimalSPOTree's
 # default exact search minimizes the same objective as the MILP, faster.
-_builtin("SPOT Optimal", _tree, "OptimalSPOTree", "optimal", {"time_limit": 60})
-_builtin("SPO Forest", _forest, "SPOForest", "forest", {"criterion": "spo"})
-_builtin("CART Forest", _forest, "SPOForest", "forest", {"criterion": "mse"})
+_builtin("SPOT Optimal", "tree", "OptimalSPOTree", "optimal", {"time_limit": 60})
+_builtin("SPO Forest", "forest", "SPOForest", "forest", {"criterion": "spo"})
+_builtin("CART Forest", "forest", "SPOForest", "forest", {"criterion": "mse"})
 
 
 @dataclass(frozen=True)
