@@ -11,7 +11,11 @@ import numpy as np
 from .._validation import check_costs, check_same_rows
 
 __all__ = ["DecisionProblem", "FiniteDecisions", "CallableProblem", "describe_not_a_problem",
-           "resolve_problem"]
+           "resolve_problem", "null_space_basis", "row_space_basis"]
+
+#: Largest n_costs for which a difference basis is computed (an SVD of a
+#: matrix with n_costs columns).
+DIFFERENCE_BASIS_MAX_COSTS = 2000
 
 _SENSES = ("min", "max")
 
@@ -136,6 +140,31 @@ class DecisionProblem:
         W = V[k]
         return W, np.einsum("ij,ij->i", C, W), k
 
+    def difference_basis(self):
+        """An orthonormal basis of a subspace holding every difference of two decisions.
+
+        Every feasible decision ``w`` lies in ``w_0 + span(B)`` for the
+        returned ``B`` of shape (n_costs, r): a shortest path's decisions
+        differ by circulations (the null space of the node-edge incidence
+        matrix), an LP's by the null space of ``A_eq``. SPOBoost's trees fit
+        SPO+ subgradients, which are such differences, in these ``r``
+        coordinates instead of ``n_costs`` (the same squared errors, since
+        ``B`` is orthonormal). ``None`` means no smaller subspace is known.
+
+        Returns
+        -------
+        ndarray of shape (n_costs, r) or None
+        """
+        if not hasattr(self, "_difference_cache"):
+            B = None
+            if self.n_costs <= DIFFERENCE_BASIS_MAX_COSTS:
+                B = self._difference_basis()
+                if B is not None:
+                    B = np.ascontiguousarray(B, dtype=np.float64)
+                    B.setflags(write=False)
+            self._difference_cache = B
+        return self._difference_cache
+
     def compiled_oracle(self):
         """A :class:`~spotree.problems._compiled.CompiledOracle`, or None.
 
@@ -162,12 +191,20 @@ class DecisionProblem:
     def _vertices(self):
         return None
 
+    def _difference_basis(self):
+        # From the vertex list where there is one: the decisions that matter
+        # (the optimal ones) are among the vertices.
+        V = self.vertices()
+        if V is None or V.shape[0] < 2:
+            return None
+        return row_space_basis(V[1:] - V[0])
+
     # ------------------------------------------------------------- helpers
     def __getstate__(self):
         state = self.__dict__.copy()
         # Solver handles and caches are rebuilt lazily on the other side.
         for key in list(state):
-            if key.startswith("_model") or key == "_vertex_cache":
+            if key.startswith("_model") or key in ("_vertex_cache", "_difference_cache"):
                 del state[key]
         return state
 
@@ -230,6 +267,27 @@ class FiniteDecisions(DecisionProblem):
     def __repr__(self):
         return (f"FiniteDecisions(n_decisions={self.V.shape[0]}, n_costs={self.n_costs}, "
                 f"sense={self.sense!r})")
+
+
+def row_space_basis(D):
+    """Orthonormal basis (columns) of the span of the rows of ``D``, by SVD."""
+    D = np.asarray(D, dtype=np.float64)
+    if D.shape[0] == 0:
+        return np.zeros((D.shape[1], 0))
+    _, s, vt = np.linalg.svd(D, full_matrices=False)
+    rank = int(np.count_nonzero(s > max(D.shape) * np.finfo(float).eps * s[0])) if s.size else 0
+    return vt[:rank].T
+
+
+def null_space_basis(A):
+    """Orthonormal basis (columns) of ``{x : A x = 0}``, by SVD."""
+    A = np.asarray(A, dtype=np.float64)
+    d = A.shape[1]
+    if A.shape[0] == 0:
+        return np.eye(d)
+    _, s, vt = np.linalg.svd(A, full_matrices=True)
+    rank = int(np.count_nonzero(s > max(A.shape) * np.finfo(float).eps * s[0])) if s.size else 0
+    return vt[rank:].T
 
 
 def oracle_name(oracle):

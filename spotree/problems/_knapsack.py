@@ -249,6 +249,13 @@ class Knapsack(DecisionProblem):
             V[k, items] = 1.0
         return V
 
+    def _difference_basis(self):
+        # The empty set and every item that fits alone are feasible, so the
+        # differences span the coordinates of those items; the others are
+        # never taken. No vertex list needed.
+        usable = (self.weights <= self._capacities()[:, None]).all(axis=0)
+        return np.eye(self.n_costs)[:, usable]
+
     # ------------------------------------------------------------ helpers
     def describe_decision(self, w):
         """``"items 0, 3, 5"`` (or ``"no item"``) for a decision vector."""

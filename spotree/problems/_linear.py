@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _highs
-from ._base import DecisionProblem, _check_sense
+from ._base import DecisionProblem, _check_sense, null_space_basis
 from ._basis_cache import DenseCache, FactoredCache
 from ._lp_data import (_check_matrix, _check_names, _check_time_limit, _check_vector,
                        _matrix_to_json, _parse_bounds, _rows_from_views, read_model_file)
@@ -862,6 +862,15 @@ class LinearProgram(DecisionProblem):
         return relax
 
     # ------------------------------------------------------------- vertices
+    def _difference_basis(self):
+        # Feasible points differ by solutions of A_eq x = 0 (the inequality
+        # rows and bounds only narrow that down). Not the vertex list: it
+        # may take an enumeration of bases.
+        if self.A_eq is None:
+            return None
+        A = self.A_eq.toarray() if hasattr(self.A_eq, "toarray") else self.A_eq
+        return null_space_basis(A)
+
     def _vertices(self):
         net = self._network()
         if net is not None and net.dag is not None:

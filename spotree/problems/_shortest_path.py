@@ -8,7 +8,7 @@ from math import comb
 
 import numpy as np
 
-from ._base import DecisionProblem, _check_sense
+from ._base import DecisionProblem, _check_sense, null_space_basis
 
 __all__ = ["ShortestPath", "DAGShortestPath", "incidence_network"]
 
@@ -248,6 +248,13 @@ class ShortestPath(DecisionProblem):
             V[k, p] = 1.0
         return V
 
+    def _difference_basis(self):
+        # Two paths from the same source to the same target differ by a
+        # circulation: the null space of the node-edge incidence matrix.
+        E = np.asarray(self.edges()) - 1
+        return _circulation_basis(self.grid[0] * self.grid[1], E[:, 0], E[:, 1],
+                                  np.ones(self.n_costs, dtype=bool))
+
     def compiled_oracle(self):
         """The grid's dynamic program for the compiled split search.
 
@@ -274,6 +281,18 @@ class ShortestPath(DecisionProblem):
 
     def __repr__(self):
         return f"ShortestPath(grid={self.grid}, sense={self.sense!r})"
+
+
+def _circulation_basis(n_nodes, tail, head, usable):
+    """Orthonormal basis of the circulations on the ``usable`` edges (zero elsewhere)."""
+    edges = np.flatnonzero(usable)
+    A = np.zeros((n_nodes, edges.size))
+    A[tail[edges], np.arange(edges.size)] = -1.0
+    A[head[edges], np.arange(edges.size)] = 1.0
+    N = null_space_basis(A)
+    B = np.zeros((tail.shape[0], N.shape[1]))
+    B[edges] = N
+    return B
 
 
 def incidence_network(A, b):
@@ -539,6 +558,24 @@ class DAGShortestPath(DecisionProblem):
         for k, p in enumerate(paths):
             V[k, p] = 1.0
         return V
+
+    def _difference_basis(self):
+        # Circulations on the edges that lie on some source-target path (the
+        # others are never used, so every difference is zero there).
+        reached = np.zeros(self.n_nodes, dtype=bool)
+        reaches = np.zeros(self.n_nodes, dtype=bool)
+        reached[self.source] = True
+        reaches[self.target] = True
+        out_edges = [[] for _ in range(self.n_nodes)]
+        for e, t in enumerate(self.tail):
+            out_edges[t].append(e)
+        for v in self._order:
+            if reached[v]:
+                reached[self.head[out_edges[v]]] = True
+        for v in self._order[::-1]:
+            reaches[v] = reaches[v] or bool(reaches[self.head[out_edges[v]]].any())
+        usable = reached[self.tail] & reaches[self.head]
+        return _circulation_basis(self.n_nodes, self.tail, self.head, usable)
 
     def describe_decision(self, w):
         """The path as node ids, e.g. ``"0->2->5"``."""

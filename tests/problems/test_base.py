@@ -663,3 +663,15 @@ def test_value_validation_errors(pc, seed):
         p.value(C, W[0])
     with pytest.raises(ValueError, match=f"C has {p.n_costs + 1} columns"):
         p.value(np.hstack([C, C[:, :1]]), W)
+
+
+def test_finite_decisions_difference_basis_spans_the_differences():
+    rng = np.random.default_rng(0)
+    # Five decisions in a 3-dimensional affine subspace of R^6.
+    V = rng.normal(size=(1, 6)) + rng.normal(size=(5, 3)) @ rng.normal(size=(3, 6))
+    B = FiniteDecisions(V).difference_basis()
+    assert B.shape == (6, 3)
+    np.testing.assert_allclose(B.T @ B, np.eye(3), atol=1e-12)
+    D = V - V[2]
+    np.testing.assert_allclose(D - D @ B @ B.T, 0.0, atol=1e-12)
+    assert FiniteDecisions(V[:1]).difference_basis() is None

@@ -395,3 +395,17 @@ def test_knapsack_is_exported_beside_the_other_problems():
 
     assert spotree.Knapsack is Knapsack
     assert {"Knapsack", "ShortestPath", "LinearProgram"} <= set(spotree.__all__)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_difference_basis_spans_exactly_the_differences_of_feasible_subsets(seed):
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(2, 8)), int(rng.integers(1, 3))
+    Wt = rng.integers(0, 10, size=(m, n)).astype(float)
+    cap = np.full(m, float(rng.integers(3, 9)))
+    _, S, _ = brute_force(Wt, cap, np.zeros((1, n)), "min")
+    B = Knapsack(Wt, cap).difference_basis()
+    assert_allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-12)
+    D = S - S[0]
+    assert_allclose(D - D @ B @ B.T, 0.0, atol=1e-12)
+    assert B.shape == (n, np.linalg.matrix_rank(D))

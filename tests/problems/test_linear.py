@@ -823,3 +823,31 @@ def test_solve_or_bound_argument_checks():
         problem.solve_or_bound(np.ones((3, 4)), [1, 0, 1])
     with pytest.raises(ValueError, match="integer variables"):
         knapsack_milp(0).solve_or_bound(np.ones((2, 9)), np.ones(2, dtype=bool))
+
+
+# ------------------------------------------------------------ difference_basis
+@pytest.mark.parametrize("seed", range(4))
+def test_difference_basis_is_the_null_space_of_a_eq(seed):
+    rng = np.random.default_rng(seed)
+    d, k = 7, int(rng.integers(1, 5))
+    A_eq = rng.normal(size=(k, d))
+    if seed % 2:
+        A_eq = np.vstack([A_eq, A_eq[:1] + A_eq[-1:]])  # a dependent row
+    lp = LinearProgram(A_eq=A_eq, b_eq=A_eq @ np.full(d, 0.5), bounds=(0, 1))
+    B = lp.difference_basis()
+    assert B.shape == (d, d - np.linalg.matrix_rank(A_eq))
+    np.testing.assert_allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-12)
+    np.testing.assert_allclose(A_eq @ B, 0.0, atol=1e-12)
+    # The decisions of random costs differ within span(B), to HiGHS's tolerance.
+    W = lp.solve(rng.normal(size=(30, d)))[0]
+    D = W - W[0]
+    np.testing.assert_allclose(D - D @ B @ B.T, 0.0, atol=1e-7)
+
+
+def test_difference_basis_none_without_equalities_or_too_wide():
+    assert LinearProgram(A_ub=np.ones((1, 3)), b_ub=[1.0], bounds=(0, 1)).difference_basis() is None
+    from spotree.problems._base import DIFFERENCE_BASIS_MAX_COSTS
+
+    d = DIFFERENCE_BASIS_MAX_COSTS + 1
+    wide = LinearProgram(A_eq=np.ones((1, d)), b_eq=[1.0], bounds=(0, 1))
+    assert wide.difference_basis() is None

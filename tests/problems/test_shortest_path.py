@@ -605,3 +605,47 @@ def test_tree_on_dag_equals_tree_on_grid():
     t_dag = SPOTree(dag, max_depth=3, min_samples_leaf=10).fit(X, C)
     assert_allclose(t_dag.predict(X), t_grid.predict(X), rtol=1e-12)
     assert_array_equal(t_dag.predict_decision(X), t_grid.predict_decision(X))
+
+
+# ====================================== difference_basis: the span of path differences
+def assert_basis_of_differences(B, P, d):
+    """B: orthonormal columns spanning exactly the differences of the rows of P."""
+    assert B.shape[0] == d
+    assert_allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-12)
+    D = P[1:] - P[0]
+    # Every difference lies in span(B) ...
+    assert_allclose(D - D @ B @ B.T, 0.0, atol=1e-12)
+    # ... and span(B) is no larger than the span of the differences.
+    rank = np.linalg.matrix_rank(D) if len(D) else 0
+    assert B.shape[1] == rank
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_grid_difference_basis_spans_exactly_the_path_differences(shape):
+    rows, cols = shape
+    P = np.array([w for _, _, w in reference_paths(rows, cols)])
+    B = ShortestPath(shape).difference_basis()
+    assert_basis_of_differences(B, P, P.shape[1])
+    # A grid's paths differ by the circulations: edges - nodes + 1 of them.
+    assert B.shape[1] == P.shape[1] - rows * cols + 1
+
+
+def test_dag_difference_basis_spans_exactly_the_path_differences():
+    n_unused = 0
+    for n, edges, s, t in dag_cases(40, 31):
+        B = ShortestPath.from_edges(n, edges, s, t).difference_basis()
+        P = enumerate_paths(len(edges), edges, s, t)
+        assert_basis_of_differences(B, P, len(edges))
+        unused = P.sum(axis=0) == 0
+        n_unused += unused.sum()
+        assert_array_equal(B[unused], 0.0)
+    assert n_unused > 10  # edges off every path were exercised
+
+
+def test_difference_basis_is_cached_read_only_and_not_pickled():
+    import pickle
+
+    sp = ShortestPath((3, 3))
+    B = sp.difference_basis()
+    assert sp.difference_basis() is B and not B.flags.writeable
+    assert "_difference_cache" not in pickle.loads(pickle.dumps(sp)).__dict__
