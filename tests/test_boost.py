@@ -17,7 +17,7 @@ import spotree
 from spotree import ShortestPath, SPOBoost
 from spotree.datasets import make_pyepo_shortest_path
 from spotree.metrics import make_spo_scorer, normalized_spo_loss
-from spotree.problems import CallableProblem, FiniteDecisions
+from spotree.problems import CallableProblem, FiniteDecisions, LinearProgram
 
 SP = ShortestPath((3, 3))
 
@@ -1013,8 +1013,14 @@ def test_rounds_grow_the_trees_of_a_public_spotree_fit_loop(loss, subsample, max
                                                                         sample_weight=w)
         got = m.estimators_[t].tree_
         for name in ("children_left", "children_right", "feature", "threshold",
-                     "n_node_samples", "weighted_n_node_samples", "impurity"):
+                     "n_node_samples", "weighted_n_node_samples"):
             assert_array_equal(getattr(got, name), getattr(ref.tree_, name), err_msg=name)
+        if loss == "mse":
+            assert_array_equal(got.impurity, ref.tree_.impurity)
+        else:
+            # SPO+ rounds grow on the targets' coordinates in the grid's
+            # difference basis: the same squared errors up to rounding.
+            assert_allclose(got.impurity, ref.tree_.impurity, rtol=1e-12)
         leaves = got.children_left == -1
         if loss == "mse":
             assert_array_equal(got.value[leaves], ref.tree_.value[leaves])
@@ -1080,3 +1086,42 @@ def test_auto_init_fits_folds_in_order_when_a_start_draws_random_numbers(monkeyp
     X, C, _, _ = _sp_data(n=80, degree=2)
     m = SPOBoost(SP, n_estimators=2, random_state=0).fit(X, C)
     assert set(m.init_cv_regret_) == {"index", "spo+"} and pools == []
+
+
+def _network_problems():
+    # A small DAG with an edge off every path, as from_edges and as the LP
+    # a user holding A and b writes.
+    edges = [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (2, 4), (3, 4), (4, 5), (3, 5), (6, 3)]
+    sp = ShortestPath.from_edges(7, edges, 0, 5)
+    A = np.zeros((7, len(edges)))
+    for e, (t, h) in enumerate(edges):
+        A[t, e], A[h, e] = -1.0, 1.0
+    b = np.zeros(7)
+    b[0], b[5] = -1.0, 1.0
+    return {"dag": sp, "lp": LinearProgram(A_eq=A, b_eq=b, bounds=(0, 1))}
+
+
+@pytest.mark.parametrize("kind", ["dag", "lp", "grid"])
+def test_spo_plus_rounds_in_the_difference_basis_grow_the_same_model(monkeypatch, kind):
+    # Against the same fit with the trees grown on the full targets (no
+    # basis): the same splits, and predictions equal up to rounding.
+    problem = SP if kind == "grid" else _network_problems()[kind]
+    d = problem.n_costs
+    B = problem.difference_basis()
+    assert B is not None and B.shape[1] < d
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    C = np.exp(X[:, :2] @ rng.normal(size=(2, d)) / 2) * rng.uniform(0.5, 1.5, size=(300, d))
+    params = dict(init="mean", n_estimators=8, max_depth=3, min_samples_leaf=10,
+                  n_iter_no_change=None, random_state=0)
+    got = SPOBoost(problem, **params).fit(X, C)
+    monkeypatch.setattr(type(problem), "difference_basis", lambda self: None)
+    ref = SPOBoost(problem, **params).fit(X, C)
+    assert len(got.estimators_) == len(ref.estimators_) == 8
+    for a, r in zip(got.estimators_, ref.estimators_):
+        for name in ("children_left", "feature", "threshold"):
+            assert_array_equal(getattr(a.tree_, name), getattr(r.tree_, name))
+        assert a.tree_.value.shape == r.tree_.value.shape == (a.tree_.node_count, d)
+        assert_allclose(a.tree_.value, r.tree_.value, rtol=1e-9, atol=1e-9)
+    assert_allclose(got.predict(X), ref.predict(X), rtol=1e-9, atol=1e-9)
+    assert np.ptp(got.predict(X)) > 0  # the trees moved the predictions
