@@ -24,8 +24,8 @@ are skipped with a note):
   target at least 30% less. The predictions' fingerprint is compared with
   that version's and printed. It is not a target, but the issue's target asks
   for the same predictions: SPOBoost's defaults changed after the baseline,
-  so this row compares two models. ``bench_boost.py`` measures the speed of
-  one model, with the same predictions.
+  so this row compares two models; ``boost_same`` below measures one model
+  with the same predictions, as the target asks.
 - ``boost_same``: the issue's SPOBoost target as asked, "the same predictions":
   one model that both versions fit alike (``BOOST_SAME``: a linear start, 60
   rounds, no early stopping), on the ICON data and on the network, as a ratio
@@ -109,7 +109,7 @@ FOREST = dict(n_estimators=100, min_samples_leaf=5, max_features="sqrt", n_jobs=
 #: start chosen by 5-fold cross-validation and trees kept only for a
 #: significant validation gain, 803e623), so its predictions differ from it:
 #: the row compares the two versions' defaults, not one model's speed
-#: (``bench_boost.py`` measures that, with the same predictions).
+#: (the ``boost_same`` row measures that, with the same predictions).
 BOOST_BEFORE = {
     "icon": (6.60, (5737016.989894875, 8502110255.757836)),
     "dag": (3.72, (2086939.9726556544, 6612877661.939287)),
