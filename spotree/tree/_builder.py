@@ -17,7 +17,7 @@ import numpy as np
 
 from ..problems._compiled import (DAG_BLOCK, KIND_DAG, KIND_KNAPSACK_BB, KIND_KNAPSACK_DP,
                                   solver_function)
-from ._kernels import (I_COUNT, I_NCAND, I_NEED, I_NODE, I_NPEND, I_PHASE, I_SP,
+from ._kernels import (CENTRE_MIN_FEATURES, I_COUNT, I_NCAND, I_NEED, I_NODE, I_NPEND, I_PHASE, I_SP,
                        MODE_ORACLE, MODE_SOLVER, MODE_VERTEX, NAN_UNSEEN, N_FSTATE, N_ISTATE,
                        PH_POP, ST_BUDGET, ST_DONE, ST_ORACLE, ST_SOLVER_FAILED, ST_SPACE,
                        Categories, Criterion, Nodes, Requests, Rows, Scratch, Settings, Solver,
@@ -217,7 +217,8 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                  perm=np.zeros(p, dtype=i64), feats=np.zeros(p, dtype=i64), istate=istate,
                  fstate=np.zeros(N_FSTATE), cur_S=np.zeros(d), cur_G=np.zeros(K),
                  bufs=np.zeros((7, max(K, d, 1))), xs=np.zeros(max(m, 1)),
-                 allowed=np.zeros(max(m, 1), dtype=np.bool_))
+                 allowed=np.zeros(max(m, 1), dtype=np.bool_),
+                 cc=np.zeros((n if a == 0.0 and p >= CENTRE_MIN_FEATURES else 0, d)))
     rows_ = Rows(XT=XT, w=w, cnt=cnt, Cm=Cm, G=G, zs=zs, sq=sq,
                  ab=_writable(data.abs_rows) if mode == MODE_SOLVER else np.zeros(n))
     crit = Criterion(mode=int(mode), a=float(a), spo_scale=float(spo_scale),

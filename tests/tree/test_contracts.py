@@ -116,51 +116,88 @@ def test_estimators_are_scale_invariant(factor):
 
 
 # ----------------------------------------------------------- extremes
-def test_squared_error_split_of_costs_far_from_zero_matches_brute_force():
+# Squared-error trees sweep on the node's centred costs where a node sweeps at
+# least CENTRE_MIN_FEATURES features, on the costs themselves below: both
+# sweeps are checked (1 or 2 features, and 10).
+def _brute_force_mse_root(X, C, leaf):
+    """(feature, threshold) of the best squared-error cut, costs centred first."""
+    n = len(X)
+    best = (np.inf, None, None)
+    for f in range(X.shape[1]):
+        order = np.argsort(X[:, f], kind="stable")
+        xs, Cs = X[order, f], C[order] - C.mean(axis=0)
+        cs, q = np.cumsum(Cs, axis=0), np.cumsum((Cs ** 2).sum(axis=1))
+        for k in range(leaf, n - leaf + 1):
+            if xs[k - 1] == xs[k]:
+                continue
+            sse = (q[k - 1] - (cs[k - 1] ** 2).sum() / k
+                   + q[-1] - q[k - 1] - ((cs[-1] - cs[k - 1]) ** 2).sum() / (n - k))
+            if sse < best[0]:
+                best = (sse, f, (xs[k - 1] + xs[k]) / 2)
+    return best[1], best[2]
+
+
+@pytest.mark.parametrize("p", [1, 10])
+def test_squared_error_split_of_costs_far_from_zero_matches_brute_force(p):
     # Costs at 1e6 with unit noise and a jump on the three largest x: the sums
     # of squares of a child are differences of numbers near 1e15 (a form that
     # expands |S_right|^2 as |S|^2 - 2 S.S_left + |S_left|^2 lost this split).
     rng = np.random.default_rng(0)
     n, d = 3000, 3
-    x = rng.permutation(n).astype(float)
+    X = np.column_stack([rng.permutation(n) for _ in range(p)]).astype(float)
+    x = X[:, 0]
     C = 1e6 + rng.normal(0, 1, size=(n, d))
     C[x >= n - 3] += 50.0
     C[x < 1000] += 0.3 * np.sin(x[x < 1000])[:, None]
     tree = SPOTree(FiniteDecisions(np.eye(d)), criterion="mse", max_depth=1,
-                   min_samples_leaf=1).fit(x[:, None], C).tree_
-    # Brute force on costs centred first: every cut's two squared errors.
-    order = np.argsort(x)
-    Cs = C[order] - C.mean(axis=0)
-    cs, q = np.cumsum(Cs, axis=0), np.cumsum((Cs ** 2).sum(axis=1))
-    k = np.arange(1, n)
-    left = q[k - 1] - (cs[k - 1] ** 2).sum(axis=1) / k
-    right = q[-1] - q[k - 1] - ((cs[-1] - cs[k - 1]) ** 2).sum(axis=1) / (n - k)
-    best = k[np.argmin(left + right)]
-    assert best == n - 3  # the three jump rows alone on the right
-    assert tree.threshold[0] == (x[order][best - 1] + x[order][best]) / 2
+                   min_samples_leaf=1).fit(X, C).tree_
+    f, thr = _brute_force_mse_root(X, C, 1)
+    assert (f, thr) == (0, n - 3.5)  # the three jump rows alone on the right
+    assert tree.feature[0] == f and tree.threshold[0] == thr
 
 
+@pytest.mark.parametrize("p", [2, 10])
 @pytest.mark.parametrize("seed", range(6))
-def test_squared_error_root_split_with_ties_and_leaf_sizes_matches_brute_force(seed):
+def test_squared_error_root_split_with_ties_and_leaf_sizes_matches_brute_force(seed, p):
     # Integer features (runs of equal values) and a minimum leaf size: the
     # sweep passes rows it does not score, and their sums must still count.
     rng = np.random.default_rng(seed)
-    n, d, p, leaf = 120, 4, 2, 7
+    n, d, leaf = 120, 4, 7
     X = rng.integers(0, 15, size=(n, p)).astype(float)
     C = 5.0 + rng.normal(size=(n, d)) + np.outer(np.sin(X[:, 0]) + 0.5 * X[:, 1], np.ones(d))
     tree = SPOTree(FiniteDecisions(np.eye(d)), criterion="mse", max_depth=1,
                    min_samples_leaf=leaf).fit(X, C).tree_
-    best = (np.inf, None, None)
-    for f in range(p):
-        order = np.argsort(X[:, f], kind="stable")
-        xs, Cs = X[order, f], C[order]
-        for k in range(leaf, n - leaf + 1):
-            if xs[k - 1] == xs[k]:
-                continue
-            sse = ((Cs[:k] - Cs[:k].mean(0)) ** 2).sum() + ((Cs[k:] - Cs[k:].mean(0)) ** 2).sum()
-            if sse < best[0]:
-                best = (sse, f, (xs[k - 1] + xs[k]) / 2)
-    assert tree.feature[0] == best[1] and tree.threshold[0] == best[2]
+    f, thr = _brute_force_mse_root(X, C, leaf)
+    assert tree.feature[0] == f and tree.threshold[0] == thr
+
+
+@pytest.mark.parametrize("p", [2, 10])
+def test_squared_error_root_split_on_noise_with_weights_matches_brute_force(p):
+    # No signal: the best cut is decided by the noise alone, among near ties,
+    # so an error in the criterion's weighting of the two children (even 1%
+    # of one child's term) moves it on some draw.
+    for seed in range(40):
+        rng = np.random.default_rng(100 + seed)
+        n, d, leaf = 150, 3, 5
+        X = rng.normal(size=(n, p))
+        C = 3.0 + rng.normal(size=(n, d))
+        w = rng.uniform(0.2, 2.0, size=n)
+        tree = SPOTree(FiniteDecisions(np.eye(d)), criterion="mse", max_depth=1,
+                       min_samples_leaf=leaf).fit(X, C, sample_weight=w).tree_
+        best = (np.inf, None, None)
+        for f in range(p):
+            order = np.argsort(X[:, f], kind="stable")
+            xs, Cs, ws = X[order, f], C[order] - C.mean(axis=0), w[order]
+            # Weighted sums: a child's SSE is sum w|c|^2 - |sum w c|^2 / sum w.
+            W, S = np.cumsum(ws), np.cumsum(ws[:, None] * Cs, axis=0)
+            Q = np.cumsum(ws * (Cs ** 2).sum(axis=1))
+            k = np.arange(leaf, n - leaf + 1)
+            sse = (Q[k - 1] - (S[k - 1] ** 2).sum(axis=1) / W[k - 1]
+                   + Q[-1] - Q[k - 1] - ((S[-1] - S[k - 1]) ** 2).sum(axis=1) / (W[-1] - W[k - 1]))
+            j = int(np.argmin(sse))
+            if sse[j] < best[0]:
+                best = (sse[j], f, (xs[k[j] - 1] + xs[k[j]]) / 2)
+        assert (tree.feature[0], tree.threshold[0]) == best[1:], seed
 
 
 def test_huge_feature_values_split_without_overflow():
