@@ -17,11 +17,11 @@ import numpy as np
 
 from ..problems._compiled import (DAG_BLOCK, KIND_DAG, KIND_KNAPSACK_BB, KIND_KNAPSACK_DP,
                                   solver_function)
-from ._kernels import (CENTRE_MIN_FEATURES, I_COUNT, I_NCAND, I_NEED, I_NODE, I_NPEND, I_PHASE, I_SP,
-                       MODE_ORACLE, MODE_SOLVER, MODE_VERTEX, NAN_UNSEEN, N_FSTATE, N_ISTATE,
-                       PH_POP, ST_BUDGET, ST_DONE, ST_ORACLE, ST_SOLVER_FAILED, ST_SPACE,
-                       Categories, Criterion, Nodes, Requests, Rows, Scratch, Settings, Solver,
-                       combine, grow_step)
+from ._kernels import (CENTRE_MIN_FEATURES, I_COUNT, I_NCAND, I_NEED, I_NODE, I_NPEND,
+                       I_PHASE, I_SP, MODE_ORACLE, MODE_SOLVER, MODE_VERTEX, NAN_UNSEEN,
+                       N_FSTATE, N_ISTATE, PH_POP, ST_BUDGET, ST_DONE, ST_ORACLE,
+                       ST_SOLVER_FAILED, ST_SPACE, Categories, Criterion, Nodes, Requests, Rows,
+                       Scratch, Settings, Solver, combine, grow_step)
 from ._oracle import make_oracle_handler
 from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree
 

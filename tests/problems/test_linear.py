@@ -845,7 +845,8 @@ def test_difference_basis_is_the_null_space_of_a_eq(seed):
 
 
 def test_difference_basis_none_without_equalities_or_too_wide():
-    assert LinearProgram(A_ub=np.ones((1, 3)), b_ub=[1.0], bounds=(0, 1)).difference_basis() is None
+    lp = LinearProgram(A_ub=np.ones((1, 3)), b_ub=[1.0], bounds=(0, 1))
+    assert lp.difference_basis() is None
     from spotree.problems._base import DIFFERENCE_BASIS_MAX_COSTS
 
     d = DIFFERENCE_BASIS_MAX_COSTS + 1
