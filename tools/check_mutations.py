@@ -134,6 +134,30 @@ MUTATIONS = {
         "if False:",
         ["tests/problems/test_pyepo.py"],
         "spotree's own solver used even where it disagrees with the PyEPO model"),
+    "dag_basis_all_edges_usable": (
+        "spotree/problems/_shortest_path.py",
+        "usable = reached[self.tail] & reaches[self.head]",
+        "usable = reaches[self.head]",
+        ["tests/problems/test_shortest_path.py"],
+        "a DAG's difference basis keeps circulations through edges off every path"),
+    "knapsack_basis_every_item": (
+        "spotree/problems/_knapsack.py",
+        "return np.eye(self.n_costs)[:, usable]",
+        "return np.eye(self.n_costs)",
+        ["tests/problems/test_knapsack.py"],
+        "a knapsack's difference basis counts items that never fit"),
+    "boost_basis_values_not_mapped_back": (
+        "spotree/boost.py",
+        "t_.value = t_.value @ basis.T\n",
+        "t_.value = np.pad(t_.value, ((0, 0), (0, basis.shape[0] - basis.shape[1])))\n",
+        ["tests/test_boost.py"],
+        "SPOBoost's trees keep their leaf values in the basis' coordinates"),
+    "null_space_rank_off_by_one": (
+        "spotree/problems/_base.py",
+        "    return vt[rank:].T\n",
+        "    return vt[rank + 1:].T\n",
+        ["tests/problems/test_linear.py", "tests/problems/test_shortest_path.py"],
+        "the null space loses a direction"),
 }
 
 # For --quick (the CI subset): the tests that catch each mutation, by node id,
@@ -168,6 +192,18 @@ QUICK = {
     "pyepo_agreement_unchecked": [
         "tests/problems/test_pyepo.py::"
         "test_disagreeing_native_solver_falls_back_with_a_warning"],
+    "dag_basis_all_edges_usable": [
+        "tests/problems/test_shortest_path.py::"
+        "test_dag_difference_basis_spans_exactly_the_path_differences"],
+    "knapsack_basis_every_item": [
+        "tests/problems/test_knapsack.py::"
+        "test_difference_basis_spans_exactly_the_differences_of_feasible_subsets"],
+    "boost_basis_values_not_mapped_back": [
+        "tests/test_boost.py::test_spo_plus_rounds_in_the_difference_basis_grow_the_same_model"],
+    "null_space_rank_off_by_one": [
+        "tests/problems/test_linear.py::test_difference_basis_is_the_null_space_of_a_eq",
+        "tests/problems/test_shortest_path.py::"
+        "test_grid_difference_basis_spans_exactly_the_path_differences"],
 }
 
 # Mutations that change nothing observable; listed so that a change that makes
