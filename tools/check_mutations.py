@@ -134,6 +134,18 @@ MUTATIONS = {
         "if False:",
         ["tests/problems/test_pyepo.py"],
         "spotree's own solver used even where it disagrees with the PyEPO model"),
+    "centred_sweep_right_child_weighted": (
+        "spotree/tree/_kernels.py",
+        "crit = qcT - nl * (1.0 / wL + 1.0 / (T.w - wL))",
+        "crit = qcT - nl * (1.0 / wL + 1.05 / (T.w - wL))",
+        ["tests/tree/test_contracts.py"],
+        "the centred squared-error sweep weighs the right child's term 5% too much"),
+    "centred_sweep_mean_off": (
+        "spotree/tree/_kernels.py",
+        "v = Cm[i, j] - cur_S[j] * inv\n",
+        "v = Cm[i, j] - cur_S[j] * inv * 0.999\n",
+        ["tests/tree/test_contracts.py"],
+        "the node's costs centred on a slightly wrong mean"),
     "dag_basis_all_edges_usable": (
         "spotree/problems/_shortest_path.py",
         "usable = reached[self.tail] & reaches[self.head]",
