@@ -31,6 +31,7 @@ from ._validation import (check_costs, check_features, check_fit_inputs, check_s
 from .linear_model import SPOPlusLinear
 from .metrics import _spo_plus
 from .problems import FiniteDecisions, resolve_problem
+from .problems._compiled import solve_threads
 from .tree import SPOTree, register_model
 from .tree._classes import SPOScoreMixin
 from .tree._fit_data import FitData
@@ -1138,10 +1139,17 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # instead (a process limited to one thread, as a joblib worker is,
         # stays on one).
         small = X.shape[0] * X.shape[1] ** 2 <= _BLAS_ONE_THREAD_WORK
-        self._start_threads = (max((i["num_threads"] for i in threadpool_info()
-                                    if i["user_api"] == "blas"), default=1) if small else 1)
+        # The threads BLAS was given: where the process may use one core (a
+        # joblib worker), so do the start's folds and the oracle's batches.
+        threads = max((i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"),
+                      default=1)
+        self._start_threads = threads if small else 1
+        # The oracle calls run one after another; a compiled solver's batch
+        # is split over the threads (the same decisions, see solve_threads).
+        n_solve = threads if self._solve_threads is None else self._solve_threads
         try:
-            with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
+            with threadpool_limits(limits=1, user_api="blas") if small else nullcontext(), \
+                    solve_threads(n_solve):
                 return self._fit_checked(X, C, sw, X_val, C_val, sample_weight_val)
         finally:
             del self._start_threads
@@ -1213,6 +1221,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     # Grow the rounds' trees on data prepared once per fit (False: through
     # the public SPOTree.fit every round, as before; kept for the benchmark).
     _reuse_fit_data = True
+    #: Threads for the oracle's batches during fit (None: those BLAS may use).
+    _solve_threads = None
 
 
     def _cv_start(self, X, C, sw, problem, rng, solved):

@@ -1125,3 +1125,39 @@ def test_spo_plus_rounds_in_the_difference_basis_grow_the_same_model(monkeypatch
         assert_allclose(a.tree_.value, r.tree_.value, rtol=1e-9, atol=1e-9)
     assert_allclose(got.predict(X), ref.predict(X), rtol=1e-9, atol=1e-9)
     assert np.ptp(got.predict(X)) > 0  # the trees moved the predictions
+
+
+def test_oracle_batches_on_threads_fit_the_same_model(monkeypatch):
+    # SPOBoost lets a compiled solver split its batches over threads during
+    # fit (solve_threads); every row is solved alone, so the model is the
+    # one fitted on a single thread, exactly.
+    import spotree.problems._compiled as comp
+
+    monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)  # split every batch
+    seen, split = [], []
+    real = comp._solve_part
+
+    def spy(solve, oracle, Cm, out, z, s, m, seconds, stop):
+        if s == 0:  # the calling thread's part: the block's setting
+            seen.append(comp._SOLVE_THREADS.get())
+        else:
+            split.append(s)
+        return real(solve, oracle, Cm, out, z, s, m, seconds, stop)
+
+    monkeypatch.setattr(comp, "_solve_part", spy)
+    rng = np.random.default_rng(4)
+    weights = rng.integers(1, 10, size=(1, 12)).astype(float)
+    problem = spotree.Knapsack(weights, 20.0)
+    X = rng.normal(size=(400, 3))
+    C = -np.exp(X @ rng.normal(size=(3, 12)) / 2) * rng.uniform(0.5, 1.5, size=(400, 12))
+    params = dict(init="mean", n_estimators=6, n_iter_no_change=None, random_state=0)
+    fits = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(SPOBoost, "_solve_threads", threads)
+        seen.clear()
+        split.clear()
+        fits[threads] = SPOBoost(problem, **params).fit(X, C).predict(X)
+        assert set(seen) == {threads}
+        assert bool(split) == (threads > 1)  # batches were split on threads
+    assert_array_equal(fits[3], fits[1])
+    assert np.ptp(fits[1]) > 0

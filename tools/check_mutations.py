@@ -146,6 +146,12 @@ MUTATIONS = {
         "v = Cm[i, j] - cur_S[j] * inv * 0.999\n",
         ["tests/tree/test_contracts.py"],
         "the node's costs centred on a slightly wrong mean"),
+    "solve_parts_not_stopped": (
+        "spotree/problems/_compiled.py",
+        "            stop.set()\n",
+        "            pass\n",
+        ["tests/problems/test_compiled.py"],
+        "Ctrl-C in one part of a threaded batch leaves the others solving to the end"),
     "dag_basis_all_edges_usable": (
         "spotree/problems/_shortest_path.py",
         "usable = reached[self.tail] & reaches[self.head]",

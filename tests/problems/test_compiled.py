@@ -255,6 +255,92 @@ def test_solve_rows_remembers_the_chunk_size_its_time_allows(monkeypatch):
     np.testing.assert_array_equal(W, W1)
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_solve_rows_split_over_threads_gives_the_one_batch_values(monkeypatch, threads):
+    # Inside solve_threads, a batch long enough is solved in contiguous parts
+    # on that many threads: the same decisions and values as one batch over
+    # every row (solve_batch, one thread), and every row in exactly one part.
+    import threading
+
+    import spotree.problems._compiled as comp
+
+    rng = np.random.default_rng(5)
+    Wt = rng.integers(300, 800, size=(1, 16)) / 100.0
+    o = Knapsack(Wt, 0.4 * Wt.sum(axis=1)).compiled_oracle()
+    C = -rng.uniform(0, 10, size=(1001, 16))
+    parts = []
+    real = comp._solve_part
+
+    def spy(solve, oracle, Cm, out, z, s, m, seconds, stop):
+        parts.append((s, m, threading.current_thread().name))
+        return real(solve, oracle, Cm, out, z, s, m, seconds, stop)
+
+    monkeypatch.setattr(comp, "_solve_part", spy)
+    monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)
+    monkeypatch.setattr(comp, "_PER_ROW", {})
+    W1 = np.empty_like(C)
+    z1 = comp.solve_batch(o.kind, o.ints, o.floats, C, W1, np.empty(o.work_size),
+                          np.empty(o.iwork_size, dtype=np.int64))
+    comp.solve_rows(o, C[:10], np.empty((10, 16)))  # a time per row measured
+    parts.clear()
+    W = np.empty_like(C)
+    with comp.solve_threads(threads):
+        z = comp.solve_rows(o, C, W)
+    assert len(parts) == threads
+    assert sorted((s, m) for s, m, _ in parts) == [
+        (int(a), int(b)) for a, b in zip(np.linspace(0, 1001, threads + 1).astype(int)[:-1],
+                                         np.linspace(0, 1001, threads + 1).astype(int)[1:])]
+    # The calling thread and the pool's (at most one fewer than the cores).
+    assert 2 <= len({name for *_, name in parts}) <= threads
+    np.testing.assert_array_equal(z, z1)
+    np.testing.assert_array_equal(W, W1)
+    # Outside the block: one part again.
+    parts.clear()
+    comp.solve_rows(o, C, W)
+    assert [(s, m) for s, m, _ in parts] == [(0, 1001)]
+
+
+def test_solve_rows_on_threads_raises_a_part_error_and_stops_the_others(monkeypatch):
+    import threading
+
+    import spotree.problems._compiled as comp
+
+    rng = np.random.default_rng(6)
+    Wt = rng.integers(300, 800, size=(1, 8)) / 100.0
+    o = Knapsack(Wt, 0.4 * Wt.sum(axis=1)).compiled_oracle()
+    C = -rng.uniform(0, 10, size=(400, 8))
+    monkeypatch.setattr(comp, "_PER_ROW", {})
+    comp.solve_rows(o, C[:10], np.empty((10, 8)))
+    monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)
+    real = comp.solve_batch_with
+    calls = {"main": 0, "other": 0}
+
+    def failing(solve, ints, floats, Cs, Ws, work, iwork):
+        main = threading.current_thread() is threading.main_thread()
+        calls["main" if main else "other"] += 1
+        if main:
+            raise KeyboardInterrupt  # Ctrl-C in the calling thread's part
+        return real(solve, ints, floats, Cs, Ws, work, iwork)
+
+    monkeypatch.setattr(comp, "solve_batch_with", failing)
+    # Chunks of one row: the other part looks at the stop flag after each.
+    monkeypatch.setattr(comp, "_FIRST_STEP", {})
+    monkeypatch.setattr(comp, "time", type("T", (), {"perf_counter": staticmethod(
+        lambda: (calls["main"] + calls["other"]) * 1.0)}))
+    with comp.solve_threads(2), pytest.raises(KeyboardInterrupt):
+        comp.solve_rows(o, C, np.empty_like(C))
+    assert calls["main"] == 1 and calls["other"] < 200  # stopped before its 200 rows
+
+    def failing_other(solve, ints, floats, Cs, Ws, work, iwork):
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("a solver error in another thread")
+        return real(solve, ints, floats, Cs, Ws, work, iwork)
+
+    monkeypatch.setattr(comp, "solve_batch_with", failing_other)
+    with comp.solve_threads(2), pytest.raises(RuntimeError, match="another thread"):
+        comp.solve_rows(o, C, np.empty_like(C))
+
+
 def _dag_paths(n, edges, s, t):
     """Every source-target path of a DAG as a 0/1 edge vector (depth-first)."""
     out = [[] for _ in range(n)]
