@@ -1006,6 +1006,18 @@ def _pool():
         return _POOL
 
 
+def _forget_pool():
+    # A forked child has the pool's object but none of its threads: work
+    # given to it would wait forever. The child starts its own when needed.
+    global _POOL, _POOL_LOCK
+    _POOL = None
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def solve_rows(oracle, Cm, W, seconds=0.05):
     """:func:`solve_batch` over the rows of ``Cm`` in chunks of about ``seconds`` each.
 

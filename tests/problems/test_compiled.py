@@ -440,3 +440,35 @@ def test_fused_child_bounds_are_the_lagrangian_bounds_and_valid():
             assert margin == pytest.approx(np.abs(bl).sum() + np.abs(br).sum(), rel=1e-12)
             assert ll <= _exact_min(bl, W, cap) + 1e-12
             assert lr <= _exact_min(br, W, cap) + 1e-12
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_threaded_solves_work_in_a_forked_child(monkeypatch):
+    # The parent's pool has threads; a child forked after it has none, and
+    # must start its own instead of waiting on the parent's forever.
+    import multiprocessing
+
+    import spotree.problems._compiled as comp
+
+    rng = np.random.default_rng(7)
+    Wt = rng.integers(300, 800, size=(1, 8)) / 100.0
+    o = Knapsack(Wt, 0.4 * Wt.sum(axis=1)).compiled_oracle()
+    C = -rng.uniform(0, 10, size=(300, 8))
+    monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)
+    W = np.empty_like(C)
+    comp.solve_rows(o, C[:10], W[:10])
+    with comp.solve_threads(2):
+        z = comp.solve_rows(o, C, W)
+    assert comp._POOL is not None
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(_solve_in_child, (o, C)).get(timeout=60)
+    np.testing.assert_array_equal(got, z)
+
+
+def _solve_in_child(o, C):
+    import spotree.problems._compiled as comp
+
+    comp.MIN_PART_SECONDS = 1e-12  # the monkeypatched value is inherited; kept explicit
+    with comp.solve_threads(2):
+        return comp.solve_rows(o, C, np.empty_like(C))
