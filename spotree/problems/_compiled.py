@@ -997,11 +997,19 @@ def solve_threads(n):
         _SOLVE_THREADS.reset(token)
 
 
+def _cores():
+    """The cores this process may run on (its affinity where the OS tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _pool():
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 1) - 1),
+            _POOL = ThreadPoolExecutor(max_workers=max(1, _cores() - 1),
                                        thread_name_prefix="spotree-solve")
         return _POOL
 
@@ -1040,9 +1048,11 @@ def solve_rows(oracle, Cm, W, seconds=0.05):
     parts = _SOLVE_THREADS.get()
     if parts > 1:
         # As many parts as the expected time allows (none before a first
-        # measurement on a problem of this kind and size).
+        # measurement on a problem of this kind and size), and no more than
+        # the cores the process may use (BLAS may count every core of the
+        # machine where taskset allows two).
         key = (oracle.kind, Cm.shape[1], oracle.work_size, oracle.iwork_size)
-        parts = min(parts, int(m * _PER_ROW.get(key, 0.0) / MIN_PART_SECONDS))
+        parts = min(parts, _cores(), int(m * _PER_ROW.get(key, 0.0) / MIN_PART_SECONDS))
     if parts > 1:
         bounds = np.linspace(0, m, parts + 1).astype(np.int64)
         stop = threading.Event()

@@ -278,6 +278,7 @@ def test_solve_rows_split_over_threads_gives_the_one_batch_values(monkeypatch, t
     monkeypatch.setattr(comp, "_solve_part", spy)
     monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)
     monkeypatch.setattr(comp, "_PER_ROW", {})
+    monkeypatch.setattr(comp, "_cores", lambda: 8)  # whatever this machine has
     W1 = np.empty_like(C)
     z1 = comp.solve_batch(o.kind, o.ints, o.floats, C, W1, np.empty(o.work_size),
                           np.empty(o.iwork_size, dtype=np.int64))
@@ -298,6 +299,12 @@ def test_solve_rows_split_over_threads_gives_the_one_batch_values(monkeypatch, t
     parts.clear()
     comp.solve_rows(o, C, W)
     assert [(s, m) for s, m, _ in parts] == [(0, 1001)]
+    # No more parts than the cores the process may use.
+    monkeypatch.setattr(comp, "_cores", lambda: 2)
+    parts.clear()
+    with comp.solve_threads(threads):
+        comp.solve_rows(o, C, W)
+    assert [(s, m) for s, m, _ in sorted(parts)] == [(0, 500), (500, 1001)]
 
 
 def test_solve_rows_on_threads_raises_a_part_error_and_stops_the_others(monkeypatch):
@@ -310,6 +317,7 @@ def test_solve_rows_on_threads_raises_a_part_error_and_stops_the_others(monkeypa
     o = Knapsack(Wt, 0.4 * Wt.sum(axis=1)).compiled_oracle()
     C = -rng.uniform(0, 10, size=(400, 8))
     monkeypatch.setattr(comp, "_PER_ROW", {})
+    monkeypatch.setattr(comp, "_cores", lambda: 8)
     comp.solve_rows(o, C[:10], np.empty((10, 8)))
     monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)
     real = comp.solve_batch_with
@@ -455,6 +463,7 @@ def test_threaded_solves_work_in_a_forked_child(monkeypatch):
     o = Knapsack(Wt, 0.4 * Wt.sum(axis=1)).compiled_oracle()
     C = -rng.uniform(0, 10, size=(300, 8))
     monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)
+    monkeypatch.setattr(comp, "_cores", lambda: 2)
     W = np.empty_like(C)
     comp.solve_rows(o, C[:10], W[:10])
     with comp.solve_threads(2):
@@ -469,6 +478,8 @@ def test_threaded_solves_work_in_a_forked_child(monkeypatch):
 def _solve_in_child(o, C):
     import spotree.problems._compiled as comp
 
-    comp.MIN_PART_SECONDS = 1e-12  # the monkeypatched value is inherited; kept explicit
+    # The monkeypatched values are inherited; kept explicit.
+    comp.MIN_PART_SECONDS = 1e-12
+    comp._cores = lambda: 2
     with comp.solve_threads(2):
         return comp.solve_rows(o, C, np.empty_like(C))
