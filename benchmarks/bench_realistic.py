@@ -293,8 +293,8 @@ def _fingerprint(model, X):
     return float(P.sum()), float((P * P).sum())
 
 
-def bench_boost(args):
-    ok = True
+def _boost_cases(args):
+    """SPOBoost's data: ICON (when present) and the network through from_edges."""
     cases = []
     icon = icon_data(args.data, 650)
     if icon is not None:
@@ -305,7 +305,12 @@ def bench_boost(args):
     sp = ShortestPath.from_edges(n_nodes, edges, int(np.flatnonzero(b < 0)[0]),
                                  int(np.flatnonzero(b > 0)[0]))
     cases.append(("dag", f"{name} network, 1000 rows", sp, X, C))
-    for key, label, problem, X, C in cases:
+    return cases
+
+
+def bench_boost(args):
+    ok = True
+    for key, label, problem, X, C in _boost_cases(args):
         SPOBoost(problem, n_estimators=3, random_state=0).fit(X[:200], C[:200])  # compile
         RandomForestRegressor(**dict(FOREST, n_estimators=4)).fit(X[:100], C[:100])
         ts, tc, est, _, _ = median_pair(
@@ -333,17 +338,7 @@ def bench_boost(args):
 
 def bench_boost_same(args):
     ok = True
-    cases = []
-    icon = icon_data(args.data, 650)
-    if icon is not None:
-        X, C, weights = icon
-        cases.append(("icon", "ICON knapsack, 650 days", Knapsack(weights, 120), X, C))
-    X, C, A, b, name = _network(args)
-    n_nodes, edges = edges_of(A)
-    sp = ShortestPath.from_edges(n_nodes, edges, int(np.flatnonzero(b < 0)[0]),
-                                 int(np.flatnonzero(b > 0)[0]))
-    cases.append(("dag", f"{name} network, 1000 rows", sp, X, C))
-    for key, label, problem, X, C in cases:
+    for key, label, problem, X, C in _boost_cases(args):
         SPOBoost(problem, random_state=0, **dict(BOOST_SAME, n_estimators=3)).fit(
             X[:200], C[:200])  # compile
         RandomForestRegressor(**dict(FOREST, n_estimators=4)).fit(X[:100], C[:100])

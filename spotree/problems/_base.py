@@ -113,13 +113,7 @@ class DecisionProblem:
         answers as :meth:`solve` up to ties. ``None`` means no list is
         available (too many vertices, or an unknown feasible set).
         """
-        if not hasattr(self, "_vertex_cache"):
-            V = self._vertices()
-            if V is not None:
-                V = np.ascontiguousarray(V, dtype=np.float64)
-                V.setflags(write=False)
-            self._vertex_cache = V
-        return self._vertex_cache
+        return self._cached("_vertex_cache", self._vertices)
 
     def solve_vertices(self, C, V=None):
         """Solve a batch by enumeration over the vertex list.
@@ -155,15 +149,18 @@ class DecisionProblem:
         -------
         ndarray of shape (n_costs, r) or None
         """
-        if not hasattr(self, "_difference_cache"):
-            B = None
-            if self.n_costs <= DIFFERENCE_BASIS_MAX_COSTS:
-                B = self._difference_basis()
-                if B is not None:
-                    B = np.ascontiguousarray(B, dtype=np.float64)
-                    B.setflags(write=False)
-            self._difference_cache = B
-        return self._difference_cache
+        return self._cached("_difference_cache", lambda: (
+            self._difference_basis() if self.n_costs <= DIFFERENCE_BASIS_MAX_COSTS else None))
+
+    def _cached(self, attr, compute):
+        """``compute()`` once per instance, as a read-only float array (or None)."""
+        if not hasattr(self, attr):
+            A = compute()
+            if A is not None:
+                A = np.ascontiguousarray(A, dtype=np.float64)
+                A.setflags(write=False)
+            setattr(self, attr, A)
+        return getattr(self, attr)
 
     def compiled_oracle(self):
         """A :class:`~spotree.problems._compiled.CompiledOracle`, or None.
