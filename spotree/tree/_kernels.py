@@ -1454,10 +1454,13 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
             cr = crit if phase == PH_SWEEP else tie
             nf = istate[I_NFEAT]
             T = Sums(fstate[F_W], fstate[F_CNT], fstate[F_Z], fstate[F_Q], cur_G, cur_S)
-            istate[I_CENTRED] = 0
-            if cr.a == 0.0 and phase == PH_SWEEP and nf >= CENTRE_MIN_FEATURES:
+            if istate[I_CURSOR] == 0:
+                istate[I_CENTRED] = 0
+            if (istate[I_CURSOR] == 0 and cr.a == 0.0 and phase == PH_SWEEP
+                    and nf >= CENTRE_MIN_FEATURES):
                 # The node's costs centred once for all its features' squared-
-                # error sweeps (see Scratch.cc).
+                # error sweeps (see Scratch.cc); a sweep resumed after the work
+                # budget returned to Python keeps them.
                 istate[I_CENTRED] = 1
                 inv = 1.0 / fstate[F_W]
                 Cm, w_rows, cc = rows.Cm, rows.w, sc.cc

@@ -200,6 +200,29 @@ def test_squared_error_root_split_on_noise_with_weights_matches_brute_force(p):
         assert (tree.feature[0], tree.threshold[0]) == best[1:], seed
 
 
+@pytest.mark.parametrize("p", [2, 10])
+def test_squared_error_tree_resumed_after_every_few_rows_is_the_same_tree(monkeypatch, p):
+    # A sweep returns to Python when its work budget is spent and resumes
+    # where it stopped (for Ctrl-C and progress); with a budget of a few rows
+    # every node is swept in many calls, the centred costs kept between them.
+    import spotree.tree._builder as builder
+
+    rng = np.random.default_rng(11)
+    n, d = 300, 4
+    X = rng.normal(size=(n, p))
+    C = 50.0 + rng.normal(size=(n, d)) + np.outer(np.sin(2 * X[:, 0]) + X[:, 1] ** 2,
+                                                   np.ones(d))
+    w = rng.uniform(0.5, 2.0, size=n)
+    params = dict(criterion="mse", max_depth=4, min_samples_leaf=5)
+    ref = SPOTree(FiniteDecisions(np.eye(d)), **params).fit(X, C, sample_weight=w).tree_
+    monkeypatch.setattr(builder, "WORK_BUDGET", 40.0 * d)
+    got = SPOTree(FiniteDecisions(np.eye(d)), **params).fit(X, C, sample_weight=w).tree_
+    assert got.node_count == ref.node_count > 7
+    for name in ("children_left", "feature", "threshold", "impurity"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(ref, name), err_msg=name)
+    np.testing.assert_array_equal(got.value, ref.value)
+
+
 def test_huge_feature_values_split_without_overflow():
     X = np.array([[-1.7e308, 0.0], [-1.7e308, 0.0], [-1e308, 1.0], [-1e308, 1.0]])
     C = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 1.0]])
