@@ -266,24 +266,28 @@ class FiniteDecisions(DecisionProblem):
                 f"sense={self.sense!r})")
 
 
+def _svd_rank(A, full):
+    """The right singular vectors of ``A`` (rows of ``vt``) and its numerical rank."""
+    _, s, vt = np.linalg.svd(A, full_matrices=full)
+    rank = int(np.count_nonzero(s > max(A.shape) * np.finfo(float).eps * s[0])) if s.size else 0
+    return vt, rank
+
+
 def row_space_basis(D):
     """Orthonormal basis (columns) of the span of the rows of ``D``, by SVD."""
     D = np.asarray(D, dtype=np.float64)
     if D.shape[0] == 0:
         return np.zeros((D.shape[1], 0))
-    _, s, vt = np.linalg.svd(D, full_matrices=False)
-    rank = int(np.count_nonzero(s > max(D.shape) * np.finfo(float).eps * s[0])) if s.size else 0
+    vt, rank = _svd_rank(D, full=False)
     return vt[:rank].T
 
 
 def null_space_basis(A):
     """Orthonormal basis (columns) of ``{x : A x = 0}``, by SVD."""
     A = np.asarray(A, dtype=np.float64)
-    d = A.shape[1]
     if A.shape[0] == 0:
-        return np.eye(d)
-    _, s, vt = np.linalg.svd(A, full_matrices=True)
-    rank = int(np.count_nonzero(s > max(A.shape) * np.finfo(float).eps * s[0])) if s.size else 0
+        return np.eye(A.shape[1])
+    vt, rank = _svd_rank(A, full=True)
     return vt[rank:].T
 
 
