@@ -1061,15 +1061,16 @@ def solve_rows(oracle, Cm, W, seconds=0.05):
                    for k in range(1, parts)]
         try:
             _solve_part(solve, oracle, Cm, out, z, 0, int(bounds[1]), seconds, stop)
+            for f in futures:
+                f.result()
         except BaseException:
-            # Ctrl-C (or an error) here: the other parts stop at their next
-            # chunk, and nothing writes to the arrays after this returns.
+            # Ctrl-C here or an error in any part: the other parts stop at
+            # their next chunk, and nothing writes to the arrays after this
+            # returns.
             stop.set()
             for f in futures:
                 f.exception()
             raise
-        for f in futures:
-            f.result()
     else:
         _solve_part(solve, oracle, Cm, out, z, 0, m, seconds, None)
     if out is not W:

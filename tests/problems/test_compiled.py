@@ -349,6 +349,48 @@ def test_solve_rows_on_threads_raises_a_part_error_and_stops_the_others(monkeypa
         comp.solve_rows(o, C, np.empty_like(C))
 
 
+def test_solve_rows_on_threads_stops_every_part_before_raising_an_error(monkeypatch):
+    # Three parts: the second fails at once while the third is still solving.
+    # solve_rows must stop the third and wait for it before it raises, so
+    # that nothing writes to the caller's arrays after it returned.
+    import time as real_time
+
+    import spotree.problems._compiled as comp
+
+    rng = np.random.default_rng(7)
+    Wt = rng.integers(300, 800, size=(1, 8)) / 100.0
+    o = Knapsack(Wt, 0.4 * Wt.sum(axis=1)).compiled_oracle()
+    C = -rng.uniform(0, 10, size=(600, 8))
+    monkeypatch.setattr(comp, "_PER_ROW", {})
+    monkeypatch.setattr(comp, "_cores", lambda: 8)
+    comp.solve_rows(o, C[:10], np.empty((10, 8)))
+    monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)
+    monkeypatch.setattr(comp, "_FIRST_STEP", {})
+    real = comp.solve_batch_with
+    third = {"rows": 0}
+
+    def solve(solve_, ints, floats, Cs, Ws, work, iwork):
+        # The parts are told apart by the rows they were given (views of C).
+        first_row = (Cs.__array_interface__["data"][0] - C.__array_interface__["data"][0]) \
+            // C.strides[0]
+        if 200 <= first_row < 400:
+            raise RuntimeError("a solver error in the second part")
+        if first_row >= 400:
+            for _ in range(Cs.shape[0]):
+                real_time.sleep(0.002)
+                third["rows"] += 1
+        return real(solve_, ints, floats, Cs, Ws, work, iwork)
+
+    monkeypatch.setattr(comp, "solve_batch_with", solve)
+    # Chunks of one row (seconds ~ 0): each part looks at the stop flag after each.
+    with comp.solve_threads(3), pytest.raises(RuntimeError, match="second part"):
+        comp.solve_rows(o, C, np.empty_like(C), seconds=1e-12)
+    done = third["rows"]
+    real_time.sleep(0.1)
+    assert third["rows"] == done  # no part still running after the error came out
+    assert done < 200  # and the third part stopped early
+
+
 def _dag_paths(n, edges, s, t):
     """Every source-target path of a DAG as a 0/1 edge vector (depth-first)."""
     out = [[] for _ in range(n)]
