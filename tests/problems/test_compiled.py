@@ -307,19 +307,26 @@ def test_solve_rows_split_over_threads_gives_the_one_batch_values(monkeypatch, t
     assert [(s, m) for s, m, _ in sorted(parts)] == [(0, 500), (500, 1001)]
 
 
+def _split_ready_knapsack(monkeypatch, comp, *, seed, rows):
+    """A knapsack oracle and ``rows`` cost rows, with every batch split in
+    ``solve_threads`` (a time per row measured, any part worth a thread, 8 cores)."""
+    rng = np.random.default_rng(seed)
+    Wt = rng.integers(300, 800, size=(1, 8)) / 100.0
+    o = Knapsack(Wt, 0.4 * Wt.sum(axis=1)).compiled_oracle()
+    C = -rng.uniform(0, 10, size=(rows, 8))
+    monkeypatch.setattr(comp, "_PER_ROW", {})
+    monkeypatch.setattr(comp, "_cores", lambda: 8)
+    comp.solve_rows(o, C[:10], np.empty((10, 8)))
+    monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)
+    return o, C
+
+
 def test_solve_rows_on_threads_raises_a_part_error_and_stops_the_others(monkeypatch):
     import threading
 
     import spotree.problems._compiled as comp
 
-    rng = np.random.default_rng(6)
-    Wt = rng.integers(300, 800, size=(1, 8)) / 100.0
-    o = Knapsack(Wt, 0.4 * Wt.sum(axis=1)).compiled_oracle()
-    C = -rng.uniform(0, 10, size=(400, 8))
-    monkeypatch.setattr(comp, "_PER_ROW", {})
-    monkeypatch.setattr(comp, "_cores", lambda: 8)
-    comp.solve_rows(o, C[:10], np.empty((10, 8)))
-    monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)
+    o, C = _split_ready_knapsack(monkeypatch, comp, seed=6, rows=400)
     real = comp.solve_batch_with
     calls = {"main": 0, "other": 0}
 
@@ -357,14 +364,7 @@ def test_solve_rows_on_threads_stops_every_part_before_raising_an_error(monkeypa
 
     import spotree.problems._compiled as comp
 
-    rng = np.random.default_rng(7)
-    Wt = rng.integers(300, 800, size=(1, 8)) / 100.0
-    o = Knapsack(Wt, 0.4 * Wt.sum(axis=1)).compiled_oracle()
-    C = -rng.uniform(0, 10, size=(600, 8))
-    monkeypatch.setattr(comp, "_PER_ROW", {})
-    monkeypatch.setattr(comp, "_cores", lambda: 8)
-    comp.solve_rows(o, C[:10], np.empty((10, 8)))
-    monkeypatch.setattr(comp, "MIN_PART_SECONDS", 1e-12)
+    o, C = _split_ready_knapsack(monkeypatch, comp, seed=7, rows=600)
     monkeypatch.setattr(comp, "_FIRST_STEP", {})
     real = comp.solve_batch_with
     third = {"rows": 0}
