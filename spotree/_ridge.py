@@ -73,3 +73,102 @@ def _ridge_gcv(X, C, sw):
     coef = coef_z.T / scale
     return coef, c_mean - coef @ mean, alpha / total
 
+
+class RidgeFeatures:
+    """Fitted linear map from the features to ridge-predicted costs, extra split columns.
+
+    A forest grown on ``[X, F(X)]`` can split on each cost's ridge prediction:
+    an oblique split along the direction that predicts that cost. Only
+    numeric columns enter (categorical ones are left to the trees); a missing
+    value is replaced by its column's weighted training mean. With more costs
+    than ``max_columns``, the columns are the leading principal components of
+    the predicted costs instead (a linear map of the same kind).
+
+    Attributes
+    ----------
+    columns : ndarray of int
+        The feature columns the map reads.
+    fill : ndarray
+        Value put in place of a missing value, per read column.
+    coef : ndarray of shape (n_out, n_read)
+        Output ``j`` is ``coef[j] . x[columns] + intercept[j]``.
+    intercept : ndarray of shape (n_out,)
+    fold : ndarray of shape (n_out, n_read)
+        Share of output ``j``'s feature importance given to each read column
+        (rows sum to 1): its standardized coefficients' magnitudes.
+    kind : {"cost", "component"}
+        Outputs are predicted costs or principal components of them.
+    """
+
+    def __init__(self, columns, fill, coef, intercept, fold, kind):
+        self.columns = np.asarray(columns, dtype=np.intp)
+        self.fill = np.asarray(fill, dtype=np.float64)
+        self.coef = np.asarray(coef, dtype=np.float64)
+        self.intercept = np.asarray(intercept, dtype=np.float64)
+        self.fold = np.asarray(fold, dtype=np.float64)
+        self.kind = kind
+
+    @property
+    def n_out(self):
+        return self.coef.shape[0]
+
+    @classmethod
+    def fit(cls, X, C, sw, numeric, max_columns):
+        """The map fitted on validated ``X`` (NaN = missing), ``C`` and weights ``sw``.
+
+        ``numeric``: boolean mask of the columns to read. Returns None when
+        there is none, or no row of positive weight.
+        """
+        columns = np.flatnonzero(numeric)
+        pos = sw > 0
+        if columns.size == 0 or not pos.any():
+            return None
+        Xn = X[:, columns]
+        present = ~np.isnan(Xn[pos])
+        w = sw[pos][:, None] * present
+        total = w.sum(axis=0)
+        # A column with no value among the weighted rows is filled with 0.
+        fill = np.divide((np.where(present, Xn[pos], 0.0) * w).sum(axis=0), total,
+                         out=np.zeros(columns.size), where=total > 0)
+        Xf = np.where(np.isnan(Xn), fill, Xn)
+        coef, intercept, _ = _ridge_gcv(Xf, C, sw)
+        kind = "cost"
+        if coef.shape[0] > max_columns:
+            # Principal directions of the fitted costs, weighted as the rows.
+            F = Xf[pos] @ coef.T
+            F -= np.average(F, axis=0, weights=sw[pos])
+            _, _, Vt = np.linalg.svd(np.sqrt(sw[pos])[:, None] * F, full_matrices=False)
+            V = Vt[:max_columns]
+            coef, intercept, kind = V @ coef, V @ intercept, "component"
+        _, scale = _standardization(Xf[pos], sw[pos])
+        mag = np.abs(coef * scale)
+        s = mag.sum(axis=1, keepdims=True)
+        fold = np.divide(mag, s, out=np.full_like(mag, 1.0 / columns.size), where=s > 0)
+        return cls(columns, fill, coef, intercept, fold, kind)
+
+    def transform(self, X):
+        """The extra columns of ``X``: (n_samples, n_out)."""
+        Xn = X[:, self.columns]
+        Xn = np.where(np.isnan(Xn), self.fill, Xn)
+        return Xn @ self.coef.T + self.intercept
+
+    def augment(self, X):
+        """``X`` with the extra columns appended."""
+        return np.hstack([X, self.transform(X)])
+
+    def fold_importances(self, imp, p):
+        """Importances over ``p`` features from importances over the ``p + n_out`` columns."""
+        out = np.array(imp[:p], dtype=np.float64)
+        np.add.at(out, self.columns, imp[p:] @ self.fold)
+        return out
+
+    def names(self):
+        """Names of the extra columns."""
+        if self.kind == "cost":
+            return [f"ridge_cost[{j}]" for j in range(self.n_out)]
+        return [f"ridge_component[{j}]" for j in range(self.n_out)]
+
+    def to_dict(self):
+        return {"kind": self.kind, "columns": self.columns.tolist(),
+                "fill": self.fill.tolist(), "coef": self.coef.tolist(),
+                "intercept": self.intercept.tolist(), "fold": self.fold.tolist()}

@@ -60,7 +60,8 @@ def test_one_tree_without_bagging_is_spotree(criterion, weighted):
     sw = np.random.default_rng(3).uniform(0.2, 2.0, X.shape[0]) if weighted else None
     tree = SPOTree(SP, criterion=criterion, min_samples_leaf=10).fit(X, C, sample_weight=sw)
     forest = SPOForest(SP, n_estimators=1, bootstrap=False, max_features=None,
-                       criterion=criterion, min_samples_leaf=10, random_state=0)
+                       criterion=criterion, min_samples_leaf=10, ridge_features=False,
+                       random_state=0)
     forest.fit(X, C, sample_weight=sw)
     assert_array_equal(forest.predict(Xt), tree.predict(Xt))
     assert_array_equal(forest.predict_decision(Xt), tree.predict_decision(Xt))
@@ -77,7 +78,7 @@ def test_one_tree_without_bagging_is_spotree_off_the_vertex_path():
     problem = CallableProblem(_module_oracle, SP.n_costs, batched=True)
     tree = SPOTree(problem, min_samples_leaf=15).fit(X, C)
     forest = SPOForest(problem, n_estimators=1, bootstrap=False, max_features=None,
-                       min_samples_leaf=15).fit(X, C)
+                       min_samples_leaf=15, ridge_features=False).fit(X, C)
     assert not forest.estimators_[0].n_oracle_calls_ == 0  # really on the oracle path
     assert_array_equal(forest.predict(Xt), tree.predict(Xt))
     assert_array_equal(forest.predict_decision(Xt), tree.predict_decision(Xt))
@@ -145,7 +146,7 @@ def test_each_tree_is_a_spotree_on_its_bootstrap_sample():
     # The paper's bootstrap: without feature bagging, every tree equals an
     # SPOTree grown on its physically copied rows.
     full = SPOForest(SP, n_estimators=3, max_features=None, min_samples_leaf=8,
-                     random_state=2).fit(X, C, sample_weight=sw)
+                     ridge_features=False, random_state=2).fit(X, C, sample_weight=sw)
     for est, rows in zip(full.estimators_, full.estimators_samples_):
         keep = rows[sw[rows] > 0]
         alone = SPOTree(SP, min_samples_leaf=8).fit(X[keep], C[keep], sample_weight=sw[keep])
@@ -162,7 +163,7 @@ def test_bootstrap_weights_act_like_copied_rows():
     # the weights splits like a tree grown on the physically resampled rows.
     X, C, Xt, _ = _data(n=200, seed=4)
     forest = SPOForest(SP, n_estimators=2, max_features=None, min_samples_leaf=12,
-                       random_state=3).fit(X, C)
+                       ridge_features=False, random_state=3).fit(X, C)
     for est, rows in zip(forest.estimators_, forest.estimators_samples_):
         copied = SPOTree(SP, min_samples_leaf=12).fit(X[rows], C[rows])
         assert_array_equal(copied.tree_.feature, est.tree_.feature)
@@ -657,7 +658,7 @@ def test_every_parameter_of_the_tree_reaches_the_forests_trees(param, value):
                    for a, b in zip(tree.tree_.categories, default.tree_.categories)))
     # ... and the forest grows that tree.
     forest = SPOForest(roads, n_estimators=1, bootstrap=False, max_features=None,
-                       random_state=0, **{param: value}).fit(X, C)
+                       ridge_features=False, random_state=0, **{param: value}).fit(X, C)
     assert forest.get_params()[param] == value
     t_f, t_s = forest.estimators_[0].tree_, tree.tree_
     for name in ("children_left", "feature", "threshold", "value", "loss", "impurity"):
@@ -704,3 +705,174 @@ def test_tune_max_features_refit_on_dataframes_with_a_text_column():
         pd.concat([X.iloc[:160], X.iloc[160:]], ignore_index=True), C)
     assert best.category_values_ == ref.category_values_ == [None, ["A", "B", "C", "D"], None]
     assert_array_equal(best.predict(X), ref.predict(X))
+
+
+# ------------------------------------------------------- ridge features
+def _ridge_reference(X, C, w, alpha):
+    """Each cost's ridge prediction, by scikit-learn, on X standardized with weights.
+
+    ``alpha[j]``: cost j's penalty relative to the total weight. Missing values
+    are replaced by their column's weighted mean over the rows with a value.
+    """
+    from sklearn.linear_model import Ridge
+
+    X = X.copy()
+    for j in range(X.shape[1]):
+        have = ~np.isnan(X[:, j])
+        X[~have, j] = np.sum(w[have] * X[have, j]) / np.sum(w[have])
+    mean = np.sum(w[:, None] * X, axis=0) / w.sum()
+    sd = np.sqrt(np.sum(w[:, None] * (X - mean) ** 2, axis=0) / w.sum())
+    Z = (X - mean) / sd
+    return np.column_stack([Ridge(alpha=alpha[j] * w.sum()).fit(Z, C[:, j], sample_weight=w)
+                            .predict(Z) for j in range(C.shape[1])])
+
+
+def test_ridge_features_are_each_costs_ridge_prediction_from_the_numeric_features():
+    from spotree._ridge import _ridge_gcv
+
+    rng = np.random.default_rng(5)
+    n = 120
+    X = np.column_stack([rng.normal(size=n) * 50 + 3, rng.integers(0, 3, n),
+                         rng.uniform(size=n), rng.normal(size=n)])
+    X[rng.uniform(size=n) < 0.2, 2] = np.nan  # missing values in a numeric column
+    C = np.column_stack([X[:, 0] / 50 + rng.normal(size=n),
+                         2 * np.nan_to_num(X[:, 2]) + X[:, 1], rng.normal(size=n)])
+    w = rng.uniform(0.5, 2.0, n)
+    forest = SPOForest(FiniteDecisions(np.eye(3)), n_estimators=2, categorical_features=[1],
+                       random_state=0).fit(X, C, sample_weight=w)
+    fmap = forest.ridge_features_
+    numeric = [0, 2, 3]  # the categorical column 1 is not read
+    assert_array_equal(fmap.columns, numeric)
+    have = ~np.isnan(X[:, 2])
+    fill = np.sum(w[have] * X[have, 2]) / np.sum(w[have])
+    _, _, alpha = _ridge_gcv(np.where(np.isnan(X[:, numeric]), [0.0, fill, 0.0],
+                                      X[:, numeric]), C, w)
+    expected = _ridge_reference(X[:, numeric], C, w, alpha)
+    assert_allclose(fmap.transform(X), expected, rtol=1e-8, atol=1e-8)
+    # A new row with a missing value gets the training mean's prediction.
+    row = np.array([[3.0, 1.0, np.nan, 0.5]])
+    filled = row.copy()
+    filled[0, 2] = fill
+    assert_allclose(fmap.transform(row), fmap.transform(filled))
+
+
+def test_a_forest_with_ridge_features_is_a_forest_on_the_appended_predictions():
+    X, C, Xt, Ct = _data(n=200)
+    forest = SPOForest(SP, n_estimators=5, min_samples_leaf=5, random_state=4).fit(X, C)
+    from spotree._ridge import _ridge_gcv
+
+    alpha = _ridge_gcv(X, C, np.ones(len(X)))[2]
+    R = _ridge_reference(X, C, np.ones(len(X)), alpha)
+    # The test rows' columns: the same fits applied to them.
+    from sklearn.linear_model import Ridge
+
+    mean, sd = X.mean(axis=0), X.std(axis=0)
+    Rt = np.column_stack([Ridge(alpha=alpha[j] * len(X)).fit((X - mean) / sd, C[:, j])
+                          .predict((Xt - mean) / sd) for j in range(C.shape[1])])
+    plain = SPOForest(SP, n_estimators=5, min_samples_leaf=5, ridge_features=False,
+                      random_state=4).fit(np.hstack([X, R]), C)
+    assert forest.ridge_features_.n_out == SP.n_costs
+    assert_allclose(forest.predict(Xt), plain.predict(np.hstack([Xt, Rt])), rtol=1e-10)
+    for a, b in zip(forest.estimators_, plain.estimators_):
+        assert_array_equal(a.tree_.feature, b.tree_.feature)
+        # The forest's own trees read the features and add the columns themselves.
+        assert_allclose(a.predict(Xt), b.predict(np.hstack([Xt, Rt])), rtol=1e-10)
+    assert (forest.estimators_[0].tree_.feature >= X.shape[1]).any()  # ridge columns used
+    assert forest.score(Xt, Ct) == pytest.approx(-normalized_spo_loss(
+        Ct, plain.predict(np.hstack([Xt, Rt])), problem=SP))
+
+
+def test_ridge_feature_importances_are_shared_by_standardized_coefficients():
+    X, C, _, _ = _data(n=200)
+    X = X * np.array([1.0, 10.0, 0.1, 3.0, 1.0])  # scales must not matter
+    forest = SPOForest(SP, n_estimators=4, min_samples_leaf=5, random_state=1).fit(X, C)
+    fmap = forest.ridge_features_
+    p = X.shape[1]
+    share = np.abs(fmap.coef) * X.std(axis=0)
+    share /= share.sum(axis=1, keepdims=True)
+    per_tree = []
+    for est in forest.estimators_:
+        t = est.tree_
+        imp = np.zeros(p + fmap.n_out)
+        for node in np.flatnonzero(t.children_left >= 0):
+            kids = t.children_left[node], t.children_right[node]
+            imp[t.feature[node]] += t.impurity[node] - sum(t.impurity[k] for k in kids)
+        folded = imp[:p] + imp[p:] @ share
+        per_tree.append(folded / folded.sum())
+        assert_allclose(est.feature_importances_, per_tree[-1], rtol=1e-8, atol=1e-12)
+    mean = np.mean(per_tree, axis=0)
+    assert_allclose(forest.feature_importances_, mean / mean.sum(), rtol=1e-8, atol=1e-12)
+
+
+def test_many_costs_get_the_leading_principal_components_of_the_predictions(monkeypatch):
+    import spotree.forest as forest_module
+
+    monkeypatch.setattr(forest_module, "_RIDGE_MAX_COLUMNS", 3)
+    X, C, Xt, _ = _data(n=150)
+    forest = SPOForest(SP, n_estimators=2, random_state=0).fit(X, C)
+    fmap = forest.ridge_features_
+    assert fmap.kind == "component" and fmap.n_out == 3
+    from spotree._ridge import _ridge_gcv
+
+    coef, intercept, _ = _ridge_gcv(X, C, np.ones(len(X)))
+    F = X @ coef.T + intercept
+    Fc = F - F.mean(axis=0)
+    T = fmap.transform(X)
+    Tc = T - T.mean(axis=0)
+    # Orthonormal directions of the predictions, largest variance first ...
+    assert_allclose(fmap.coef @ np.linalg.pinv(coef) @ coef, fmap.coef, atol=1e-8)
+    cov = Tc.T @ Tc
+    assert_allclose(cov - np.diag(np.diag(cov)), 0.0, atol=1e-8 * cov.max())
+    top = np.linalg.svd(Fc, compute_uv=False)[:3] ** 2
+    assert_allclose(np.diag(cov), top, rtol=1e-8)
+    assert fmap.names() == ["ridge_component[0]", "ridge_component[1]", "ridge_component[2]"]
+
+
+def test_ridge_features_survive_a_file_and_a_malformed_map_is_named(tmp_path):
+    import json
+
+    X, C, Xt, _ = _data(n=150)
+    forest = SPOForest(SP, n_estimators=3, random_state=0).fit(X, C)
+    forest.save(tmp_path / "f.json")
+    back = spotree.load(tmp_path / "f.json")
+    assert_array_equal(back.predict(Xt), forest.predict(Xt))
+    assert_allclose(back.feature_importances_, forest.feature_importances_, rtol=1e-10)
+    assert_array_equal(back.estimators_[1].predict(Xt), forest.estimators_[1].predict(Xt))
+    doc = json.loads((tmp_path / "f.json").read_text())
+    bad = copy.deepcopy(doc)
+    bad["fitted"]["ridge_features_"]["fold"][0][0] = -1.0
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match=r"fitted\.ridge_features_\.fold"):
+        spotree.load(tmp_path / "bad.json")
+    bad = copy.deepcopy(doc)
+    bad["fitted"]["ridge_features_"]["coef"].pop()
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match=r"fitted\.ridge_features_\.coef"):
+        spotree.load(tmp_path / "bad.json")
+    bad = copy.deepcopy(doc)
+    bad["fitted"]["ridge_features_"] = None  # the trees split on columns it no longer adds
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match=r"trees\[0\]\.n_features"):
+        spotree.load(tmp_path / "bad.json")
+
+
+def test_trees_of_a_forest_with_ridge_features_name_the_columns():
+    X, C, _, _ = _data(n=150)
+    forest = SPOForest(SP, n_estimators=2, max_features=None, random_state=0).fit(X, C)
+    text = spotree.export_text(forest.estimators_[0])
+    assert "ridge_cost[" in text
+    names = [f"f{j}" for j in range(X.shape[1])]
+    text = spotree.export_text(forest.estimators_[0], feature_names=names)
+    assert "ridge_cost[" in text and "x0" not in text
+    with pytest.raises(ValueError, match="feature_names must have 5 entries"):
+        spotree.export_text(forest.estimators_[0], feature_names=names[:4])
+
+
+def test_only_categorical_features_leave_no_ridge_features():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, (80, 2)).astype(float)
+    C = np.column_stack([X[:, 0] == 1, X[:, 1] == 2]).astype(float) + rng.uniform(size=(80, 2))
+    forest = SPOForest(FiniteDecisions(np.eye(2)), n_estimators=2, categorical_features=[0, 1],
+                       random_state=0).fit(X, C)
+    assert forest.ridge_features_ is None
+    assert forest.estimators_[0].tree_.n_features == 2

@@ -119,7 +119,7 @@ def _make_estimator(args, problem):
                      max_features=args.max_features if args.max_features is not None
                      else "sqrt", max_depth=args.max_depth,
                      min_samples_leaf=args.min_samples_leaf, thresholds=args.thresholds,
-                     random_state=args.random_state)
+                     ridge_features=args.ridge_features, random_state=args.random_state)
 
 
 def _check_params(model):

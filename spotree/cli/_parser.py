@@ -381,6 +381,9 @@ def build_parser():
                      help="cost-complexity pruning strength (default: 0)")
     opt.add_argument("--n-estimators", type=_int_in(1), default=100, metavar="N",
                      help="forest: number of trees (default: 100)")
+    opt.add_argument("--no-ridge-features", dest="ridge_features", action="store_false",
+                     help="forest: split on the features alone, not also on the costs "
+                          "predicted by a ridge regression (the paper's forest)")
     opt.add_argument("--validation-fraction", type=_fraction, default=0.0, metavar="F",
                      help="hold out the first F of the rows and prune the tree on them, "
                           "as the paper does with 0.2; for a forest without "

@@ -120,8 +120,11 @@ _builtin("CART", "tree", "SPOTree", "tree", {"criterion": "mse"})
 # The paper's "SPOT MILP": an optimal tree of fixed depth. OptimalSPOTree's
 # default exact search minimizes the same objective as the MILP, faster.
 _builtin("SPOT Optimal", "tree", "OptimalSPOTree", "optimal", {"time_limit": 60})
-_builtin("SPO Forest", "forest", "SPOForest", "forest", {"criterion": "spo"})
-_builtin("CART Forest", "forest", "SPOForest", "forest", {"criterion": "mse"})
+# The paper's forests split on the features alone (no ridge features).
+_builtin("SPO Forest", "forest", "SPOForest", "forest",
+         {"criterion": "spo", "ridge_features": False})
+_builtin("CART Forest", "forest", "SPOForest", "forest",
+         {"criterion": "mse", "ridge_features": False})
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,7 @@ PYEPO_METHODS = {m.name: m for m in (
     PyEPOMethod("MLP", "mlp", {"hidden_layer_sizes": [64, 64]},
                 "two-stage: scikit-learn MLPRegressor, two hidden layers of 64, standardized "
                 "features and costs, early stopping on 10% of the rows"),
-    PyEPOMethod("RF", "forest", {"criterion": "mse"},
+    PyEPOMethod("RF", "forest", {"criterion": "mse", "ridge_features": False},
                 "two-stage random forest (CART forest), max_features tuned like SPOForest"),
     PyEPOMethod("HGB", "hgb", {},
                 "two-stage gradient boosting: scikit-learn HistGradientBoostingRegressor, one "

@@ -115,7 +115,10 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
         X = check_features(self, X, reset=False)
-        return unseen_to_missing(X, getattr(self, "categories_seen_", None))
+        X = unseen_to_missing(X, getattr(self, "categories_seen_", None))
+        # A tree of a forest with ridge features splits on extra columns too.
+        fmap = getattr(self, "ridge_features_", None)
+        return X if fmap is None else fmap.augment(X)
 
     # -------------------------------------------------------- prediction
     def apply(self, X):

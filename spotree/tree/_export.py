@@ -7,6 +7,31 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._tree import TREE_LEAF
 
+
+def split_feature_names(model, n_columns, feature_names=None):
+    """Names of the ``n_columns`` columns a fitted tree splits on.
+
+    The features (``feature_names``, else ``feature_names_in_``, else
+    ``x0, x1, ...``), then the extra columns of a forest's ridge features.
+    ``feature_names`` may name the features only or all the columns.
+    """
+    fmap = getattr(model, "ridge_features_", None)
+    extra = [] if fmap is None else fmap.names()
+    p = n_columns - len(extra)
+    if feature_names is None:
+        names = getattr(model, "feature_names_in_", None)
+        feature_names = list(names) if names is not None else [f"x{j}" for j in range(p)]
+    elif len(feature_names) not in (p, n_columns):
+        if extra:
+            raise ValueError(f"feature_names must have {p} entries (one per feature) or "
+                             f"{n_columns} (with the {len(extra)} ridge feature columns); "
+                             f"got {len(feature_names)}.")
+        raise ValueError(f"feature_names must have {n_columns} entries (one per feature); "
+                         f"got {len(feature_names)}.")
+    feature_names = [str(f) for f in feature_names]
+    return feature_names + extra if len(feature_names) == p else feature_names
+
+
 __all__ = ["export_text", "describe_decision", "split_labels"]
 
 
@@ -73,13 +98,7 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
     """
     check_is_fitted(model, "tree_")
     t = model.tree_
-    if feature_names is None:
-        names = getattr(model, "feature_names_in_", None)
-        feature_names = (list(names) if names is not None
-                         else [f"x{j}" for j in range(t.n_features)])
-    elif len(feature_names) != t.n_features:
-        raise ValueError(f"feature_names must have {t.n_features} entries; got "
-                         f"{len(feature_names)}.")
+    feature_names = split_feature_names(model, t.n_features, feature_names)
     problem = model.problem_
     fmt = f"{{:.{decimals}f}}"
     lines = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._export import describe_decision, split_labels
+from ._export import describe_decision, split_feature_names, split_labels
 from ._tree import TREE_LEAF, Tree
 
 __all__ = ["export_graphviz"]
@@ -25,21 +25,21 @@ def _describe(problem, w):
 def _resolve(model, feature_names):
     """(tree, problem, feature names) from a fitted estimator or a bare Tree."""
     if isinstance(model, Tree):
-        tree, problem, names = model, None, None
+        tree, problem = model, None
     else:
         tree = getattr(model, "tree_", None)
         if not isinstance(tree, Tree):
             raise ValueError(f"model must be a fitted spotree tree (with a tree_ attribute) "
                              f"or a Tree; got {type(model).__name__} without a fitted tree_.")
         problem = getattr(model, "problem_", getattr(model, "problem", None))
-        names = getattr(model, "feature_names_in_", None)
-    if feature_names is None:
-        feature_names = (list(names) if names is not None
-                         else [f"x{j}" for j in range(tree.n_features)])
-    elif len(feature_names) != tree.n_features:
-        raise ValueError(f"feature_names must have {tree.n_features} entries (one per "
-                         f"feature); got {len(feature_names)}.")
-    return tree, problem, [str(f) for f in feature_names]
+    if model is tree:
+        if feature_names is None:
+            feature_names = [f"x{j}" for j in range(tree.n_features)]
+        elif len(feature_names) != tree.n_features:
+            raise ValueError(f"feature_names must have {tree.n_features} entries (one per "
+                             f"feature); got {len(feature_names)}.")
+        return tree, problem, [str(f) for f in feature_names]
+    return tree, problem, split_feature_names(model, tree.n_features, feature_names)
 
 
 def _decision_keys(tree):

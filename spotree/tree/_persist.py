@@ -43,6 +43,7 @@ from .. import _schema
 from .._atomic import atomic_write
 from .._categories import one_hot_width
 from .._params import validate_params
+from .._ridge import RidgeFeatures
 from ..problems import DecisionProblem, problem_from_dict
 from ._tree import Tree
 from ._validate_file import check_decisions
@@ -73,6 +74,8 @@ def register_model(cls):
 def _json_param(value):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(value, RidgeFeatures):
+        return value.to_dict()
     if isinstance(value, (np.integer, np.floating)):
         return value.item()
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -198,6 +201,39 @@ def _read_categories_seen(v, where, p, d):
             for j, x in enumerate(v)]
 
 
+def _read_ridge_features(v, where, p, d):
+    """SPOForest's ridge features: a linear map from numeric features to extra columns."""
+    if v is None:
+        return None
+    v = _schema.mapping(v, where)
+    _schema.check_keys(v, where, required=("kind", "columns", "fill", "coef", "intercept",
+                                           "fold"))
+    kind = _schema.string(v["kind"], _schema.join(where, "kind"),
+                          choices=("cost", "component"))
+    columns = _schema.int_array(v["columns"], _schema.join(where, "columns"), low=0,
+                                high=p - 1)
+    k = len(columns)
+    if k == 0 or len(set(columns.tolist())) != k:
+        raise _schema.SchemaError(_schema.join(where, "columns"),
+                                  "must list distinct feature indices, at least one.")
+    fill = _schema.real_array(v["fill"], _schema.join(where, "fill"), length=k)
+    coef = v["coef"]
+    rows = len(coef) if isinstance(coef, list) else 0
+    if rows == 0 or (kind == "cost" and rows != d):
+        expected = f"one row per cost ({d})" if kind == "cost" else "at least one row"
+        raise _schema.SchemaError(_schema.join(where, "coef"),
+                                  f"must hold {expected}; got {_schema._show(coef)}.")
+    coef = _schema.real_matrix(coef, _schema.join(where, "coef"), rows=rows, cols=k, per="row")
+    intercept = _schema.real_array(v["intercept"], _schema.join(where, "intercept"),
+                                   length=rows)
+    fold = _schema.real_matrix(v["fold"], _schema.join(where, "fold"), rows=rows, cols=k,
+                               per="row")
+    if (fold < 0).any() or not np.allclose(fold.sum(axis=1), 1.0, atol=1e-9):
+        raise _schema.SchemaError(_schema.join(where, "fold"),
+                                  "must hold non-negative rows that sum to 1.")
+    return RidgeFeatures(columns, fill, coef, intercept, fold, kind)
+
+
 def _read_cost_rows(v, where, d):
     # One row per cost, all of the length of the first (SPOBoost's spline links).
     cols = len(v[0]) if isinstance(v, list) and v and isinstance(v[0], list) else 0
@@ -212,6 +248,7 @@ _EXTRA_READERS = {
     "oob_score_": _read_oob_score,
     "category_values_": _read_category_values,
     "categories_seen_": _read_categories_seen,
+    "ridge_features_": _read_ridge_features,
     # SPOBoost: the initial linear model, the number of rounds and the scores.
     # One column per feature, or per category of a categorical feature: SPOBoost
     # checks the count against category_values_ once both are read.
@@ -477,6 +514,10 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
         fitted.update(_read_extras(cls, doc, p, d))
         # SPOBoost's trees split the indicator columns of categorical features.
         width, why = p, f"fitted.n_features_in_ is {p}"
+        if fitted.get("ridge_features_") is not None:
+            k = fitted["ridge_features_"].n_out
+            width, why = p + k, (f"fitted.n_features_in_ is {p} and fitted.ridge_features_ "
+                                 f"adds {k} columns")
         if getattr(cls, "_trees_split_one_hot", False) and fitted.get("category_values_"):
             width = one_hot_width(fitted["category_values_"])
             why = (f"the model has {width} columns (one per numeric feature and one per "

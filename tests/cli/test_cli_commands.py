@@ -457,16 +457,23 @@ def test_option_errors_name_the_option(tmp_path, capsys):
 
 
 def test_fit_forest_and_optimal_estimators(tmp_path):
-    forest, optimal = tmp_path / "f.json", tmp_path / "o.json"
-    f, o = run_many(fit_args(forest, "--estimator", "forest", "--n-estimators", "5",
-                             "--min-samples-leaf", "20", "--validation-fraction", "0.2",
-                             "--random-state", "0"),
-                    fit_args(optimal, "--estimator", "optimal", "--max-depth", "2",
-                             "--min-samples-leaf", "20"))
-    assert f.returncode == 0 and o.returncode == 0, (f.stderr, o.stderr)
+    forest, optimal, plain = tmp_path / "f.json", tmp_path / "o.json", tmp_path / "p.json"
+    f, o, p = run_many(fit_args(forest, "--estimator", "forest", "--n-estimators", "5",
+                                "--min-samples-leaf", "20", "--validation-fraction", "0.2",
+                                "--random-state", "0"),
+                       fit_args(optimal, "--estimator", "optimal", "--max-depth", "2",
+                                "--min-samples-leaf", "20"),
+                       fit_args(plain, "--estimator", "forest", "--n-estimators", "3",
+                                "--no-ridge-features", "--random-state", "0"))
+    assert f.returncode == 0 and o.returncode == 0 and p.returncode == 0, (f.stderr, o.stderr,
+                                                                           p.stderr)
     assert "SPOForest" in f.stdout and "5 trees" in f.stdout and "max_features=" in f.stdout
     model = spotree.load(forest)
     assert len(model.estimators_) == 5 and model.max_features in (2, 3, 4, 5)
+    # Forests split on the ridge features unless told not to.
+    assert model.ridge_features and model.ridge_features_.n_out == 24
+    assert spotree.load(plain).ridge_features_ is None
+    assert spotree.load(plain).estimators_[0].tree_.n_features == 5
     assert type(spotree.load(optimal)).__name__ == "OptimalSPOTree"
     assert spotree.load(optimal).get_depth() <= 2
     pred, show = run_many(("predict", "--model", forest, "--data", NEW), ("show", forest))
