@@ -6,7 +6,9 @@ SPOForest fit time / ``RandomForestRegressor`` fit time <= 3, for
 ``criterion="spo"`` and ``criterion="mse"``. Times are medians of ``--repeat``
 runs, the two estimators interleaved so that machine noise hits both alike;
 every run is printed. ``--backend`` forces a joblib backend (default: the
-forest's own choice, threads on this vertex-path problem).
+forest's own choice, threads on this vertex-path problem). SPOForest runs with
+``ridge_features=False`` throughout: the same columns as the peer, and the
+paper's forests in ``--quality``.
 
 Decision quality (``--quality``): the paper's n = 200 shortest path setting
 (4x4 grid, 10 seeds, degree 2 and 10, noise 0 and 0.25, min_samples_leaf=20,
@@ -59,7 +61,8 @@ def bench_speed(repeat, n, backend):
     settings = dict(n_estimators=100, min_samples_leaf=20, max_features=3, n_jobs=2)
     # Load compiled kernels and start worker pools before timing either side.
     with _backend(backend):
-        SPOForest(SP, **dict(settings, n_estimators=4)).fit(X[:500], C[:500])
+        SPOForest(SP, ridge_features=False,
+                  **dict(settings, n_estimators=4)).fit(X[:500], C[:500])
     RandomForestRegressor(**dict(settings, n_estimators=4)).fit(X[:500], C[:500])
     print(f"\nShortest path 4x4, n={n}, 100 trees, min_samples_leaf=20, unrestricted "
           f"depth, max_features=3, n_jobs=2, backend={backend} (median of {repeat})")
@@ -73,7 +76,8 @@ def bench_speed(repeat, n, backend):
             def fit_spotree():
                 nonlocal forest
                 with _backend(backend):
-                    forest = SPOForest(SP, criterion=crit, random_state=r, **settings).fit(X, C)
+                    forest = SPOForest(SP, criterion=crit, random_state=r, ridge_features=False,
+                                       **settings).fit(X, C)
 
             ts.append(_timed(fit_spotree))
             tc.append(_timed(lambda: RandomForestRegressor(random_state=r, **settings)
@@ -89,7 +93,8 @@ def bench_speed(repeat, n, backend):
 
 def bench_profile(n):
     X, C = make_shortest_path(n, degree=2, noise=0.5, random_state=0)
-    kw = dict(min_samples_leaf=20, max_features=3, n_jobs=1, random_state=0)
+    kw = dict(min_samples_leaf=20, max_features=3, n_jobs=1, random_state=0,
+              ridge_features=False)
     SPOForest(SP, n_estimators=2, **kw).fit(X, C)
     prof = cProfile.Profile()
     prof.enable()
@@ -122,6 +127,7 @@ def bench_quality(n_seeds, n_jobs):
                 for crit in ("spo", "mse"):
                     template = SPOForest(SP, n_estimators=100, criterion=crit,
                                          min_samples_leaf=20, n_jobs=n_jobs,
+                                         ridge_features=False,
                                          random_state=seed)
                     best, table = tune_max_features(template, X[40:], C[40:], X[:40], C[:40],
                                                     candidates=(2, 3, 4, 5))

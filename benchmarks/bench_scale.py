@@ -11,7 +11,7 @@ Targets (issue 10), each printed with PASS/FAIL; the script exits non-zero on a 
   constraints, n=5000, depth 4, 99 quantile thresholds: fit <= 60 s (the
   number of batched oracle calls is printed);
 - SPOForest, 100 trees, n=10000 (4x4 grid, min_samples_leaf=20,
-  max_features=3): fit time / ``RandomForestRegressor``'s at n_jobs=1 and at
+  max_features=3, ``ridge_features=False``: the peer's columns): fit time / ``RandomForestRegressor``'s at n_jobs=1 and at
   n_jobs=-1 (all cores), both <= 1.2.
 
 Times are medians of ``--repeat`` runs, interleaving the two estimators so
@@ -74,14 +74,15 @@ def bench_forest(repeat, n=10000):
           f"{'target':>7}   runs (spotree | sklearn)")
     ok = True
     for n_jobs in (1, -1):
-        SPOForest(sp, **dict(settings, n_estimators=4, n_jobs=n_jobs)).fit(X[:500], C[:500])
+        SPOForest(sp, ridge_features=False,
+                  **dict(settings, n_estimators=4, n_jobs=n_jobs)).fit(X[:500], C[:500])
         RandomForestRegressor(**dict(settings, n_estimators=4, n_jobs=n_jobs)).fit(X[:500],
                                                                                   C[:500])
         for crit in ("spo", "mse"):
             ts, tc, _, rs, rc = median_pair(
                 repeat,
                 lambda: SPOForest(sp, criterion=crit, n_jobs=n_jobs, random_state=0,
-                                  **settings).fit(X, C),
+                                  ridge_features=False, **settings).fit(X, C),
                 lambda: RandomForestRegressor(n_jobs=n_jobs, random_state=0,
                                               **settings).fit(X, C))
             ratio = ts / tc
