@@ -727,6 +727,19 @@ def _ridge_reference(X, C, w, alpha):
                             .predict(Z) for j in range(C.shape[1])])
 
 
+def _folded_importances(t, coef, sd, columns, p):
+    """A tree's normalized impurity decrease per feature, ridge columns shared out."""
+    imp = np.zeros(p + coef.shape[0])
+    for node in np.flatnonzero(t.children_left >= 0):
+        kids = t.children_left[node], t.children_right[node]
+        imp[t.feature[node]] += t.impurity[node] - sum(t.impurity[k] for k in kids)
+    share = np.abs(coef) * sd
+    share /= share.sum(axis=1, keepdims=True)
+    folded = imp[:p].copy()
+    folded[columns] += imp[p:] @ share
+    return folded / folded.sum()
+
+
 def test_ridge_features_are_each_costs_ridge_prediction_from_the_numeric_features():
     from spotree._ridge import _ridge_gcv
 
@@ -749,6 +762,15 @@ def test_ridge_features_are_each_costs_ridge_prediction_from_the_numeric_feature
                                       X[:, numeric]), C, w)
     expected = _ridge_reference(X[:, numeric], C, w, alpha)
     assert_allclose(fmap.transform(X), expected, rtol=1e-8, atol=1e-8)
+    # Importances: a ridge column's share goes to the columns it reads (not
+    # to the categorical one), by weighted standardized coefficients.
+    Xf = np.where(np.isnan(X[:, numeric]), [0.0, fill, 0.0], X[:, numeric])
+    mean = np.sum(w[:, None] * Xf, axis=0) / w.sum()
+    sd = np.sqrt(np.sum(w[:, None] * (Xf - mean) ** 2, axis=0) / w.sum())
+    for est in forest.estimators_:
+        assert_allclose(est.feature_importances_,
+                        _folded_importances(est.tree_, fmap.coef, sd, numeric, X.shape[1]),
+                        rtol=1e-8, atol=1e-12)
     # A new row with a missing value gets the training mean's prediction.
     row = np.array([[3.0, 1.0, np.nan, 0.5]])
     filled = row.copy()
@@ -788,17 +810,9 @@ def test_ridge_feature_importances_are_shared_by_standardized_coefficients():
     forest = SPOForest(SP, n_estimators=4, min_samples_leaf=5, random_state=1).fit(X, C)
     fmap = forest.ridge_features_
     p = X.shape[1]
-    share = np.abs(fmap.coef) * X.std(axis=0)
-    share /= share.sum(axis=1, keepdims=True)
     per_tree = []
     for est in forest.estimators_:
-        t = est.tree_
-        imp = np.zeros(p + fmap.n_out)
-        for node in np.flatnonzero(t.children_left >= 0):
-            kids = t.children_left[node], t.children_right[node]
-            imp[t.feature[node]] += t.impurity[node] - sum(t.impurity[k] for k in kids)
-        folded = imp[:p] + imp[p:] @ share
-        per_tree.append(folded / folded.sum())
+        per_tree.append(_folded_importances(est.tree_, fmap.coef, X.std(axis=0), np.arange(p), p))
         assert_allclose(est.feature_importances_, per_tree[-1], rtol=1e-8, atol=1e-12)
     mean = np.mean(per_tree, axis=0)
     assert_allclose(forest.feature_importances_, mean / mean.sum(), rtol=1e-8, atol=1e-12)

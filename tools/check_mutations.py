@@ -176,6 +176,20 @@ MUTATIONS = {
         "    return vt[rank + 1:].T\n",
         ["tests/problems/test_linear.py", "tests/problems/test_shortest_path.py"],
         "the null space loses a direction"),
+    # Issue 16, stop 26: SPOForest's ridge features.
+    "ridge_fill_unweighted": (
+        "spotree/_ridge.py",
+        "fill = np.divide((np.where(present, Xn[pos], 0.0) * w).sum(axis=0), total,",
+        "fill = np.divide((np.where(present, Xn[pos], 0.0) * present).sum(axis=0), "
+        "present.sum(axis=0),",
+        ["tests/test_forest.py"],
+        "a missing value filled with the unweighted mean of its column"),
+    "ridge_importances_unscaled": (
+        "spotree/_ridge.py",
+        "mag = np.abs(coef * scale)",
+        "mag = np.abs(coef)",
+        ["tests/test_forest.py"],
+        "a ridge column's importance shared by raw, not standardized, coefficients"),
 }
 
 # For --quick (the CI subset): the tests that catch each mutation, by node id,
@@ -218,6 +232,12 @@ QUICK = {
         "test_difference_basis_spans_exactly_the_differences_of_feasible_subsets"],
     "boost_basis_values_not_mapped_back": [
         "tests/test_boost.py::test_spo_plus_rounds_in_the_difference_basis_grow_the_same_model"],
+    "ridge_fill_unweighted": [
+        "tests/test_forest.py::"
+        "test_ridge_features_are_each_costs_ridge_prediction_from_the_numeric_features"],
+    "ridge_importances_unscaled": [
+        "tests/test_forest.py::"
+        "test_ridge_feature_importances_are_shared_by_standardized_coefficients"],
     "null_space_rank_off_by_one": [
         "tests/problems/test_linear.py::test_difference_basis_is_the_null_space_of_a_eq",
         "tests/problems/test_shortest_path.py::"
