@@ -226,7 +226,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         :meth:`score` and scikit-learn's ``oob_score_``). Each row is judged
         by the decision for the average cost predicted by the trees whose
         bootstrap sample left it out; rows left out by no tree are skipped
-        (with a warning).
+        (with a warning). With ridge features, the ridge regression was fitted
+        on every row, out-of-bag ones included, so the estimate leans a little
+        optimistic.
     oob_prediction_ : ndarray of shape (n_samples, n_costs)
         Only with ``oob_score=True``: the averaged out-of-bag predicted costs
         of the training rows (NaN for rows that no tree left out).
