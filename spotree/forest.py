@@ -121,8 +121,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     subset of the features considered at every split (feature bagging). For
     a new ``x``, the forest averages the trees' predicted cost vectors and
     decides the optimal decision for that average (paper section 4.3).
-    ``criterion="mse"`` grows CART trees instead, which is the random forest
-    baseline of the paper, through the same code.
+    ``criterion="mse"`` grows CART trees instead; with
+    ``ridge_features=False`` as well, that is the random forest baseline of
+    the paper, through the same code.
 
     Parameters
     ----------
