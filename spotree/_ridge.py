@@ -135,10 +135,14 @@ class RidgeFeatures:
         kind = "cost"
         if coef.shape[0] > max_columns:
             # Principal directions of the fitted costs, weighted as the rows.
-            F = Xf[pos] @ coef.T
-            F -= np.average(F, axis=0, weights=sw[pos])
-            _, _, Vt = np.linalg.svd(np.sqrt(sw[pos])[:, None] * F, full_matrices=False)
-            V = Vt[:max_columns]
+            # The centred fit is Z coef^T with Z = QR (n x p): its directions
+            # are those of R coef^T, without an n x n_costs SVD, and there are
+            # at most rank(Z) of them (the others would be rounding noise).
+            Z = Xf[pos] - np.average(Xf[pos], axis=0, weights=sw[pos])
+            R = np.linalg.qr(np.sqrt(sw[pos])[:, None] * Z, mode="r")
+            _, sv, Vt = np.linalg.svd(R @ coef.T, full_matrices=False)
+            keep = min(max_columns, int(np.sum(sv > 1e-10 * sv[0]))) if sv[0] > 0 else 1
+            V = Vt[:keep]
             coef, intercept, kind = V @ coef, V @ intercept, "component"
         _, scale = _standardization(Xf[pos], sw[pos])
         mag = np.abs(coef * scale)

@@ -182,8 +182,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         Whether the trees may also split on the costs predicted by a ridge
         regression fitted on the training set: one extra column per cost
         (each cost's penalty by leave-one-out error on standardized
-        features), or the 64 leading principal components of the predicted
-        costs where there are more than 64 costs. A split on such a column is
+        features), or, where there are more than 64 costs, the leading
+        principal components of the predicted costs (at most 64, and at most
+        as many as the numeric features). A split on such a column is
         an oblique split, along the direction that predicts a cost; the
         drawn ``max_features`` counts them. Only numeric features enter the
         regression (a missing value as its column's mean); categorical ones
@@ -255,7 +256,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     0.5, design draws) the normalized regret fell by 0.009, 0.013 and 0.017
     at degrees 4, 6 and 8 and stayed level at degree 1. The map is fitted
     once per fit on all the training rows (the trees' bootstrap samples
-    share it); it adds about 10% to the fit time on the ICON data. See
+    share it); it added 10-20% to the fit time on the ICON data. See
     ``benchmarks/results/energy_icon_forest_design.md``.
 
     **Shared statistics.** What a tree needs from the oracle does not depend

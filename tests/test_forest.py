@@ -840,6 +840,13 @@ def test_many_costs_get_the_leading_principal_components_of_the_predictions(monk
     top = np.linalg.svd(Fc, compute_uv=False)[:3] ** 2
     assert_allclose(np.diag(cov), top, rtol=1e-8)
     assert fmap.names() == ["ridge_component[0]", "ridge_component[1]", "ridge_component[2]"]
+    # Never more components than the predictions span: 5 features, 12 costs.
+    monkeypatch.setattr(forest_module, "_RIDGE_MAX_COLUMNS", 8)
+    fmap = SPOForest(SP, n_estimators=2, random_state=0).fit(X, C).ridge_features_
+    assert fmap.kind == "component" and fmap.n_out == X.shape[1]
+    T = fmap.transform(X)
+    assert_allclose(np.linalg.svd(T - T.mean(axis=0), compute_uv=False) ** 2,
+                    np.linalg.svd(Fc, compute_uv=False)[:X.shape[1]] ** 2, rtol=1e-8)
 
 
 def test_ridge_features_survive_a_file_and_a_malformed_map_is_named(tmp_path):
