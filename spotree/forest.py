@@ -183,8 +183,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         regression fitted on the training set: one extra column per cost
         (each cost's penalty by leave-one-out error on standardized
         features), or, where there are more than 64 costs, the leading
-        principal components of the predicted costs (at most 64, and at most
-        as many as the numeric features). A split on such a column is
+        principal components of the predicted costs (as many as carry 99% of
+        their variance, at most 64). A split on such a column is
         an oblique split, along the direction that predicts a cost; the
         drawn ``max_features`` counts them. Only numeric features enter the
         regression (a missing value as its column's mean); categorical ones
