@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from . import _schema
 from ._categories import one_hot_sum, one_hot_width
 from ._params import InstanceOf, Interval, Options, validate_params
-from ._ridge import _RIDGE_ALPHAS, _ridge_gcv, _standardization  # noqa: F401
+from ._ridge import _ridge_gcv, _standardization
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
                           check_sample_weight)
 from .linear_model import SPOPlusLinear

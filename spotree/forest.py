@@ -40,8 +40,8 @@ __all__ = ["SPOForest", "tune_max_features"]
 _MAX_SEED = np.iinfo(np.int32).max
 # Redraws allowed when a bootstrap sample holds only zero-weight rows.
 _MAX_REDRAWS = 100
-# ridge_features=True adds one column per cost up to this many costs, and
-# this many principal components of the predicted costs beyond.
+# ridge_features=True adds one column per cost up to this many costs, and at
+# most this many principal components of the predicted costs beyond.
 _RIDGE_MAX_COLUMNS = 64
 
 

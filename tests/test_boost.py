@@ -535,7 +535,7 @@ def test_ridge_start_is_standardized_ridge_with_the_leave_one_out_penalty(weight
     # scikit-learn's Ridge with that penalty on all the rows.
     from sklearn.linear_model import Ridge
 
-    from spotree.boost import _RIDGE_ALPHAS
+    from spotree._ridge import _RIDGE_ALPHAS
 
     # Weak signals in noise, so that the penalties chosen are inside the grid
     # (not its ends) and differ between the costs.

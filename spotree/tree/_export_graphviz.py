@@ -32,13 +32,6 @@ def _resolve(model, feature_names):
             raise ValueError(f"model must be a fitted spotree tree (with a tree_ attribute) "
                              f"or a Tree; got {type(model).__name__} without a fitted tree_.")
         problem = getattr(model, "problem_", getattr(model, "problem", None))
-    if model is tree:
-        if feature_names is None:
-            feature_names = [f"x{j}" for j in range(tree.n_features)]
-        elif len(feature_names) != tree.n_features:
-            raise ValueError(f"feature_names must have {tree.n_features} entries (one per "
-                             f"feature); got {len(feature_names)}.")
-        return tree, problem, [str(f) for f in feature_names]
     return tree, problem, split_feature_names(model, tree.n_features, feature_names)
 
 
