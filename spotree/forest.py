@@ -133,9 +133,16 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         taken from ``C`` at fit time).
     n_estimators : int, default=100
         Number of trees.
-    criterion : {"spo", "mse"}, default="spo"
+    criterion : {"spo", "mse", "auto"}, default="spo"
         ``"spo"`` grows SPO Trees (splits minimize decision regret);
-        ``"mse"`` grows CART trees (splits minimize squared error).
+        ``"mse"`` grows CART trees (splits minimize squared error);
+        ``"auto"`` grows both forests (the same seeds, bootstrap samples and
+        ridge features) and keeps the one whose out-of-bag decisions have
+        the lower regret, the SPO forest on ties (needs ``bootstrap=True``;
+        about the time of both fits). Neither criterion wins everywhere: on
+        the ICON energy knapsack the SPO forest decides better, on the Uber
+        travel times the squared-error one (see the user guide's
+        "Choosing a model").
     max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
         Number of features drawn at random at each split: an int, a fraction
         of the features, ``sqrt(p)``, ``log2(p)`` or all of them (None). The
@@ -231,6 +238,12 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         (with a warning). With ridge features, the ridge regression was fitted
         on every row, out-of-bag ones included, so the estimate leans a little
         optimistic.
+    criterion_ : {"spo", "mse"}
+        Only with ``criterion="auto"``: the criterion of the kept forest.
+    criterion_oob_scores_ : ndarray of shape (2,)
+        Only with ``criterion="auto"``: the out-of-bag scores (as
+        ``oob_score_``, greater is better) of the SPO forest and of the
+        squared-error forest, in that order.
     oob_prediction_ : ndarray of shape (n_samples, n_costs)
         Only with ``oob_score=True``: the averaged out-of-bag predicted costs
         of the training rows (NaN for rows that no tree left out).
@@ -313,7 +326,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_estimators": [Interval(int, 1, None)],
-        "criterion": [Options("spo", "mse")],
+        "criterion": [Options("spo", "mse", "auto")],
         "max_features": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"),
                          Options("sqrt", "log2"), None],
         "bootstrap": [InstanceOf((bool, np.bool_), "a bool")],
@@ -338,7 +351,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     # Fitted attributes written to and read from JSON besides the trees.
     _persist_extra = ("oob_score_", "category_values_", "categories_seen_", "_trees_loss_scales",
-                      "ridge_features_")
+                      "ridge_features_", "criterion_", "criterion_oob_scores_")
 
     def __init__(self, problem=None, *, n_estimators=100, criterion="spo", max_features="sqrt",
                  bootstrap=True, max_samples=None, max_depth=None, min_samples_leaf=1,
@@ -369,9 +382,13 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.verbose = verbose
 
     # ---------------------------------------------------------------- fit
+    def _grow_criterion(self):
+        """The trees' criterion: ``criterion``, or for "auto" the one being grown or kept."""
+        return self.criterion_ if self.criterion == "auto" else self.criterion
+
     def _tree_params(self):
         # Every parameter of SPOTree but problem and random_state (one seed per tree).
-        return {"criterion": self.criterion, "max_depth": self.max_depth,
+        return {"criterion": self._grow_criterion(), "max_depth": self.max_depth,
                 "min_samples_leaf": self.min_samples_leaf,
                 "min_samples_split": self.min_samples_split,
                 "min_weight_fraction_leaf": self.min_weight_fraction_leaf,
@@ -395,7 +412,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """
         p = X.shape[1] - (0 if fmap is None else fmap.n_out)
         mask = np.concatenate([categorical_mask(self, p), np.zeros(X.shape[1] - p, bool)])
-        need_spo = self.criterion == "spo" and self.spo_weight > 0.0
+        need_spo = self._grow_criterion() == "spo" and self.spo_weight > 0.0
         return FitData(problem, X, C, mask, need_spo=need_spo)
 
     def fit(self, X, C, sample_weight=None):
@@ -419,11 +436,54 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         X, C, sw = check_fit_inputs(self, X, C, sample_weight)
         problem = resolve_problem(self.problem, C)
         fmap, X = self._ridge_map(X, C, sw)
+        if self.criterion == "auto":
+            return self._fit_auto(X, C, sw, problem, fmap)
+        for name in ("criterion_", "criterion_oob_scores_"):
+            if hasattr(self, name):
+                delattr(self, name)
         return self._fit_validated(X, C, sw, problem, self._fit_data(X, C, problem, fmap), fmap)
 
-    def _fit_validated(self, X, C, sw, problem, base, fmap):
-        """Grow the trees on ``X``: the features, then the columns of ``fmap``."""
-        if self.oob_score and not self.bootstrap:
+    # What _fit_validated sets: kept from the forest that "auto" chooses.
+    _FITTED = ("categories_seen_", "ridge_features_", "problem_", "estimators_",
+               "_trees_loss_scales", "_seeds", "_bootstrap_draws", "_sw_fit",
+               "feature_importances_", "oob_score_", "oob_prediction_")
+
+    def _fit_auto(self, X, C, sw, problem, fmap):
+        """``criterion="auto"``: grow an SPO forest and a squared-error forest
+        (the same seeds, bootstrap samples and ridge map), keep the one whose
+        out-of-bag decisions are better."""
+        if not self.bootstrap:
+            raise ValueError("criterion='auto' chooses by out-of-bag regret and needs "
+                             "bootstrap=True: without bootstrap no sample is out of bag.")
+        fits, scores = {}, []
+        for crit in ("spo", "mse"):
+            self.criterion_ = crit
+            # Both forests draw the same bootstrap samples: warn of rows never
+            # out of bag once.
+            self._fit_validated(X, C, sw, problem, self._fit_data(X, C, problem, fmap), fmap,
+                                oob=True, oob_stacklevel=5 if crit == "spo" else None)
+            fits[crit] = {k: getattr(self, k) for k in self._FITTED}
+            scores.append(float(self.oob_score_))
+        # The SPO forest unless the squared-error one is strictly better (a
+        # NaN score, no row out of bag, keeps SPO).
+        best = "mse" if scores[1] > scores[0] else "spo"
+        for k, v in fits[best].items():
+            setattr(self, k, v)
+        self.criterion_ = best
+        self.criterion_oob_scores_ = np.array(scores)
+        if not self.oob_score:
+            del self.oob_score_, self.oob_prediction_
+        return self
+
+    def _fit_validated(self, X, C, sw, problem, base, fmap, oob=None, oob_stacklevel=4):
+        """Grow the trees on ``X``: the features, then the columns of ``fmap``.
+
+        ``oob``: whether to set the out-of-bag score (default ``oob_score``);
+        ``oob_stacklevel``: of its warning on rows never out of bag (None: no
+        warning).
+        """
+        oob = self.oob_score if oob is None else oob
+        if oob and not self.bootstrap:
             raise ValueError("Out-of-bag estimation (oob_score=True) needs bootstrap=True: "
                              "without bootstrap no sample is out of bag.")
         n = X.shape[0]
@@ -469,8 +529,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self._sw_fit = sw
         self.feature_importances_ = self._mean_importances(
             [t.feature_importances_ for t in trees], [t.tree_.node_count for t in trees])
-        if self.oob_score:
-            self._set_oob_score(X, C, sw, seeds, n_draws)
+        if oob:
+            self._set_oob_score(X, C, sw, seeds, n_draws, oob_stacklevel)
         elif hasattr(self, "oob_score_"):
             del self.oob_score_, self.oob_prediction_
         return self
@@ -484,7 +544,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         s = mean.sum()
         return mean / s if s > 0 else mean
 
-    def _set_oob_score(self, X, C, sw, seeds, n_draws):
+    def _set_oob_score(self, X, C, sw, seeds, n_draws, stacklevel=4):
         n, d = C.shape
         total = np.zeros((n, d))
         n_pred = np.zeros(n, dtype=np.int64)
@@ -498,11 +558,11 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         pred = np.full((n, d), np.nan)
         pred[has] = total[has] / n_pred[has, None]
         self.oob_prediction_ = pred
-        if not has.all():
+        if not has.all() and stacklevel is not None:
             warnings.warn(f"{int((~has).sum())} of {n} training samples were in every "
                           "bootstrap sample and have no out-of-bag prediction; oob_score_ "
                           "is computed without them (more trees make this rarer).",
-                          UserWarning, stacklevel=4)
+                          UserWarning, stacklevel=stacklevel)
         if not (sw[has] > 0).any():
             self.oob_score_ = np.nan
             return
@@ -589,7 +649,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # Each tree's root losses, the normalizers of a mixed criterion
         # (spo_weight < 1); (1, 1) for a pure one.
         scales = getattr(self, "_trees_loss_scales", None)
-        if scales is None and not (self.criterion == "spo" and 0.0 < self.spo_weight < 1.0):
+        if scales is None and not (self._grow_criterion() == "spo" and 0.0 < self.spo_weight < 1.0):
             scales = [(1.0, 1.0)] * len(trees)
         elif not (isinstance(scales, list) and len(scales) == len(trees) and all(
                 isinstance(v, list) and len(v) == 2
@@ -684,19 +744,23 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
     candidates = list(candidates)
     if not candidates:
         raise ValueError("candidates must hold at least one value of max_features.")
-    base = None
+    base = X_fit = None
     fitted, losses = [], []
     for f in candidates:
         est = clone(forest).set_params(max_features=f)
         validate_params(est)
         X, C, sw = check_fit_inputs(est, X_train, C_train, sample_weight)
         problem = resolve_problem(est.problem, C)
-        if base is None:
+        if X_fit is None:
             # Candidates differ in feature draws only: one oracle pass (and
-            # one ridge map) for all.
+            # one ridge map) for all ("auto" makes its two passes per forest).
             fmap, X_fit = est._ridge_map(X, C, sw)
-            base = est._fit_data(X_fit, C, problem, fmap)
-        est._fit_validated(X_fit, C, sw, problem, base, fmap)
+            if est.criterion != "auto":
+                base = est._fit_data(X_fit, C, problem, fmap)
+        if est.criterion == "auto":
+            est._fit_auto(X_fit, C, sw, problem, fmap)
+        else:
+            est._fit_validated(X_fit, C, sw, problem, base, fmap)
         losses.append(-est.score(X_val, C_val, sample_weight=sample_weight_val))
         fitted.append(est)
     losses = np.asarray(losses, dtype=np.float64)

@@ -546,7 +546,7 @@ def test_predict_checks_the_features():
 
 @pytest.mark.parametrize("param, value, expected", [
     ("n_estimators", 0, "an int in the range [1, inf)"),
-    ("criterion", "gini", "a str among {'spo', 'mse'}"),
+    ("criterion", "gini", "a str among {'spo', 'mse', 'auto'}"),
     ("max_features", 0, "an int in the range [1, inf)"),
     ("max_features", "all", "a str among {'sqrt', 'log2'}"),
     ("bootstrap", "yes", "a bool"),
@@ -584,7 +584,8 @@ PRINCIPLED = {
 
 @parametrize_with_checks([SPOForest(n_estimators=3, random_state=0),
                           SPOForest(n_estimators=3, criterion="mse", bootstrap=False,
-                                    max_features=None, random_state=0)],
+                                    max_features=None, random_state=0),
+                          SPOForest(n_estimators=3, criterion="auto", random_state=0)],
                          expected_failed_checks=lambda est: PRINCIPLED, xfail_strict=True)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -900,3 +901,100 @@ def test_only_categorical_features_leave_no_ridge_features():
                        random_state=0).fit(X, C)
     assert forest.ridge_features_ is None
     assert forest.estimators_[0].tree_.n_features == 2
+
+
+# ------------------------------------------------------------ criterion="auto"
+def _oob_regret(forest, X, C):
+    """Normalized SPO loss of the out-of-bag decisions, from the bootstrap
+    samples and the trees' own predictions (not the forest's OOB code)."""
+    n, d = C.shape
+    total, count = np.zeros((n, d)), np.zeros(n)
+    for rows, tree in zip(forest.estimators_samples_, forest.estimators_):
+        out = np.setdiff1d(np.arange(n), rows)
+        total[out] += tree.predict(X[out])
+        count[out] += 1
+    has = count > 0
+    return normalized_spo_loss(C[has], total[has] / count[has, None], problem=forest.problem_)
+
+
+@pytest.mark.parametrize("degree, noise, seed, expected", [
+    (1, 0.0, 0, "spo"), (4, 0.0, 0, "mse"), (2, 0.5, 1, "spo"), (8, 0.25, 0, "mse")])
+def test_auto_criterion_keeps_the_forest_whose_out_of_bag_decisions_are_better(
+        degree, noise, seed, expected):
+    X, C = make_shortest_path(150, degree=degree, noise=noise, random_state=seed)
+    problem = ShortestPath((4, 4))
+    auto = SPOForest(problem, n_estimators=10, criterion="auto", random_state=seed).fit(X, C)
+    alone = {c: SPOForest(problem, n_estimators=10, criterion=c, random_state=seed).fit(X, C)
+             for c in ("spo", "mse")}
+    regrets = [_oob_regret(alone[c], X, C) for c in ("spo", "mse")]
+    assert_allclose(-auto.criterion_oob_scores_, regrets, rtol=1e-10)
+    # The cases are picked so that each criterion wins somewhere.
+    assert auto.criterion_ == expected == ("mse" if regrets[1] < regrets[0] else "spo")
+    kept = alone[expected]
+    assert [t.criterion for t in auto.estimators_] == [expected] * 10
+    assert_array_equal(auto.predict(X), kept.predict(X))
+    assert_allclose(auto.feature_importances_, kept.feature_importances_)
+    assert not hasattr(auto, "oob_score_")  # only with oob_score=True
+    with_oob = SPOForest(problem, n_estimators=10, criterion="auto", oob_score=True,
+                         random_state=seed).fit(X, C)
+    assert with_oob.oob_score_ == pytest.approx(-min(regrets), rel=1e-10)
+
+
+def test_auto_criterion_warns_once_of_rows_never_out_of_bag():
+    X, C, _, _ = _data(n=60)
+    with pytest.warns(UserWarning, match="no out-of-bag prediction") as record:
+        SPOForest(SP, n_estimators=2, criterion="auto", random_state=0).fit(X, C)
+    assert len([w for w in record if "out-of-bag" in str(w.message)]) == 1
+    assert record[0].filename == __file__  # points at the caller's line
+
+
+def test_auto_criterion_keeps_the_spo_forest_on_a_tie():
+    # Leaves that may not split: both forests are bootstrap means, equal.
+    X, C, _, _ = _data(n=60)
+    auto = SPOForest(SP, n_estimators=5, criterion="auto", min_samples_leaf=1000,
+                     random_state=0).fit(X, C)
+    assert auto.criterion_oob_scores_[0] == auto.criterion_oob_scores_[1]
+    assert auto.criterion_ == "spo"
+
+
+def test_auto_criterion_needs_bootstrap_and_is_forgotten_by_a_refit():
+    X, C, _, _ = _data(n=80)
+    with pytest.raises(ValueError, match="criterion='auto'.*bootstrap=True"):
+        SPOForest(SP, n_estimators=3, criterion="auto", bootstrap=False).fit(X, C)
+    forest = SPOForest(SP, n_estimators=3, criterion="auto", random_state=0).fit(X, C)
+    assert hasattr(forest, "criterion_")
+    forest.set_params(criterion="spo").fit(X, C)
+    assert not hasattr(forest, "criterion_") and not hasattr(forest, "criterion_oob_scores_")
+
+
+def test_auto_criterion_survives_a_file_and_a_bad_choice_is_named(tmp_path):
+    import json
+
+    X, C, Xt, _ = _data(n=120)
+    forest = SPOForest(SP, n_estimators=4, criterion="auto", random_state=3).fit(X, C)
+    forest.save(tmp_path / "f.json")
+    back = spotree.load(tmp_path / "f.json")
+    assert back.criterion == "auto" and back.criterion_ == forest.criterion_
+    assert_array_equal(back.criterion_oob_scores_, forest.criterion_oob_scores_)
+    assert_array_equal(back.predict(Xt), forest.predict(Xt))
+    doc = json.loads((tmp_path / "f.json").read_text())
+    for key, value, where in (("criterion_", "auto", r"fitted\.criterion_"),
+                              ("criterion_oob_scores_", [-0.1], r"fitted\.criterion_oob_scores_"),
+                              ("criterion_oob_scores_", [-0.1, 0.5],
+                               r"fitted\.criterion_oob_scores_\[1\]")):
+        bad = copy.deepcopy(doc)
+        bad["fitted"][key] = value
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=where):
+            spotree.load(tmp_path / "bad.json")
+
+
+def test_tune_max_features_accepts_the_auto_criterion():
+    X, C, Xt, Ct = _data(n=150)
+    template = SPOForest(SP, n_estimators=4, criterion="auto", random_state=0)
+    best, results = tune_max_features(template, X, C, Xt, Ct, candidates=(1, 3), refit=False)
+    for f, loss in zip((1, 3), results.val_loss):
+        alone = SPOForest(SP, n_estimators=4, criterion="auto", max_features=f,
+                          random_state=0).fit(X, C)
+        assert loss == pytest.approx(-alone.score(Xt, Ct), rel=1e-10)
+    assert best.criterion_ in ("spo", "mse")

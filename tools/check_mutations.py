@@ -190,6 +190,13 @@ MUTATIONS = {
         "mag = np.abs(coef)",
         ["tests/test_forest.py"],
         "a ridge column's importance shared by raw, not standardized, coefficients"),
+    # Issue 16, stop 27: SPOForest(criterion="auto").
+    "auto_criterion_mse_on_ties": (
+        "spotree/forest.py",
+        'best = "mse" if scores[1] > scores[0] else "spo"',
+        'best = "mse" if scores[1] >= scores[0] else "spo"',
+        ["tests/test_forest.py"],
+        "criterion='auto' keeps the squared-error forest on a tie"),
 }
 
 # For --quick (the CI subset): the tests that catch each mutation, by node id,
@@ -238,6 +245,8 @@ QUICK = {
     "ridge_importances_unscaled": [
         "tests/test_forest.py::"
         "test_ridge_feature_importances_are_shared_by_standardized_coefficients"],
+    "auto_criterion_mse_on_ties": [
+        "tests/test_forest.py::test_auto_criterion_keeps_the_spo_forest_on_a_tie"],
     "null_space_rank_off_by_one": [
         "tests/problems/test_linear.py::test_difference_basis_is_the_null_space_of_a_eq",
         "tests/problems/test_shortest_path.py::"

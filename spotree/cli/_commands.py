@@ -100,6 +100,9 @@ def reproduce(args):
 def _make_estimator(args, problem):
     from .. import OptimalSPOTree, SPOForest, SPOTree
 
+    if args.criterion == "auto" and args.estimator != "forest":
+        raise CLIError("--criterion auto chooses between two forests by out-of-bag regret: "
+                       "use it with --estimator forest")
     if args.estimator == "tree":
         return SPOTree(problem, criterion=args.criterion, max_depth=args.max_depth,
                        min_samples_leaf=args.min_samples_leaf,
@@ -200,7 +203,9 @@ def fit(args):
                                    "weights": args.weights})
     shape = (f"{len(model.estimators_)} trees" if hasattr(model, "estimators_")
              else f"{model.get_n_leaves()} leaves, depth {model.get_depth()}")
-    print(f"fitted {type(model).__name__} ({args.criterion}): {shape}{note}; training "
+    chosen = getattr(model, "criterion_", None)
+    label = args.criterion if chosen is None else f"{args.criterion}: {chosen} kept"
+    print(f"fitted {type(model).__name__} ({label}): {shape}{note}; training "
           f"normalized SPO loss {train_loss:.4f}; saved to {args.model}")
     return 0
 

@@ -143,6 +143,15 @@ def _read_oob_score(v, where, p, d):
     return _schema.real(v, where, high=0.0, allow_nan=True)
 
 
+def _read_oob_pair(v, where, p, d):
+    """The out-of-bag scores of the SPO and the squared-error forest ("auto")."""
+    if not isinstance(v, list) or len(v) != 2:
+        raise _schema.SchemaError(where, "must be a list of 2 out-of-bag scores (the SPO "
+                                         "forest's, then the squared-error forest's); got "
+                                         f"{_schema._show(v)}.")
+    return np.array([_read_oob_score(x, _schema.join(where, i), p, d) for i, x in enumerate(v)])
+
+
 def _read_loss_scales(v, where, p, d):
     if not isinstance(v, list) or len(v) != 2:
         raise _schema.SchemaError(where, "must be a list of 2 positive numbers (the SPO and "
@@ -249,6 +258,9 @@ _EXTRA_READERS = {
     "category_values_": _read_category_values,
     "categories_seen_": _read_categories_seen,
     "ridge_features_": _read_ridge_features,
+    # SPOForest(criterion="auto"): the kept criterion and both out-of-bag scores.
+    "criterion_": lambda v, where, p, d: _schema.string(v, where, choices=("spo", "mse")),
+    "criterion_oob_scores_": _read_oob_pair,
     # SPOBoost: the initial linear model, the number of rounds and the scores.
     # One column per feature, or per category of a categorical feature: SPOBoost
     # checks the count against category_values_ once both are read.

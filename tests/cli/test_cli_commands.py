@@ -443,6 +443,7 @@ def test_option_errors_name_the_option(tmp_path, capsys):
         (fit_args(out, "--validation-fraction", "1.5"), ["--validation-fraction"], 2),
         (fit_args(out, "--thresholds", "many"), ["--thresholds"], 2),
         (fit_args(out, "--estimator", "optimal", "--criterion", "mse"), ["SPO loss only"], 1),
+        (fit_args(out, "--criterion", "auto"), ["--criterion auto", "--estimator forest"], 1),
         (("fit", "--data", TRAIN, "--features", "x9", "--costs", "c*", "--problem", SPEC,
           "--model", out), ["--features", "'x9'"], 1),
         (("fit", "--data", TRAIN, "--features", "x*", "--costs", "c0,c1", "--problem", SPEC,
@@ -458,15 +459,22 @@ def test_option_errors_name_the_option(tmp_path, capsys):
 
 def test_fit_forest_and_optimal_estimators(tmp_path):
     forest, optimal, plain = tmp_path / "f.json", tmp_path / "o.json", tmp_path / "p.json"
-    f, o, p = run_many(fit_args(forest, "--estimator", "forest", "--n-estimators", "5",
-                                "--min-samples-leaf", "20", "--validation-fraction", "0.2",
-                                "--random-state", "0"),
-                       fit_args(optimal, "--estimator", "optimal", "--max-depth", "2",
-                                "--min-samples-leaf", "20"),
-                       fit_args(plain, "--estimator", "forest", "--n-estimators", "3",
-                                "--no-ridge-features", "--random-state", "0"))
+    auto = tmp_path / "a.json"
+    f, o, p, a = run_many(fit_args(forest, "--estimator", "forest", "--n-estimators", "5",
+                                   "--min-samples-leaf", "20", "--validation-fraction", "0.2",
+                                   "--random-state", "0"),
+                          fit_args(optimal, "--estimator", "optimal", "--max-depth", "2",
+                                   "--min-samples-leaf", "20"),
+                          fit_args(plain, "--estimator", "forest", "--n-estimators", "3",
+                                   "--no-ridge-features", "--random-state", "0"),
+                          fit_args(auto, "--estimator", "forest", "--n-estimators", "8",
+                                   "--criterion", "auto", "--random-state", "0"))
     assert f.returncode == 0 and o.returncode == 0 and p.returncode == 0, (f.stderr, o.stderr,
                                                                            p.stderr)
+    assert a.returncode == 0, a.stderr
+    chosen = spotree.load(auto)
+    assert chosen.criterion == "auto" and f"(auto: {chosen.criterion_} kept)" in a.stdout
+    assert {t.criterion for t in chosen.estimators_} == {chosen.criterion_}
     assert "SPOForest" in f.stdout and "5 trees" in f.stdout and "max_features=" in f.stdout
     model = spotree.load(forest)
     assert len(model.estimators_) == 5 and model.max_features in (2, 3, 4, 5)
