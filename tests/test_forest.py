@@ -582,6 +582,8 @@ PRINCIPLED = {
 }
 
 
+# The "auto" forest's 3 trees leave rows out of no bootstrap sample (a warning).
+@pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction:UserWarning")
 @parametrize_with_checks([SPOForest(n_estimators=3, random_state=0),
                           SPOForest(n_estimators=3, criterion="mse", bootstrap=False,
                                     max_features=None, random_state=0),
@@ -904,6 +906,11 @@ def test_only_categorical_features_leave_no_ridge_features():
 
 
 # ------------------------------------------------------------ criterion="auto"
+# Few trees on few rows leave some rows in every bootstrap sample; the
+# warning that says so is tested on its own below.
+_NO_OOB_WARNING = pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction:UserWarning")
+
+
 def _oob_regret(forest, X, C):
     """Normalized SPO loss of the out-of-bag decisions, from the bootstrap
     samples and the trees' own predictions (not the forest's OOB code)."""
@@ -919,6 +926,7 @@ def _oob_regret(forest, X, C):
 
 @pytest.mark.parametrize("degree, noise, seed, expected", [
     (1, 0.0, 0, "spo"), (4, 0.0, 0, "mse"), (2, 0.5, 1, "spo"), (8, 0.25, 0, "mse")])
+@_NO_OOB_WARNING
 def test_auto_criterion_keeps_the_forest_whose_out_of_bag_decisions_are_better(
         degree, noise, seed, expected):
     X, C = make_shortest_path(150, degree=degree, noise=noise, random_state=seed)
@@ -948,6 +956,7 @@ def test_auto_criterion_warns_once_of_rows_never_out_of_bag():
     assert record[0].filename == __file__  # points at the caller's line
 
 
+@_NO_OOB_WARNING
 def test_auto_criterion_keeps_the_spo_forest_on_a_tie():
     # Leaves that may not split: both forests are bootstrap means, equal.
     X, C, _, _ = _data(n=60)
@@ -957,6 +966,7 @@ def test_auto_criterion_keeps_the_spo_forest_on_a_tie():
     assert auto.criterion_ == "spo"
 
 
+@_NO_OOB_WARNING
 def test_auto_criterion_needs_bootstrap_and_is_forgotten_by_a_refit():
     X, C, _, _ = _data(n=80)
     with pytest.raises(ValueError, match="criterion='auto'.*bootstrap=True"):
@@ -967,6 +977,7 @@ def test_auto_criterion_needs_bootstrap_and_is_forgotten_by_a_refit():
     assert not hasattr(forest, "criterion_") and not hasattr(forest, "criterion_oob_scores_")
 
 
+@_NO_OOB_WARNING
 def test_auto_criterion_survives_a_file_and_a_bad_choice_is_named(tmp_path):
     import json
 
@@ -989,6 +1000,7 @@ def test_auto_criterion_survives_a_file_and_a_bad_choice_is_named(tmp_path):
             spotree.load(tmp_path / "bad.json")
 
 
+@_NO_OOB_WARNING
 def test_tune_max_features_accepts_the_auto_criterion():
     X, C, Xt, Ct = _data(n=150)
     template = SPOForest(SP, n_estimators=4, criterion="auto", random_state=0)
