@@ -644,6 +644,10 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if len(trees) != self.n_estimators:
             raise ValueError(f"a SPOForest file with n_estimators={self.n_estimators} holds "
                              f"{len(trees)} trees.")
+        if self.criterion == "auto" and not hasattr(self, "criterion_"):
+            raise ValueError("a malformed SPOForest model: with criterion 'auto', "
+                             "fitted.criterion_ must say which forest was kept ('spo' or "
+                             "'mse'); it is missing.")
         names = getattr(self, "feature_names_in_", None)
         fmap = getattr(self, "ridge_features_", None)
         # Each tree's root losses, the normalizers of a mixed criterion

@@ -998,6 +998,11 @@ def test_auto_criterion_survives_a_file_and_a_bad_choice_is_named(tmp_path):
         (tmp_path / "bad.json").write_text(json.dumps(bad))
         with pytest.raises(ValueError, match=where):
             spotree.load(tmp_path / "bad.json")
+    bad = copy.deepcopy(doc)
+    del bad["fitted"]["criterion_"]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match=r"fitted\.criterion_ .*missing"):
+        spotree.load(tmp_path / "bad.json")
 
 
 @_NO_OOB_WARNING
