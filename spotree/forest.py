@@ -443,11 +443,6 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 delattr(self, name)
         return self._fit_validated(X, C, sw, problem, self._fit_data(X, C, problem, fmap), fmap)
 
-    # What _fit_validated sets: kept from the forest that "auto" chooses.
-    _FITTED = ("categories_seen_", "ridge_features_", "problem_", "estimators_",
-               "_trees_loss_scales", "_seeds", "_bootstrap_draws", "_sw_fit",
-               "feature_importances_", "oob_score_", "oob_prediction_")
-
     def _fit_auto(self, X, C, sw, problem, fmap):
         """``criterion="auto"``: grow an SPO forest and a squared-error forest
         (the same seeds, bootstrap samples and ridge map), keep the one whose
@@ -455,21 +450,20 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if not self.bootstrap:
             raise ValueError("criterion='auto' chooses by out-of-bag regret and needs "
                              "bootstrap=True: without bootstrap no sample is out of bag.")
-        fits, scores = {}, []
-        for crit in ("spo", "mse"):
-            self.criterion_ = crit
-            # Both forests draw the same bootstrap samples: warn of rows never
-            # out of bag once.
-            self._fit_validated(X, C, sw, problem, self._fit_data(X, C, problem, fmap), fmap,
-                                oob=True, oob_stacklevel=5 if crit == "spo" else None)
-            fits[crit] = {k: getattr(self, k) for k in self._FITTED}
-            scores.append(float(self.oob_score_))
+        # The SPO forest's statistics serve the squared-error trees too: one
+        # oracle pass and one presort for both forests.
+        self.criterion_ = "spo"
+        base = self._fit_data(X, C, problem, fmap)
+        self._fit_validated(X, C, sw, problem, base, fmap, oob=True, oob_stacklevel=5)
+        spo_state = self.__dict__.copy()
+        self.criterion_ = "mse"
+        # The same bootstrap samples: the warning of rows never out of bag was given.
+        self._fit_validated(X, C, sw, problem, base, fmap, oob=True, oob_stacklevel=None)
+        scores = [float(spo_state["oob_score_"]), float(self.oob_score_)]
         # The SPO forest unless the squared-error one is strictly better (a
         # NaN score, no row out of bag, keeps SPO).
-        best = "mse" if scores[1] > scores[0] else "spo"
-        for k, v in fits[best].items():
-            setattr(self, k, v)
-        self.criterion_ = best
+        if not scores[1] > scores[0]:
+            self.__dict__ = spo_state
         self.criterion_oob_scores_ = np.array(scores)
         if not self.oob_score:
             del self.oob_score_, self.oob_prediction_

@@ -193,8 +193,8 @@ MUTATIONS = {
     # Issue 16, stop 27: SPOForest(criterion="auto").
     "auto_criterion_mse_on_ties": (
         "spotree/forest.py",
-        'best = "mse" if scores[1] > scores[0] else "spo"',
-        'best = "mse" if scores[1] >= scores[0] else "spo"',
+        "if not scores[1] > scores[0]:",
+        "if not scores[1] >= scores[0]:",
         ["tests/test_forest.py"],
         "criterion='auto' keeps the squared-error forest on a tie"),
 }
