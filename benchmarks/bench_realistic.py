@@ -156,19 +156,35 @@ def icon_data(root, n_days):
     return feats[:n_days], C[:n_days], f["weights"].astype(float)
 
 
-def uber_data(root, n_rows):
-    """The Uber Los Angeles network: X (n_rows, 197), C (n_rows, 93), A (45, 93), b (45,)."""
+def uber_frames(root, span="oneyear"):
+    """The Uber Los Angeles files of one span ("oneyear", "twoyear", ...): the
+    feature table (a DataFrame), C (n, 93), A (45, 93) and b (45,); None where absent."""
     folder = os.path.join(root, "uber_movement_la_shortest_path")
-    if not os.path.exists(os.path.join(folder, "X_oneyear.csv")):
+    if not os.path.exists(os.path.join(folder, f"X_{span}.csv")):
         return None
     import pandas as pd
 
-    X = pd.read_csv(os.path.join(folder, "X_oneyear.csv"))
-    X = pd.get_dummies(X, columns=["Period"], dtype=float).to_numpy(dtype=float)
-    C = pd.read_csv(os.path.join(folder, "Y_oneyear.csv")).to_numpy(dtype=float)
+    frame = pd.read_csv(os.path.join(folder, f"X_{span}.csv"))
+    C = pd.read_csv(os.path.join(folder, f"Y_{span}.csv")).to_numpy(dtype=float)
     A = pd.read_csv(os.path.join(folder, "A_node_edge_incidence.csv")).to_numpy(dtype=float)
     b = pd.read_csv(os.path.join(folder, "b_supply.csv")).to_numpy(dtype=float).ravel()
-    return X[:n_rows], C[:n_rows], A, b, "Uber Movement LA"
+    return frame, C, A, b
+
+
+def uber_features(frame):
+    """The 197 numeric features: the table with its period one-hot encoded."""
+    import pandas as pd
+
+    return pd.get_dummies(frame, columns=["Period"], dtype=float).to_numpy(dtype=float)
+
+
+def uber_data(root, n_rows):
+    """The Uber Los Angeles network: X (n_rows, 197), C (n_rows, 93), A (45, 93), b (45,)."""
+    data = uber_frames(root)
+    if data is None:
+        return None
+    frame, C, A, b = data
+    return uber_features(frame)[:n_rows], C[:n_rows], A, b, "Uber Movement LA"
 
 
 def random_dag_data(n_rows, n_nodes=45, n_edges=90, p=200, seed=0):

@@ -52,7 +52,8 @@ from spotree.metrics import normalized_spo_loss
 from spotree.problems import ShortestPath
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_realistic import edges_of  # noqa: E402  (benchmarks are scripts, not a package)
+from bench_realistic import (edges_of, uber_features,  # noqa: E402  (scripts, not a package)
+                             uber_frames)
 
 METHODS = ("mean", "LS", "RF", "SPOForest", "SPOBoost", "SPOForest mse", "SPOBoost ridge",
            "SPOForest auto")
@@ -60,17 +61,12 @@ METHODS = ("mean", "LS", "RF", "SPOForest", "SPOBoost", "SPOForest mse", "SPOBoo
 
 def load(root):
     """(X, C, problem, strata) of the two-year Uber data, or None where absent."""
-    folder = os.path.join(root, "uber_movement_la_shortest_path")
-    if not os.path.exists(os.path.join(folder, "X_twoyear.csv")):
+    data = uber_frames(root, "twoyear")
+    if data is None:
         return None
-    import pandas as pd
-
-    frame = pd.read_csv(os.path.join(folder, "X_twoyear.csv"))
+    frame, C, A, b = data
     strata = (frame["Period"].astype(str) + "/" + frame["weekday"].astype(str)).to_numpy()
-    X = pd.get_dummies(frame, columns=["Period"], dtype=float).to_numpy(dtype=float)
-    C = pd.read_csv(os.path.join(folder, "Y_twoyear.csv")).to_numpy(dtype=float)
-    A = pd.read_csv(os.path.join(folder, "A_node_edge_incidence.csv")).to_numpy(dtype=float)
-    b = pd.read_csv(os.path.join(folder, "b_supply.csv")).to_numpy(dtype=float).ravel()
+    X = uber_features(frame)
     n_nodes, edges = edges_of(A)
     s, t = int(np.flatnonzero(b < 0)[0]), int(np.flatnonzero(b > 0)[0])
     return X, C, ShortestPath.from_edges(n_nodes, edges, s, t), strata
