@@ -15,8 +15,8 @@ from .tree._export import split_labels
 from .tree._export_graphviz import _decision_keys, _describe, _resolve
 from .tree._tree import TREE_LEAF
 
-__all__ = ["plot_tree", "plot_by_depth", "plot_predicted_costs", "decision_boundaries",
-           "method_patches", "METHOD_COLORS"]
+__all__ = ["plot_tree", "plot_by_depth", "plot_predicted_costs", "plot_boosting",
+           "plot_pruning_path", "decision_boundaries", "method_patches", "METHOD_COLORS"]
 
 #: Colours of the paper's figures: SPO methods blue, CART methods orange.
 METHOD_COLORS = {
@@ -358,4 +358,141 @@ def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
               bbox_to_anchor=(0.5, -0.16), ncol=2)
     if title:
         ax.set_title(title)
+    return ax
+
+
+def _fitted_array(model, name, caller, how):
+    """``model.<name>`` as a 1-D float array, or a TypeError saying what ``caller`` needs."""
+    value = getattr(model, name, None)
+    if value is None:
+        raise TypeError(f"{caller} needs {how}; got {type(model).__name__} without {name}.")
+    value = np.asarray(value, dtype=np.float64)
+    if value.ndim != 1:
+        raise ValueError(f"{caller}: {type(model).__name__}.{name} must be 1-D; got shape "
+                         f"{value.shape}.")
+    return value
+
+
+def plot_boosting(model, ax=None, *, title=None):
+    """A fitted :class:`~spotree.SPOBoost`'s regret round by round, and the round it kept.
+
+    Draws the normalized SPO loss of the model's decisions on the training
+    rows and on the validation rows after every boosting round (round 0 is
+    the starting model alone), and a vertical line at ``best_iteration_``,
+    the number of trees kept. A kept round of 0 means the trees did not beat
+    the start by two standard errors on the validation rows.
+
+    With ``validation_fraction`` the curves are those of the fit that chose
+    the number of rounds, on the training part only; the model returned was
+    then refitted on all the rows, whose regret is not drawn.
+
+    Parameters
+    ----------
+    model : fitted SPOBoost
+        Anything with ``train_score_``, ``validation_score_`` (possibly
+        empty) and ``best_iteration_``, scores being minus the normalized SPO
+        loss as in ``score``.
+    ax : matplotlib Axes, default=None
+    title : str, default=None
+        By default, the start (``init_choice_``) and the number of trees kept.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    how = "a fitted SPOBoost (train_score_, validation_score_, best_iteration_)"
+    train = _fitted_array(model, "train_score_", "plot_boosting", how)
+    val = _fitted_array(model, "validation_score_", "plot_boosting", how)
+    best = getattr(model, "best_iteration_", None)
+    if best is None:
+        raise TypeError(f"plot_boosting needs {how}; got {type(model).__name__} without "
+                        "best_iteration_.")
+    if val.size and val.size != train.size:
+        raise ValueError(f"plot_boosting: validation_score_ has {val.size} rounds and "
+                         f"train_score_ {train.size}; a fitted SPOBoost has as many of both.")
+    if not 0 <= int(best) < max(train.size, 1):
+        raise ValueError(f"plot_boosting: best_iteration_={best} is not a round of "
+                         f"train_score_ (0 to {train.size - 1}).")
+    best = int(best)
+    if ax is None:
+        ax = _new_axes("plot_boosting", (5.5, 3.8))
+    rounds = np.arange(train.size)
+    # Scores are minus the regret (greater is better); the plot shows the regret.
+    if np.isfinite(train).any():
+        ax.plot(rounds, -train, color="#7f7f7f", lw=1.5, label="training rows")
+    if val.size:
+        ax.plot(rounds, -val, color="#1f77b4", lw=1.8, label="validation rows")
+        ax.axhline(-val[0], color="#1f77b4", ls=":", lw=1, label="start alone (validation)")
+        ax.plot([best], [-val[best]], "o", color="#1f77b4", ms=6)
+    kept = ("the start alone" if best == 0
+            else f"{best} tree{'s' if best != 1 else ''}")
+    ax.axvline(best, color="#d62728", ls="--", lw=1.2, label=f"kept: {kept}")
+    ax.set_xlabel("boosting round (0: the start)")
+    ax.set_ylabel("normalized SPO loss")
+    ax.legend(fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+    start = getattr(model, "init_choice_", None)
+    ax.set_title(title if title is not None else
+                 (f"start {start!r}, kept {kept}" if start is not None else f"kept {kept}"))
+    return ax
+
+
+def plot_pruning_path(model, ax=None, *, title=None):
+    """A pruned tree's validation loss along the weakest-link sequence, and the subtree kept.
+
+    Draws the total validation loss of every candidate subtree of
+    :meth:`~spotree.SPOTree.prune` against its number of leaves, marks the
+    subtree kept (``pruning_alpha_``) and, when pruned with
+    ``one_se_rule=True``, the band of one standard error above the best
+    loss within which the smallest subtree was kept.
+
+    Parameters
+    ----------
+    model : tree returned by ``prune``
+        Anything with ``pruning_path_`` (``ccp_alphas``, ``n_leaves``,
+        ``val_losses``, ``standard_error``), ``pruning_alpha_`` and
+        ``get_n_leaves``.
+    ax : matplotlib Axes, default=None
+    title : str, default=None
+        By default, the alpha and the number of leaves kept.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    path = getattr(model, "pruning_path_", None)
+    if path is None or not hasattr(model, "pruning_alpha_"):
+        raise TypeError("plot_pruning_path needs a tree returned by prune() (with "
+                        f"pruning_path_ and pruning_alpha_); got {type(model).__name__} "
+                        "without them.")
+    alphas = np.asarray(path["ccp_alphas"], dtype=np.float64)
+    leaves = np.asarray(path["n_leaves"], dtype=np.float64)
+    val = np.asarray(path["val_losses"], dtype=np.float64)
+    if not alphas.ndim == leaves.ndim == val.ndim == 1 or not alphas.size == leaves.size == val.size:
+        raise ValueError("plot_pruning_path: pruning_path_'s ccp_alphas, n_leaves and "
+                         "val_losses must be 1-D of one length; got shapes "
+                         f"{alphas.shape}, {leaves.shape} and {val.shape}.")
+    # The subtree kept, by its leaves (they decrease strictly along the
+    # sequence, while alphas can repeat: splits that gain nothing all go at 0).
+    kept = np.flatnonzero(leaves == model.get_n_leaves())
+    if kept.size != 1:
+        raise ValueError(f"plot_pruning_path: the tree's {model.get_n_leaves()} leaves are "
+                         "not those of one subtree of pruning_path_.")
+    k = int(kept[0])
+    if ax is None:
+        ax = _new_axes("plot_pruning_path", (5.5, 3.8))
+    ax.plot(leaves, val, "-o", color="#1f77b4", ms=3, lw=1.5, label="candidate subtrees")
+    se = float(path.get("standard_error", np.nan))
+    if np.isfinite(se):
+        low = val.min()
+        ax.axhspan(low, low + se, color="#1f77b4", alpha=0.12, lw=0,
+                   label="best + one standard error")
+    ax.plot([leaves[k]], [val[k]], "o", color="#d62728", ms=8, mfc="none", mew=2,
+            label=f"kept: {int(leaves[k])} leaves")
+    ax.set_xlabel("leaves")
+    ax.set_ylabel("total validation loss")
+    ax.legend(fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+    ax.set_title(title if title is not None else
+                 f"alpha = {alphas[k]:.3g}, {int(leaves[k])} leaves kept")
     return ax

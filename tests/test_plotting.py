@@ -10,8 +10,10 @@ matplotlib.use("Agg")
 import matplotlib.image as mpimg  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 
+from spotree import SPOBoost, SPOTree  # noqa: E402
 from spotree.plotting import (  # noqa: E402
-    decision_boundaries, plot_by_depth, plot_predicted_costs, plot_tree)
+    decision_boundaries, plot_boosting, plot_by_depth, plot_predicted_costs, plot_pruning_path,
+    plot_tree)
 from spotree.problems import FiniteDecisions, ShortestPath  # noqa: E402
 from spotree.tree._export_graphviz import export_graphviz  # noqa: E402
 from spotree.tree._tree import Tree  # noqa: E402
@@ -207,3 +209,119 @@ def test_plot_of_a_tree_deeper_than_the_recursion_limit(deep_chain_model):
     assert len(boxes) == 2 * depth + 1
     xs = sorted(t.get_position()[0] for t in boxes)
     assert xs[0] == 0 and xs[-1] == depth
+
+
+# ------------------------------------------------ plot_boosting, plot_pruning_path
+def cheapest_of(C_hat, C):
+    """Regret of picking the option of least predicted cost, row by row (a hand loop)."""
+    return np.array([c[np.argmin(ch)] - c.min() for ch, c in zip(C_hat, C)])
+
+
+def three_options(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 2))
+    C = np.c_[1 + X[:, 0], 1 - X[:, 0] + 0.5 * X[:, 1], 1.1 + 0 * X[:, 0]]
+    return X, C + rng.normal(0, 0.3, C.shape) + 1.0
+
+
+def line_data(ax, label):
+    line, = [ln for ln in ax.get_lines() if ln.get_label() == label]
+    return np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+
+
+def test_plot_boosting_draws_the_regret_of_every_round_and_marks_the_kept_one(tmp_path):
+    X, C = three_options(400, 0)
+    Xv, Cv = three_options(200, 1)
+    model = SPOBoost(n_estimators=15, init="mean", n_iter_no_change=15,
+                     random_state=0).fit(X, C, X_val=Xv, C_val=Cv)
+    assert model.best_iteration_ > 0 and model.n_iter_ == 15
+    ax = plot_boosting(model)
+    rounds, val = line_data(ax, "validation rows")
+    np.testing.assert_array_equal(rounds, np.arange(16))
+    # The kept rounds' validation regret, from the staged predictions (no
+    # refit with X_val: the kept trees are those of the curve).
+    # Round 0: init="mean" predicts the training rows' mean cost.
+    staged = [np.tile(C.mean(axis=0), (len(Xv), 1)), *model.staged_predict(Xv)]
+    assert len(staged) == model.best_iteration_ + 1
+    for k, C_hat in enumerate(staged):
+        regret = cheapest_of(C_hat, Cv).sum() / np.abs(Cv.min(axis=1)).sum()
+        assert val[k] == pytest.approx(regret, rel=1e-9)
+    _, train = line_data(ax, "training rows")
+    last = list(model.staged_predict(X))[-1]
+    assert train[model.best_iteration_] == pytest.approx(
+        cheapest_of(last, C).sum() / np.abs(C.min(axis=1)).sum(), rel=1e-9)
+    vline, = [ln for ln in ax.get_lines() if ln.get_label().startswith("kept: ")]
+    assert list(vline.get_xdata()) == [model.best_iteration_] * 2
+    assert vline.get_label() == f"kept: {model.best_iteration_} trees"
+    start, = [ln for ln in ax.get_lines() if ln.get_label() == "start alone (validation)"]
+    assert start.get_ydata()[0] == pytest.approx(val[0])
+    assert ax.get_title() == f"start 'mean', kept {model.best_iteration_} trees"
+    saved_pixels(ax.figure, tmp_path / "boost.png")
+
+
+def test_plot_boosting_when_the_start_is_kept_and_without_validation():
+    X, C = three_options(200, 2)
+    model = SPOBoost(n_estimators=3, init="ridge", n_iter_no_change=None,
+                     random_state=0).fit(X, C)
+    ax = plot_boosting(model, title="mine")
+    assert [ln.get_label() for ln in ax.get_lines()] == ["training rows", "kept: 3 trees"]
+    assert ax.get_title() == "mine"
+    plt.close(ax.figure)
+    model.best_iteration_ = 0
+    ax = plot_boosting(model)
+    assert "kept: the start alone" in [ln.get_label() for ln in ax.get_lines()]
+    plt.close(ax.figure)
+
+
+def test_plot_boosting_and_plot_pruning_path_reject_what_they_cannot_draw():
+    with pytest.raises(TypeError, match="needs a fitted SPOBoost.*without train_score_"):
+        plot_boosting(SPOBoost())
+    with pytest.raises(TypeError, match="needs a tree returned by prune"):
+        plot_pruning_path(SPOTree().fit(*three_options(50, 0)))
+    X, C = three_options(60, 0)
+    model = SPOBoost(n_estimators=2, init="mean", n_iter_no_change=None).fit(X, C)
+    model.best_iteration_ = 7
+    with pytest.raises(ValueError, match="best_iteration_=7 is not a round"):
+        plot_boosting(model)
+    model.best_iteration_, model.validation_score_ = 1, np.zeros(2)
+    with pytest.raises(ValueError, match="validation_score_ has 2 rounds and train_score_ 3"):
+        plot_boosting(model)
+
+
+@pytest.mark.parametrize("one_se_rule", [False, True])
+def test_plot_pruning_path_draws_every_subtree_and_marks_the_kept_one(tmp_path, one_se_rule):
+    X, C = three_options(300, 3)
+    Xv, Cv = three_options(150, 4)
+    full = SPOTree(max_depth=4, min_samples_leaf=5).fit(X, C)
+    pruned = full.prune(Xv, Cv, one_se_rule=one_se_rule)
+    ax = plot_pruning_path(pruned)
+    leaves, val = line_data(ax, "candidate subtrees")
+    alphas = pruned.pruning_path_.ccp_alphas
+    assert len(alphas) == len(leaves) > 2
+    # Each candidate refitted with its alpha: its leaves and its validation
+    # SPO loss by a hand loop.
+    assert np.all(np.diff(leaves) < 0)
+    for i, (a, n_leaves, loss) in enumerate(zip(alphas, leaves, val)):
+        if (i > 0 and a == 0) or (a > 0 and i + 1 < len(alphas) and alphas[i + 1] == a):
+            # ccp_alpha=0 keeps the whole tree, alpha > 0 the last subtree of that alpha
+            continue
+        sub = SPOTree(max_depth=4, min_samples_leaf=5, ccp_alpha=a).fit(X, C)
+        assert sub.get_n_leaves() == n_leaves
+        assert loss == pytest.approx(cheapest_of(sub.predict(Xv), Cv).sum(), rel=1e-9, abs=1e-12)
+    kept = [ln for ln in ax.get_lines() if ln.get_label().startswith("kept: ")]
+    assert len(kept) == 1
+    assert kept[0].get_xdata()[0] == pruned.get_n_leaves()
+    assert kept[0].get_label() == f"kept: {pruned.get_n_leaves()} leaves"
+    bands = [p for p in ax.patches if p.get_label() == "best + one standard error"]
+    if one_se_rule:
+        se = pruned.pruning_path_.standard_error
+        assert se > 0 and len(bands) == 1
+        ax.figure.canvas.draw()
+        y = ax.transData.inverted().transform(bands[0].get_window_extent())[:, 1]
+        assert min(y) == pytest.approx(val.min()) and max(y) == pytest.approx(val.min() + se)
+        # The smallest subtree within the band was kept.
+        assert pruned.get_n_leaves() == leaves[val <= val.min() + se].min()
+    else:
+        assert bands == []
+        assert val[leaves == pruned.get_n_leaves()][0] == pytest.approx(val.min())
+    saved_pixels(ax.figure, tmp_path / "path.png")
