@@ -290,6 +290,11 @@ class OptimalSPOTree(BaseSPOTree):
         return _leaf_loss(tree) / W + self._renamed("alpha") * n_splits
 
     def _fit_search(self, X, C, sw, z, problem, min_leaf, W):
+        # A row of zero weight is a row removed: it must not add candidate
+        # thresholds (midpoints, quantiles) nor move the stored ones.
+        active = sw > 0
+        if not active.all():
+            X, C, sw, z = X[active], C[active], sw[active], z[active]
         thresholds = self._renamed("thresholds")
         thr = candidate_thresholds(X, thresholds)
         B, n_bins, columns = bin_features(X, thr)

@@ -239,6 +239,36 @@ def test_optimal_never_worse_than_greedy(seed, depth, min_leaf, weighted):
     assert opt.get_depth() <= depth
 
 
+@pytest.mark.parametrize("thresholds", ["all", 4])
+def test_search_zero_weight_rows_add_no_thresholds(thresholds):
+    # A zero weight is a removed row: its feature values must neither add
+    # candidate thresholds (midpoints, quantiles) nor move the stored ones.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    C = rng.normal(size=(40, 3)) + X[:, :1] * np.array([1.0, -1.0, 0.5])
+    w = np.ones(40)
+    w[::3] = 0.0
+    keep = w > 0
+    problem = FiniteDecisions(np.eye(3))
+    est = OptimalSPOTree(problem, max_depth=2, global_thresholds=thresholds).fit(X, C, w)
+    t = est.tree_
+    assert (~t.is_leaf).any()
+    Xk = X[keep]
+    path = t.decision_path(Xk).toarray().astype(bool)
+    for node in np.flatnonzero(~t.is_leaf):
+        x = Xk[path[:, node], t.feature[node]]
+        go_left = x <= t.threshold[node]
+        if thresholds == "all":
+            # Halfway between the closest kept values on either side.
+            assert t.threshold[node] == pytest.approx((x[go_left].max() + x[~go_left].min()) / 2)
+        else:
+            q = np.quantile(Xk[:, t.feature[node]], np.arange(1, 5) / 5.0)
+            assert np.isclose(q, t.threshold[node]).any()
+    removed = OptimalSPOTree(problem, max_depth=2, global_thresholds=thresholds).fit(Xk, C[keep])
+    assert est.result_["objective"] == pytest.approx(removed.result_["objective"])
+    assert_array_equal(t.threshold, removed.tree_.threshold)
+
+
 def test_milp_never_worse_than_its_warm_start():
     X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=2)
     problem = ShortestPath((3, 3))
