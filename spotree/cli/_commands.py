@@ -15,7 +15,7 @@ from ._io import (CLIError, check_input_file, check_not_an_input, check_output_d
                   check_summable, feature_frame, load_model, load_problem, numeric_matrix,
                   read_table,
                   save_model, select_columns, write_output)
-from ._parser import DPI_RANGE
+from ._parser import DPI_RANGE, FIT_ESTIMATOR_OPTIONS
 
 __all__ = ["reproduce", "fit", "predict", "show", "plot"]
 
@@ -76,6 +76,8 @@ def reproduce(args):
         data_options["min_records"] = args.min_records
     if data_options and args.data is None:
         raise CLIError("--user-clusters and --min-records need --data (the Yahoo! log)")
+    if not args.out.strip():  # '' would write to ./EXPERIMENT
+        raise CLIError(f"--out {args.out!r} must be a folder path")
     out = os.path.join(args.out, args.experiment)
     check_output_dir(out, "--out")
     # run_experiment checks the whole grid before it creates any folder.
@@ -103,6 +105,12 @@ def _make_estimator(args, problem):
     if args.criterion == "auto" and args.estimator != "forest":
         raise CLIError("--criterion auto chooses between two forests by out-of-bag regret: "
                        "use it with --estimator forest")
+    for dest, (default, takers) in FIT_ESTIMATOR_OPTIONS.items():
+        if args.estimator not in takers and getattr(args, dest) != default:
+            flag = ("--no-ridge-features" if dest == "ridge_features"
+                    else "--" + dest.replace("_", "-"))
+            raise CLIError(f"{flag} does not apply to --estimator {args.estimator}; it "
+                           f"applies to --estimator {' and '.join(takers)}")
     if args.estimator == "tree":
         return SPOTree(problem, criterion=args.criterion, max_depth=args.max_depth,
                        min_samples_leaf=args.min_samples_leaf,
@@ -121,7 +129,9 @@ def _make_estimator(args, problem):
     return SPOForest(problem, n_estimators=args.n_estimators, criterion=args.criterion,
                      max_features=args.max_features if args.max_features is not None
                      else "sqrt", max_depth=args.max_depth,
-                     min_samples_leaf=args.min_samples_leaf, thresholds=args.thresholds,
+                     min_samples_leaf=args.min_samples_leaf,
+                     min_samples_split=args.min_samples_split, thresholds=args.thresholds,
+                     spo_weight=args.spo_weight, ccp_alpha=args.ccp_alpha,
                      ridge_features=args.ridge_features, random_state=args.random_state)
 
 
@@ -222,7 +232,7 @@ def predict(args):
     import numpy as np
     import pandas as pd
 
-    if args.out:
+    if args.out is not None:  # --out '' is an error, not standard output
         check_output_file(args.out, "--out")
         check_not_an_input(args.out, "--out", {"--data": args.data, "--model": args.model})
     model, columns = load_model(args.model)
@@ -250,7 +260,7 @@ def predict(args):
     def write(fh):
         out.to_csv(fh, index=False, float_format="%.12g", lineterminator="\n")
 
-    if args.out:
+    if args.out is not None:
         write_output(args.out, write, "--out")
         print(f"wrote {len(out)} predictions to {args.out}", file=sys.stderr)
     else:

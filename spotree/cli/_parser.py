@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["build_parser", "EXPERIMENT_NAMES", "DPI_RANGE", "DEFAULT_RESULTS"]
+__all__ = ["build_parser", "EXPERIMENT_NAMES", "DPI_RANGE", "DEFAULT_RESULTS",
+           "FIT_ESTIMATOR_OPTIONS"]
 
 EXPERIMENT_NAMES = ("illustrative", "shortest-path", "news", "pyepo", "energy")
 
@@ -19,6 +20,18 @@ DPI_RANGE = (10, 1000)
 
 #: Default ``spotree reproduce --out``; each experiment writes to a subfolder.
 DEFAULT_RESULTS = "spotree-results"
+
+#: ``spotree fit`` options that only some ``--estimator`` values take: the
+#: option's dest -> (its default, the estimators that take it). Any other
+#: value given to another estimator is an error, not silently dropped.
+FIT_ESTIMATOR_OPTIONS = {
+    "min_samples_split": (2, ("tree", "forest")),
+    "max_features": (None, ("tree", "forest")),
+    "spo_weight": (1.0, ("tree", "forest")),
+    "ccp_alpha": (0.0, ("tree", "forest")),
+    "n_estimators": (100, ("forest",)),
+    "ridge_features": (True, ("forest",)),
+}
 
 _DESCRIPTION = """\
 spotree: decision trees trained on the SPO loss (Smart Predict-then-Optimize).
@@ -356,6 +369,7 @@ def build_parser():
     fp.add_argument("--model", default="model.json", metavar="OUT",
                     help="where to save the model (default: model.json)")
     opt = fp.add_argument_group("model options")
+    default = {dest: value for dest, (value, _) in FIT_ESTIMATOR_OPTIONS.items()}
     opt.add_argument("--estimator", choices=("tree", "optimal", "forest"), default="tree",
                      help="tree: greedy SPOTree (default); optimal: OptimalSPOTree of depth "
                           "--max-depth (default 2); forest: SPOForest")
@@ -367,21 +381,24 @@ def build_parser():
     opt.add_argument("--min-samples-leaf", type=_number, default=1, metavar="N",
                      help="minimum weight of a leaf: a count, or a fraction in (0, 1) "
                           "(default: 1)")
-    opt.add_argument("--min-samples-split", type=_number, default=2, metavar="N",
-                     help="minimum weight to split a node (default: 2)")
-    opt.add_argument("--max-features", type=_number, default=None, metavar="N",
-                     help="features searched per split (default: all; forest: sqrt)")
+    opt.add_argument("--min-samples-split", type=_number, default=default["min_samples_split"],
+                     metavar="N", help="tree, forest: minimum weight to split a node "
+                                       "(default: 2)")
+    opt.add_argument("--max-features", type=_number, default=default["max_features"],
+                     metavar="N", help="tree, forest: features searched per split "
+                                       "(default: all; forest: sqrt)")
     opt.add_argument("--thresholds", type=_thresholds, default="all", metavar="all|K",
                      help="'all' boundaries between distinct values or K quantiles per "
                           "feature, drawn per node (tree, forest) or once on the whole "
                           "training set (optimal: its global_thresholds) (default: all)")
-    opt.add_argument("--spo-weight", type=_float, default=1.0, metavar="A",
-                     help="mix of SPO (1) and squared error (0) in the split criterion "
-                          "(default: 1)")
-    opt.add_argument("--ccp-alpha", type=_float, default=0.0, metavar="ALPHA",
-                     help="cost-complexity pruning strength (default: 0)")
-    opt.add_argument("--n-estimators", type=_int_in(1), default=100, metavar="N",
-                     help="forest: number of trees (default: 100)")
+    opt.add_argument("--spo-weight", type=_float, default=default["spo_weight"],
+                     metavar="A", help="tree, forest: mix of SPO (1) and squared error (0) "
+                                       "in the split criterion (default: 1)")
+    opt.add_argument("--ccp-alpha", type=_float, default=default["ccp_alpha"],
+                     metavar="ALPHA", help="tree, forest (each tree): cost-complexity "
+                                           "pruning strength (default: 0)")
+    opt.add_argument("--n-estimators", type=_int_in(1), default=default["n_estimators"],
+                     metavar="N", help="forest: number of trees (default: 100)")
     opt.add_argument("--no-ridge-features", dest="ridge_features", action="store_false",
                      help="forest: split on the features alone, not also on the costs "
                           "predicted by a ridge regression (the paper's forest)")

@@ -663,3 +663,43 @@ def test_the_text_nan_is_not_a_missing_value(tmp_path, capsys):
                          "c0,c1", "--problem", spec, "--model", tmp_path / "m2.json")
     assert res.returncode == 0, res.stderr
     assert spotree.load(tmp_path / "m2.json").category_values_[0] == ["NA", "Nice"]
+
+
+def test_tree_options_reach_the_forest_and_others_are_refused(tmp_path, capsys):
+    """--min-samples-split, --spo-weight and --ccp-alpha were dropped for a forest
+    without a word, and options of other estimators were silently ignored."""
+    out = tmp_path / "f.json"
+    res = run_in_process(capsys, *fit_args(out, "--estimator", "forest", "--n-estimators", "3",
+                                           "--min-samples-split", "10000", "--spo-weight", "0.5",
+                                           "--ccp-alpha", "0.01", "--random-state", "0"))
+    assert res.returncode == 0, res.stderr
+    forest = spotree.load(out)
+    assert (forest.min_samples_split, forest.spo_weight, forest.ccp_alpha) == (10000, 0.5, 0.01)
+    # 400 rows < 10000: no tree may split.
+    assert [t.get_n_leaves() for t in forest.estimators_] == [1, 1, 1]
+    refused = [(("--estimator", "optimal", "--spo-weight", "0.5"), "--spo-weight"),
+               (("--estimator", "optimal", "--ccp-alpha", "0.1"), "--ccp-alpha"),
+               (("--estimator", "optimal", "--max-features", "2"), "--max-features"),
+               (("--estimator", "optimal", "--min-samples-split", "5"), "--min-samples-split"),
+               (("--n-estimators", "5",), "--n-estimators"),
+               (("--estimator", "optimal", "--no-ridge-features"), "--no-ridge-features")]
+    for extra, flag in refused:
+        res = run_in_process(capsys, *fit_args(tmp_path / "x.json", *extra))
+        assert_one_line_error(res, flag, "does not apply")
+    assert sorted(os.listdir(tmp_path)) == ["f.json"]
+
+
+def test_an_empty_out_path_is_an_error(fitted, tmp_path, capsys):
+    """predict --out '' wrote to standard output; reproduce --out '' to ./EXPERIMENT."""
+    _, model, _ = fitted
+    res = run_in_process(capsys, "predict", "--model", model, "--data", NEW, "--out", "")
+    assert_one_line_error(res, "--out ''", "file path")
+    assert res.stdout == ""
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        res = run_in_process(capsys, "reproduce", "illustrative", "--out", "", "--quiet")
+    finally:
+        os.chdir(cwd)
+    assert_one_line_error(res, "--out ''", "folder path")
+    assert os.listdir(tmp_path) == []
