@@ -255,11 +255,13 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         best = np.flatnonzero(val <= val.min() + 1e-12 * max(abs(val.min()), 1e-300))[-1]
         se = np.nan
         if one_se_rule:
-            # Standard error of the best subtree's total validation loss.
+            # Standard error of the best subtree's total validation loss; rows
+            # of zero weight are rows removed, so they do not count in n.
             per = self._per_sample_loss(t.pruned(masks[best]), X, C, loss)
             mean = np.average(per, weights=sw)
             var = np.average((per - mean) ** 2, weights=sw)
-            se = np.sqrt(var / max(len(per) - 1, 1)) * sw.sum()
+            n_rows = int((sw > 0).sum())
+            se = np.sqrt(var / max(n_rows - 1, 1)) * sw.sum()
             best = np.flatnonzero(val <= val[best] + se)[-1]
         pruned = copy.deepcopy(self)
         pruned.tree_ = t.pruned(masks[best])

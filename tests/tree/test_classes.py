@@ -394,6 +394,26 @@ def test_prune_with_weights_matches_duplicated_validation_rows():
     np.testing.assert_allclose(a.pruning_path_.val_losses, b.pruning_path_.val_losses)
 
 
+def test_one_se_rule_ignores_validation_rows_of_zero_weight():
+    # A zero weight is a removed row: it must not count in the standard
+    # error's n (it did: the SE shrank by sqrt((n_kept - 1) / (n_all - 1))).
+    X, C, Xv, Cv = _train_val(5)
+    est = SPOTree(SP, min_samples_leaf=5).fit(X, C)
+    w = np.ones(len(Xv))
+    w[::2] = 0.0
+    keep = w > 0
+    a = est.prune(Xv, Cv, sample_weight=w, one_se_rule=True)
+    b = est.prune(Xv[keep], Cv[keep], one_se_rule=True)
+    # By hand on the kept rows: per-row regret of the best subtree's decisions.
+    best = est.prune(Xv[keep], Cv[keep])
+    _, zk = SP.solve(Cv[keep])
+    per = np.einsum("ij,ij->i", Cv[keep], best.predict_decision(Xv[keep])) - zk
+    se = per.std(ddof=1) * np.sqrt(len(per))
+    assert a.pruning_path_.standard_error == pytest.approx(se, rel=1e-9)
+    assert b.pruning_path_.standard_error == pytest.approx(se, rel=1e-9)
+    assert a.get_n_leaves() == b.get_n_leaves()
+
+
 # ----------------------------------------------------- scikit-learn habits
 def test_clone_and_params():
     est = SPOTree(SP, max_depth=3, thresholds=9, min_samples_leaf=2)
