@@ -282,6 +282,12 @@ class HighsModel:
         self.h = h
         self.n_cols = n_cols
         self.n_rows = n_rows
+        # Rows without a nonzero HiGHS keeps (entries below its 1e-9 matrix
+        # tolerance are dropped): HiGHS then solves the LP as a box without
+        # the simplex method, so no basis factorization exists, and asking
+        # for one (getBasicVariables) crashes the process.
+        nnz = h.getNumNz() if hasattr(h, "getNumNz") else A.count_nonzero()
+        self._no_factor = n_rows > 0 and int(nnz) == 0
         self._cols = np.arange(n_cols, dtype=np.int32)
         self._time_limit = np.inf
         self._last_direction = None
@@ -447,8 +453,10 @@ class HighsModel:
 
         Returns an int array of length ``n_rows``: ``j`` for column ``j`` and
         ``n_cols + i`` for the activity of row ``i`` (HiGHS numbers rows
-        ``-1 - i``).
+        ``-1 - i``). None also when the rows have no nonzero (no factorization).
         """
+        if self._no_factor:
+            return None
         status, basic = self.h.getBasicVariables()
         if int(status) != 0:  # HighsStatus.kOk
             return None
@@ -464,7 +472,7 @@ class HighsModel:
         activity forces ``y_i = 0`` whatever the sign of its column).
         """
         solve = getattr(self.h, "getBasisTransposeSolve", None)
-        if solve is None:  # pragma: no cover - older highspy
+        if solve is None or self._no_factor:
             return None
         status, y = solve(np.ascontiguousarray(rhs, dtype=np.float64))
         if int(status) != 0:  # HighsStatus.kOk

@@ -253,6 +253,29 @@ def test_bounds_only_problem_cache():
     close(z, (C * expected).sum(axis=1), np.abs(C).max())
 
 
+@pytest.mark.parametrize("d", [3, 70])  # explicit and factored certificates
+def test_rows_without_a_nonzero_do_not_crash(d):
+    # HiGHS solves an LP whose rows have no nonzero (entries under its 1e-9
+    # tolerance are dropped) as a box, without a basis factorization; asking
+    # it for the basic variables crashed the process (segmentation fault).
+    lo, hi = -1.0, 2.0
+    C = np.random.default_rng(0).normal(size=(40, d))
+    best = np.minimum(C * lo, C * hi).sum(axis=1)  # the box's optimum
+    tiny = np.full((1, d), 1e-12)
+    for problem in (LinearProgram(A_ub=np.zeros((2, d)), b_ub=[1.0, 0.0], bounds=(lo, hi)),
+                    LinearProgram(A_eq=np.zeros((1, d)), b_eq=[0.0], bounds=(lo, hi)),
+                    LinearProgram(A_ub=tiny, b_ub=[1.0], bounds=(lo, hi)),
+                    LinearProgram(A_ub=np.zeros((1, d)), b_ub=[1.0], bounds=(lo, hi),
+                                  integrality=np.ones(d)).relaxation()):
+        W, z = problem.solve(C)
+        close(z, best, np.abs(C).max())
+        assert ((W >= lo) & (W <= hi)).all()
+        exact = np.arange(40) % 3 == 0
+        _, zb = problem.solve_or_bound(C, exact)
+        close(zb[exact], best[exact], np.abs(C).max())
+        assert (zb <= best + 1e-9).all()
+
+
 def test_basis_cache_on_uncorrelated_costs_backs_off():
     # Random costs on a larger LP: most rows need HiGHS, the cache stops
     # factorizing every basis, and results stay exact.
