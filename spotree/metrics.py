@@ -142,7 +142,9 @@ def _predicted_decisions(C_true, C_pred, problem, ties):
                          f"(vertices()); {type(problem).__name__} has none.")
     Gp = problem.sign * (C_pred @ V.T)
     best = Gp.min(axis=1, keepdims=True)
-    tol = 1e-9 * np.maximum(1.0, np.abs(best))
+    # Ties up to rounding, relative to the row's magnitude (|c|.|v| bounds the
+    # rounding of c^T v), so that scaling the costs keeps the same ties.
+    tol = 1e-9 * (np.abs(C_pred) @ np.abs(V).T).max(axis=1, keepdims=True)
     tied = Gp <= best + tol
     Gt = problem.sign * (C_true @ V.T)
     return V[np.where(tied, Gt, -np.inf).argmax(axis=1)]

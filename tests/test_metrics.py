@@ -142,6 +142,24 @@ def test_ties_worst_on_shortest_path_all_equal_prediction():
     assert_allclose(first, sp.value(C_true, W_first) - G.min(axis=1), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("scale", [1e-12, 1e-9, 1.0, 1e9])
+def test_ties_worst_does_not_depend_on_the_scale_of_the_predictions(scale):
+    # Ties are exact ties up to rounding at any scale: predictions of 1e-9
+    # are not all "tied" (they were, by an absolute tolerance of 1e-9).
+    rng = np.random.default_rng(3)
+    sp = ShortestPath((3, 3))
+    C_true = rng.uniform(0, 1, size=(30, sp.n_costs))
+    C_pred = rng.uniform(0, 1, size=(30, sp.n_costs))
+    C_pred[:5] = 1.0  # every path tied
+    expected = brute_regret(C_true, C_pred, sp.vertices(), "min", ties="worst")
+    got = spo_loss(C_true, scale * C_pred, problem=sp, ties="worst")
+    assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    assert_array_equal(spo_loss([[1.0, 2.0]], [[scale, 2 * scale]], problem=ROADS,
+                                ties="worst"), [0.0])
+    assert_array_equal(spo_loss([[1.0, 2.0]], [[scale, scale]], problem=ROADS,
+                                ties="worst"), [1.0])
+
+
 def test_ties_worst_needs_vertices():
     p = CallableProblem(lambda c: np.eye(2)[np.argmin(c)], n_costs=2)
     with pytest.raises(ValueError, match="ties='worst' needs a problem with a vertex list "
