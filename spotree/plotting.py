@@ -136,7 +136,8 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
                 lines.append("(subtree cut)")
             color = _LEAF_COLORS[keys[t] % len(_LEAF_COLORS)]
         else:
-            lines.append(split_labels(tree, t, names[tree.feature[t]], fmt)[0])
+            lines.append(split_labels(tree, t, names[tree.feature[t]], fmt,
+                                      getattr(model, "category_values_", None))[0])
             color = "white"
         lines.append(samples(t))
         if show_loss:

@@ -35,16 +35,22 @@ def split_feature_names(model, n_columns, feature_names=None):
 __all__ = ["export_text", "describe_decision", "split_labels"]
 
 
-def split_labels(tree, node, name, fmt):
+def split_labels(tree, node, name, fmt, category_values=None):
     """The conditions of the left and right branch of split ``node``, as text.
 
     ``name`` is the feature's name and ``fmt`` a format string for numbers.
     Where the feature had missing values at fit, the branch they follow says
     "or missing"; a threshold of +inf is the split "present vs missing".
+    ``category_values`` is a fitted model's ``category_values_``: a
+    categorical split on a DataFrame column shows its labels, not their codes.
     """
     cats = tree.categories[node]
     if cats.size:
-        cset = "{" + ", ".join(f"{c:g}" for c in cats) + "}"
+        j = tree.feature[node]
+        labels = (category_values[j] if category_values is not None
+                  and j < len(category_values) else None)
+        cset = "{" + ", ".join(f"{c:g}" if labels is None else str(labels[int(c)])
+                               for c in cats) + "}"
         left, right = f"{name} in {cset}", f"{name} not in {cset}"
     elif np.isposinf(tree.threshold[node]):
         return f"{name} is present", f"{name} is missing"
@@ -100,6 +106,7 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
     t = model.tree_
     feature_names = split_feature_names(model, t.n_features, feature_names)
     problem = model.problem_
+    labels = getattr(model, "category_values_", None)
     fmt = f"{{:.{decimals}f}}"
     lines = []
 
@@ -126,7 +133,7 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
                          f"  [{info(node)}]")
             continue
         name = feature_names[t.feature[node]]
-        left, right = split_labels(t, node, name, fmt)
+        left, right = split_labels(t, node, name, fmt, labels)
         lines.append(f"{indent}{left}  [{info(node)}]")
         # Left subtree, then the right branch's line, then the right subtree.
         stack += [(t.children_right[node], depth + 1), (f"{indent}{right}", None),

@@ -106,7 +106,8 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
         if leaf or truncated:
             parts.append(f"decision: {_describe(problem, tree.decision[t])}")
         else:
-            parts.append(split_labels(tree, t, names[tree.feature[t]], fmt)[0])
+            parts.append(split_labels(tree, t, names[tree.feature[t]], fmt,
+                                      getattr(model, "category_values_", None))[0])
         parts.append(samples(t))
         if show_loss:
             parts.append(f"SPO loss = {fmt.format(tree.loss[t])}")

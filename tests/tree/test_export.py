@@ -38,7 +38,8 @@ def _parse(text):
             return {"leaf": body[len("decision: "):], **fields}
         cat = re.match(r"^(.+) in \{(.*)\}$", body)
         if cat:
-            name, test = cat.group(1), ("in", {float(c) for c in cat.group(2).split(", ")})
+            name, test = cat.group(1), ("in", {_number_or_label(c)
+                                               for c in cat.group(2).split(", ")})
         else:
             num = re.match(r"^(.+) <= (\S+)$", body)
             assert num, body
@@ -58,6 +59,13 @@ def _parse(text):
     root = node(0)
     assert pos[0] == len(lines)  # nothing left over
     return root
+
+
+def _number_or_label(text):
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def _route(root, x, names):
@@ -152,6 +160,36 @@ def test_feature_names_from_a_dataframe_and_options():
     assert thr and all(re.fullmatch(r"-?\d+\.\d", s) for s in thr)
     with pytest.raises(ValueError, match="feature_names"):
         export_text(model, feature_names=["a", "b"])
+
+
+def test_categorical_splits_on_a_dataframe_show_the_labels():
+    # A DataFrame's category column is split by its labels, not their codes
+    # (the codes 0, 1, ... are positions in category_values_, meaningless to
+    # the reader; the text said "colour in {2}" for "colour in {red}").
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(4)
+    labels = np.array(["blue", "green", "red", "white"])
+    colour = rng.integers(0, 4, size=120)
+    x = rng.uniform(size=120)
+    C = rng.uniform(size=(120, 3)) + np.eye(3)[colour % 3] * 2.0 + x[:, None] * [1, -1, 0]
+    df = pd.DataFrame({"x": x, "colour": pd.Categorical(labels[colour])})
+    model = SPOTree(FiniteDecisions(np.eye(3)), max_depth=3,
+                    categorical_splits="subset").fit(df, C)
+    text = export_text(model, decimals=12)
+    assert model.tree_.is_categorical.any()
+    root = _parse(text)
+    names = ["x", "colour"]
+    dec = model.predict_decision(df)
+    rows = df.to_numpy(dtype=object)
+    for i in range(len(df)):
+        leaf = _route(root, rows[i], names)
+        assert leaf["leaf"] == f"option {int(np.argmax(dec[i]))}"
+    shown = set(re.findall(r"colour (?:not )?in \{([^}]*)\}", text))
+    assert shown and all(set(s.split(", ")) <= set(labels) for s in shown)
+    from spotree.tree._export_graphviz import export_graphviz
+
+    dot = set(re.findall(r"colour in \{([^}]*)\}", export_graphviz(model)))
+    assert dot and dot <= shown
 
 
 def test_single_leaf_and_unfitted():
