@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from array import array
 
 import numpy as np
@@ -40,6 +41,17 @@ def _open_text(path):
     if magic == _GZIP_MAGIC:
         return gzip.open(path, "rt", encoding="ascii", errors="replace")
     return open(path, encoding="ascii", errors="replace")
+
+
+def _lines(path):
+    """The lines of a log file; a truncated or corrupt gzip file is an error naming it."""
+    try:
+        with _open_text(path) as fh:
+            yield from fh
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        # An interrupted download: say which file, not just "EOFError".
+        raise ValueError(f"{path}: the gzip file is truncated or corrupt ({exc}); download "
+                         "it again.") from None
 
 
 def _list_files(data):
@@ -118,47 +130,46 @@ def read_yahoo_r6(data, *, max_lines=None):
     feature_ids = article_ids = None
     n_skipped = n_lines = 0
     for path in _list_files(data):
-        with _open_text(path) as fh:
-            for line in fh:
-                if max_lines is not None and n_lines >= max_lines:
-                    break
-                n_lines += 1
-                try:
-                    # Article sections are only parsed for a not-yet-seen article.
-                    sections = line.split("|", 2)
-                    head = sections[0].split()
-                    if len(head) != 3 or len(sections) < 2:
-                        raise ValueError
-                    t, a, c = int(head[0]), int(head[1]), int(head[2])
-                    if c not in (0, 1):
-                        raise ValueError
-                    utoks = sections[1].split()
-                    if not utoks or utoks[0] != "user":
-                        raise ValueError
-                    ids, vals = _parse_features(utoks[1:])
-                    if feature_ids is None:
-                        feature_ids = ids
-                    elif ids != feature_ids:
-                        raise ValueError
+        for line in _lines(path):
+            if max_lines is not None and n_lines >= max_lines:
+                break
+            n_lines += 1
+            try:
+                # Article sections are only parsed for a not-yet-seen article.
+                sections = line.split("|", 2)
+                head = sections[0].split()
+                if len(head) != 3 or len(sections) < 2:
+                    raise ValueError
+                t, a, c = int(head[0]), int(head[1]), int(head[2])
+                if c not in (0, 1):
+                    raise ValueError
+                utoks = sections[1].split()
+                if not utoks or utoks[0] != "user":
+                    raise ValueError
+                ids, vals = _parse_features(utoks[1:])
+                if feature_ids is None:
+                    feature_ids = ids
+                elif ids != feature_ids:
+                    raise ValueError
+                if a not in article_features:
+                    for sec in (sections[2].split("|") if len(sections) > 2 else ()):
+                        toks = sec.split()
+                        if toks and int(toks[0]) == a:
+                            aids, avals = _parse_features(toks[1:])
+                            if article_ids is None:
+                                article_ids = aids
+                            if aids == article_ids:
+                                article_features[a] = np.asarray(avals)
+                            break
                     if a not in article_features:
-                        for sec in (sections[2].split("|") if len(sections) > 2 else ()):
-                            toks = sec.split()
-                            if toks and int(toks[0]) == a:
-                                aids, avals = _parse_features(toks[1:])
-                                if article_ids is None:
-                                    article_ids = aids
-                                if aids == article_ids:
-                                    article_features[a] = np.asarray(avals)
-                                break
-                        if a not in article_features:
-                            raise ValueError
-                except (ValueError, TypeError, IndexError):
-                    n_skipped += 1
-                    continue
-                ts.append(t)
-                art.append(a)
-                clk.append(c)
-                usr.extend(vals)
+                        raise ValueError
+            except (ValueError, TypeError, IndexError):
+                n_skipped += 1
+                continue
+            ts.append(t)
+            art.append(a)
+            clk.append(c)
+            usr.extend(vals)
         if max_lines is not None and n_lines >= max_lines:
             break
     p = len(feature_ids) if feature_ids else 0

@@ -131,3 +131,18 @@ def test_missing_data_is_a_clear_error(tmp_path):
         load_yahoo_r6(tmp_path / "nope")
     with pytest.raises(FileNotFoundError, match="no log files"):
         load_yahoo_r6(tmp_path)
+
+
+def test_a_truncated_or_corrupt_gzip_file_is_named(tmp_path):
+    """An interrupted download raised a bare EOFError (the CLI printed no file name)."""
+    write_synthetic_r6(tmp_path / "full.gz", 400, random_state=0)
+    raw = (tmp_path / "full.gz").read_bytes()
+    (tmp_path / "cut.gz").write_bytes(raw[:len(raw) // 2])
+    bad = bytearray(raw)
+    bad[len(raw) // 2:len(raw) // 2 + 40] = bytes(40)  # zeros in the deflate stream
+    (tmp_path / "bad.gz").write_bytes(bytes(bad))
+    for name in ("cut.gz", "bad.gz"):
+        with pytest.raises(ValueError, match=f"{name}: the gzip file is truncated or corrupt"):
+            read_yahoo_r6(tmp_path / name)
+    # Stopping early within the intact part is no error.
+    assert read_yahoo_r6(tmp_path / "cut.gz", max_lines=5).timestamp.size == 5
