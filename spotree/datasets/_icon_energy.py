@@ -42,6 +42,17 @@ def _read(path):
         raise FileNotFoundError(f"path: no ICON energy file at {path!r}; expected Data.npz "
                                 f"or a folder holding it (see load_icon_energy's docstring "
                                 f"for where to get it).")
+    with open(path, "rb") as fh:
+        head = fh.read(32)
+    # np.load calls any other file "pickled data" and suggests allow_pickle=True:
+    # wrong advice for the usual culprits, a saved HTML page or a Git LFS pointer.
+    if not head.startswith((b"PK", b"\x93NUMPY")):
+        what = ("it is empty" if not head else
+                "it is a Git LFS pointer, not the data (fetch it with 'git lfs pull')"
+                if head.startswith(b"version https://git-lfs") else
+                f"it starts with {head[:16]!r}, not a zip archive's signature (an HTML "
+                "page saved instead of the file?)")
+        raise _bad(path, f"not a readable .npz archive: {what}")
     try:
         z = np.load(path, allow_pickle=False)
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:

@@ -481,6 +481,9 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
         news = _news_data_id(data, data_options)
     elif data is not None:
         energy = _energy_data_id(data)
+        # A file that is not the benchmark's fails here, once, before any folder
+        # is made (not in every run); the loaded data stay cached for the runs.
+        _energy.energy_data(energy[0], 0, False)
     runs = make_grid(experiment, quick=quick, seeds=seeds, methods=methods, n_train=n_train,
                      depths=depths, problems=problems, degrees=degrees, noises=noises,
                      cells=cells, capacities=capacities, scalings=scalings,

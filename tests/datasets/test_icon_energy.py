@@ -126,3 +126,16 @@ def test_real_file(icon_energy_file):
         assert_array_equal(data.X[0, :4], first[0, 1:5])
         assert_array_equal(data.X[0, 4:], first[:, 5:9].ravel())
         assert_array_equal(data.C[-1], z["y_test"][-48:])
+
+
+def test_a_text_file_is_not_called_pickled_data(tmp_path):
+    """numpy calls any non-zip file "pickled data" and suggests allow_pickle=True."""
+    cases = {"page.npz": "<!DOCTYPE html><html>", "lfs.npz": "version https://git-lfs.github"
+             ".com/spec/v1\noid sha256:7b51\nsize 3031300\n", "empty.npz": ""}
+    expected = {"page.npz": "starts with b'<!DOCTYPE html><', not a zip archive",
+                "lfs.npz": "a Git LFS pointer", "empty.npz": "it is empty"}
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError) as info:
+            load_icon_energy(tmp_path / name)
+        assert expected[name] in str(info.value) and "pickle" not in str(info.value)

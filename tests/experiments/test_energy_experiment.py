@@ -161,3 +161,20 @@ def test_real_data_least_squares(icon_energy_file, tmp_path):
     expected = _relative_regret_by_hand(data.C_test, pred, data.weights, 120)
     assert row["relative_regret"] == pytest.approx(expected, rel=1e-9)
     assert os.path.exists(tmp_path / "summary.md")
+
+
+def test_a_bad_data_file_fails_once_before_any_folder(tmp_path):
+    """It failed in every run, after writing an empty results.csv and summary.md."""
+    bad = tmp_path / "Data.npz"
+    bad.write_text("<html></html>")
+    with pytest.raises(ValueError, match="not a readable .npz archive"):
+        run_experiment("energy", data=bad, out=tmp_path / "out", methods=["LS-day"],
+                       progress=False)
+    assert not (tmp_path / "out").exists()
+    parts = dict(np.load(_write_file(tmp_path / "ok.npz")))
+    parts["X_1gtrain"][3, 1] += 1  # the holiday flag changes within day 0
+    np.savez(tmp_path / "cal.npz", **parts)
+    with pytest.raises(ValueError, match="calendar columns"):
+        run_experiment("energy", data=tmp_path / "cal.npz", out=tmp_path / "out",
+                       methods=["LS-day"], progress=False)
+    assert not (tmp_path / "out").exists()
