@@ -64,6 +64,13 @@ class CVXPYProblem(DecisionProblem):
                              f"None. Got {type(solver_options).__name__} instead.")
         self.sense = "max" if isinstance(problem.objective, cp.Maximize) else "min"
         self._check_objective(problem.objective.expr, cost, decision)
+        for k, constraint in enumerate(problem.constraints):
+            if any(p is cost for p in constraint.parameters()):
+                raise ValueError(
+                    f"The 'cost' parameter of from_cvxpy ({_name(cost)}) appears in "
+                    f"constraint {k} of the problem ({constraint}); it may appear only in "
+                    f"the objective cost @ decision, since the feasible set must not change "
+                    f"with the cost vector. Use another cvxpy.Parameter in the constraints.")
         if not problem.is_dcp(dpp=True):
             raise ValueError(
                 "The 'problem' parameter of from_cvxpy must be DCP and DPP-compliant "
@@ -99,8 +106,10 @@ class CVXPYProblem(DecisionProblem):
         rng = np.random.default_rng(0)
         try:
             for _ in range(3):
-                a = rng.normal(size=cost.shape)
-                b = rng.normal(size=decision.shape)
+                # Points of the leaves' own domains (nonneg=True, boolean=True,
+                # bounds=...): CVXPY refuses any other value.
+                a = cost.project(rng.normal(size=cost.shape))
+                b = decision.project(rng.normal(size=decision.shape))
                 cost.value, decision.value = a, b
                 got = float(np.asarray(expr.value))
                 if abs(got - a @ b) > 1e-9 * (np.abs(a) @ np.abs(b)):
@@ -178,7 +187,8 @@ def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
     ``cp.Maximize(cost @ decision)`` with ``cost`` a :class:`cvxpy.Parameter`
     and ``decision`` a :class:`cvxpy.Variable` of the same length; the
     constraints may be anything CVXPY accepts (quadratic, second-order cone,
-    semidefinite...), which is what :class:`LinearProgram` cannot express.
+    semidefinite...), which is what :class:`LinearProgram` cannot express,
+    but may not involve ``cost``.
     The problem is compiled once (it must be DPP-compliant) and re-solved for
     every cost vector; the values are ``c^T w`` of the returned decisions, so
     they carry the solver's accuracy (about 1e-8 relative for interior-point
@@ -208,9 +218,9 @@ def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
         If cvxpy is not installed (``pip install spotree[cvxpy]``).
     TypeError, ValueError
         For arguments of the wrong type, an objective other than ``cost @
-        decision``, a problem that is not DPP, or an infeasible problem
-        (found by one solve at construction); on solving, for a cost vector
-        with no finite optimum (unbounded).
+        decision``, ``cost`` in a constraint, a problem that is not DPP, or an
+        infeasible problem (found by one solve at construction); on solving,
+        for a cost vector with no finite optimum (unbounded).
 
     Examples
     --------

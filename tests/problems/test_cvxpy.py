@@ -159,6 +159,40 @@ def test_objective_must_be_cost_at_decision():
         assert p.n_costs == 3
 
 
+def test_variables_and_parameters_with_attributes():
+    # The objective check sets cost and decision to random points; CVXPY
+    # refuses values outside a leaf's domain, so a boolean or nonneg
+    # decision (or a nonneg cost) was rejected with "Variable value must be ...".
+    import itertools
+
+    weights, capacity = np.array([3.0, 4.0, 2.0, 5.0]), 8.0
+    c, x = cp.Parameter(4, nonneg=True), cp.Variable(4, boolean=True)
+    knap = from_cvxpy(cp.Problem(cp.Maximize(c @ x), [weights @ x <= capacity]), c, x,
+                      solver="HIGHS")
+    C = np.random.default_rng(0).uniform(0, 5, size=(6, 4))
+    W, z = knap.solve(C)
+    subsets = np.array([s for s in itertools.product([0, 1], repeat=4)
+                        if weights @ np.array(s) <= capacity], dtype=float)
+    assert_allclose(z, (C @ subsets.T).max(axis=1), rtol=1e-7)
+    assert_allclose(W, np.round(W), atol=1e-6)
+    c, x = cp.Parameter(3), cp.Variable(3, nonneg=True)
+    lp = from_cvxpy(cp.Problem(cp.Minimize(c @ x), [cp.sum(x) == 1, x <= 0.7]), c, x,
+                    solver=SOLVER)
+    C = np.random.default_rng(1).normal(size=(5, 3))
+    ref = [linprog(ci, A_eq=np.ones((1, 3)), b_eq=[1.0], bounds=(0, 0.7)).fun for ci in C]
+    assert_allclose(lp.solve(C)[1], ref, rtol=1e-6, atol=1e-7)
+
+
+def test_cost_in_a_constraint_is_rejected():
+    # The feasible set would change with the cost vector: not a decision problem.
+    c, x = cp.Parameter(3), cp.Variable(3)
+    prob = cp.Problem(cp.Minimize(c @ x), [x >= 0, cp.sum(x) == 1, x[0] <= c[1] + 0.5])
+    assert prob.is_dcp(dpp=True)
+    with pytest.raises(ValueError, match=r"'cost' parameter of from_cvxpy .* appears in "
+                                         r"constraint 2 of the problem"):
+        from_cvxpy(prob, c, x, solver=SOLVER)
+
+
 def test_not_dpp_is_rejected():
     c, x = cp.Parameter(3), cp.Variable(3)
     s = cp.Parameter(value=1.0)
