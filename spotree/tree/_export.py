@@ -49,7 +49,8 @@ def split_labels(tree, node, name, fmt, category_values=None):
         j = tree.feature[node]
         labels = (category_values[j] if category_values is not None
                   and j < len(category_values) else None)
-        cset = "{" + ", ".join(f"{c:g}" if labels is None else str(labels[int(c)])
+        # Codes in full: "{:g}" printed 1234567 as 1.23457e+06.
+        cset = "{" + ", ".join(f"{c:.15g}" if labels is None else str(labels[int(c)])
                                for c in cats) + "}"
         left, right = f"{name} in {cset}", f"{name} not in {cset}"
     elif np.isposinf(tree.threshold[node]):

@@ -192,6 +192,21 @@ def test_categorical_splits_on_a_dataframe_show_the_labels():
     assert dot and dot <= shown
 
 
+def test_large_category_codes_are_printed_in_full():
+    # Codes such as postal codes or ids: 1234567 and 1234568 must not both
+    # read "1.23457e+06".
+    rng = np.random.default_rng(5)
+    codes = np.array([1234567.0, 1234568.0, 20000001.0, 0.1])
+    k = rng.integers(0, 4, size=100)
+    X = np.column_stack([codes[k], rng.uniform(size=100)])
+    C = rng.uniform(size=(100, 3)) + np.eye(3)[k % 3] * 2.0
+    model = SPOTree(FiniteDecisions(np.eye(3)), max_depth=3, categorical_features=[0],
+                    categorical_splits="subset").fit(X, C)
+    assert model.tree_.is_categorical.any()
+    text = export_text(model, decimals=12)
+    _check(model, X, text, ["x0", "x1"], lambda w: f"option {int(np.argmax(w))}")
+
+
 def test_single_leaf_and_unfitted():
     X = np.zeros((6, 2))
     C = np.arange(12.0).reshape(6, 2)
