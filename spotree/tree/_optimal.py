@@ -236,6 +236,12 @@ class OptimalSPOTree(BaseSPOTree):
         self.problem_ = problem
         W = sw.sum()
         min_leaf = _resolve_min_count(self.min_samples_leaf, float((sw > 0).sum()))
+        # A row of zero weight is a row removed: it must not add candidate
+        # thresholds (midpoints, quantiles), move the stored ones, constrain
+        # the MILP's thresholds nor count in n_node_samples.
+        active = sw > 0
+        if not active.all():
+            X, C, sw = X[active], C[active], sw[active]
         if self.method == "milp" and np.isnan(X).any():
             raise ValueError("OptimalSPOTree(method='milp') does not support missing values "
                              "(NaN) in X; use method='search', which routes them, or impute "
@@ -290,11 +296,6 @@ class OptimalSPOTree(BaseSPOTree):
         return _leaf_loss(tree) / W + self._renamed("alpha") * n_splits
 
     def _fit_search(self, X, C, sw, z, problem, min_leaf, W):
-        # A row of zero weight is a row removed: it must not add candidate
-        # thresholds (midpoints, quantiles) nor move the stored ones.
-        active = sw > 0
-        if not active.all():
-            X, C, sw, z = X[active], C[active], sw[active], z[active]
         thresholds = self._renamed("thresholds")
         thr = candidate_thresholds(X, thresholds)
         B, n_bins, columns = bin_features(X, thr)

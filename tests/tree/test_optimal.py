@@ -267,6 +267,22 @@ def test_search_zero_weight_rows_add_no_thresholds(thresholds):
     removed = OptimalSPOTree(problem, max_depth=2, global_thresholds=thresholds).fit(Xk, C[keep])
     assert est.result_["objective"] == pytest.approx(removed.result_["objective"])
     assert_array_equal(t.threshold, removed.tree_.threshold)
+    assert t.n_node_samples[0] == keep.sum()
+
+
+def test_milp_zero_weight_rows_are_rows_removed():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(24, 2))
+    C = rng.normal(size=(24, 3)) + X[:, :1] * np.array([1.0, -1.0, 0.5])
+    w = np.ones(24)
+    w[::4] = 0.0
+    keep = w > 0
+    problem = FiniteDecisions(np.eye(3))
+    est = OptimalSPOTree(problem, max_depth=1, method="milp").fit(X, C, w)
+    exact = _enumerate_best(X[keep], C[keep], np.ones(keep.sum()), problem, 1, 1)
+    assert est.result_["objective"] == pytest.approx(exact, rel=1e-9, abs=1e-12)
+    # Counted like SPOTree: rows of positive weight only (they counted all rows).
+    assert est.tree_.n_node_samples[0] == keep.sum()
 
 
 def test_milp_never_worse_than_its_warm_start():
