@@ -74,9 +74,12 @@ def test_basic_variables_and_transpose_solve_match_highspy_basis():
     rhs = rng.normal(size=4)
     y = m.transpose_solve(rhs)
     np.testing.assert_allclose(full[:, basic].T @ y, rhs, atol=1e-10)
-    # For the costs of the basic variables, y are HiGHS's row duals.
+    # For the costs of the basic variables, y are HiGHS's row duals (HiGHS
+    # solved c scaled by a power of two to a largest entry in [0.5, 1)).
     cb = np.where(basic < 7, c[np.minimum(basic, 6)], 0.0)
-    np.testing.assert_allclose(m.transpose_solve(cb), m.h.getSolution().row_dual,
+    scale = 2.0 ** -np.frexp(np.abs(c).max())[1]
+    assert 0.5 <= scale * np.abs(c).max() < 1.0
+    np.testing.assert_allclose(m.transpose_solve(scale * cb), m.h.getSolution().row_dual,
                                atol=1e-10)
 
 
