@@ -226,7 +226,9 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                      mse_tol=float(mse_tol), cmp_tol=float(tol))
     st = Settings(min_leaf_cnt=float(min_leaf_cnt), min_leaf_w=float(min_leaf_w),
                   min_split_cnt=float(min_split_cnt),
-                  max_depth=-1 if max_depth is None else int(max_depth),
+                  # Deeper than 2^62 is unlimited (and would overflow int64).
+                  max_depth=-1 if max_depth is None or max_depth >= 2 ** 62
+                  else int(max_depth),
                   max_features=0 if max_features is None else int(max_features),
                   n_quantiles=int(n_quantiles), min_loss_decrease=float(min_loss_decrease),
                   unit_cost=float(unit_cost), solve_cost=solve_cost,

@@ -522,7 +522,8 @@ class SPOTree(BaseSPOTree):
         ``decisions=False`` (see :func:`grow_tree`).
         """
         self.problem_ = problem
-        a = self.spo_weight if self.criterion == "spo" else 0.0
+        # A Python float: compiled code takes no numpy float16 (or other odd scalar).
+        a = float(self.spo_weight) if self.criterion == "spo" else 0.0
         if fit_data is None:
             fit_data = FitData(problem, X, C, self._categorical_mask(X.shape[1]),
                                need_spo=a > 0.0)

@@ -735,3 +735,16 @@ def test_problem_must_be_a_decision_problem():
     X, C = _sp_data(10)
     with pytest.raises(TypeError, match="DecisionProblem"):
         SPOTree("shortest path").fit(X, C)
+
+
+def test_numpy_scalar_and_huge_parameters_grow_the_same_tree():
+    # Valid values of odd types: a float16 spo_weight reached compiled code
+    # (NotImplementedError: float16) and a max_depth beyond int64 overflowed.
+    X, C = _sp_data(60, seed=3)
+    plain = SPOTree(SP, spo_weight=0.5).fit(X, C)
+    odd = SPOTree(SP, spo_weight=np.float16(0.5)).fit(X, C)
+    np.testing.assert_array_equal(odd.tree_.threshold, plain.tree_.threshold)
+    unlimited = SPOTree(SP).fit(X, C)
+    huge = SPOTree(SP, max_depth=2 ** 70).fit(X, C)
+    np.testing.assert_array_equal(huge.tree_.threshold, unlimited.tree_.threshold)
+    assert huge.get_depth() == unlimited.get_depth() > 1
