@@ -62,8 +62,21 @@ def _fit_method(method, problem, run, X, C, sw, X_val, C_val, sw_val):
     tuned on the validation rows.
     """
     seed = int(run.get("seed", run.get("constraint_set", 0)))
-    common = dict(min_samples_leaf=run.get("min_samples_leaf", 1), random_state=seed,
-                  **method.params)
+    common = dict(random_state=seed, **method.params)
+    if "min_leaf_weight" in run:
+        # News: each leaf holds at least this many records, the rows' sample
+        # weights (min_samples_leaf counts rows whatever their weights, so 10,000
+        # of them would forbid every split). Trees and forests take it as a
+        # fraction of the training weight (a forest: of each tree's bootstrap
+        # weight); optimal trees only count rows: as many as hold it on average.
+        w = np.ones(X.shape[0]) if sw is None else np.asarray(sw, dtype=np.float64)
+        if method.kind == "optimal":
+            common["min_samples_leaf"] = max(1, int(np.ceil(run["min_leaf_weight"]
+                                                            / w.mean())))
+        else:
+            common["min_weight_fraction_leaf"] = min(0.5, run["min_leaf_weight"] / w.sum())
+    else:
+        common["min_samples_leaf"] = run.get("min_samples_leaf", 1)
     info = {}
     t0 = time.perf_counter()
     if method.kind == "forest":
@@ -192,7 +205,7 @@ def _tiny(run):
         if "n_estimators" in run["params"] or run["model"] in ("forest", "random-forest"):
             tiny["params"] = dict(run["params"], n_estimators=2)
     else:
-        tiny.update(synthetic_sizes=[200, 100, 50], min_samples_leaf=5)
+        tiny.update(synthetic_sizes=[200, 100, 50])
     if "n_estimators" in run:
         tiny.update(n_estimators=2, max_features_grid=run["max_features_grid"][:1])
     return tiny

@@ -452,3 +452,29 @@ def test_method_names_are_known_before_any_estimator_loads():
     assert before == [False, False, False, False]
     # A method read loads its estimator's module, and no other.
     assert module == "spotree.tree._classes" and tree_loaded and not forest_loaded
+
+
+@pytest.mark.parametrize("name", ["SPOT", "SPOT Optimal", "SPO Forest"])
+def test_news_leaves_hold_10000_records_by_weight(name):
+    """The paper's news leaves hold 10,000 records "computed using the sample weights".
+    As min_samples_leaf=10000 (which counts rows, here user clusters) no tree could
+    split: every news tree was a single leaf and SPOT equalled CART."""
+    from spotree.problems import news_recommendation
+
+    run = make_grid("news", quick=True, seeds=[0], depths=[2], methods=[name])[0]
+    assert run["min_leaf_weight"] == 10000 and "min_samples_leaf" not in run
+    d = _runner.news_synthetic_data(run["synthetic_sizes"])
+    X, C, sw = d["X_train"], d["C_train"], d["sample_weight_train"]
+    assert X.shape[0] < 10000  # rows: a row count of 10000 allows no split
+    est, _, _ = _runner._fit_method(METHODS[name], news_recommendation(random_state=0), run,
+                                    X, C, sw, d["X_val"], d["C_val"], d["sample_weight_val"])
+    for tree in getattr(est, "estimators_", [est]):
+        assert tree.get_n_leaves() > 1
+    if name == "SPOT":  # every leaf's training weight, summed by hand
+        leaf_weight = {}
+        for leaf, w in zip(est.apply(X), sw):
+            leaf_weight[leaf] = leaf_weight.get(leaf, 0.0) + w
+        assert len(leaf_weight) == est.get_n_leaves() and min(leaf_weight.values()) >= 10000
+    if name == "SPOT Optimal":  # rows that hold 10,000 records on average
+        rows = np.bincount(est.apply(X))
+        assert rows[rows > 0].min() >= math.ceil(10000 / sw.mean())
