@@ -379,11 +379,12 @@ def build_parser():
     opt.add_argument("--max-depth", type=_depth, default=None, metavar="N",
                      help="maximum depth (default: unrestricted)")
     opt.add_argument("--min-samples-leaf", type=_number, default=1, metavar="N",
-                     help="minimum weight of a leaf: a count, or a fraction in (0, 1) "
+                     help="minimum number of rows in a leaf, whatever their weights "
+                          "(forest: of drawn rows): a count, or a fraction in (0, 1) "
                           "(default: 1)")
     opt.add_argument("--min-samples-split", type=_number, default=default["min_samples_split"],
-                     metavar="N", help="tree, forest: minimum weight to split a node "
-                                       "(default: 2)")
+                     metavar="N", help="tree, forest: minimum number of rows to split a "
+                                       "node (default: 2)")
     opt.add_argument("--max-features", type=_number, default=default["max_features"],
                      metavar="N", help="tree, forest: features searched per split "
                                        "(default: all; forest: sqrt)")
