@@ -39,6 +39,13 @@ INFEASIBLE_OR_UNBOUNDED = "infeasible or unbounded"
 TIME_LIMIT = "time limit"
 OTHER = "other"
 
+#: HiGHS's default ``infinite_bound``: bounds and right-hand sides of at least
+#: this magnitude are infinite to HiGHS.
+INFINITE_BOUND = 1e20
+#: HiGHS's default ``large_matrix_value``: a model with a constraint coefficient
+#: of at least this magnitude is rejected.
+LARGE_MATRIX_VALUE = 1e15
+
 
 def new_highs(threads=1):
     """A silent HiGHS instance.

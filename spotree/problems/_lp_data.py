@@ -36,6 +36,7 @@ def _check_matrix(A, name):
         if not np.isfinite(A.data).all():
             raise ValueError(f"The '{name}' parameter of LinearProgram contains NaN or "
                              "infinity; constraint coefficients must be finite.")
+        _check_magnitude(abs(A).max() if A.nnz else 0.0, name)
         return A
     try:
         arr = np.array(A, dtype=np.float64)
@@ -50,7 +51,18 @@ def _check_matrix(A, name):
     if arr.size and not np.isfinite(arr).all():
         raise ValueError(f"The '{name}' parameter of LinearProgram contains NaN or "
                          "infinity; constraint coefficients must be finite.")
+    _check_magnitude(np.abs(arr).max(initial=0.0), name)
     return arr
+
+
+def _check_magnitude(peak, name):
+    # HiGHS refuses the whole model otherwise, with no word on which entry.
+    if peak >= _highs.LARGE_MATRIX_VALUE:
+        raise ValueError(f"The '{name}' parameter of LinearProgram has a coefficient of "
+                         f"magnitude {peak:g}; HiGHS accepts only those below "
+                         f"{_highs.LARGE_MATRIX_VALUE:g}. Rescale the rows or variables.")
+
+
 def _check_vector(b, name, n, A_name):
     try:
         arr = np.array(b, dtype=np.float64)
@@ -64,6 +76,14 @@ def _check_vector(b, name, n, A_name):
     if not np.isfinite(arr).all():
         raise ValueError(f"The '{name}' parameter of LinearProgram contains NaN or "
                          "infinity; right-hand sides must be finite.")
+    big = np.flatnonzero(np.abs(arr) >= _highs.INFINITE_BOUND)
+    if big.size:
+        # HiGHS would read it as no bound (or refuse the model), unlike the
+        # feasibility and boundedness checks.
+        raise ValueError(f"The '{name}' parameter of LinearProgram has the entry "
+                         f"{arr[big[0]]:g} (row {big[0]}); HiGHS reads right-hand sides of "
+                         f"magnitude {_highs.INFINITE_BOUND:g} or more as infinite. Drop "
+                         "that row or rescale it.")
     return arr
 
 
@@ -86,6 +106,13 @@ def _parse_bound(v, j, side):
     if (side == "lower" and v == np.inf) or (side == "upper" and v == -np.inf):
         raise ValueError(f"The 'bounds' parameter of LinearProgram has an infinite {side} "
                          f"bound{where} pointing the wrong way ({v}); no w satisfies it.")
+    if np.isfinite(v) and abs(v) >= _highs.INFINITE_BOUND:
+        # HiGHS would read it as infinite, and the boundedness check would
+        # not: the problem would fail when solved.
+        raise ValueError(f"The 'bounds' parameter of LinearProgram has the {side} bound "
+                         f"{v:g}{where}; HiGHS reads bounds of magnitude "
+                         f"{_highs.INFINITE_BOUND:g} or more as infinite. Use None for no "
+                         "bound, or rescale the variable.")
     return v, (None if np.isinf(v) else v)
 
 

@@ -359,6 +359,31 @@ def test_bad_arguments(kwargs, match):
         LinearProgram(**kwargs)
 
 
+def test_numbers_highs_reads_as_infinite_or_refuses():
+    import scipy.sparse as sp
+
+    # A bound of 1e20 or more is infinite to HiGHS but passed the boundedness
+    # check, so the problem failed when solved ("status: Unbounded"); such
+    # right-hand sides and coefficients of 1e15 or more made HiGHS refuse the
+    # model without saying which argument. Now each is a clear error.
+    for kwargs, match in [
+        (dict(bounds=[(0, 1e20), (0, 1)]), r"'bounds' .* upper bound 1e\+20 of variable 0"),
+        (dict(bounds=(-1e25, 0), A_ub=[[-1.0, -1.0]], b_ub=[1.0]), r"lower bound -1e\+25"),
+        (dict(A_ub=[[1.0, 1.0]], b_ub=[1e20]), r"'b_ub' .* entry 1e\+20 \(row 0\)"),
+        (dict(A_eq=[[1.0, 1.0], [1.0, 0.0]], b_eq=[1.0, -3e21]), r"'b_eq' .* \(row 1\)"),
+        (dict(A_ub=[[1e15, 1.0]], b_ub=[1.0], bounds=(0, 1)), r"'A_ub' .* magnitude 1e\+15"),
+        (dict(A_eq=sp.csr_matrix([[1.0, -2e16]]), b_eq=[1.0], bounds=(0, 1)), r"'A_eq' .* 2e\+16"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            LinearProgram(**kwargs)
+    # Just below those limits HiGHS solves it: w_0 <= 9e19 / 9e14 = 1e5.
+    lp = LinearProgram(A_ub=[[9e14, 1.0]], b_ub=[9e19], bounds=[(0, 1e19), (0, 1)])
+    W, z = lp.solve([[-1.0, 1.0]])
+    np.testing.assert_allclose(W, [[1e5, 0.0]], rtol=1e-12)
+    W, z = LinearProgram(bounds=[(0, 9e19), (0, 1)]).solve([[-1.0, 1.0]])
+    np.testing.assert_array_equal(W, [[9e19, 0.0]])
+
+
 @pytest.mark.parametrize("C, match", [
     (np.array([[np.nan, 1.0, 1, 1, 1, 1]]), "NaN or infinity"),
     (np.ones((2, 5)), "5 columns"),
