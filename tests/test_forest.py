@@ -911,12 +911,13 @@ def test_only_categorical_features_leave_no_ridge_features():
 _NO_OOB_WARNING = pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction:UserWarning")
 
 
-def _oob_regret(forest, X, C):
-    """Normalized SPO loss of the out-of-bag decisions, from the bootstrap
-    samples and the trees' own predictions (not the forest's OOB code)."""
+def _oob_regret(forest, X, C, k=None):
+    """Normalized SPO loss of the out-of-bag decisions of the first ``k`` trees,
+    from the bootstrap samples and the trees' own predictions (not the
+    forest's OOB code)."""
     n, d = C.shape
     total, count = np.zeros((n, d)), np.zeros(n)
-    for rows, tree in zip(forest.estimators_samples_, forest.estimators_):
+    for rows, tree in list(zip(forest.estimators_samples_, forest.estimators_))[:k]:
         out = np.setdiff1d(np.arange(n), rows)
         total[out] += tree.predict(X[out])
         count[out] += 1
@@ -929,6 +930,8 @@ def _oob_regret(forest, X, C):
 @_NO_OOB_WARNING
 def test_auto_criterion_keeps_the_forest_whose_out_of_bag_decisions_are_better(
         degree, noise, seed, expected):
+    # 10 trees, fewer than the pilot's: the choice is made on whole forests.
+    assert spotree.forest._AUTO_PILOT_TREES >= 10
     X, C = make_shortest_path(150, degree=degree, noise=noise, random_state=seed)
     problem = ShortestPath((4, 4))
     auto = SPOForest(problem, n_estimators=10, criterion="auto", random_state=seed).fit(X, C)
@@ -946,6 +949,35 @@ def test_auto_criterion_keeps_the_forest_whose_out_of_bag_decisions_are_better(
     with_oob = SPOForest(problem, n_estimators=10, criterion="auto", oob_score=True,
                          random_state=seed).fit(X, C)
     assert with_oob.oob_score_ == pytest.approx(-min(regrets), rel=1e-10)
+
+
+@pytest.mark.parametrize("degree, noise, seed", [(1, 0.0, 0), (4, 0.0, 0), (2, 0.5, 1),
+                                                 (8, 0.25, 0), (8, 0.25, 1)])
+@_NO_OOB_WARNING
+def test_auto_criterion_chooses_on_the_first_trees_and_grows_the_rest_alike(
+        degree, noise, seed, monkeypatch):
+    monkeypatch.setattr(spotree.forest, "_AUTO_PILOT_TREES", 4)
+    X, C = make_shortest_path(150, degree=degree, noise=noise, random_state=seed)
+    problem = ShortestPath((4, 4))
+    auto = SPOForest(problem, n_estimators=12, criterion="auto", oob_score=True,
+                     random_state=seed).fit(X, C)
+    alone = {c: SPOForest(problem, n_estimators=12, criterion=c, random_state=seed).fit(X, C)
+             for c in ("spo", "mse")}
+    # The scores are those of the first 4 trees of each forest, not of all 12.
+    pilot = [_oob_regret(alone[c], X, C, k=4) for c in ("spo", "mse")]
+    assert_allclose(-auto.criterion_oob_scores_, pilot, rtol=1e-10)
+    chosen = "mse" if pilot[1] < pilot[0] else "spo"
+    assert auto.criterion_ == chosen
+    # All 12 trees are those of the chosen criterion's forest, as if grown alone.
+    kept = alone[chosen]
+    assert len(auto.estimators_) == 12
+    assert [t.criterion for t in auto.estimators_] == [chosen] * 12
+    assert_array_equal(auto.predict(X), kept.predict(X))
+    assert_allclose(auto.feature_importances_, kept.feature_importances_)
+    assert_array_equal(np.concatenate(auto.estimators_samples_),
+                       np.concatenate(kept.estimators_samples_))
+    # The out-of-bag score of the whole forest.
+    assert auto.oob_score_ == pytest.approx(-_oob_regret(kept, X, C), rel=1e-10)
 
 
 def test_auto_criterion_warns_once_of_rows_never_out_of_bag():
@@ -967,10 +999,23 @@ def test_auto_criterion_keeps_the_spo_forest_on_a_tie():
 
 
 @_NO_OOB_WARNING
-def test_auto_criterion_needs_bootstrap_and_is_forgotten_by_a_refit():
-    X, C, _, _ = _data(n=80)
-    with pytest.raises(ValueError, match="criterion='auto'.*bootstrap=True"):
-        SPOForest(SP, n_estimators=3, criterion="auto", bootstrap=False).fit(X, C)
+def test_auto_criterion_without_bootstrap_is_the_spo_forest_and_is_forgotten_by_a_refit(
+        tmp_path):
+    X, C, Xt, _ = _data(n=80)
+    # No row is out of bag to choose by: the SPO forest, scores NaN.
+    plain = SPOForest(SP, n_estimators=3, criterion="auto", bootstrap=False,
+                      random_state=0).fit(X, C)
+    spo = SPOForest(SP, n_estimators=3, criterion="spo", bootstrap=False,
+                    random_state=0).fit(X, C)
+    assert plain.criterion_ == "spo" and np.isnan(plain.criterion_oob_scores_).all()
+    assert_array_equal(plain.predict(Xt), spo.predict(Xt))
+    plain.save(tmp_path / "f.json")
+    back = spotree.load(tmp_path / "f.json")
+    assert back.criterion_ == "spo" and np.isnan(back.criterion_oob_scores_).all()
+    assert_array_equal(back.predict(Xt), spo.predict(Xt))
+    with pytest.raises(ValueError, match=r"oob_score=True\) needs bootstrap=True"):
+        SPOForest(SP, n_estimators=3, criterion="auto", bootstrap=False,
+                  oob_score=True).fit(X, C)
     forest = SPOForest(SP, n_estimators=3, criterion="auto", random_state=0).fit(X, C)
     assert hasattr(forest, "criterion_")
     forest.set_params(criterion="spo").fit(X, C)
