@@ -27,6 +27,7 @@ import time
 import numpy as np
 from scipy import sparse
 
+from ._kernels import midpoint
 from ._tree import TREE_LEAF
 
 __all__ = ["MILP_MAX_BINARIES", "milp_n_binaries", "milp_can_encode", "MilpModel"]
@@ -46,8 +47,16 @@ def milp_n_binaries(n_samples, n_features, max_depth):
 
 def _scale_features(X, feature_precision):
     lo, hi = X.min(axis=0), X.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    Xs = (X - lo) / span
+    with np.errstate(over="ignore"):
+        span = hi - lo
+    Xs = (X - lo) / np.where(hi > lo, span, 1.0) if np.isfinite(span).all() else None
+    if Xs is None:
+        # A feature spans more than the float range: halve first (the NaNs of
+        # inf / inf made HiGHS reject the model).
+        wide = ~np.isfinite(span)
+        Xs = np.empty_like(X)
+        Xs[:, ~wide] = (X[:, ~wide] - lo[~wide]) / np.where(hi > lo, span, 1.0)[~wide]
+        Xs[:, wide] = (0.5 * X[:, wide] - 0.5 * lo[wide]) / (0.5 * hi[wide] - 0.5 * lo[wide])
     if feature_precision is not None:
         Xs = np.round(Xs / feature_precision) * feature_precision
     Xs = np.clip(Xs, 0.0, 1.0)
@@ -406,7 +415,7 @@ class MilpModel:
                 # The split separates no training sample: follow the non-empty side.
                 grow(2 * t if go_left_all.all() else 2 * t + 1, member, node)
                 return
-            threshold = 0.5 * (xo[go_left_all].max() + xo[~go_left_all].min())
+            threshold = midpoint(xo[go_left_all].max(), xo[~go_left_all].min())
             go_left = xo <= threshold
             ml, mr = member & go_left, member & ~go_left
             if not ml.any() or not mr.any():

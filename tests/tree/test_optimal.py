@@ -285,6 +285,29 @@ def test_milp_zero_weight_rows_are_rows_removed():
     assert est.tree_.n_node_samples[0] == keep.sum()
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning:spotree")
+# scikit-learn's finiteness check sums X (inf, then inf - inf): not ours.
+@pytest.mark.filterwarnings("ignore:invalid value encountered in reduce:RuntimeWarning")
+def test_milp_features_spanning_the_float_range():
+    # max - min overflowed (inf / inf = NaN in the scaled features: HiGHS
+    # rejected the model), and so did the midpoint of two values near the top.
+    rng = np.random.default_rng(8)
+    X = np.column_stack([rng.choice([-1e308, -1.0, 1.0, 1e308], size=16),
+                         rng.choice([1.6e308, 1.7e308, np.finfo(float).max], size=16)])
+    C = rng.normal(size=(16, 3)) + np.eye(3)[(X[:, 0] > 0).astype(int) + (X[:, 1] > 1.65e308)]
+    problem = FiniteDecisions(np.eye(3))
+    est = OptimalSPOTree(problem, max_depth=2, method="milp").fit(X, C)
+    # The enumeration on the ranks of the values (the same partitions; its
+    # own midpoints of the raw values would overflow).
+    ranks = np.column_stack([np.unique(x, return_inverse=True)[1] for x in X.T]).astype(float)
+    exact = _enumerate_best(ranks, C, np.ones(16), problem, 2, 1)
+    assert est.result_["objective"] == pytest.approx(exact, rel=1e-9, abs=1e-12)
+    assert np.isfinite(est.tree_.threshold).all()
+    # The stored tree routes the training rows as the objective says.
+    t = est.tree_
+    assert t.loss[t.is_leaf].sum() / 16 == pytest.approx(exact, rel=1e-9, abs=1e-12)
+
+
 def test_milp_never_worse_than_its_warm_start():
     X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=2)
     problem = ShortestPath((3, 3))
