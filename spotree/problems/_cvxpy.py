@@ -120,7 +120,12 @@ class CVXPYProblem(DecisionProblem):
 
     def _solve_one(self, c, i):
         where = "" if i is None else f" for cost vector {i}"
-        self.cost.value = c
+        # Scaled by a power of two (exact) to a largest entry in [0.5, 1):
+        # solvers' tolerances are absolute, so costs of order 1e-9 got
+        # decisions half as good as the optimum and costs of order 1e9
+        # failed; the optimal decisions do not depend on a positive scale.
+        peak = np.abs(c).max(initial=0.0)
+        self.cost.value = np.ldexp(c, -int(np.frexp(peak)[1])) if 0.0 < peak < np.inf else c
         try:
             self.problem.solve(solver=self.solver, **self.solver_options)
         except Exception as exc:
@@ -196,7 +201,9 @@ def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
 
     The problem pickles (a fresh copy of its expressions, compiled again on
     first use in each process), so forests fit in parallel processes. Each
-    solve sets ``cost.value`` and ``decision.value`` of the objects passed.
+    solve sets ``cost.value`` (to the cost vector times a power of two, which
+    puts its largest entry in [0.5, 1) so that the solver's tolerances are
+    relative to it) and ``decision.value`` of the objects passed.
 
     Parameters
     ----------

@@ -89,6 +89,23 @@ def test_lp_equals_linprog():
     assert_allclose(z, ref, rtol=1e-6, atol=1e-7)
 
 
+def test_tiny_and_huge_costs_keep_the_solver_accuracy():
+    # Solver tolerances are absolute: with costs of order 1e-9 the default
+    # solver's values were ~50% off, and with costs of order 1e9 it failed.
+    rng = np.random.default_rng(2)
+    A = rng.uniform(0, 1, size=(4, 6))
+    b = A.sum(axis=1) * 0.4
+    c, x = cp.Parameter(6), cp.Variable(6)
+    problem = from_cvxpy(cp.Problem(cp.Minimize(c @ x), [A @ x <= b, x >= 0, x <= 1]), c, x,
+                         solver=SOLVER)
+    C = rng.normal(size=(10, 6))
+    ref = np.array([linprog(ci, A_ub=A, b_ub=b, bounds=(0, 1), method="highs").fun
+                    for ci in C])
+    for scale in (1e-9, 1e9):
+        _, z = problem.solve(scale * C)
+        assert_allclose(z / scale, ref, rtol=1e-6, atol=1e-7)
+
+
 def test_pickle_and_deepcopy_give_the_same_answers():
     cov, risk = portfolio_data(5, seed=3)
     prob, c, x = portfolio_problem(cov, risk)
