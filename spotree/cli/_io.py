@@ -286,11 +286,16 @@ def numeric_matrix(df, cols, path):
     out = np.empty((df.shape[0], len(cols)), dtype=np.float64, order="F")
     for j, col in enumerate(cols):
         s = df[col]
+        # pandas reads the text True/False as booleans, which would pass as 1/0.
+        if pd.api.types.is_bool_dtype(s.dtype):
+            raise _bad_cell(path, df, col, 0)
         if pd.api.types.is_numeric_dtype(s.dtype):
             v = s.to_numpy(dtype=np.float64, na_value=np.nan)
         else:  # text somewhere in the column: the non-numbers become NaN
             v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64,
                                                            na_value=np.nan)
+            boolean = s.map(lambda x: isinstance(x, (bool, np.bool_))).to_numpy(dtype=bool)
+            v = np.where(boolean, np.nan, v)
         finite = np.isfinite(v)
         if not finite.all():
             raise _bad_cell(path, df, col, int(np.argmin(finite)))

@@ -177,3 +177,16 @@ def test_pandas_is_what_reads_the_table(tmp_path, monkeypatch):
     monkeypatch.setattr(pd, "read_csv", spy)
     read_table(write(tmp_path / "t.csv", "a\n1\n"))
     assert calls == ["c"]
+
+
+@pytest.mark.parametrize("cells, line, text", [
+    (["True", "False", "True"], 2, "True"),       # a column of booleans
+    (["True", "", "FALSE"], 2, "True"),           # booleans and an empty cell
+    (["", "true", "False"], 2, ""),               # the empty cell comes first
+])
+def test_the_text_true_and_false_is_not_a_number(tmp_path, cells, line, text):
+    """pandas reads True/False as booleans, which passed as costs 1 and 0."""
+    rows = "\n".join(f"{k},{c}" for k, c in enumerate(cells))
+    msg = bad_cell_message(tmp_path, f"x,c\n{rows}\n", "c")
+    assert f"line {line}, column 'c'" in msg
+    assert (f"'{text}' is not a number" if text else "empty cell") in msg
