@@ -148,7 +148,9 @@ def _check_params(model):
 
 
 def fit(args):
-    from ..metrics import normalized_decision_loss
+    import numpy as np
+
+    from ..metrics import decision_loss
 
     check_input_file(args.data, "data file")
     check_output_file(args.model, "--model")
@@ -207,16 +209,25 @@ def fit(args):
         note = f", pruned from {before} leaves on the first {n_val} rows"
     # The model's own decisions: a tree reads them from its leaves (no solve), and
     # the optimal values are the only solves left.
-    train_loss = normalized_decision_loss(C[n_val:], model.predict_decision(X_fit),
-                                          problem=problem, sample_weight=fit_sw)
+    C_fit = C[n_val:]
+    _, z = problem.solve(C_fit)
+    w = np.ones(len(z)) if fit_sw is None else fit_sw
+    regret = np.dot(w, decision_loss(C_fit, model.predict_decision(X_fit), problem=problem,
+                                     z_true=z))
+    scale = np.dot(w, np.abs(z))
+    # Every optimal value 0 (e.g. doing nothing is best) leaves nothing to normalize
+    # by: the mean SPO loss then, not an error after the fit.
+    loss_text = (f"training normalized SPO loss {regret / scale:.4f}" if scale > 0 else
+                 f"training mean SPO loss {regret / w.sum():.4g} (every optimal value is "
+                 "0, so it is not normalized)")
     save_model(model, args.model, {"features": features, "costs": costs,
                                    "weights": args.weights})
     shape = (f"{len(model.estimators_)} trees" if hasattr(model, "estimators_")
              else f"{model.get_n_leaves()} leaves, depth {model.get_depth()}")
     chosen = getattr(model, "criterion_", None)
     label = args.criterion if chosen is None else f"{args.criterion}: {chosen} kept"
-    print(f"fitted {type(model).__name__} ({label}): {shape}{note}; training "
-          f"normalized SPO loss {train_loss:.4f}; saved to {args.model}")
+    print(f"fitted {type(model).__name__} ({label}): {shape}{note}; {loss_text}; saved to "
+          f"{args.model}")
     return 0
 
 

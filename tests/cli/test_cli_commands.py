@@ -703,3 +703,22 @@ def test_an_empty_out_path_is_an_error(fitted, tmp_path, capsys):
         os.chdir(cwd)
     assert_one_line_error(res, "--out ''", "folder path")
     assert os.listdir(tmp_path) == []
+
+
+def test_fit_when_every_optimal_value_is_zero(tmp_path, capsys):
+    """min c.w over w >= 0, w1 + w2 <= 1 with costs >= 0: doing nothing is best, z* = 0
+    on every row. The training-loss line raised (normalized loss undefined, 'use
+    spo_loss') after the fit, and no model was saved."""
+    spec = tmp_path / "lp.json"
+    spec.write_text(json.dumps({"type": "linear_program", "A_ub": [[1, 1]], "b_ub": [1]}))
+    rng = np.random.default_rng(0)
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"x0": rng.random(40), "c0": rng.random(40), "c1": rng.random(40)}).to_csv(
+        data, index=False)
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "x0", "--costs", "c*",
+                         "--problem", spec, "--model", tmp_path / "m.json")
+    assert res.returncode == 0, res.stderr
+    # Costs >= 0: every prediction (a mean of costs) also picks w = 0, so no regret.
+    assert "training mean SPO loss 0 (every optimal value is 0" in res.stdout
+    model = spotree.load(tmp_path / "m.json")
+    assert np.all(model.predict_decision(pd.read_csv(data)[["x0"]]) == 0)
