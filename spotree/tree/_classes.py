@@ -112,6 +112,16 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     """
 
     # ----------------------------------------------------------- helpers
+    def _forget_outside_state(self):
+        """Drop fitted attributes that ``fit`` does not set itself.
+
+        A forest gives its trees its ridge map (they split on its extra
+        columns) and :meth:`prune` records its choice; refitting such a tree
+        on its own must not keep them.
+        """
+        for attr in ("ridge_features_", "pruning_alpha_", "pruning_path_"):
+            self.__dict__.pop(attr, None)
+
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
         X = check_features(self, X, reset=False)
@@ -509,6 +519,7 @@ class SPOTree(BaseSPOTree):
         self : SPOTree
         """
         validate_params(self)
+        self._forget_outside_state()
         X, C, sw = check_fit_inputs(self, X, C, sample_weight)
         return self._fit_arrays(X, C, sw, resolve_problem(self.problem, C))
 

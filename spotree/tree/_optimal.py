@@ -218,6 +218,7 @@ class OptimalSPOTree(BaseSPOTree):
         self : OptimalSPOTree
         """
         validate_params(self)
+        self._forget_outside_state()
         for old in _RENAMED:
             self._renamed(old, warn=True)
         if self.method == "milp" and self.solver == "gurobi" and not GUROBI_INSTALLED:

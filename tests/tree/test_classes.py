@@ -748,3 +748,24 @@ def test_numpy_scalar_and_huge_parameters_grow_the_same_tree():
     huge = SPOTree(SP, max_depth=2 ** 70).fit(X, C)
     np.testing.assert_array_equal(huge.tree_.threshold, unlimited.tree_.threshold)
     assert huge.get_depth() == unlimited.get_depth() > 1
+
+
+def test_refitting_a_forest_tree_or_a_pruned_tree_forgets_their_outside_state():
+    # A forest's tree holds the forest's ridge map and a pruned copy its
+    # pruning choice; fit on its own kept them (export_text then raised
+    # IndexError naming the extra columns, and the file kept a stale alpha).
+    from spotree import SPOForest, export_text
+
+    X, C, Xv, Cv = _train_val(4)
+    forest = SPOForest(SP, n_estimators=2, ridge_features=True, random_state=0).fit(X, C)
+    tree = forest.estimators_[0]
+    assert tree.ridge_features_ is not None
+    tree.fit(X, C)
+    fresh = SPOTree(**tree.get_params()).fit(X, C)
+    assert not hasattr(tree, "ridge_features_")
+    np.testing.assert_array_equal(tree.tree_.threshold, fresh.tree_.threshold)
+    assert export_text(tree) == export_text(fresh)
+    pruned = SPOTree(SP, min_samples_leaf=5).fit(X, C).prune(Xv, Cv)
+    assert hasattr(pruned, "pruning_alpha_")
+    pruned.fit(X, C)
+    assert not hasattr(pruned, "pruning_alpha_") and not hasattr(pruned, "pruning_path_")
