@@ -291,6 +291,11 @@ class OptimalSPOTree(BaseSPOTree):
                           FutureWarning, stacklevel=3)
         return value
 
+    def _train_mse(self):
+        raise ValueError("loss='mse' pruning needs the training squared error of every "
+                         "node, which OptimalSPOTree (trained on the SPO loss) does not "
+                         "keep; prune with loss='criterion' or 'spo'.")
+
     # ------------------------------------------------------------ search
     def _objective(self, tree, W):
         n_splits = int((tree.children_left != TREE_LEAF).sum())

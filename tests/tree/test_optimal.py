@@ -529,3 +529,15 @@ def test_old_parameter_names_still_work_with_a_future_warning(old, new, value, t
     ref.save(tmp_path / "m.json")
     params = json.loads((tmp_path / "m.json").read_text())["params"]
     assert old not in params and params[new] == value
+
+
+def test_prune_by_squared_error_is_refused_with_a_message_for_this_estimator():
+    # The message named SPOTree's remedies (criterion='mse', spo_weight),
+    # parameters OptimalSPOTree does not have.
+    X, C = make_shortest_path(60, n_features=2, grid=(3, 3), noise=0.5, random_state=2)
+    est = OptimalSPOTree(ShortestPath((3, 3)), max_depth=2).fit(X[:40], C[:40])
+    with pytest.raises(ValueError, match="OptimalSPOTree .* does not keep; prune with "
+                                         "loss='criterion' or 'spo'") as info:
+        est.prune(X[40:], C[40:], loss="mse")
+    assert "spo_weight" not in str(info.value) and "criterion='mse'" not in str(info.value)
+    assert est.prune(X[40:], C[40:], loss="spo").get_n_leaves() >= 1
