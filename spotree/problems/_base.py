@@ -50,6 +50,9 @@ class DecisionProblem:
 
     #: Largest vertex list that :meth:`vertices` returns; beyond it, None.
     max_vertices = 5000
+    #: Entries of the (rows x vertices) value matrix that :meth:`solve_vertices`
+    #: forms at once.
+    _vertex_block = 1 << 22
 
     n_costs: int
     sense: str = "min"
@@ -129,8 +132,13 @@ class DecisionProblem:
         if V is None:
             raise ValueError(f"{type(self).__name__} has no vertex list.")
         C = check_costs(C, n_costs=self.n_costs)
-        G = C @ V.T
-        k = np.argmin(G, axis=1) if self.sense == "min" else np.argmax(G, axis=1)
+        pick = np.argmin if self.sense == "min" else np.argmax
+        # In blocks of rows: the values of all vertices for all rows at once
+        # would take m * K floats (40 GB for a million rows and 5000 vertices).
+        step = max(1, self._vertex_block // max(V.shape[0], 1))
+        k = np.empty(C.shape[0], dtype=np.intp)
+        for s in range(0, C.shape[0], step):
+            k[s:s + step] = pick(C[s:s + step] @ V.T, axis=1)
         W = V[k]
         return W, np.einsum("ij,ij->i", C, W), k
 

@@ -102,6 +102,21 @@ def test_finite_decisions_ties_go_to_first_listed(sense):
     assert_array_equal(z, [4.0])
 
 
+@pytest.mark.parametrize("block", [1, 17, 40])
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_solve_vertices_in_row_blocks(block, sense, monkeypatch):
+    # The value matrix is formed a block of rows at a time (block // K rows):
+    # 1 -> one row per block, 17 -> 2 rows, 40 -> 5 rows (K = 8); ties included.
+    monkeypatch.setattr(FiniteDecisions, "_vertex_block", block)
+    rng = np.random.default_rng(6)
+    V = rng.integers(0, 2, size=(8, 4)).astype(float)
+    C = rng.integers(-2, 3, size=(23, 4)).astype(float)
+    W, z, k = FiniteDecisions(V, sense=sense).solve_vertices(C)
+    expected = loop_argbest(C, V, sense)
+    assert_array_equal(k, expected)
+    assert_array_equal(W, V[expected])
+
+
 def test_finite_decisions_max_sense_picks_largest():
     p = FiniteDecisions(np.eye(3), sense="max")
     W, z = p.solve([[0.1, 0.7, 0.3], [0.5, -1.0, 0.2]])
