@@ -63,15 +63,15 @@ def _check_creatable(folder, option, path):
         if not os.access(base, os.W_OK | os.X_OK):
             raise CLIError(f"{option} {path}: cannot create folders in {base} "
                            "(permission denied)")
-        return
-    # Only creating a file tells for sure (read-only mounts, /proc, ACLs...); the
-    # probe is removed at once.
+    # Only creating a file tells for sure (read-only mounts, /proc, ACLs, and
+    # root, for whom os.access says yes to all); the probe is removed at once.
     try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".spotree-probe-"):
+        with tempfile.NamedTemporaryFile(dir=base, prefix=".spotree-probe-"):
             pass
     except OSError as exc:
-        raise CLIError(f"{option} {path}: cannot create files in {folder} "
-                       f"({_reason(exc, folder)})") from None
+        what = "folders" if base != folder else "files"
+        raise CLIError(f"{option} {path}: cannot create {what} in {base} "
+                       f"({_reason(exc, base)})") from None
 
 
 def _reason(exc, folder=None):

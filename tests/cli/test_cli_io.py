@@ -163,6 +163,12 @@ def test_input_and_output_paths(tmp_path):
 def test_a_folder_that_takes_no_files_is_named():
     with pytest.raises(CLIError, match=r"--out /proc/x.csv: cannot create files in /proc"):
         check_output_file("/proc/x.csv", "--out")
+    # Folders to create under it: os.access says yes (always, to root), a probe says no.
+    # It was an OSError that named neither the option nor the folder.
+    with pytest.raises(CLIError, match=r"--out /proc/x/y: cannot create folders in /proc"):
+        check_output_dir("/proc/x/y", "--out")
+    with pytest.raises(CLIError, match=r"--model /proc/a/m.json: cannot create folders in /proc"):
+        check_output_file("/proc/a/m.json", "--model")
 
 
 def test_pandas_is_what_reads_the_table(tmp_path, monkeypatch):
