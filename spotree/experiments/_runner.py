@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+import zipfile
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
@@ -377,9 +378,12 @@ def _news_data(files, params, data_id, cache_dir, progress):
     path = os.path.join(cache_dir, f"{data_id}.npz")
     keys = [f"{a}_{s}" for a in ("X", "C", "sample_weight") for s in ("train", "val", "test")]
     if os.path.exists(path):
-        with np.load(path) as z:
-            if all(k in z for k in keys):
-                return {k: z[k] for k in keys}
+        try:
+            with np.load(path) as z:
+                if all(k in z for k in keys):
+                    return {k: z[k] for k in keys}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+            pass  # a damaged cache file: preprocess again, as for a damaged run
     progress.note(f"preprocessing the Yahoo! log ({len(files)} files; once, cached in "
                   f"{path})")
     out = load_yahoo_r6(files, verbose=progress.enabled, **params)

@@ -216,6 +216,21 @@ def test_news_on_a_synthetic_yahoo_log(tmp_path):
     assert len(npz) == 1  # the preprocessed log is cached for the next run
     rows = read_csv(tmp_path / "out" / "results.csv")
     assert len(rows) == 2 and json.dumps(rows)
+    # A damaged cache of the preprocessed log is rebuilt, as a damaged run is (it
+    # raised BadZipFile on every later run until deleted by hand).
+    cache = tmp_path / "out" / "cache" / npz[0]
+    kept = dict(np.load(cache))
+    cache.write_bytes(cache.read_bytes()[:100])
+    for f in (tmp_path / "out" / "cache").glob("*.json"):
+        f.unlink()
+    res = run_experiment("news", quick=True, out=tmp_path / "out", seeds=[0], depths=[2],
+                         data=tmp_path / "log", progress=False, figures=False,
+                         data_options={"n_user_clusters": 30, "min_records": 5})
+    assert not res["errors"] and res["n_cached"] == 0
+    with np.load(cache) as z:
+        assert sorted(z.files) == sorted(kept)
+        for k in kept:
+            np.testing.assert_array_equal(z[k], kept[k])
 
 
 def test_without_matplotlib_tables_are_written_and_figures_skipped(tmp_path, monkeypatch):
