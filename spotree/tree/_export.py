@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -18,6 +20,10 @@ def split_feature_names(model, n_columns, feature_names=None):
     fmap = getattr(model, "ridge_features_", None)
     extra = [] if fmap is None else fmap.names()
     p = n_columns - len(extra)
+    if isinstance(feature_names, str):
+        # A string is a sequence of its characters: "ab" would name x0 "a".
+        raise ValueError(f"feature_names must be a list of names, one per feature; got the "
+                         f"string {feature_names!r}.")
     if feature_names is None:
         names = getattr(model, "feature_names_in_", None)
         feature_names = list(names) if names is not None else [f"x{j}" for j in range(p)]
@@ -103,7 +109,14 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
     -------
     str
     """
+    if not hasattr(model, "tree_") and hasattr(model, "estimators_"):
+        # A fitted forest or boosting model: "not fitted" would mislead.
+        raise ValueError(f"export_text renders one tree, and {type(model).__name__} holds "
+                         f"{len(model.estimators_)}: pass one of them, for example "
+                         "model.estimators_[0].")
     check_is_fitted(model, "tree_")
+    if not isinstance(decimals, numbers.Integral) or isinstance(decimals, bool) or decimals < 0:
+        raise ValueError(f"decimals must be a non-negative int; got {decimals!r}.")
     t = model.tree_
     feature_names = split_feature_names(model, t.n_features, feature_names)
     problem = model.problem_

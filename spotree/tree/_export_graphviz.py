@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ._export import describe_decision, split_feature_names, split_labels
@@ -84,6 +86,9 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
     if max_depth is not None and (not isinstance(max_depth, (int, np.integer))
                                   or max_depth < 0):
         raise ValueError(f"max_depth must be a non-negative int or None; got {max_depth!r}.")
+    if not isinstance(precision, numbers.Integral) or isinstance(precision, bool) \
+            or precision < 0:
+        raise ValueError(f"precision must be a non-negative int; got {precision!r}.")
     fmt = f"{{:.{int(precision)}f}}"
     keys = _decision_keys(tree)
     depth = tree.node_depth()

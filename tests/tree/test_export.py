@@ -218,6 +218,37 @@ def test_single_leaf_and_unfitted():
         export_text(SPOTree())
 
 
+def test_bad_arguments_get_clear_errors():
+    # A fitted forest was called "not fitted"; a negative or fractional
+    # decimals gave Python's format-specifier errors; a string of feature
+    # names was split into its characters.
+    from spotree import SPOForest
+    from spotree.tree._export_graphviz import export_graphviz
+
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(30, 2)), rng.normal(size=(30, 3))
+    forest = SPOForest(FiniteDecisions(np.eye(3)), n_estimators=2, random_state=0).fit(X, C)
+    with pytest.raises(ValueError, match=r"export_text renders one tree, and SPOForest holds "
+                                         r"2: pass one of them, for example "
+                                         r"model\.estimators_\[0\]"):
+        export_text(forest)
+    assert export_text(forest.estimators_[0]).startswith("|--- ")
+    tree = SPOTree(FiniteDecisions(np.eye(3)), max_depth=2).fit(X, C)
+    for bad in (-1, 1.5, "3", True):
+        with pytest.raises(ValueError, match=f"decimals must be a non-negative int; got "
+                                             f"{re.escape(repr(bad))}"):
+            export_text(tree, decimals=bad)
+        with pytest.raises(ValueError, match=f"precision must be a non-negative int; got "
+                                             f"{re.escape(repr(bad))}"):
+            export_graphviz(tree, precision=bad)
+    assert " <= " in export_text(tree, decimals=np.int64(0))
+    with pytest.raises(ValueError, match="feature_names must be a list of names, one per "
+                                         "feature; got the string 'ab'"):
+        export_text(tree, feature_names="ab")
+    with pytest.raises(ValueError, match="got the string 'ab'"):
+        export_graphviz(tree, feature_names="ab")
+
+
 def test_a_tree_deeper_than_the_recursion_limit_exports(tmp_path, deep_chain_model):
     import sys
 
