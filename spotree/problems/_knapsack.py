@@ -224,29 +224,28 @@ class Knapsack(DecisionProblem):
         Wt, cap = self.weights, self._capacities()
         n = self.n_costs
         usable = [j for j in range(n) if (Wt[:, j] <= cap).all()]
-        out = []
-        chosen = []
         limit = self.max_vertices
-
-        def walk(t, residual):
-            if len(out) > limit:
-                return
+        if len(usable) + 1 > limit:
+            return None  # the empty set and every usable item alone are feasible
+        # Depth-first, each item left out before it is taken, with a stack of
+        # its own: recursion one level per item overflowed Python's stack
+        # (RecursionError) from about 1,000 items.
+        out = []
+        stack = [(0, cap.copy(), ())]
+        while stack:
+            t, residual, items = stack.pop()
             if t == len(usable):
-                out.append(list(chosen))
-                return
-            walk(t + 1, residual)
+                out.append(items)
+                if len(out) > limit:
+                    return None
+                continue
             j = usable[t]
             if (Wt[:, j] <= residual).all():
-                chosen.append(j)
-                walk(t + 1, residual - Wt[:, j])
-                chosen.pop()
-
-        walk(0, cap.copy())
-        if len(out) > limit:
-            return None
+                stack.append((t + 1, residual - Wt[:, j], items + (j,)))
+            stack.append((t + 1, residual, items))
         V = np.zeros((len(out), n))
         for k, items in enumerate(out):
-            V[k, items] = 1.0
+            V[k, list(items)] = 1.0
         return V
 
     def _difference_basis(self):

@@ -228,21 +228,18 @@ class ShortestPath(DecisionProblem):
             return None
         rows, cols = self.grid
         paths = []
-
-        def walk(r, c, used):
+        # Depth-first, east before north, with a stack of its own: recursion
+        # one level per edge overflowed Python's stack on a 1 x 1500 grid.
+        stack = [(0, 0, ())]
+        while stack:
+            r, c, used = stack.pop()
             if r == rows - 1 and c == cols - 1:
                 paths.append(list(used))
-                return
-            if c < cols - 1:
-                used.append(self._east(r, c))
-                walk(r, c + 1, used)
-                used.pop()
+                continue
             if r < rows - 1:
-                used.append(self._north(r, c))
-                walk(r + 1, c, used)
-                used.pop()
-
-        walk(0, 0, [])
+                stack.append((r + 1, c, used + (self._north(r, c),)))
+            if c < cols - 1:
+                stack.append((r, c + 1, used + (self._east(r, c),)))
         V = np.zeros((len(paths), self.n_costs))
         for k, p in enumerate(paths):
             V[k, p] = 1.0

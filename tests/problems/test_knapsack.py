@@ -261,6 +261,19 @@ def test_vertices_none_when_too_many():
     assert Knapsack(np.ones(13), 13).vertices() is None
 
 
+def test_vertices_of_many_items_do_not_overflow_the_stack():
+    # The listing recursed once per item: RecursionError from ~1,000 items
+    # (which SPOTree.fit hit through vertices()).
+    V = Knapsack(np.ones(1200), 1).vertices()  # capacity for one item at most
+    expected = np.vstack([np.zeros((1, 1200)), np.eye(1200)])
+    assert V.shape == (1201, 1200)
+    assert {tuple(np.flatnonzero(v)) for v in V} == {tuple(np.flatnonzero(e)) for e in expected}
+    # Too many subsets: None, also when the items alone are already too many.
+    rng = np.random.default_rng(18)
+    assert Knapsack(rng.uniform(size=(2, 1000)), [100.0, 100.0]).vertices() is None
+    assert Knapsack(np.ones(6000), 1).vertices() is None
+
+
 # ------------------------------------------------------ pickling and JSON
 def test_to_dict_round_trip_and_pickle():
     ks = Knapsack([[1.5, 2.0, 3.25], [1.0, 1.0, 1.0]], [4.0, 2.0], sense="max", method="bb",

@@ -133,6 +133,20 @@ def test_vertices_are_all_monotone_paths(shape):
     assert got == ref
 
 
+@pytest.mark.parametrize("shape", [(1, 1500), (1500, 1), (2, 1200)])
+def test_vertices_of_long_grids_do_not_overflow_the_stack(shape):
+    # The listing recursed once per edge: RecursionError on a 1 x 1500 grid.
+    rows, cols = shape
+    sp = ShortestPath(shape)
+    V = sp.vertices()
+    assert V.shape == (comb(rows + cols - 2, rows - 1), sp.n_costs)
+    assert (V.sum(axis=1) == rows + cols - 2).all()
+    assert len({tuple(v) for v in V}) == len(V)
+    # Listed paths are monotone paths (checked edge by edge; every 40th one,
+    # the first and the last, for time).
+    assert_valid_paths(np.vstack([V[::40], V[-1:]]), rows, cols)
+
+
 def test_vertices_none_beyond_limit_but_solve_still_exact():
     # 9x9 has comb(16, 8) = 12870 paths, above max_vertices = 5000.
     sp = ShortestPath((9, 9))
