@@ -6,6 +6,7 @@ import copy
 import numbers
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
@@ -21,6 +22,11 @@ from ._builder import grow_tree
 from ._fit_data import FitData
 
 __all__ = ["BaseSPOTree", "SPOScoreMixin", "SPOTree"]
+
+#: What ``categorical_features`` may be (besides None): an array-like of feature
+#: indices, names or a boolean mask, ``df.columns[...]`` and a Series included.
+CATEGORICAL_FEATURES = InstanceOf((list, tuple, range, np.ndarray, pd.Index, pd.Series),
+                                  "an array-like of feature indices, names or a boolean mask")
 
 
 def _resolve_min_count(value, n):
@@ -468,9 +474,7 @@ class SPOTree(BaseSPOTree):
         "max_features": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"),
                          Options("sqrt", "log2"), None],
         "thresholds": [Options("all"), Interval(int, 1, None)],
-        "categorical_features": [InstanceOf((list, tuple, np.ndarray),
-                                            "an array-like of feature indices, names or a "
-                                            "boolean mask"), None],
+        "categorical_features": [CATEGORICAL_FEATURES, None],
         "categorical_splits": [Options("equal", "subset")],
         "spo_weight": [Interval(float, 0.0, 1.0)],
         "min_loss_decrease": [Interval(float, 0.0, None)],

@@ -78,7 +78,8 @@ def _json_param(value):
         return value.to_dict()
     if isinstance(value, (np.integer, np.floating)):
         return value.item()
-    if isinstance(value, (list, tuple, np.ndarray)):
+    if isinstance(value, (list, tuple, range, np.ndarray)) or (
+            hasattr(value, "to_numpy") and hasattr(value, "dtype")):  # a pandas Index or Series
         return [_json_param(v) for v in np.asarray(value, dtype=object).tolist()]
     raise ValueError(f"parameter value {value!r} cannot be written to JSON.")
 

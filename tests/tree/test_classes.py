@@ -769,3 +769,25 @@ def test_refitting_a_forest_tree_or_a_pruned_tree_forgets_their_outside_state():
     assert hasattr(pruned, "pruning_alpha_")
     pruned.fit(X, C)
     assert not hasattr(pruned, "pruning_alpha_") and not hasattr(pruned, "pruning_path_")
+
+
+def test_categorical_features_from_pandas_columns(tmp_path):
+    # df.columns[...] and a Series are array-likes; they were refused as not
+    # "an array-like of feature indices, names or a boolean mask".
+    pd = pytest.importorskip("pandas")
+    import spotree
+
+    rng = np.random.default_rng(6)
+    code = rng.integers(0, 4, size=80)
+    df = pd.DataFrame({"x": rng.uniform(size=80), "code": code})
+    C = rng.uniform(size=(80, 3)) + np.eye(3)[code % 3] * 2.0
+    problem = FiniteDecisions(np.eye(3))
+    as_list = SPOTree(problem, max_depth=3, categorical_features=["code"]).fit(df, C)
+    assert as_list.tree_.is_categorical.any()
+    for given in (df.columns[[1]], pd.Series(["code"]), range(1, 2)):
+        est = SPOTree(problem, max_depth=3, categorical_features=given)
+        est = clone(est).fit(df, C)
+        np.testing.assert_array_equal(est.predict(df), as_list.predict(df))
+        est.save(tmp_path / "m.json")
+        back = spotree.load(tmp_path / "m.json")
+        np.testing.assert_array_equal(back.predict(df), as_list.predict(df))
