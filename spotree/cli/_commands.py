@@ -111,6 +111,14 @@ def _make_estimator(args, problem):
                     else "--" + dest.replace("_", "-"))
             raise CLIError(f"{flag} does not apply to --estimator {args.estimator}; it "
                            f"applies to --estimator {' and '.join(takers)}")
+    if args.criterion == "mse" and args.spo_weight != 1.0:
+        raise CLIError("--spo-weight mixes squared error into the SPO criterion; with "
+                       "--criterion mse it would have no effect")
+    if (args.estimator == "forest" and args.max_features is not None
+            and args.validation_fraction > 0):
+        raise CLIError("--validation-fraction holds out rows to tune a forest's "
+                       "max_features (forests are not pruned); with --max-features given "
+                       "the rows would only be left out: drop one of the two")
     if args.estimator == "tree":
         return SPOTree(problem, criterion=args.criterion, max_depth=args.max_depth,
                        min_samples_leaf=args.min_samples_leaf,

@@ -722,3 +722,15 @@ def test_fit_when_every_optimal_value_is_zero(tmp_path, capsys):
     assert "training mean SPO loss 0 (every optimal value is 0" in res.stdout
     model = spotree.load(tmp_path / "m.json")
     assert np.all(model.predict_decision(pd.read_csv(data)[["x0"]]) == 0)
+
+
+def test_options_that_would_do_nothing_are_refused(tmp_path, capsys):
+    """A forest with --max-features left the --validation-fraction rows out of the fit
+    and used them for nothing; --spo-weight was ignored with --criterion mse."""
+    cases = [(("--estimator", "forest", "--max-features", "2", "--validation-fraction", "0.2"),
+              ["--validation-fraction", "--max-features"]),
+             (("--criterion", "mse", "--spo-weight", "0.5"), ["--spo-weight", "--criterion mse"])]
+    for extra, needles in cases:
+        res = run_in_process(capsys, *fit_args(tmp_path / "m.json", *extra))
+        assert_one_line_error(res, *needles)
+    assert os.listdir(tmp_path) == []
