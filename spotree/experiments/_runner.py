@@ -425,7 +425,7 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
 
     Parameters
     ----------
-    experiment : {"shortest-path", "illustrative", "news", "pyepo"}
+    experiment : {"shortest-path", "illustrative", "news", "pyepo", "energy"}
     quick : bool, default=False
         The reduced grid (minutes instead of hours).
     out : str or path-like, default=None
@@ -485,7 +485,11 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     ------
     ValueError
         For an unknown experiment or method, a grid with no runs, ``jobs``
-        other than -1 or a positive int, or ``data`` for another experiment.
+        other than -1 or a positive int, ``data`` for another experiment, or
+        an energy ``data`` file that is not the benchmark's (checked before
+        any folder is created).
+    FileNotFoundError
+        When ``data`` names no file or folder.
     """
     if not (isinstance(jobs, (int, np.integer)) and (jobs == -1 or jobs >= 1)):
         raise ValueError(f"jobs must be -1 or a positive int; got {jobs!r}.")
