@@ -146,7 +146,11 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     tol = combine(a, spo_tol, mse_tol, spo_scale, mse_scale)
     s = data.scale
     # min_loss_decrease is in the problem's units; the kernel works in scaled ones.
-    min_loss_decrease = min_loss_decrease / (s if a == 1.0 else (s * s if a == 0.0 else 1.0))
+    # (Divided by s twice, not by s * s: s * s underflows to 0 for costs below 1e-154.)
+    if a == 1.0:
+        min_loss_decrease = min_loss_decrease / s
+    elif a == 0.0:
+        min_loss_decrease = min_loss_decrease / s / s
 
     cap = _node_capacity(m, total_cnt, min_leaf_cnt, total_w, min_leaf_w, max_depth)
     i64 = np.int64
@@ -323,7 +327,8 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     if a == 1.0:
         impurity = impurity * s
     elif a == 0.0:
-        impurity = impurity * (s * s)
+        # Times s twice: a pure node's 0 * (s * s) is NaN where s * s overflows.
+        impurity = impurity * s * s
     categories = [np.empty(0)] * count
     thr = threshold[sl].copy()
     left, right, feature = left[sl], right[sl], feature[sl]

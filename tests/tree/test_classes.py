@@ -791,3 +791,22 @@ def test_categorical_features_from_pandas_columns(tmp_path):
         est.save(tmp_path / "m.json")
         back = spotree.load(tmp_path / "m.json")
         np.testing.assert_array_equal(back.predict(df), as_list.predict(df))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_squared_error_tree_at_extreme_cost_scales():
+    # The docstring's promise, at the ends of the float range: costs of 1e-200
+    # raised ZeroDivisionError (min_loss_decrease / s**2, s**2 underflowing to
+    # 0); at 1e200 a pure node's squared error was 0 * inf = NaN.
+    X, C = _sp_data(60, seed=8)
+    base = SPOTree(SP, criterion="mse", max_depth=4).fit(X, C)
+    for scale in (1e-200, 1e200):
+        est = SPOTree(SP, criterion="mse", max_depth=4).fit(X, scale * C)
+        np.testing.assert_array_equal(est.tree_.threshold, base.tree_.threshold)
+        np.testing.assert_allclose(est.predict(X), scale * base.predict(X), rtol=1e-12)
+        assert not np.isnan(est.tree_.impurity).any()
+    # A pure leaf at 1e200: squared error 0, not NaN.
+    Xp = np.array([[0.0], [0.0], [1.0], [1.0]])
+    Cp = 1e200 * np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 1.0]])
+    pure = SPOTree(FiniteDecisions(np.eye(2)), criterion="mse").fit(Xp, Cp)
+    np.testing.assert_array_equal(pure.tree_.impurity[pure.tree_.is_leaf], [0.0, 0.0])
