@@ -311,7 +311,7 @@ def incidence_network(A, b):
     import scipy.sparse as sp
 
     try:
-        M = sp.csc_matrix(A, dtype=np.float64)
+        M = sp.csc_matrix(A, dtype=np.float64, copy=True)  # eliminate_zeros works in place
         b = np.asarray(b, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
         return "'A' must be a 2-D numeric matrix and 'b' a numeric vector."

@@ -128,6 +128,14 @@ def test_from_incidence_docstring_graph_and_sparse_input():
     A = incidence(4, edges)
     sp = ShortestPath.from_incidence(sparse.csr_matrix(A), supply(4, 0, 3))
     assert sp.edges() == edges and (sp.source, sp.target, sp.n_nodes) == (0, 3, 4)
+    # The caller's CSC matrix (float64, so converting it made no copy) keeps
+    # its explicit zero: reading it used to drop the zero in place.
+    rows, cols = np.nonzero(A)
+    M = sparse.csc_matrix((np.r_[A[rows, cols], 0.0], (np.r_[rows, 3], np.r_[cols, 0])),
+                          shape=A.shape)
+    assert M.nnz == 9 and M.dtype == np.float64
+    assert ShortestPath.from_incidence(M, supply(4, 0, 3)).edges() == edges
+    assert M.nnz == 9 and (M.toarray() == A).all()
 
 
 def test_one_entry_column_is_an_edge_of_the_left_out_node():
