@@ -347,7 +347,13 @@ class OptimalSPOTree(BaseSPOTree):
 
     # -------------------------------------------------------------- MILP
     def _fit_milp(self, X, C, sw, z, problem, min_leaf, W):
-        model = MilpModel(X, C, sw, z, problem, self.max_depth, min_leaf, alpha=self._renamed("alpha"),
+        # The MILP is built on costs divided by a power of two near their
+        # magnitude (exact), as the search is: its big-M coefficients would
+        # otherwise pass HiGHS's limits (costs of 1e18 were rejected), and the
+        # solver's absolute tolerances would not scale with the costs.
+        unit = power_of_two_scale(C)
+        model = MilpModel(X, C / unit, sw, z / unit, problem, self.max_depth, min_leaf,
+                          alpha=self._renamed("alpha") / unit,
                           feature_precision=self.feature_precision).build()
         warm, warm_tree, warm_obj = None, None, None
         if self.warm_start:
@@ -355,7 +361,7 @@ class OptimalSPOTree(BaseSPOTree):
                              min_samples_leaf=self.min_samples_leaf).fit(X, C, sw)
             warm_tree = greedy.tree_
             warm = model.assignment_from_tree(warm_tree)
-            warm_obj = model.objective_of(warm)
+            warm_obj = model.objective_of(warm) * unit
         seed = 0 if self.random_state is None else check_random_state_seed(self.random_state)
         solve = model.solve_highs if self.solver == "highs" else model.solve_gurobi
         res = solve(warm=warm, time_limit=float(self.time_limit), verbose=bool(self.verbose),
@@ -365,8 +371,8 @@ class OptimalSPOTree(BaseSPOTree):
             structure = model.structure_from_solution(res["x"])
             tree = tree_from_structure(*structure, X, C, sw, problem, z=z)
         used_warm = False
-        if warm_tree is not None and (tree is None or self._objective(tree, W)
-                                      > self._objective(warm_tree, W) + 1e-9):
+        if warm_tree is not None and (tree is None or self._objective(tree, W) > (
+                self._objective(warm_tree, W) + 1e-9 * abs(self._objective(warm_tree, W)))):
             # Only when the solver returned nothing better, or its thresholds
             # route a training sample differently at the solver's tolerances.
             tree, used_warm = warm_tree, True
@@ -374,14 +380,14 @@ class OptimalSPOTree(BaseSPOTree):
             tree = tree_from_structure([TREE_LEAF], [TREE_LEAF], [-2], [-2.0], X, C, sw,
                                        problem, z=z)
         objective = self._objective(tree, W)
-        bound = res["bound"] if np.isfinite(res["bound"]) else 0.0
+        bound = res["bound"] * unit if np.isfinite(res["bound"]) else 0.0
         bound = min(max(bound, 0.0), objective)
         status = {"Optimal": "optimal", "Time limit reached": "time_limit"}.get(
             res["status"], res["status"])
         return tree, dict(method="milp", solver=res["solver"], status=status,
                           solver_status=res["status"],
                           objective=objective, bound=bound, gap=self._gap(objective, bound),
-                          solver_objective=res["objective"], solver_gap=res["gap"],
+                          solver_objective=res["objective"] * unit, solver_gap=res["gap"],
                           warm_start_objective=warm_obj, used_warm_start_tree=used_warm,
                           n_nodes_explored=res["n_nodes_explored"],
                           n_binaries=milp_n_binaries(X.shape[0], X.shape[1], self.max_depth))

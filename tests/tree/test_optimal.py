@@ -308,6 +308,25 @@ def test_milp_features_spanning_the_float_range():
     assert t.loss[t.is_leaf].sum() / 16 == pytest.approx(exact, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("scale", [1e-18, 1e18])
+def test_milp_at_any_cost_scale(scale):
+    # Costs of 1e18 made HiGHS reject the model ('HiGHS rejected the model.'):
+    # the MILP is now built on costs divided by a power of two, as the search.
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(14, 2))
+    C = rng.normal(size=(14, 3)) + X[:, :1] * np.array([1.0, -1.0, 0.0])
+    problem = FiniteDecisions(np.eye(3))
+    exact = _enumerate_best(X, scale * C, np.ones(14), problem, 2, 1)
+    est = OptimalSPOTree(problem, max_depth=2, method="milp").fit(X, scale * C)
+    r = est.result_
+    assert r["status"] == "optimal"
+    assert r["objective"] == pytest.approx(exact, rel=1e-9)
+    # The solver's numbers are in the same units as the objective.
+    assert r["solver_objective"] == pytest.approx(r["objective"], rel=1e-6)
+    assert 0.0 <= r["bound"] <= r["objective"]
+    assert r["warm_start_objective"] >= r["objective"] * (1 - 1e-9)
+
+
 def test_milp_never_worse_than_its_warm_start():
     X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=2)
     problem = ShortestPath((3, 3))
