@@ -89,6 +89,9 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
     if max_depth is not None and (not isinstance(max_depth, (int, np.integer))
                                   or max_depth < 0):
         raise ValueError(f"max_depth must be a non-negative int or None; got {max_depth!r}.")
+    if (not isinstance(precision, (int, np.integer)) or isinstance(precision, bool)
+            or precision < 0):
+        raise ValueError(f"precision must be a non-negative int; got {precision!r}.")
     depth = tree.node_depth()
     shown_leaf = (tree.children_left == TREE_LEAF)
     if max_depth is not None:
@@ -191,6 +194,11 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
         return "unrestricted" if d in (None, "", "None", "none") else str(d)
 
     rows = [r for r in rows if r.get(value) not in (None, "")]
+    for key in (method_key, depth_key):
+        missing = [i for i, r in enumerate(rows) if key not in r]
+        if missing:
+            raise ValueError(f"rows[{missing[0]}] has no {key!r} key (each row needs "
+                             f"{method_key!r}, {depth_key!r} and {value!r}).")
     if methods is None:
         methods = list(dict.fromkeys(r[method_key] for r in rows))
     depths = (list(dict.fromkeys(dkey(r[depth_key]) for r in rows)) if depths is None
@@ -322,17 +330,24 @@ def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
     elif C_pred is None or W_pred is None:
         raise ValueError("plot_predicted_costs needs a model, or both C_pred and W_pred.")
     C_pred, W_pred = np.asarray(C_pred, dtype=np.float64), np.asarray(W_pred, dtype=np.float64)
-    if C_pred.shape[0] != x.size or W_pred.shape != C_pred.shape:
+    if C_pred.ndim != 2 or C_pred.shape[0] != x.size or W_pred.shape != C_pred.shape:
         raise ValueError(f"C_pred and W_pred must have shape ({x.size}, d) to match x; got "
                          f"{C_pred.shape} and {W_pred.shape}.")
     d = C_pred.shape[1]
+    if C_true is not None:
+        C_true = np.asarray(C_true, dtype=np.float64)
+        if C_true.shape != C_pred.shape:
+            raise ValueError(f"C_true must have shape {C_pred.shape} (one row per value of x, "
+                             f"one column per cost); got {C_true.shape}.")
     cost_names = cost_names or [f"c{k + 1}" for k in range(d)]
+    if len(cost_names) != d:
+        raise ValueError(f"cost_names must have {d} entries (one per cost); got "
+                         f"{len(cost_names)}.")
     if ax is None:
         ax = _new_axes("plot_predicted_costs", (5.5, 4.0))
     styles = ("-", "--", "-.", ":")
     label = label or (type(model).__name__ if model is not None else "model")
     if C_true is not None:
-        C_true = np.asarray(C_true, dtype=np.float64)
         for k in range(d):
             ax.plot(x, C_true[:, k], color="0.65", lw=2.5, ls=styles[k % 4],
                     label=f"true {cost_names[k]}")

@@ -325,3 +325,24 @@ def test_plot_pruning_path_draws_every_subtree_and_marks_the_kept_one(tmp_path, 
         assert bands == []
         assert val[leaves == pruned.get_n_leaves()][0] == pytest.approx(val.min())
     saved_pixels(ax.figure, tmp_path / "path.png")
+
+
+def test_bad_arguments_name_the_argument():
+    """They failed inside matplotlib or Python's formatting ('Format specifier missing
+    precision', 'x and y must have same first dimension', KeyError 'depth')."""
+    tree = hand_tree(np.eye(2))
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="precision must be a non-negative int"):
+            plot_tree(tree, precision=bad)
+    with pytest.raises(ValueError, match=r"rows\[1\] has no 'depth' key"):
+        plot_by_depth([{"method": "SPOT", "depth": 1, "normalized_spo_loss": 0.1},
+                       {"method": "SPOT", "normalized_spo_loss": 0.2}])
+    x = np.linspace(0, 1, 5)
+    W = np.tile([1.0, 0.0], (5, 1))
+    with pytest.raises(ValueError, match=r"C_true must have shape \(5, 2\)"):
+        plot_predicted_costs(None, x, np.ones((3, 2)), C_pred=np.ones((5, 2)), W_pred=W)
+    with pytest.raises(ValueError, match="cost_names must have 2 entries"):
+        plot_predicted_costs(None, x, C_pred=np.ones((5, 2)), W_pred=W, cost_names=["a"])
+    with pytest.raises(ValueError, match=r"C_pred and W_pred must have shape \(5, d\)"):
+        plot_predicted_costs(None, x, C_pred=np.ones(5), W_pred=np.ones(5))
+    plt.close("all")
