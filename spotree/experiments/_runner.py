@@ -504,12 +504,16 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
         energy = _energy_data_id(data)
         # A file that is not the benchmark's fails here, once, before any folder
         # is made (not in every run); the loaded data stay cached for the runs.
-        _energy.energy_data(energy[0], 0, False)
+        lightest = float(_energy.energy_data(energy[0], 0, False).weights.min())
     runs = make_grid(experiment, quick=quick, seeds=seeds, methods=methods, n_train=n_train,
                      depths=depths, problems=problems, degrees=degrees, noises=noises,
                      cells=cells, capacities=capacities, scalings=scalings,
                      data_id=news[2] if news else (energy[1] if energy else None),
                      data_path=energy[0] if energy else None)
+    small = [r["capacity"] for r in runs if energy and r["capacity"] < lightest]
+    if small:  # no item fits: every decision is empty and every regret 0 / 0
+        raise ValueError(f"--capacities {small[0]:g} is below the lightest item's weight "
+                         f"({lightest:g}): no item fits.")
     if not runs:
         raise ValueError("no runs to do: the selected methods have no run at the selected "
                          "depths (optimal trees need a fixed depth, forests are "

@@ -178,3 +178,13 @@ def test_a_bad_data_file_fails_once_before_any_folder(tmp_path):
         run_experiment("energy", data=tmp_path / "cal.npz", out=tmp_path / "out",
                        methods=["LS-day"], progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_capacity_below_every_item_weight_is_refused(tmp_path):
+    """No item fits: every run failed with 'the optimal values are all zero'."""
+    path = _write_file(tmp_path / "Data.npz")  # item weights 3, 5 and 7
+    with pytest.raises(ValueError, match=r"--capacities 2\.5 is below the lightest item's "
+                                         r"weight \(3\)"):
+        run_experiment("energy", data=path, out=tmp_path / "out", capacities=[120, 2.5],
+                       methods=["LS-day"], progress=False)
+    assert not (tmp_path / "out").exists()
