@@ -29,6 +29,22 @@ CATEGORICAL_FEATURES = InstanceOf((list, tuple, range, np.ndarray, pd.Index, pd.
                                   "an array-like of feature indices, names or a boolean mask")
 
 
+def tree_gains(tree):
+    """Criterion-loss decrease per split feature, from the tree arrays (not normalized).
+
+    What the builder accumulates while growing, recomputed for a tree that
+    was pruned afterwards (its importances must not count the splits pruned
+    away); gains below 1e-12 of the root's loss are rounding noise.
+    """
+    imp = np.zeros(tree.n_features)
+    internal = np.flatnonzero(~tree.is_leaf)
+    gain = (tree.impurity[internal] - tree.impurity[tree.children_left[internal]]
+            - tree.impurity[tree.children_right[internal]])
+    keep = gain > 1e-12 * abs(tree.impurity[0])
+    np.add.at(imp, tree.feature[internal[keep]], gain[keep])
+    return imp
+
+
 def _resolve_min_count(value, n):
     """min_samples_leaf / min_samples_split: an int counts samples, a float is a fraction.
 
@@ -281,6 +297,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             best = np.flatnonzero(val <= val[best] + se)[-1]
         pruned = copy.deepcopy(self)
         pruned.tree_ = t.pruned(masks[best])
+        pruned.feature_importances_ = pruned._importances_of_pruned()
         pruned.pruning_alpha_ = float(alphas[best])
         pruned.pruning_path_ = Bunch(ccp_alphas=alphas, n_leaves=n_leaves, val_losses=val,
                                      standard_error=float(se))
@@ -322,11 +339,27 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return Bunch(ccp_alphas=alphas, impurities=losses)
 
     def _apply_ccp_alpha(self, alpha):
+        """Prune ``tree_`` at ``alpha``; whether any split was removed."""
         if alpha <= 0:
-            return
+            return False
         alphas, masks, _ = self.tree_.pruning_sequence()
         k = int(np.searchsorted(alphas, alpha, side="right")) - 1
+        if k == 0:
+            return False
         self.tree_ = self.tree_.pruned(masks[k])
+        return True
+
+    def _importances_of_pruned(self):
+        """Normalized ``feature_importances_`` of the current (pruned) ``tree_``.
+
+        A forest's tree folds its ridge feature columns back onto the features.
+        """
+        imp = tree_gains(self.tree_)
+        fmap = getattr(self, "ridge_features_", None)
+        if fmap is not None:
+            imp = fmap.fold_importances(imp, self.n_features_in_)
+        s = imp.sum()
+        return imp / s if s > 0 else imp
 
     # ------------------------------------------------------- persistence
     _persist_extra = ("loss_scales_", "pruning_alpha_", "category_values_", "categories_seen_")
@@ -563,7 +596,9 @@ class SPOTree(BaseSPOTree):
             self.categories_seen_ = None
         self.loss_scales_ = scales
         self.n_oracle_calls_ = fit_data.n_oracle_calls
-        self._apply_ccp_alpha(self.ccp_alpha)
+        if self._apply_ccp_alpha(self.ccp_alpha):
+            # Only the splits that survived pruning count.
+            imp = tree_gains(self.tree_)
         s = imp.sum()
         self.feature_importances_ = imp / s if s > 0 else imp
         return self
