@@ -734,3 +734,19 @@ def test_options_that_would_do_nothing_are_refused(tmp_path, capsys):
         res = run_in_process(capsys, *fit_args(tmp_path / "m.json", *extra))
         assert_one_line_error(res, *needles)
     assert os.listdir(tmp_path) == []
+
+
+def test_the_spec_error_quoted_in_examples_readme_is_the_real_one(tmp_path, capsys):
+    """examples/README.md quotes the error of a spec with "grid": [4]; it had changed."""
+    text = (EXAMPLES / "README.md").read_text()
+    quoted = re.search(r"`(spotree fit: error: problem\.json: .*?)` for `\"grid\": \[4\]`",
+                       text, flags=re.S).group(1)
+    (tmp_path / "problem.json").write_text('{"type": "shortest_path", "grid": [4]}')
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        res = run_in_process(capsys, "fit", "--data", TRAIN, "--features", "x*", "--costs",
+                             "c*", "--problem", "problem.json", "--model", "m.json")
+    finally:
+        os.chdir(cwd)
+    assert res.stderr.strip() == " ".join(quoted.split())
