@@ -77,7 +77,8 @@ def make_shortest_path(n_samples, *, n_features=5, grid=(4, 4), degree=2, noise=
     n_samples = _check_int(n_samples, "n_samples", 1)
     n_features = _check_int(n_features, "n_features", 1)
     degree = _check_int(degree, "degree", 1)
-    if not isinstance(noise, numbers.Real) or not 0.0 <= noise <= 1.0:
+    if (isinstance(noise, bool) or not isinstance(noise, numbers.Real)
+            or not 0.0 <= noise <= 1.0):
         raise ValueError(f"noise must be a float in [0, 1]; got {noise!r}.")
     d = ShortestPath(grid).n_costs
     rng = check_random_state(random_state)

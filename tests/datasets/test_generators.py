@@ -149,6 +149,7 @@ def test_shortest_path_noise_bounds(noise):
     ({"noise": 1.5}, "noise must be a float in \\[0, 1\\]"),
     ({"noise": np.nan}, "noise must be a float in \\[0, 1\\]"),
     ({"noise": "0.1"}, "noise must be a float"),
+    ({"noise": True}, "noise must be a float in \\[0, 1\\]; got True"),  # was noise 1
     ({"degree": 2.0}, "degree must be an int >= 1; got 2.0"),
     ({"degree": 0}, "degree must be an int >= 1"),
     ({"n_features": 0}, "n_features must be an int >= 1"),
