@@ -136,11 +136,15 @@ def write_output(path, writer, option, mode="w"):
 
 # ----------------------------------------------------------------- tables
 def _records(path):
-    """(line number, fields) of each non-blank record, as pandas counts them."""
+    """(line number, fields) of each non-blank record, as pandas counts them.
+
+    pandas skips a line that is empty or all blanks, but a line of bare
+    commas is a row (of empty cells).
+    """
     with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         for fields in reader:
-            if fields and any(f.strip() for f in fields):
+            if len(fields) > 1 or (fields and fields[0].strip()):
                 yield reader.line_num, fields
 
 

@@ -196,3 +196,14 @@ def test_the_text_true_and_false_is_not_a_number(tmp_path, cells, line, text):
     msg = bad_cell_message(tmp_path, f"x,c\n{rows}\n", "c")
     assert f"line {line}, column 'c'" in msg
     assert (f"'{text}' is not a number" if text else "empty cell") in msg
+
+
+def test_a_line_of_bare_commas_is_a_row_when_lines_are_counted(tmp_path):
+    """pandas reads ",," as a row of empty cells; the line count skipped it, so the
+    error named the next line and its cell ("line 4, column 'c': 1 is not a finite
+    number")."""
+    msg = bad_cell_message(tmp_path, "x,c\n0.1,1\n,\n  \n0.3,1\n", "c")
+    assert "line 3, column 'c': empty cell" in msg
+    # A later bad cell, after that row and a blank line (which pandas skips).
+    msg = bad_cell_message(tmp_path, "x,c\n0.1,1\n,2\n\n0.3,abc\n", "c")
+    assert "line 5, column 'c': 'abc' is not a number" in msg
