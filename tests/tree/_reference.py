@@ -63,8 +63,10 @@ class ReferenceTree:
         self.mse_tol = 1e-10 * (self.w @ (self.C ** 2).sum(axis=1))
         self.spo_scale = self.mse_scale = 1.0
         if 0 < a < 1:
-            self.spo_scale = self.spo(active) or 1.0
-            self.mse_scale = self.mse(active) or 1.0
+            # A root loss at the rounding level is zero (no normalizer): 1.
+            spo_root, mse_root = self.spo(active), self.mse(active)
+            self.spo_scale = spo_root if spo_root > self.spo_tol else 1.0
+            self.mse_scale = mse_root if mse_root > self.mse_tol else 1.0
         self.tol = self.combine(a, self.spo_tol, self.mse_tol)
         self.nodes = []
         self._grow(active, 0)

@@ -275,3 +275,35 @@ def test_growth_without_numba_entry_points_goes_through_the_dispatcher(monkeypat
     assert calls and not builder._ENTRY_POINTS
     for name in ("feature", "threshold", "children_left", "children_right", "value"):
         np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+
+
+def test_mixed_criterion_when_the_root_regret_is_rounding():
+    # Every row's best option is the same, so the root's SPO loss is 0 up to
+    # rounding (1.2e-16 here): the mixed criterion's SPO normalizer is then 1
+    # and the squared-error part decides the splits. (The reference builder
+    # used the rounding as normalizer and refused every split.)
+    from spotree import SPOTree
+
+    V = np.array([[-0.899710606559248, 1.0428812816933384, -2.0188184833147806],
+                  [0.8359872234555566, 0.1641079052451764, 0.036858045644079795],
+                  [1.762647475275276, -0.4508307948963284, 0.09847883189832177]])
+    problem = FiniteDecisions(V)
+    X = np.array([[2.0], [0.0], [0.0], [1.0], [1.0], [0.0]])
+    C = np.array([[-0.5188793002426841, 1.7099394560668222, -0.052679817012029],
+                  [-0.6191292240696883, -0.1476931343065877, -0.0917061938021924],
+                  [-0.8250540938918817, -0.1355866565480372, 0.34965527541484104],
+                  [-0.6684292785193999, 0.4040362373671822, 0.22818899618668095],
+                  [0.21094824596338774, 1.9060623666329137, -1.4112570532365394],
+                  [-0.7669657435112681, -0.8276294292090172, 0.2633790730632233]])
+    ref = ReferenceTree(problem, X, C, a=0.5, min_leaf=3, min_split=5, thresholds=1)
+    assert 0 < abs(ref.nodes[0]["loss"]) < 1e-15 and len(ref.nodes) == 3
+    est = SPOTree(problem, spo_weight=0.5, min_samples_leaf=3, min_samples_split=5,
+                  thresholds=1).fit(X, C)
+    t = est.tree_
+    assert t.node_count == 3 and est.loss_scales_[0] == 1.0
+    leaf_of = t.apply(X)
+    ref_leaf = ref.leaf_of_rows()
+    assert len(set(zip(leaf_of.tolist(), ref_leaf.tolist()))) == 2
+    np.testing.assert_allclose(np.sort(t.impurity[t.is_leaf]),
+                               np.sort([nd["impurity"] for nd in ref.nodes if nd["left"] < 0]),
+                               rtol=1e-9, atol=1e-12)
