@@ -126,9 +126,11 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     subset of the features considered at every split (feature bagging). For
     a new ``x``, the forest averages the trees' predicted cost vectors and
     decides the optimal decision for that average (paper section 4.3).
-    ``criterion="mse"`` grows CART trees instead; with
-    ``ridge_features=False`` as well, that is the random forest baseline of
-    the paper, through the same code.
+    By default (``criterion="auto"``) the trees split on the SPO loss, or on
+    squared error where that makes better out-of-bag decisions.
+    ``criterion="spo"`` is the paper's SPO forest; ``criterion="mse"`` grows
+    CART trees, and with ``ridge_features=False`` as well that is the paper's
+    random forest baseline, through the same code.
 
     Parameters
     ----------
@@ -138,16 +140,19 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         taken from ``C`` at fit time).
     n_estimators : int, default=100
         Number of trees.
-    criterion : {"spo", "mse", "auto"}, default="spo"
+    criterion : {"auto", "spo", "mse"}, default="auto"
         ``"spo"`` grows SPO Trees (splits minimize decision regret);
         ``"mse"`` grows CART trees (splits minimize squared error);
-        ``"auto"`` grows both forests (the same seeds, bootstrap samples and
-        ridge features) and keeps the one whose out-of-bag decisions have
-        the lower regret, the SPO forest on ties (needs ``bootstrap=True``;
-        about the time of both fits). Neither criterion wins everywhere: on
-        the ICON energy knapsack the SPO forest decides better, on the Uber
-        travel times the squared-error one (see the user guide's
-        "Choosing a model").
+        ``"auto"`` grows the first 30 trees with both criteria (the same
+        seeds, bootstrap samples and ridge features), compares the regret of
+        the two 30-tree forests' out-of-bag decisions, and grows the other
+        trees with the better criterion, SPO on ties: the forest is the one
+        that criterion grows alone, for the price of 30 more trees (with
+        ``n_estimators`` <= 30, both whole forests). Neither criterion wins
+        everywhere: on the ICON energy knapsack the SPO trees decide better,
+        on the Uber travel times the squared-error ones (see the user
+        guide's "Choosing a model"). Without bootstrap no row is out of bag
+        and "auto" grows SPO trees.
     max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
         Number of features drawn at random at each split: an int, a fraction
         of the features, ``sqrt(p)``, ``log2(p)`` or all of them (None). The
@@ -244,11 +249,12 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         on every row, out-of-bag ones included, so the estimate leans a little
         optimistic.
     criterion_ : {"spo", "mse"}
-        Only with ``criterion="auto"``: the criterion of the kept forest.
+        Only with ``criterion="auto"``: the criterion of the trees.
     criterion_oob_scores_ : ndarray of shape (2,)
         Only with ``criterion="auto"``: the out-of-bag scores (as
-        ``oob_score_``, greater is better) of the SPO forest and of the
-        squared-error forest, in that order.
+        ``oob_score_``, greater is better) of the first 30 SPO trees and of
+        the first 30 squared-error trees, in that order (NaN without
+        bootstrap).
     oob_prediction_ : ndarray of shape (n_samples, n_costs)
         Only with ``oob_score=True``: the averaged out-of-bag predicted costs
         of the training rows (NaN for rows that no tree left out).
@@ -358,7 +364,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     _persist_extra = ("oob_score_", "category_values_", "categories_seen_", "_trees_loss_scales",
                       "ridge_features_", "criterion_", "criterion_oob_scores_")
 
-    def __init__(self, problem=None, *, n_estimators=100, criterion="spo", max_features="sqrt",
+    def __init__(self, problem=None, *, n_estimators=100, criterion="auto", max_features="sqrt",
                  bootstrap=True, max_samples=None, max_depth=None, min_samples_leaf=1,
                  min_samples_split=2, min_weight_fraction_leaf=0.0, thresholds="all",
                  categorical_features=None, categorical_splits="equal", spo_weight=1.0,
@@ -448,7 +454,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 delattr(self, name)
         return self._fit_validated(X, C, sw, problem, self._fit_data(X, C, problem, fmap), fmap)
 
-    def _fit_auto(self, X, C, sw, problem, fmap, base=None):
+    def _fit_auto(self, X, C, sw, problem, fmap, base=None, oob_stacklevel=5):
         """``criterion="auto"``: the first trees of both criteria (the same seeds,
         bootstrap samples and ridge map), the rest with the one whose
         out-of-bag decisions are better. ``base``: the fit statistics when
@@ -460,20 +466,20 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             base = self._fit_data(X, C, problem, fmap)
         if not self.bootstrap:
             # No row is out of bag to choose by: the SPO forest, as documented.
-            self._fit_validated(X, C, sw, problem, base, fmap, oob_stacklevel=6)
+            self._fit_validated(X, C, sw, problem, base, fmap, oob_stacklevel=oob_stacklevel + 1)
             self.criterion_oob_scores_ = np.array([np.nan, np.nan])
             return self
         n_draws = _n_bootstrap_draws(X.shape[0], self.max_samples)
         seeds = self._draw_seeds()
         k = min(_AUTO_PILOT_TREES, len(seeds))
         pilots, scores = {}, []
-        # The warning of rows never out of bag, once (the same bootstrap
-        # samples for both; the whole forest's trees include the pilot's).
-        for crit, stacklevel in (("spo", 5), ("mse", None)):
+        for crit in ("spo", "mse"):
             self.criterion_ = crit
             pilots[crit] = self._grow(X, C, sw, problem, base, fmap, seeds[:k], n_draws)
+            # Rows that no pilot tree left out take no part in the choice
+            # (no warning: the user asked for no out-of-bag score).
             self._set_forest(pilots[crit], seeds[:k], n_draws, X, C, sw, problem, base, fmap,
-                             True, stacklevel)
+                             True, None, z_rows=base.zs)
             scores.append(float(self.oob_score_))
         # SPO unless the squared-error trees are strictly better (a NaN
         # score, no row out of bag, keeps SPO).
@@ -482,7 +488,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if k < len(seeds):
             trees = trees + self._grow(X, C, sw, problem, base, fmap, seeds[k:], n_draws)
         self._set_forest(trees, seeds, n_draws, X, C, sw, problem, base, fmap, self.oob_score,
-                         None)
+                         oob_stacklevel)
         self.criterion_oob_scores_ = np.array(scores)
         return self
 
@@ -531,8 +537,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return trees
 
     def _set_forest(self, trees, seeds, n_draws, X, C, sw, problem, base, fmap, oob,
-                    oob_stacklevel):
-        """Make ``trees`` (grown from ``seeds``) the fitted forest."""
+                    oob_stacklevel, z_rows=None):
+        """Make ``trees`` (grown from ``seeds``) the fitted forest (``z_rows``:
+        see :meth:`_set_oob_score`)."""
         p = self.n_features_in_
         seen = [None if v is None else v.copy() for v in base.cat_values[:p]]
         self.categories_seen_ = seen if any(v is not None for v in seen) else None
@@ -555,7 +562,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.feature_importances_ = self._mean_importances(
             [t.feature_importances_ for t in trees], [t.tree_.node_count for t in trees])
         if oob:
-            self._set_oob_score(X, C, sw, seeds, n_draws, oob_stacklevel)
+            self._set_oob_score(X, C, sw, seeds, n_draws, oob_stacklevel, z_rows)
         elif hasattr(self, "oob_score_"):
             del self.oob_score_, self.oob_prediction_
         return self
@@ -569,7 +576,11 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         s = mean.sum()
         return mean / s if s > 0 else mean
 
-    def _set_oob_score(self, X, C, sw, seeds, n_draws, stacklevel=4):
+    def _set_oob_score(self, X, C, sw, seeds, n_draws, stacklevel=4, z_rows=None):
+        """``oob_score_`` and ``oob_prediction_``. ``z_rows``: the rows' optimal
+        values, or a multiple of them; given, a score the normalized SPO loss
+        cannot define (those of the out-of-bag rows all zero) is NaN instead of
+        an error."""
         n, d = C.shape
         total = np.zeros((n, d))
         n_pred = np.zeros(n, dtype=np.int64)
@@ -588,7 +599,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                           "bootstrap sample and have no out-of-bag prediction; oob_score_ "
                           "is computed without them (more trees make this rarer).",
                           UserWarning, stacklevel=stacklevel)
-        if not (sw[has] > 0).any():
+        if not (sw[has] > 0).any() or (
+                z_rows is not None and not np.dot(sw[has], np.abs(z_rows[has])) > 0):
             self.oob_score_ = np.nan
             return
         self.oob_score_ = -normalized_spo_loss(C[has], pred[has], problem=self.problem_,

@@ -3,6 +3,7 @@ determinism (joblib and dask), persistence, bad input, scikit-learn checks."""
 
 import copy
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -145,7 +146,7 @@ def test_each_tree_is_a_spotree_on_its_bootstrap_sample():
         assert est.tree_.weighted_n_node_samples[0] == pytest.approx(sw[rows].sum())
     # The paper's bootstrap: without feature bagging, every tree equals an
     # SPOTree grown on its physically copied rows.
-    full = SPOForest(SP, n_estimators=3, max_features=None, min_samples_leaf=8,
+    full = SPOForest(SP, n_estimators=3, criterion="spo", max_features=None, min_samples_leaf=8,
                      ridge_features=False, random_state=2).fit(X, C, sample_weight=sw)
     for est, rows in zip(full.estimators_, full.estimators_samples_):
         keep = rows[sw[rows] > 0]
@@ -980,12 +981,34 @@ def test_auto_criterion_chooses_on_the_first_trees_and_grows_the_rest_alike(
     assert auto.oob_score_ == pytest.approx(-_oob_regret(kept, X, C), rel=1e-10)
 
 
-def test_auto_criterion_warns_once_of_rows_never_out_of_bag():
+@pytest.mark.parametrize("pilot", [30, 1])  # the whole forest is the pilot, or grows on
+def test_auto_criterion_warns_of_rows_never_out_of_bag_only_when_asked_for_a_score(
+        pilot, monkeypatch):
+    monkeypatch.setattr(spotree.forest, "_AUTO_PILOT_TREES", pilot)
     X, C, _, _ = _data(n=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the choice's own out-of-bag rows: no warning
+        SPOForest(SP, n_estimators=3, criterion="auto", random_state=0).fit(X, C)
     with pytest.warns(UserWarning, match="no out-of-bag prediction") as record:
-        SPOForest(SP, n_estimators=2, criterion="auto", random_state=0).fit(X, C)
+        SPOForest(SP, n_estimators=3, criterion="auto", oob_score=True,
+                  random_state=0).fit(X, C)
     assert len([w for w in record if "out-of-bag" in str(w.message)]) == 1
     assert record[0].filename == __file__  # points at the caller's line
+
+
+def test_auto_criterion_keeps_spo_when_regret_cannot_be_normalized():
+    # One-hot costs of "the cheapest of d options": every optimal value is 0,
+    # so no normalized SPO loss exists to choose by.
+    X = np.random.default_rng(0).uniform(size=(40, 2))
+    C = np.eye(40)
+    auto = SPOForest(n_estimators=40, max_depth=2, random_state=0).fit(X, C)
+    spo = SPOForest(n_estimators=40, max_depth=2, criterion="spo", random_state=0).fit(X, C)
+    assert auto.criterion == "auto" and auto.criterion_ == "spo"
+    assert np.isnan(auto.criterion_oob_scores_).all()
+    assert_array_equal(auto.predict(X), spo.predict(X))
+    # An out-of-bag score asked for is still an error naming the cause.
+    with pytest.raises(ValueError, match="optimal values z\\*\\(C_true\\) are all zero"):
+        SPOForest(n_estimators=40, oob_score=True, random_state=0).fit(X, C)
 
 
 @_NO_OOB_WARNING

@@ -102,8 +102,11 @@ def reproduce(args):
 def _make_estimator(args, problem):
     from .. import OptimalSPOTree, SPOForest, SPOTree
 
+    if args.criterion is None:
+        # Each estimator's own default: the forest chooses by out-of-bag regret.
+        args.criterion = "auto" if args.estimator == "forest" else "spo"
     if args.criterion == "auto" and args.estimator != "forest":
-        raise CLIError("--criterion auto chooses between two forests by out-of-bag regret: "
+        raise CLIError("--criterion auto chooses the forest's trees by out-of-bag regret: "
                        "use it with --estimator forest")
     for dest, (default, takers) in FIT_ESTIMATOR_OPTIONS.items():
         if args.estimator not in takers and getattr(args, dest) != default:

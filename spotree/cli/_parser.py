@@ -373,9 +373,10 @@ def build_parser():
     opt.add_argument("--estimator", choices=("tree", "optimal", "forest"), default="tree",
                      help="tree: greedy SPOTree (default); optimal: OptimalSPOTree of depth "
                           "--max-depth (default 2); forest: SPOForest")
-    opt.add_argument("--criterion", choices=("spo", "mse", "auto"), default="spo",
-                     help="spo: SPO tree (default); mse: CART tree (tree and forest); auto: "
-                          "the forest of lower out-of-bag regret of the two (forest only)")
+    opt.add_argument("--criterion", choices=("spo", "mse", "auto"), default=None,
+                     help="spo: SPO trees (default for tree and optimal); mse: CART trees "
+                          "(tree and forest); auto: SPO or CART trees, whichever makes the "
+                          "better out-of-bag decisions (forest only; its default)")
     opt.add_argument("--max-depth", type=_depth, default=None, metavar="N",
                      help="maximum depth (default: unrestricted)")
     opt.add_argument("--min-samples-leaf", type=_number, default=1, metavar="N",

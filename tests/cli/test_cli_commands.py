@@ -478,6 +478,9 @@ def test_fit_forest_and_optimal_estimators(tmp_path):
     assert "SPOForest" in f.stdout and "5 trees" in f.stdout and "max_features=" in f.stdout
     model = spotree.load(forest)
     assert len(model.estimators_) == 5 and model.max_features in (2, 3, 4, 5)
+    # Without --criterion: each estimator's default ("auto" for a forest).
+    assert model.criterion == "auto" and f"(auto: {model.criterion_} kept)" in f.stdout
+    assert spotree.load(optimal).__class__.__name__ == "OptimalSPOTree"
     # Forests split on the ridge features unless told not to.
     assert model.ridge_features and model.ridge_features_.n_out == 24
     assert spotree.load(plain).ridge_features_ is None

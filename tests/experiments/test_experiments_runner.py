@@ -422,11 +422,11 @@ BACKENDS = []
 
 
 class BackendForest(spotree.SPOForest):
-    def _fit_validated(self, *args, **kwargs):
+    def _grow(self, *args, **kwargs):
         from joblib.parallel import get_active_backend
 
         BACKENDS.append(type(get_active_backend()[0]).__name__)
-        return super()._fit_validated(*args, **kwargs)
+        return super()._grow(*args, **kwargs)
 
 
 def test_runs_in_dask_workers_do_not_nest_joblib_calls(tmp_path, monkeypatch):
