@@ -263,10 +263,17 @@ def execute_run(run, data=None):
         return {"run": run, "error": f"{type(exc).__name__}: {msg}"}
 
 
-def _execute_alone(run, data=None):
+def _execute_alone(run, data=None, method=None):
     """:func:`execute_run` in a parallel worker: its own joblib calls (a forest's
     trees) run sequentially there, so nothing nests (with dask, nested calls
-    would ship every tree back through the scheduler)."""
+    would ship every tree back through the scheduler).
+
+    ``method``: the run's :class:`Method` as the parent process knows it; a
+    worker process has only the built-in methods, not those added (or
+    replaced) by :func:`register_method`.
+    """
+    if method is not None:
+        METHODS[run["method"]] = method
     with parallel_config(backend="sequential"):
         return execute_run(run, data)
 
@@ -600,7 +607,9 @@ SCHEDULER_PRE_DISPATCH = "8*n_jobs"
 
 
 def _run_parallel(todo, data, jobs, scheduler, collect, prog):
-    tasks = (delayed(_execute_alone)(r, data) for _, r in todo)
+    tasks = (delayed(_execute_alone)(r, data, METHODS[r["method"]] if r["experiment"] in
+                                     ("shortest-path", "illustrative", "news") else None)
+             for _, r in todo)
     by_run = {json.dumps(_jsonable(r), sort_keys=True): k for k, r in todo}
 
     def consume(results):

@@ -163,6 +163,24 @@ def test_parallel_jobs_give_the_same_rows(tmp_path):
     assert no_time(serial["rows"]) == no_time(parallel["rows"])
 
 
+def test_a_registered_method_runs_in_parallel_workers(tmp_path, monkeypatch):
+    """Worker processes know only the built-in methods: a registered one failed there
+    with KeyError (and a replaced built-in would have run as the original)."""
+    monkeypatch.setitem(METHODS, "MyCART", Method("MyCART", spotree.SPOTree, "tree",
+                                                  {"criterion": "mse"}))
+    monkeypatch.setitem(METHODS, "SPOT", Method("SPOT", spotree.SPOTree, "tree",
+                                                {"criterion": "mse"}))
+    kw = dict(SMALL, seeds=[3], depths=[2], methods=["MyCART", "SPOT", "CART"])
+    res = run_experiment("shortest-path", out=tmp_path, jobs=2, **kw)
+    assert not res["errors"]
+    rows = {}
+    for r in no_time(res["rows"]):
+        key = (r["degree"], r["noise"])
+        rows.setdefault(r["method"], {})[key] = (r["normalized_spo_loss"], r["n_leaves"])
+    # Both fit CART (criterion mse) on the same data: the built-in CART's results.
+    assert rows["MyCART"] == rows["CART"] == rows["SPOT"]
+
+
 def test_dask_scheduler_runs_the_grid(tmp_path):
     distributed = pytest.importorskip("distributed")
     kw = dict(SMALL, seeds=[4], depths=[1], methods=["SPOT"])
