@@ -147,25 +147,30 @@ def read_yahoo_r6(data, *, max_lines=None):
                 if not utoks or utoks[0] != "user":
                     raise ValueError
                 ids, vals = _parse_features(utoks[1:])
-                if feature_ids is None:
-                    feature_ids = ids
-                elif ids != feature_ids:
+                if feature_ids is not None and ids != feature_ids:
                     raise ValueError
+                new_article = None
                 if a not in article_features:
                     for sec in (sections[2].split("|") if len(sections) > 2 else ()):
                         toks = sec.split()
                         if toks and int(toks[0]) == a:
                             aids, avals = _parse_features(toks[1:])
-                            if article_ids is None:
-                                article_ids = aids
-                            if aids == article_ids:
-                                article_features[a] = np.asarray(avals)
+                            if article_ids is None or aids == article_ids:
+                                new_article = (aids, np.asarray(avals))
                             break
-                    if a not in article_features:
+                    if new_article is None:
                         raise ValueError
             except (ValueError, TypeError, IndexError):
                 n_skipped += 1
                 continue
+            # Only a line kept fixes the feature ids: a malformed first line (a
+            # truncated user section) would otherwise reject every later line.
+            if feature_ids is None:
+                feature_ids = ids
+            if new_article is not None:
+                if article_ids is None:
+                    article_ids = new_article[0]
+                article_features[a] = new_article[1]
             ts.append(t)
             art.append(a)
             clk.append(c)

@@ -146,3 +146,18 @@ def test_a_truncated_or_corrupt_gzip_file_is_named(tmp_path):
             read_yahoo_r6(tmp_path / name)
     # Stopping early within the intact part is no error.
     assert read_yahoo_r6(tmp_path / "cut.gz", max_lines=5).timestamp.size == 5
+
+
+def test_a_malformed_first_line_does_not_reject_the_rest(tmp_path):
+    """The feature ids were taken from the first line even when it was then skipped:
+    a truncated first line made every later line 'malformed' (0 records kept)."""
+    truth = write_synthetic_r6(tmp_path / "log.txt", 150, random_state=4)
+    lines = (tmp_path / "log.txt").read_text().splitlines(keepends=True)
+    t, a = lines[0].split()[:2]
+    # A first line cut short after two user features: no article section, skipped.
+    (tmp_path / "cut.txt").write_text(f"{t} {a} 0 |user 2:0.5 3:0.5\n" + "".join(lines))
+    log = read_yahoo_r6(tmp_path / "cut.txt")
+    assert log.n_skipped == 1 and log.feature_ids == [1, 2, 3, 4, 5, 6]
+    np.testing.assert_array_equal(log.timestamp, truth.timestamp)
+    np.testing.assert_array_equal(log.article, truth.article)
+    np.testing.assert_array_equal(log.user[:, 1:], truth.user.astype(np.float32))
