@@ -15,7 +15,7 @@ from ._io import (CLIError, check_input_file, check_not_an_input, check_output_d
                   check_summable, feature_frame, load_model, load_problem, numeric_matrix,
                   read_table,
                   save_model, select_columns, write_output)
-from ._parser import DPI_RANGE, FIT_ESTIMATOR_OPTIONS
+from ._parser import DPI_RANGE, FIT_ESTIMATOR_OPTIONS, NOT_GIVEN
 
 __all__ = ["reproduce", "fit", "predict", "show", "plot"]
 
@@ -122,8 +122,12 @@ def _make_estimator(args, problem):
         raise CLIError("--validation-fraction holds out rows to tune a forest's "
                        "max_features (forests are not pruned); with --max-features given "
                        "the rows would only be left out: drop one of the two")
+    max_depth = None if args.max_depth is NOT_GIVEN else args.max_depth
+    if args.estimator == "optimal" and args.max_depth is None:
+        raise CLIError("--estimator optimal grows a tree of a fixed depth: give --max-depth "
+                       "N, not none (or leave it out for depth 2)")
     if args.estimator == "tree":
-        return SPOTree(problem, criterion=args.criterion, max_depth=args.max_depth,
+        return SPOTree(problem, criterion=args.criterion, max_depth=max_depth,
                        min_samples_leaf=args.min_samples_leaf,
                        min_samples_split=args.min_samples_split,
                        max_features=args.max_features, thresholds=args.thresholds,
@@ -133,13 +137,13 @@ def _make_estimator(args, problem):
         if args.criterion != "spo":
             raise CLIError("--estimator optimal trains on the SPO loss only; drop "
                            "--criterion mse")
-        return OptimalSPOTree(problem, max_depth=args.max_depth or 2,
+        return OptimalSPOTree(problem, max_depth=2 if max_depth is None else max_depth,
                               min_samples_leaf=args.min_samples_leaf,
                               global_thresholds=args.thresholds,
                               random_state=args.random_state)
     return SPOForest(problem, n_estimators=args.n_estimators, criterion=args.criterion,
                      max_features=args.max_features if args.max_features is not None
-                     else "sqrt", max_depth=args.max_depth,
+                     else "sqrt", max_depth=max_depth,
                      min_samples_leaf=args.min_samples_leaf,
                      min_samples_split=args.min_samples_split, thresholds=args.thresholds,
                      spo_weight=args.spo_weight, ccp_alpha=args.ccp_alpha,

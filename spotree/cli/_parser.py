@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 __all__ = ["build_parser", "EXPERIMENT_NAMES", "DPI_RANGE", "DEFAULT_RESULTS",
-           "FIT_ESTIMATOR_OPTIONS"]
+           "FIT_ESTIMATOR_OPTIONS", "NOT_GIVEN"]
 
 EXPERIMENT_NAMES = ("illustrative", "shortest-path", "news", "pyepo", "energy")
 
@@ -20,6 +20,17 @@ DPI_RANGE = (10, 1000)
 
 #: Default ``spotree reproduce --out``; each experiment writes to a subfolder.
 DEFAULT_RESULTS = "spotree-results"
+
+class _NotGiven:
+    """Default of an option whose value 'none' means something else than leaving it out."""
+
+    def __repr__(self):
+        return "<not given>"
+
+
+#: ``spotree fit --max-depth``'s default: 'none' (unrestricted) is refused for an
+#: optimal tree, which then takes depth 2.
+NOT_GIVEN = _NotGiven()
 
 #: ``spotree fit`` options that only some ``--estimator`` values take: the
 #: option's dest -> (its default, the estimators that take it). Any other
@@ -377,8 +388,8 @@ def build_parser():
                      help="spo: SPO trees (default for tree and optimal); mse: CART trees "
                           "(tree and forest); auto: SPO or CART trees, whichever makes the "
                           "better out-of-bag decisions (forest only; its default)")
-    opt.add_argument("--max-depth", type=_depth, default=None, metavar="N",
-                     help="maximum depth (default: unrestricted)")
+    opt.add_argument("--max-depth", type=_depth, default=NOT_GIVEN, metavar="N",
+                     help="maximum depth, or 'none' (default: unrestricted; optimal: 2)")
     opt.add_argument("--min-samples-leaf", type=_number, default=1, metavar="N",
                      help="minimum number of rows in a leaf, whatever their weights "
                           "(forest: of drawn rows): a count, or a fraction in (0, 1) "

@@ -753,3 +753,11 @@ def test_the_spec_error_quoted_in_examples_readme_is_the_real_one(tmp_path, caps
     finally:
         os.chdir(cwd)
     assert res.stderr.strip() == " ".join(quoted.split())
+
+
+def test_an_optimal_tree_refuses_max_depth_none(tmp_path, capsys):
+    """--max-depth none (unrestricted) gave an optimal tree of depth 2 without a word."""
+    res = run_in_process(capsys, *fit_args(tmp_path / "m.json", "--estimator", "optimal",
+                                           "--max-depth", "none"))
+    assert_one_line_error(res, "--estimator optimal", "--max-depth")
+    assert os.listdir(tmp_path) == []
