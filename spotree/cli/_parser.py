@@ -242,10 +242,15 @@ def build_parser():
     parser.add_argument("--traceback", action="store_true",
                         help="show the full Python traceback on errors (for bug reports)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # --traceback after the command too, where the error message's "rerun with
+    # --traceback" puts it; SUPPRESS keeps the value given before the command.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                        help="show the full Python traceback on errors (for bug reports)")
 
     # reproduce ------------------------------------------------------------
     rp = sub.add_parser(
-        "reproduce", formatter_class=_fmt_help,
+        "reproduce", formatter_class=_fmt_help, parents=[common],
         help="run one of the paper's experiments or the PyEPO comparison; write "
              "results.csv, summary.md, figures",
         description=(
@@ -358,7 +363,7 @@ def build_parser():
 
     # fit ------------------------------------------------------------------
     fp = sub.add_parser(
-        "fit", formatter_class=_fmt_help,
+        "fit", formatter_class=_fmt_help, parents=[common],
         help="fit an SPO tree to a CSV file and save it",
         description=(
             "Fit an SPO tree (or a CART tree with --criterion mse) to the rows of a CSV\n"
@@ -425,7 +430,7 @@ def build_parser():
 
     # predict --------------------------------------------------------------
     pp = sub.add_parser(
-        "predict", formatter_class=_fmt_help,
+        "predict", formatter_class=_fmt_help, parents=[common],
         help="predict costs and decisions for the rows of a CSV file",
         description=("Predict the costs and the decision of every row of a CSV file.\n"
                      "The output has one column pred_<cost> per predicted cost and one\n"
@@ -436,13 +441,15 @@ def build_parser():
     pp.add_argument("--out", metavar="CSV", help="output file (default: standard output)")
 
     # show / plot ----------------------------------------------------------
-    sp = sub.add_parser("show", formatter_class=_fmt_help, help="print a model as text",
+    sp = sub.add_parser("show", formatter_class=_fmt_help, parents=[common],
+                        help="print a model as text",
                         description="Print a saved tree: its splits and each leaf's "
                                     "decision, samples and SPO loss.")
     sp.add_argument("model", metavar="M", help="a model saved by 'fit'")
     sp.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
 
-    lp = sub.add_parser("plot", formatter_class=_fmt_help, help="draw a model as an image",
+    lp = sub.add_parser("plot", formatter_class=_fmt_help, parents=[common],
+                        help="draw a model as an image",
                         description="Draw a saved tree (needs spotree[plot]). The figure "
                                     "grows with the tree, up to 40 x 24 inches.")
     lp.add_argument("model", metavar="M", help="a model saved by 'fit'")

@@ -98,3 +98,17 @@ def test_cli_error_is_exported():
     assert "CLIError" in spotree.cli.__all__
     with pytest.raises(AttributeError, match="no attribute 'CLIErrors'"):
         spotree.cli.CLIErrors  # noqa: B018
+
+
+def test_traceback_is_taken_after_the_command_too(tmp_path, capsys):
+    """The error says "rerun with --traceback"; put after the command (where one adds
+    it), it was refused as an unrecognized argument."""
+    from spotree.cli import CLIError, main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["show", str(bad)]) == 1
+    assert "error:" in capsys.readouterr().err
+    for argv in (["show", str(bad), "--traceback"], ["--traceback", "show", str(bad)]):
+        with pytest.raises(CLIError, match="not a spotree model file"):
+            main(argv)
