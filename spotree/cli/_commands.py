@@ -206,6 +206,12 @@ def fit(args):
                        f"validate or to fit ({n} rows)")
     fit_sw = None if sw is None else sw[n_val:]
     val_sw = None if sw is None else sw[:n_val]
+    if sw is not None and n_val:
+        for part, w, what in ((f"first {n_val}", val_sw, "validate on"),
+                              (f"other {n - n_val}", fit_sw, "fit")):
+            if not (w > 0).any():
+                raise CLIError(f"--weights: the {part} rows (split by --validation-fraction) "
+                               f"all weigh 0, which leaves nothing to {what}")
     X_fit, X_val = X.iloc[n_val:], X.iloc[:n_val]
     note = ""
     if args.estimator == "forest" and n_val and args.max_features is None:

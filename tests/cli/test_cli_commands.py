@@ -761,3 +761,19 @@ def test_an_optimal_tree_refuses_max_depth_none(tmp_path, capsys):
                                            "--max-depth", "none"))
     assert_one_line_error(res, "--estimator optimal", "--max-depth")
     assert os.listdir(tmp_path) == []
+
+
+def test_weights_that_leave_a_part_of_the_split_empty_name_the_options(tmp_path, capsys):
+    """It failed with the library's 'sample_weight sums to zero', naming no option."""
+    rows = read_rows(TRAIN)
+    for held_out_weight, needle in ((0, "first 80 rows"), (1, "other 320 rows")):
+        data = tmp_path / f"w{held_out_weight}.csv"
+        with open(data, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=[*rows[0], "w"])
+            w.writeheader()
+            for i, r in enumerate(rows):  # the first 80 of 400 rows are held out
+                w.writerow({**r, "w": held_out_weight if i < 80 else 1 - held_out_weight})
+        res = run_in_process(capsys, *fit_args(tmp_path / "m.json", "--weights", "w",
+                                               "--validation-fraction", "0.2", data=data))
+        assert_one_line_error(res, "--weights", needle, "--validation-fraction")
+    assert not (tmp_path / "m.json").exists()
