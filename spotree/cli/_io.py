@@ -326,6 +326,11 @@ def feature_frame(df, cols, path, categories=None, *, fitted=False):
         s = df[col]
         labels_at_fit = None if categories is None else categories[j]
         numeric_at_fit = fitted and labels_at_fit is None
+        if labels_at_fit is not None and s.isna().all():
+            # Every cell empty: pandas reads numbers (NaN), but these are missing
+            # labels of a categorical column, which the trees route.
+            out[col] = pd.Series(None, index=df.index, dtype=object)
+            continue
         if pd.api.types.is_numeric_dtype(s.dtype):
             v = s.to_numpy(dtype=np.float64, na_value=np.nan)
             text = None

@@ -7,6 +7,7 @@ is activated. Commands that do not depend on each other start together
 """
 
 import csv
+import io
 import json
 import os
 import re
@@ -777,3 +778,30 @@ def test_weights_that_leave_a_part_of_the_split_empty_name_the_options(tmp_path,
                                                "--validation-fraction", "0.2", data=data))
         assert_one_line_error(res, "--weights", needle, "--validation-fraction")
     assert not (tmp_path / "m.json").exists()
+
+
+def test_a_categorical_column_left_empty_at_predict_is_missing_labels(tmp_path, capsys):
+    """pandas reads a column of empty cells as numbers (NaN): predict refused it as
+    'fitted with text (categories) in this column; here it holds numbers'."""
+    rng = np.random.default_rng(1)
+    n = 120
+    city = rng.choice(["Lyon", "Nice"], size=n)
+    x = rng.uniform(size=n)
+    df = pd.DataFrame({"city": city, "x": x,
+                       "c0": np.where(city == "Nice", 1.0, 3.0) + x, "c1": 2.0 + 0 * x})
+    df.to_csv(tmp_path / "train.csv", index=False)
+    spec = tmp_path / "roads.json"
+    spec.write_text(json.dumps({"type": "finite", "decisions": [[1, 0], [0, 1]]}))
+    res = run_in_process(capsys, "fit", "--data", tmp_path / "train.csv", "--features",
+                         "city,x", "--costs", "c0,c1", "--problem", spec, "--max-depth", "2",
+                         "--model", tmp_path / "m.json")
+    assert res.returncode == 0, res.stderr
+    (tmp_path / "new.csv").write_text("city,x\n,0.1\n,0.9\n")
+    res = run_in_process(capsys, "predict", "--model", tmp_path / "m.json", "--data",
+                         tmp_path / "new.csv")
+    assert res.returncode == 0, res.stderr
+    got = pd.read_csv(io.StringIO(res.stdout))
+    frame = pd.DataFrame({"city": [None, None], "x": [0.1, 0.9]}, dtype=object)
+    frame["x"] = frame["x"].astype(float)
+    want = spotree.load(tmp_path / "m.json").predict(frame)
+    np.testing.assert_allclose(got[["pred_c0", "pred_c1"]].to_numpy(), want, rtol=1e-11)
