@@ -340,7 +340,9 @@ def feature_frame(df, cols, path, categories=None, *, fitted=False):
             if text.any() and numeric_at_fit:
                 raise _bad_cell(path, df, col, int(np.argmax(text.to_numpy())), feature=True,
                                 note=" (the model was fitted with numbers in this column)")
-            if text.all() or (text | s.isna()).all():
+            # A column of labels at fit takes every cell as a label ("3" too: an
+            # unseen one), not as a column of numbers with a text cell.
+            if labels_at_fit is not None or (text | s.isna()).all():
                 labels = s.astype("string").str.strip()
                 if labels_at_fit is not None:
                     seen = set(map(str, labels_at_fit))

@@ -805,3 +805,20 @@ def test_a_categorical_column_left_empty_at_predict_is_missing_labels(tmp_path, 
     frame["x"] = frame["x"].astype(float)
     want = spotree.load(tmp_path / "m.json").predict(frame)
     np.testing.assert_allclose(got[["pred_c0", "pred_c1"]].to_numpy(), want, rtol=1e-11)
+
+
+def test_a_number_in_a_categorical_column_at_predict_is_an_unseen_label(tmp_path, capsys):
+    """It was reported as "'Lyon' is not a number" (a known label on another line)."""
+    spec = tmp_path / "roads.json"
+    spec.write_text(json.dumps({"type": "finite", "decisions": [[1, 0], [0, 1]]}))
+    rows = "".join(f"{c},{i / 40},{1 + (c == 'Nice')},2\n"
+                   for i, c in enumerate(["Lyon", "Nice"] * 20))
+    (tmp_path / "train.csv").write_text("city,x,c0,c1\n" + rows)
+    res = run_in_process(capsys, "fit", "--data", tmp_path / "train.csv", "--features",
+                         "city,x", "--costs", "c0,c1", "--problem", spec,
+                         "--model", tmp_path / "m.json")
+    assert res.returncode == 0, res.stderr
+    (tmp_path / "new.csv").write_text("city,x\nLyon,0.1\n3,0.5\n")
+    res = run_in_process(capsys, "predict", "--model", tmp_path / "m.json", "--data",
+                         tmp_path / "new.csv")
+    assert_one_line_error(res, "new.csv, line 3, column 'city': category '3' was never seen")
