@@ -327,6 +327,29 @@ def test_milp_at_any_cost_scale(scale):
     assert r["warm_start_objective"] >= r["objective"] * (1 - 1e-9)
 
 
+def test_milp_with_a_warm_start_that_highs_mis_reports():
+    # HiGHS (presolve with the greedy tree as a start) returned the start,
+    # reported a lower objective than any tree has and called it optimal:
+    # the fit kept the greedy tree (0.862) as "optimal" (the optimum is 0.697).
+    from spotree.problems import Knapsack
+
+    problem = Knapsack([[1.4014749275280547, 1.6135581592212653, 1.9979779826978785]], [2.5])
+    X = np.array([[2.0, 0.0], [2.0, 1.0], [2.0, 0.0], [2.0, 0.0], [3.0, 3.0]])
+    C = np.array([[1.710998259594143, 0.6312940172286441, -0.07566367350497542],
+                  [-1.4960285208431197, 0.18009861899241114, 0.5318801152173853],
+                  [-1.3706257653434577, -0.11971924896036745, 2.032542284551058],
+                  [-0.1994123941934126, 0.7077667466996015, -0.9843646620207525],
+                  [0.016624923344659728, -0.5794635736786925, -0.9725660248795511]])
+    w = np.array([1.0, 2.0, 1.0, 1.0, 2.0])
+    exact = _enumerate_best(X, C, w, problem, 2, 1, alpha=0.2)
+    est = OptimalSPOTree(problem, max_depth=2, split_penalty=0.2, method="milp").fit(X, C, w)
+    r = est.result_
+    assert r["objective"] == pytest.approx(exact, rel=1e-9)
+    assert r["warm_start_objective"] > exact + 0.1  # the start was not optimal
+    assert r["bound"] <= r["objective"] + 1e-12
+    assert r["solver_objective"] == pytest.approx(r["objective"], rel=1e-6)
+
+
 def test_milp_never_worse_than_its_warm_start():
     X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=2)
     problem = ShortestPath((3, 3))
