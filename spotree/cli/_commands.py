@@ -325,9 +325,20 @@ def show(args):
 
 
 def _figure_size(model, max_depth):
-    """Inches: 2 per leaf and 1.7 per level, within 5 x 2.5 and 40 x 24."""
+    """Inches: 2 per leaf drawn and 1.7 per level, within 5 x 2.5 and 40 x 24.
+
+    With ``max_depth``, the leaves drawn are the nodes at that depth and the
+    leaves above it (not all the tree's leaves, which made a wide, empty strip).
+    """
     n = model.get_n_leaves()
     depth = model.get_depth() if max_depth is None else min(max_depth, model.get_depth())
+    if max_depth is not None:
+        import numpy as np
+
+        tree = model.tree_
+        node_depth = tree.node_depth()
+        leaf = tree.children_left == -1
+        n = int(np.count_nonzero((node_depth == max_depth) | (leaf & (node_depth < max_depth))))
     return min(max(2.0 * n, 5.0), 40.0), min(max(1.7 * (depth + 1), 2.5), 24.0)
 
 

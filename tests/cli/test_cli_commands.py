@@ -822,3 +822,19 @@ def test_a_number_in_a_categorical_column_at_predict_is_an_unseen_label(tmp_path
     res = run_in_process(capsys, "predict", "--model", tmp_path / "m.json", "--data",
                          tmp_path / "new.csv")
     assert_one_line_error(res, "new.csv, line 3, column 'city': category '3' was never seen")
+
+
+def test_plot_max_depth_sizes_the_figure_by_the_leaves_drawn(fitted, tmp_path, capsys):
+    """The width counted every leaf of the tree, not those drawn: a cut tree was drawn
+    on a wide, mostly empty strip (and the pixel check refused it for nothing)."""
+    import matplotlib.image as mpimg
+
+    _, model, _ = fitted
+    assert spotree.load(model).get_n_leaves() >= 3
+    out = tmp_path / "top.png"
+    res = run_in_process(capsys, "plot", model, "--out", out, "--max-depth", "1",
+                         "--dpi", "20")
+    assert res.returncode == 0, res.stderr
+    # Two leaves drawn: 2 inches each, at least 5 inches; 1.7 per level, 2 levels.
+    height, width = mpimg.imread(out).shape[:2]
+    assert (width, height) == (5 * 20, round(3.4 * 20))
