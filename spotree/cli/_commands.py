@@ -74,6 +74,9 @@ def reproduce(args):
         data_options["n_user_clusters"] = args.user_clusters
     if args.min_records is not None:
         data_options["min_records"] = args.min_records
+    if data_options and args.experiment != "news":
+        raise CLIError("--user-clusters and --min-records apply to the news experiment only "
+                       "(preprocessing of the Yahoo! log)")
     if data_options and args.data is None:
         raise CLIError("--user-clusters and --min-records need --data (the Yahoo! log)")
     if not args.out.strip():  # '' would write to ./EXPERIMENT

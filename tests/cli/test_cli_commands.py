@@ -838,3 +838,13 @@ def test_plot_max_depth_sizes_the_figure_by_the_leaves_drawn(fitted, tmp_path, c
     # Two leaves drawn: 2 inches each, at least 5 inches; 1.7 per level, 2 levels.
     height, width = mpimg.imread(out).shape[:2]
     assert (width, height) == (5 * 20, round(3.4 * 20))
+
+
+def test_news_log_options_are_refused_for_the_energy_experiment(tmp_path, capsys):
+    """--user-clusters and --min-records were dropped without a word for energy --data."""
+    (tmp_path / "Data.npz").write_bytes(b"")  # never read: the options are checked first
+    for flag in ("--user-clusters", "--min-records"):
+        res = run_in_process(capsys, "reproduce", "energy", "--data", tmp_path, flag, "5",
+                             "--out", tmp_path / "out")
+        assert_one_line_error(res, flag, "news experiment only")
+    assert sorted(os.listdir(tmp_path)) == ["Data.npz"]
