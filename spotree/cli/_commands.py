@@ -74,6 +74,9 @@ def reproduce(args):
         data_options["n_user_clusters"] = args.user_clusters
     if args.min_records is not None:
         data_options["min_records"] = args.min_records
+    if args.scheduler is not None and args.jobs != 1:
+        raise CLIError("--jobs sets the parallel runs on this machine; with --scheduler the "
+                       "cluster's workers run them: give one of the two")
     if data_options and args.experiment != "news":
         raise CLIError("--user-clusters and --min-records apply to the news experiment only "
                        "(preprocessing of the Yahoo! log)")

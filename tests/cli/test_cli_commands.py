@@ -848,3 +848,11 @@ def test_news_log_options_are_refused_for_the_energy_experiment(tmp_path, capsys
                              "--out", tmp_path / "out")
         assert_one_line_error(res, flag, "news experiment only")
     assert sorted(os.listdir(tmp_path)) == ["Data.npz"]
+
+
+def test_jobs_with_a_scheduler_is_refused(tmp_path, capsys):
+    """--jobs was ignored without a word when --scheduler was given."""
+    res = run_in_process(capsys, "reproduce", "illustrative", "--jobs", "4", "--scheduler",
+                         "tcp://127.0.0.1:1", "--out", tmp_path / "out")
+    assert_one_line_error(res, "--jobs", "--scheduler")
+    assert os.listdir(tmp_path) == []
