@@ -229,7 +229,9 @@ ENERGY_METHODS = {m.name: m for m in (
     PyEPOMethod("SPOTree", "tree", {},
                 "greedy SPO tree grown on the 550 training days, pruned on the 100 "
                 "validation days"),
-    PyEPOMethod("SPOForest", "forest", {}, "SPO forest (spotree.SPOForest, defaults)"),
+    PyEPOMethod("SPOForest", "forest", {},
+                "spotree.SPOForest with its defaults (criterion 'auto': SPO or "
+                "squared-error trees, whichever decides better out of bag)"),
     PyEPOMethod("SPOBoost", "boost", {},
                 "gradient-boosted trees on the SPO+ loss (spotree.SPOBoost, defaults)"),
     PyEPOMethod("SPOPlusLinear", "linear", {},
