@@ -62,7 +62,8 @@ class Knapsack(DecisionProblem):
     Items of non-positive value (in the maximization sense) are never taken.
     Feasibility allows a relative ``1e-9`` of each capacity, so that a
     subset that fits exactly (common with weights of two decimals) is not
-    lost to the rounding of floating-point sums.
+    lost to the rounding of floating-point sums; integer weights and
+    capacities, whose sums are exact, get no such allowance.
 
     **Ties** among optimal subsets: dynamic programming returns the one
     whose vector read from the last item to the first is lexicographically
@@ -150,8 +151,17 @@ class Knapsack(DecisionProblem):
 
     # ------------------------------------------------------------ methods
     def _capacities(self):
-        """The capacities with the relative feasibility tolerance added."""
-        return self.capacities * (1.0 + 1e-9)
+        """The capacities with the relative feasibility tolerance added.
+
+        None for integer weights and capacities whose sums are exact in
+        floating point: there the tolerance could only let a subset over a
+        large capacity by a whole unit (1e-9 of 1e9 is 1).
+        """
+        W, cap = self.weights, self.capacities
+        if ((W == np.floor(W)).all() and (cap == np.floor(cap)).all()
+                and W.sum(axis=1).max(initial=0.0) < 2.0 ** 53):
+            return cap.astype(np.float64, copy=True)
+        return cap * (1.0 + 1e-9)
 
     def _dp_obstacle(self, max_cells):
         """Why dynamic programming does not apply, or '' when it does."""

@@ -422,3 +422,20 @@ def test_difference_basis_spans_exactly_the_differences_of_feasible_subsets(seed
     D = S - S[0]
     assert_allclose(D - D @ B @ B.T, 0.0, atol=1e-12)
     assert B.shape == (n, np.linalg.matrix_rank(D))
+
+
+@pytest.mark.parametrize("method", ["auto", "bb", "highs"])
+def test_integer_data_get_no_capacity_allowance(method):
+    # 1e-9 of a capacity of 1e9 is a whole unit: with it, both items (total
+    # weight 1e9 + 1) would "fit". Integer sums are exact and need no slack.
+    ks = Knapsack([[500_000_001, 500_000_000]], 1e9, method=method)
+    W, z = ks.solve(np.array([[1.5, 1.0], [1.0, 3.0], [2.0, 1.0]]))
+    assert_array_equal(W, [[1, 0], [0, 1], [1, 0]])
+    assert_allclose(z, [1.5, 3, 2])
+    V = ks.vertices()
+    assert len(V) == 3 and {tuple(v) for v in V} == {(0, 0), (1, 0), (0, 1)}
+    # Weights of two decimals keep the allowance: 0.29 * 100 falls short of 29
+    # in floating point, and the item that fits exactly is still taken.
+    ks = Knapsack([[0.29 * 100, 1.0]], 29.0, method=method)
+    assert 0.29 * 100 != 29.0
+    assert_array_equal(ks.solve(np.array([[5.0, 1.0]]))[0], [[1, 0]])
