@@ -237,10 +237,12 @@ def select_columns(spec, columns, option, path):
     for item in (s.strip() for s in spec.split(",")):
         if not item:
             continue
-        if any(ch in item for ch in "*?["):
+        if item in columns:  # a name first: "cost[0]" names that column, not "cost0"
+            hits = [item]
+        elif any(ch in item for ch in "*?["):
             hits = [h for h in columns if fnmatch.fnmatchcase(h, item)]
         else:
-            hits = [item] if item in columns else []
+            hits = []
         if not hits:
             shown = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
             raise CLIError(f"{option}: no column {item!r} in {path} (columns: {shown})"

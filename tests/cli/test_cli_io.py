@@ -207,3 +207,11 @@ def test_a_line_of_bare_commas_is_a_row_when_lines_are_counted(tmp_path):
     # A later bad cell, after that row and a blank line (which pandas skips).
     msg = bad_cell_message(tmp_path, "x,c\n0.1,1\n,2\n\n0.3,abc\n", "c")
     assert "line 5, column 'c': 'abc' is not a number" in msg
+
+
+def test_a_column_name_with_pattern_characters_names_that_column():
+    """"cost[0]" was read as a pattern only: it matched "cost0", never itself."""
+    cols = ["cost[0]", "cost[1]", "cost0", "what?"]
+    assert select_columns("cost[0],what?", cols, "--costs", "f.csv") == ["cost[0]", "what?"]
+    assert select_columns("cost[[]*", cols, "--costs", "f.csv") == ["cost[0]", "cost[1]"]
+    assert select_columns("cost[0-9]", cols, "--costs", "f.csv") == ["cost0"]
