@@ -156,7 +156,7 @@ def _capacities(text):
         values = [float(s) for s in text.split(",") if s.strip()]
     except ValueError:
         values = []
-    if not values or min(values) <= 0:
+    if not values or not all(0 < v < float("inf") for v in values):  # nan fails too
         raise argparse.ArgumentTypeError(f"expected comma-separated positive numbers, e.g. "
                                          f"60,120,180; got {text!r}")
     return values

@@ -501,8 +501,8 @@ def _energy_grid(base, grid, seeds, methods, capacities, scalings, data_id, data
         raise ValueError(f"--methods: unknown method(s) {_names(unknown or names)} for the "
                          f"energy experiment; known: {_names(ENERGY_METHODS)}.")
     caps = list(grid["capacities"] if capacities is None else capacities)
-    if not caps or any(not float(c) > 0 for c in caps):
-        raise ValueError(f"--capacities must be positive numbers; got {caps}.")
+    if not caps or any(not 0 < float(c) < float("inf") for c in caps):
+        raise ValueError(f"--capacities must be finite positive numbers; got {caps}.")
     scales = list(grid["scalings"] if scalings is None else scalings)
     bad = [s for s in scales if s not in ENERGY_SCALINGS]
     if not scales or bad:

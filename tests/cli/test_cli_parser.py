@@ -40,6 +40,9 @@ def test_reproduce_values_are_parsed():
     (("reproduce", "news", "--user-clusters", "0"), "--user-clusters"),
     (("reproduce", "pyepo", "--problems", "knapsack,tsp"), "--problems"),
     (("reproduce", "pyepo", "--degrees", "1,x"), "--degrees"),
+    # inf and nan passed the parser and failed in every run (Knapsack capacity).
+    (("reproduce", "energy", "--capacities", "120,inf"), "--capacities"),
+    (("reproduce", "energy", "--capacities", "nan"), "--capacities"),
     (("reproduce", "everything"), "invalid choice"),
     (("plot", "m.json", "--out", "t.png", "--dpi", "100000"), "[10, 1000]"),
     (("plot", "m.json", "--out", "t.png", "--dpi", "0"), "--dpi"),

@@ -72,7 +72,8 @@ def test_grid_full_quick_and_selection(tmp_path):
 
 @pytest.mark.parametrize("kw, match", [
     (dict(methods=["LS"]), "--methods: unknown method"),
-    (dict(capacities=[0]), "--capacities must be positive"),
+    (dict(capacities=[0]), "--capacities must be finite positive"),
+    (dict(capacities=[120, float("inf")]), "--capacities must be finite positive"),
     (dict(scalings=["log"]), "--scaling must be among"),
     (dict(degrees=[2]), "--degrees does not apply to the energy"),
     (dict(data=None), "needs --data"),
