@@ -230,14 +230,18 @@ def _shortest_path_summary(rows):
 
 
 def _illustrative_summary(rows):
+    # One row per run: with several seeds (--seeds), a seed column tells them apart.
+    seeded = len({str(r.get("seed")) for r in rows}) > 1
     lines = ["True decision boundary: x = (0.1 + sqrt(1.75)) / 5 = 0.2846 (the paper rounds it to "
              "0.28); road 2 is cheaper below it, road 1 above.", "",
-             "| method | depth | test normalized SPO loss | wrong decisions | root split | "
-             "learned decision boundaries | leaves |", "|---|---|---|---|---|---|---|"]
+             "| method | depth | " + ("seed | " if seeded else "") + "test normalized SPO "
+             "loss | wrong decisions | root split | learned decision boundaries | leaves |",
+             "|---|---|---|---|---|---|---|" + ("---|" if seeded else "")]
     for r in rows:
         rt = r.get("root_threshold")
         lines.append(
             f"| {r['method']} | {depth_label(r['depth'])} | "
+            + (f"{r.get('seed', '')} | " if seeded else "") +
             f"{_num(r['normalized_spo_loss']):.4f} | "
             f"{100 * _num(r['wrong_decisions']):.1f}% | "
             f"{'-' if rt in (None, '') else f'x <= {_num(rt):.3f}'} | "

@@ -511,3 +511,16 @@ def test_news_leaves_hold_10000_records_by_weight(name):
     if name == "SPOT Optimal":  # rows that hold 10,000 records on average
         rows = np.bincount(est.apply(X))
         assert rows[rows > 0].min() >= math.ceil(10000 / sw.mean())
+
+
+def test_illustrative_table_with_several_seeds_shows_the_seed(tmp_path):
+    """With --seeds 2 the table listed one row per run and no seed: rows looked repeated."""
+    res = run_experiment("illustrative", out=tmp_path, seeds=[0, 1], depths=[1],
+                         methods=["SPOT"], progress=False, figures=False)
+    table = [ln for ln in res["summary"].splitlines() if ln.startswith("| SPOT | 1 |")]
+    assert [ln.split(" | ")[2] for ln in table] == ["0", "1"]
+    header = next(ln for ln in res["summary"].splitlines() if ln.startswith("| method |"))
+    assert header.split(" | ")[2] == "seed" and header.count("|") == table[0].count("|")
+    one = run_experiment("illustrative", out=tmp_path, seeds=[0], depths=[1],
+                         methods=["SPOT"], progress=False, figures=False)
+    assert "| seed |" not in one["summary"]
