@@ -10,6 +10,7 @@ input fails the same way everywhere.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,6 +32,24 @@ def check_same_rows(a, b, names=("X", "C")):
                          f"{n_a} and {n_b}.")
 
 
+# numpy.exceptions exists from numpy 1.25; older ones have numpy.ComplexWarning.
+_ComplexWarning = getattr(np, "exceptions", np).ComplexWarning
+
+
+def _as_real(values):
+    """``values`` as float64; complex numbers are an error, not a warning.
+
+    (numpy casts complex to float with only a ComplexWarning, dropping the
+    imaginary part.)
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", _ComplexWarning)
+        try:
+            return np.asarray(values, dtype=np.float64)
+        except _ComplexWarning:
+            raise TypeError("complex numbers are not real numbers") from None
+
+
 def check_costs(C, *, n_costs=None, name="C", allow_empty=True):
     """Return ``C`` as a finite float64 array of shape (m, n_costs).
 
@@ -50,7 +69,7 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True):
     C : ndarray of shape (m, d), dtype float64
     """
     try:
-        arr = np.asarray(C, dtype=np.float64)
+        arr = _as_real(C)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a numeric 2-D array; got {type(C).__name__} "
                          f"that cannot be converted to float ({exc}).") from None
@@ -85,9 +104,9 @@ def check_sample_weight(sample_weight, n_samples, *, name="sample_weight",
         sw = np.full(n_samples, float(sample_weight))
     else:
         try:
-            sw = np.asarray(sample_weight, dtype=np.float64)
+            sw = _as_real(sample_weight)
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a 1-D array of numbers.") from None
+            raise ValueError(f"{name} must be a 1-D array of real numbers.") from None
     if sw.ndim != 1 or sw.shape[0] != n_samples:
         raise ValueError(f"{name} must have shape ({n_samples},) to match the number of "
                          f"samples; got shape {sw.shape}.")

@@ -181,3 +181,24 @@ def test_score_checks_C_as_fit_does(name):
 def test_C_without_columns_is_refused_with_problem_none():
     with pytest.raises(ValueError, match="C has no columns: with problem=None each column"):
         SPOTree().fit(np.ones((3, 1)), np.ones((3, 0)))
+
+
+def test_complex_costs_and_weights_are_refused():
+    # numpy casts complex to float with only a ComplexWarning: fit and the
+    # metrics ran on the real parts.
+    import warnings
+
+    from spotree.metrics import spo_loss
+
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(10, 2)), rng.normal(size=(10, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="complex numbers are not real numbers"):
+            SPOTree().fit(X, C + 1j)
+        with pytest.raises(ValueError, match="complex numbers are not real numbers"):
+            spo_loss(C, C + 0j, problem=FiniteDecisions(np.eye(3)))
+        with pytest.raises(ValueError, match="sample_weight must be a 1-D array of real "
+                                             "numbers"):
+            SPOTree().fit(X, C, sample_weight=np.ones(10) + 0j)
+        assert SPOTree(max_depth=1).fit(X, C.astype(np.float32)).get_depth() <= 1
