@@ -280,8 +280,17 @@ class Tree:
                                     self.children_right[nodes])
             yield active, node[active]
 
+    def _check_rows(self, X):
+        """``X`` as a float array of shape (n, n_features), or a clear error."""
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(f"X must be a 2-D array with n_features={self.n_features} "
+                             f"columns for this tree; got shape {X.shape}.")
+        return X
+
     def apply(self, X):
         """Leaf id reached by every row of ``X`` (float64, shape (n, n_features))."""
+        X = self._check_rows(X)
         node = np.zeros(X.shape[0], dtype=np.int64)
         for rows, reached in self._descend(X):
             node[rows] = reached
@@ -289,6 +298,7 @@ class Tree:
 
     def decision_path(self, X):
         """CSR indicator matrix (n_samples, node_count) of the nodes each row visits."""
+        X = self._check_rows(X)
         n = X.shape[0]
         rows_out, nodes_out = [np.arange(n)], [np.zeros(n, dtype=np.int64)]
         for rows, reached in self._descend(X):

@@ -244,3 +244,19 @@ def test_single_leaf_tree():
     assert losses[0] == t.impurity[0]
     np.testing.assert_array_equal(t.apply(X), 0)
     assert t.decision_path(X).toarray().tolist() == [[1]] * 5
+
+
+def test_apply_and_decision_path_check_the_rows():
+    # A bare Tree is public: too few columns raised IndexError, a list
+    # AttributeError ('list' object has no attribute 'shape').
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(30, 3)), rng.normal(size=(30, 3))
+    tree = SPOTree(max_depth=3).fit(X, C).tree_
+    np.testing.assert_array_equal(tree.apply(X.tolist()), tree.apply(X))
+    assert (tree.decision_path(X.tolist()) != tree.decision_path(X)).nnz == 0
+    for bad in (X[:, :2], X[0], np.c_[X, X]):
+        with pytest.raises(ValueError, match="X must be a 2-D array with n_features=3 columns "
+                                             "for this tree; got shape"):
+            tree.apply(bad)
+        with pytest.raises(ValueError, match="n_features=3"):
+            tree.decision_path(bad)
