@@ -258,6 +258,11 @@ def make_spo_scorer(problem, *, ties="first"):
     """
     from sklearn.metrics import make_scorer
 
+    # Checked now: inside a search, a failing scorer only gives NaN scores
+    # and warnings.
+    _check_problem(problem)
+    if ties not in _TIES:
+        raise ValueError(f"ties must be 'first' or 'worst'; got {ties!r}.")
     return make_scorer(normalized_spo_loss, greater_is_better=False, problem=problem,
                        ties=ties)
 

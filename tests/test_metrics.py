@@ -570,3 +570,15 @@ def test_decision_loss_takes_problem_by_keyword_and_the_old_positional_call_warn
         decision_loss(C, W)
     with pytest.raises(TypeError, match="problem, z_true by keyword"):
         decision_loss(C, W, ROADS, problem=ROADS)
+
+
+def test_spo_scorer_checks_its_arguments_when_made():
+    # They were checked only when scoring, where a grid search turns the
+    # error into NaN scores and warnings.
+    with pytest.raises(TypeError, match="problem must be a spotree DecisionProblem"):
+        make_spo_scorer("shortest path")
+    with pytest.raises(TypeError):
+        make_spo_scorer(None)
+    with pytest.raises(ValueError, match="ties must be 'first' or 'worst'; got 'best'"):
+        make_spo_scorer(ROADS, ties="best")
+    assert make_spo_scorer(ROADS, ties="worst") is not None
