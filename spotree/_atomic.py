@@ -17,7 +17,9 @@ def atomic_write(path, writer, mode="w"):
     removed whatever stops the write, a ``KeyboardInterrupt`` included,
     wherever it arrives: its name is chosen before the file exists and every
     step from its creation on runs under one ``try``. ``path`` holds either
-    its previous content or the complete new one.
+    its previous content or the complete new one. A symbolic link is
+    followed (its target is written, the link kept); a pipe or a device
+    (``/dev/stdout``) is written directly, as nothing can be renamed onto it.
 
     Parameters
     ----------
@@ -39,6 +41,16 @@ def atomic_write(path, writer, mode="w"):
         raise ValueError(f"mode must be 'w' or 'wb'; got {mode!r}.")
     if os.path.isdir(path):
         raise IsADirectoryError(21, "Is a directory, not a file that can be written", path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A pipe or a device (/dev/stdout): nothing to rename onto; renaming would
+        # replace the device node (or the link to it) with a regular file.
+        with (open(path, "wb") if mode == "wb" else open(path, "w", encoding="utf-8")) as fh:
+            writer(fh)
+        return
+    if os.path.islink(path):
+        # Write the file the link points to; renaming onto the link would replace
+        # the link itself and leave its target as it was.
+        path = os.path.realpath(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     tmp = None

@@ -179,3 +179,29 @@ def test_rejects_unknown_modes(tmp_path):
     with pytest.raises(ValueError, match="mode must be 'w' or 'wb'"):
         atomic_write(tmp_path / "x", _writer, mode="a")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_symbolic_link_is_followed_and_kept(tmp_path):
+    """The temp file was renamed onto the link: the link became a regular file and
+    its target kept the old content."""
+    target = tmp_path / "runs" / "today.csv"
+    target.parent.mkdir()
+    target.write_text(OLD)
+    link = tmp_path / "latest.csv"
+    link.symlink_to(target)
+    atomic_write(link, _writer)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text(encoding="utf-8") == NEW
+    assert sorted(os.listdir(tmp_path)) == ["latest.csv", "runs"]
+    assert os.listdir(target.parent) == ["today.csv"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
+def test_a_device_behind_a_link_is_written_in_place(tmp_path):
+    """/dev/stdout is such a link: the device (or the link) must not be replaced."""
+    link = tmp_path / "out"
+    link.symlink_to("/dev/null")
+    atomic_write(link, _writer)
+    assert link.is_symlink() and os.readlink(link) == "/dev/null"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert os.listdir(tmp_path) == ["out"]

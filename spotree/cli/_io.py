@@ -89,7 +89,10 @@ def check_output_file(path, option):
         raise CLIError(f"{option} {path} is a directory, not a file")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise CLIError(f"{option} {path} is not writable (permission denied)")
-    _check_creatable(os.path.dirname(os.path.abspath(path)), option, path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        return path  # a pipe or a device (/dev/stdout): written in place, no file made
+    # A link is written through: its target's folder takes the new file.
+    _check_creatable(os.path.dirname(os.path.realpath(path)), option, path)
     return path
 
 

@@ -856,3 +856,17 @@ def test_jobs_with_a_scheduler_is_refused(tmp_path, capsys):
                          "tcp://127.0.0.1:1", "--out", tmp_path / "out")
     assert_one_line_error(res, "--jobs", "--scheduler")
     assert os.listdir(tmp_path) == []
+
+
+def test_an_output_behind_a_symbolic_link_writes_the_target(fitted, tmp_path, capsys):
+    """The file was renamed onto the link: the link was replaced, its target unchanged."""
+    _, model, _ = fitted
+    (tmp_path / "runs").mkdir()
+    target = tmp_path / "runs" / "p.csv"
+    target.write_text("old\n")
+    link = tmp_path / "latest.csv"
+    link.symlink_to(target)
+    res = run_in_process(capsys, "predict", "--model", model, "--data", NEW, "--out", link)
+    assert res.returncode == 0, res.stderr
+    assert link.is_symlink()
+    assert len(read_rows(target)) == 20
