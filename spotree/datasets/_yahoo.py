@@ -296,6 +296,9 @@ def load_yahoo_r6(data, *, n_user_clusters=10000, n_article_clusters=7, min_reco
                          f"{validation_fraction!r}.")
     train_lo, train_hi = _day_range(train_dates, "train_dates")
     test_lo, test_hi = _day_range(test_dates, "test_dates")
+    if train_lo <= test_hi and test_lo <= train_hi:  # a record in both: a test leak
+        raise ValueError(f"train_dates {tuple(train_dates)} and test_dates "
+                         f"{tuple(test_dates)} overlap; they must be disjoint.")
 
     def say(msg):
         if verbose:

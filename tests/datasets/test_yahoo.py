@@ -117,6 +117,9 @@ def test_same_seed_same_pairs_and_split_changes_with_seed(log_dir):
     (dict(n_user_clusters=10**5), "n_user_clusters"),
     (dict(n_user_clusters=6, n_article_clusters=50), "n_article_clusters"),
     (dict(train_dates=("2010-01-01", "2010-01-02")), "train_dates"),
+    # May 6 in both: its records trained and tested the models (a silent leak).
+    (dict(train_dates=("2009-05-01", "2009-05-06")), "overlap; they must be disjoint"),
+    (dict(test_dates=("2009-05-03", "2009-05-04")), "overlap"),
     (dict(validation_fraction=1.5), "validation_fraction"),
     (dict(min_records=-1), "min_records"),
 ])
