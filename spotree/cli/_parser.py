@@ -356,8 +356,8 @@ def build_parser():
                     help="news --data: records needed per user cluster and article type "
                          "(default: 50)")
     rp.add_argument("--scheduler", metavar="ADDRESS",
-                    help="send the runs to this dask.distributed scheduler "
-                         "(needs spotree[dask])")
+                    help="send the runs to this dask.distributed scheduler, whose "
+                         "workers run them (not with --jobs; needs spotree[dask])")
     rp.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     rp.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
