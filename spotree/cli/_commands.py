@@ -164,8 +164,14 @@ def _check_params(model):
         validate_params(model)
     except ValueError as exc:
         m = re.match(r"The '(\w+)' parameter", str(exc))
-        raise CLIError(f"--{m.group(1).replace('_', '-')}: {exc}" if m else str(exc)) \
-            from None
+        if not m:
+            raise CLIError(str(exc)) from None
+        # The option that sets the parameter (an optimal tree's global_thresholds
+        # comes from --thresholds).
+        flag = {"global_thresholds": "--thresholds",
+                "ridge_features": "--no-ridge-features"}.get(
+            m.group(1), "--" + m.group(1).replace("_", "-"))
+        raise CLIError(f"{flag}: {exc}") from None
 
 
 def fit(args):

@@ -870,3 +870,10 @@ def test_an_output_behind_a_symbolic_link_writes_the_target(fitted, tmp_path, ca
     assert res.returncode == 0, res.stderr
     assert link.is_symlink()
     assert len(read_rows(target)) == 20
+
+
+def test_an_optimal_trees_threshold_error_names_thresholds(tmp_path, capsys):
+    """It named '--global-thresholds', the parameter, which is no option of the command."""
+    res = run_in_process(capsys, *fit_args(tmp_path / "m.json", "--estimator", "optimal",
+                                           "--thresholds", "0"))
+    assert_one_line_error(res, "spotree fit: error: --thresholds: ", absent=("--global",))
