@@ -10,6 +10,14 @@ from sklearn.utils import check_random_state
 __all__ = ["make_illustrative", "make_shortest_path", "make_news"]
 
 
+def _as_float_array(value, name):
+    """``value`` as a float64 array, or a ValueError naming ``name``."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers; got {value!r:.80}.") from None
+
+
 def _check_int(value, name, low):
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
         raise ValueError(f"{name} must be an int >= {low}; got {value!r}.")
@@ -85,7 +93,7 @@ def make_shortest_path(n_samples, *, n_features=5, grid=(4, 4), degree=2, noise=
     if B is None:
         B = rng.binomial(1, 0.5, size=(d, n_features)).astype(np.float64)
     else:
-        B = np.asarray(B, dtype=np.float64)
+        B = _as_float_array(B, "B")
         if B.shape != (d, n_features):
             raise ValueError(f"B must have shape (n_costs, n_features) = ({d}, "
                              f"{n_features}); got {B.shape}.")

@@ -19,7 +19,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._generators import _check_int
+from ._generators import _as_float_array, _check_int
 
 __all__ = ["make_pyepo_shortest_path", "make_pyepo_knapsack", "pyepo_shortest_path_columns",
            "expected_ceil_uniform"]
@@ -52,7 +52,7 @@ def _check_formula(formula):
 
 
 def _check_B(B, shape):
-    B = np.asarray(B, dtype=np.float64)
+    B = _as_float_array(B, "B")
     if B.shape != shape:
         raise ValueError(f"B must have shape (n_costs, n_features) = {shape}; got {B.shape}.")
     if not np.isin(B, (0.0, 1.0)).all():
@@ -327,7 +327,7 @@ def make_pyepo_knapsack(n_samples, *, n_items=32, n_resources=2, n_features=5, d
     if weights is None:
         weights = rng.choice(np.arange(300, 800), size=(n_resources, n_items)) / 100.0
     else:
-        weights = np.asarray(weights, dtype=np.float64)
+        weights = _as_float_array(weights, "weights")
         if weights.shape != (n_resources, n_items):
             raise ValueError(f"weights must have shape (n_resources, n_items) = "
                              f"({n_resources}, {n_items}); got {weights.shape}.")

@@ -212,3 +212,10 @@ def test_news_determinism():
 def test_news_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_news(**kwargs)
+
+
+
+def test_an_array_of_text_is_named():
+    """It raised numpy's 'could not convert string to float', naming no argument."""
+    with pytest.raises(ValueError, match="B must be an array of numbers"):
+        make_shortest_path(5, B=[[1, "a"]])

@@ -256,3 +256,11 @@ def test_bayes_floor_below_fitted_models():
     const = normalized_spo_loss(Ct, np.broadcast_to(C.mean(axis=0), Ct.shape),
                                 problem=problem)
     assert 0 < floor < ls < const
+
+
+def test_arrays_of_text_are_named():
+    """They raised numpy's 'could not convert string to float', naming no argument."""
+    with pytest.raises(ValueError, match="B must be an array of numbers"):
+        make_pyepo_shortest_path(5, B=[[1, 2], [3]])
+    with pytest.raises(ValueError, match="weights must be an array of numbers"):
+        make_pyepo_knapsack(5, weights=[["a"] * 32] * 2)
