@@ -193,10 +193,16 @@ MUTATIONS = {
     # Issue 16, stop 27: SPOForest(criterion="auto").
     "auto_criterion_mse_on_ties": (
         "spotree/forest.py",
-        "if not scores[1] > scores[0]:",
-        "if not scores[1] >= scores[0]:",
+        'self.criterion_ = "mse" if scores[1] > scores[0] else "spo"',
+        'self.criterion_ = "mse" if scores[1] >= scores[0] else "spo"',
         ["tests/test_forest.py"],
         "criterion='auto' keeps the squared-error forest on a tie"),
+    "auto_criterion_on_whole_forests": (
+        "spotree/forest.py",
+        "k = min(_AUTO_PILOT_TREES, len(seeds))",
+        "k = len(seeds)",
+        ["tests/test_forest.py"],
+        "criterion='auto' chooses on whole forests instead of on the first trees"),
 }
 
 # For --quick (the CI subset): the tests that catch each mutation, by node id,
@@ -247,6 +253,9 @@ QUICK = {
         "test_ridge_feature_importances_are_shared_by_standardized_coefficients"],
     "auto_criterion_mse_on_ties": [
         "tests/test_forest.py::test_auto_criterion_keeps_the_spo_forest_on_a_tie"],
+    "auto_criterion_on_whole_forests": [
+        "tests/test_forest.py::"
+        "test_auto_criterion_chooses_on_the_first_trees_and_grows_the_rest_alike"],
     "null_space_rank_off_by_one": [
         "tests/problems/test_linear.py::test_difference_basis_is_the_null_space_of_a_eq",
         "tests/problems/test_shortest_path.py::"
