@@ -199,7 +199,12 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     # ----------------------------------------------------------- pruning
     def _node_losses_on(self, X, C, sample_weight, loss):
-        """Loss of every node of the fitted tree as a leaf, on the given data."""
+        """Loss of every node of the fitted tree as a leaf, on the given data.
+
+        Returns the losses, the weights, X, C and the magnitude of the terms
+        summed into a node's loss (largest over the nodes): differences far
+        below it are rounding.
+        """
         X = self._validate_X_predict(X)
         C = check_costs(C, n_costs=self.problem_.n_costs)
         check_same_rows(X, C)
@@ -221,15 +226,18 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                              f"(regret {spo[k]:.6g}): the decision is infeasible for the "
                              "problem, or the problem's oracle is not optimal.")
         spo = np.maximum(spo, 0.0)
+        spo_mag = float(tol.max(initial=0.0)) / REGRET_RTOL
         if loss == "spo":
-            return spo, sw, X, C
+            return spo, sw, X, C, spo_mag
         sq = Pw @ np.einsum("ij,ij->i", C, C)
         mse = sq - 2 * np.einsum("ij,ij->i", S, t.value) + wn * np.einsum(
             "ij,ij->i", t.value, t.value)
+        mse_mag = float((sq + 2 * np.einsum("ij,ij->i", np.abs(S), np.abs(t.value))
+                         + wn * np.einsum("ij,ij->i", t.value, t.value)).max(initial=0.0))
         if loss == "mse":
-            return np.maximum(mse, 0.0), sw, X, C
+            return np.maximum(mse, 0.0), sw, X, C, mse_mag
         crit = self._criterion_scales
-        return crit(spo, mse), sw, X, C
+        return crit(spo, mse), sw, X, C, crit(spo_mag, mse_mag)
 
     def _criterion_scales(self, spo, mse):
         a = getattr(self, "spo_weight", 1.0) if getattr(self, "criterion", "spo") == "spo" else 0.0
@@ -276,7 +284,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             chosen alpha.
         """
         loss = self._pruning_loss_name(loss)
-        node_val, sw, X, C = self._node_losses_on(X_val, C_val, sample_weight, loss)
+        node_val, sw, X, C, magnitude = self._node_losses_on(X_val, C_val, sample_weight, loss)
         t = self.tree_
         train = {"criterion": t.impurity, "spo": t.loss}.get(loss)
         if train is None:  # "mse" for a tree grown on another criterion
@@ -284,7 +292,11 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         alphas, masks, _ = t.pruning_sequence(train)
         val = np.array([node_val[mk].sum() for mk in masks])
         n_leaves = np.array([mk.sum() for mk in masks])
-        best = np.flatnonzero(val <= val.min() + 1e-12 * max(abs(val.min()), 1e-300))[-1]
+        # Ties up to rounding, relative to the size of the summed terms (not to
+        # the best loss, which is often 0 up to rounding: then 1e-16 of noise
+        # decided, and a larger tree won a tie).
+        tie = 1e-12 * max(abs(val.min()), magnitude, 1e-300)
+        best = np.flatnonzero(val <= val.min() + tie)[-1]
         se = np.nan
         if one_se_rule:
             # Standard error of the best subtree's total validation loss; rows
@@ -294,7 +306,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             var = np.average((per - mean) ** 2, weights=sw)
             n_rows = int((sw > 0).sum())
             se = np.sqrt(var / max(n_rows - 1, 1)) * sw.sum()
-            best = np.flatnonzero(val <= val[best] + se)[-1]
+            best = np.flatnonzero(val <= val[best] + se + tie)[-1]
         pruned = copy.deepcopy(self)
         pruned.tree_ = t.pruned(masks[best])
         pruned.feature_importances_ = pruned._importances_of_pruned()

@@ -842,3 +842,29 @@ def test_importances_count_only_the_splits_left_after_pruning():
     for tree in forest.estimators_:
         np.testing.assert_allclose(tree.feature_importances_, _hand_importances(tree.tree_),
                                    atol=1e-12)
+
+
+def test_prune_breaks_ties_at_zero_validation_loss_to_the_smaller_tree():
+    # Several subtrees decide every validation row optimally (regret 0 up to
+    # rounding). The tie tolerance was relative to the best loss, 0 here, so
+    # 2e-16 of rounding kept the 8-leaf tree over the 2-leaf one.
+    rng = np.random.default_rng(333)
+    problem = ShortestPath((2, 2))
+    X = rng.normal(size=(30, 2)).round(1)
+    C = rng.normal(size=(30, 4)) + X[:, :1]
+    Xv = rng.normal(size=(6, 2)).round(1)
+    Cv = rng.normal(size=(6, 4)) + Xv[:, :1]
+    est = SPOTree(problem, max_depth=3, min_samples_leaf=2).fit(X, C)
+    _, masks, _ = est.tree_.pruning_sequence()
+    _, zv = problem.solve(Cv)
+    regrets, sizes = [], []
+    for mask in masks:  # by hand: each candidate's validation regret
+        sub = est.tree_.pruned(mask)
+        regrets.append(sum(float(c @ sub.decision[leaf] - z)
+                           for c, z, leaf in zip(Cv, zv, sub.apply(Xv))))
+        sizes.append(sub.n_leaves)
+    regrets = np.array(regrets)
+    smallest = min(s for s, r in zip(sizes, regrets) if r <= regrets.min() + 1e-9)
+    assert smallest < est.get_n_leaves()
+    assert est.prune(Xv, Cv).get_n_leaves() == smallest
+    assert est.prune(Xv, Cv, one_se_rule=True).get_n_leaves() <= smallest
