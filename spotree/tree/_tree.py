@@ -371,7 +371,8 @@ class Tree:
                     R_sub[u] += d_R
                     n_sub[u] += d_n
                     u = parent[u]
-            alphas.append(max(g_min, alphas[-1]))
+            # A link whose gain is rounding (a zero-gain split) is pruned at 0.
+            alphas.append(max(g_min if g_min > 1e-12 * scale else 0.0, alphas[-1]))
             masks.append(leaf.copy())
             losses.append(R_sub[0])
         return np.asarray(alphas), masks, np.asarray(losses)

@@ -868,3 +868,25 @@ def test_prune_breaks_ties_at_zero_validation_loss_to_the_smaller_tree():
     assert smallest < est.get_n_leaves()
     assert est.prune(Xv, Cv).get_n_leaves() == smallest
     assert est.prune(Xv, Cv, one_se_rule=True).get_n_leaves() <= smallest
+
+
+def test_zero_gain_prunings_have_alpha_zero():
+    # A zero-gain split's weakest-link alpha was its rounding (1.8e-15 here),
+    # so ccp_alpha=1e-15 kept it; the cost-complexity optimum at any alpha > 0
+    # (enumerated over every pruning) drops it.
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(50, 2))
+    C = rng.normal(size=(50, 3)) + X[:, :1] * np.array([1, -1, 0.5])
+    w = rng.integers(1, 4, size=50).astype(float)
+    problem = FiniteDecisions(np.eye(3))
+    est = SPOTree(problem, max_depth=4, min_samples_leaf=3)
+    path = est.cost_complexity_pruning_path(X, C, sample_weight=w)
+    t = clone(est).fit(X, C, w).tree_
+    subtrees = _prunings(t)
+    R = np.array([t.impurity[list(S)].sum() for S in subtrees])
+    size = np.array([len(S) for S in subtrees])
+    zero_gain = size[np.abs(R - R.min()) <= 1e-9 * R.max()].min()
+    assert zero_gain < t.n_leaves  # the data have zero-gain splits
+    assert path.ccp_alphas[1] == 0.0
+    assert SPOTree(problem, max_depth=4, min_samples_leaf=3,
+                   ccp_alpha=1e-15).fit(X, C, w).get_n_leaves() == zero_gain
