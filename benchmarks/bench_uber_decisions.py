@@ -14,7 +14,7 @@ and fits on one half:
 - ``RF``: scikit-learn's RandomForestRegressor with its defaults (100 trees);
 - ``SPOForest`` and ``SPOBoost``: spotree's defaults (the forest's is
   ``criterion="auto"``: SPO or squared-error trees, whichever make the better
-  out-of-bag decisions on the first 30 trees of each);
+  out-of-bag decisions on the first 20 trees of each);
 - ``SPOForest spo``: the forest of SPO trees (``criterion="spo"``, the
   paper's forest and the default until ``"auto"``);
 - ``SPOForest mse`` and ``SPOBoost ridge``: the two changes of a default that

@@ -931,8 +931,8 @@ def _oob_regret(forest, X, C, k=None):
 @_NO_OOB_WARNING
 def test_auto_criterion_keeps_the_forest_whose_out_of_bag_decisions_are_better(
         degree, noise, seed, expected):
-    # 10 trees, fewer than the pilot's: the choice is made on whole forests.
-    assert spotree.forest._AUTO_PILOT_TREES >= 10
+    # 10 trees, fewer than the pilot's least: the choice is made on whole forests.
+    assert spotree.forest._auto_pilot_trees(10) == 10
     X, C = make_shortest_path(150, degree=degree, noise=noise, random_state=seed)
     problem = ShortestPath((4, 4))
     auto = SPOForest(problem, n_estimators=10, criterion="auto", random_state=seed).fit(X, C)
@@ -952,12 +952,17 @@ def test_auto_criterion_keeps_the_forest_whose_out_of_bag_decisions_are_better(
     assert with_oob.oob_score_ == pytest.approx(-min(regrets), rel=1e-10)
 
 
+def test_auto_criterion_chooses_on_a_fifth_of_the_trees_and_at_least_twenty():
+    assert [spotree.forest._auto_pilot_trees(n) for n in (1, 20, 21, 100, 101, 500)] == \
+        [1, 20, 20, 20, 21, 100]
+
+
 @pytest.mark.parametrize("degree, noise, seed", [(1, 0.0, 0), (4, 0.0, 0), (2, 0.5, 1),
                                                  (8, 0.25, 0), (8, 0.25, 1)])
 @_NO_OOB_WARNING
 def test_auto_criterion_chooses_on_the_first_trees_and_grows_the_rest_alike(
         degree, noise, seed, monkeypatch):
-    monkeypatch.setattr(spotree.forest, "_AUTO_PILOT_TREES", 4)
+    monkeypatch.setattr(spotree.forest, "_AUTO_PILOT_MIN", 4)
     X, C = make_shortest_path(150, degree=degree, noise=noise, random_state=seed)
     problem = ShortestPath((4, 4))
     auto = SPOForest(problem, n_estimators=12, criterion="auto", oob_score=True,
@@ -984,7 +989,7 @@ def test_auto_criterion_chooses_on_the_first_trees_and_grows_the_rest_alike(
 @pytest.mark.parametrize("pilot", [30, 1])  # the whole forest is the pilot, or grows on
 def test_auto_criterion_warns_of_rows_never_out_of_bag_only_when_asked_for_a_score(
         pilot, monkeypatch):
-    monkeypatch.setattr(spotree.forest, "_AUTO_PILOT_TREES", pilot)
+    monkeypatch.setattr(spotree.forest, "_AUTO_PILOT_MIN", pilot)
     X, C, _, _ = _data(n=60)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the choice's own out-of-bag rows: no warning

@@ -199,7 +199,7 @@ MUTATIONS = {
         "criterion='auto' keeps the squared-error forest on a tie"),
     "auto_criterion_on_whole_forests": (
         "spotree/forest.py",
-        "k = min(_AUTO_PILOT_TREES, len(seeds))",
+        "k = _auto_pilot_trees(len(seeds))",
         "k = len(seeds)",
         ["tests/test_forest.py"],
         "criterion='auto' chooses on whole forests instead of on the first trees"),
