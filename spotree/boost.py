@@ -985,6 +985,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             swv = check_sample_weight(sample_weight_val, Xv.shape[0],
                                       name="sample_weight_val")
             return (X, C, sw), (Xv, Cv, swv), "X_val", None
+        if sample_weight_val is not None:
+            # The rows held out by validation_fraction keep their sample_weight.
+            raise ValueError("sample_weight_val weighs the rows of X_val and C_val; give "
+                             "those too, or weigh the held-out rows with sample_weight.")
         if self.n_iter_no_change is None:
             return (X, C, sw), None, None, None
         n = X.shape[0]

@@ -30,7 +30,7 @@ from ._validation import check_costs, check_features, check_fit_inputs, check_sa
 from .metrics import normalized_spo_loss
 from .problems import resolve_problem
 from .tree import SPOTree, register_model
-from .tree._classes import SPOScoreMixin, categorical_mask
+from .tree._classes import CATEGORICAL_FEATURES, SPOScoreMixin, categorical_mask
 from .tree._builder import AbortFlag, GrowthInterrupted
 from .tree._fit_data import FitData
 from .tree._kernels import MODE_ORACLE
@@ -358,9 +358,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "min_samples_split": [Interval(int, 2, None), Interval(float, 0.0, 1.0, "right")],
         "min_weight_fraction_leaf": [Interval(float, 0.0, 0.5)],
         "thresholds": [Options("all"), Interval(int, 1, None)],
-        "categorical_features": [InstanceOf((list, tuple, np.ndarray),
-                                            "an array-like of feature indices, names or a "
-                                            "boolean mask"), None],
+        "categorical_features": [CATEGORICAL_FEATURES, None],
         "categorical_splits": [Options("equal", "subset")],
         "spo_weight": [Interval(float, 0.0, 1.0)],
         "min_loss_decrease": [Interval(float, 0.0, None)],
@@ -748,6 +746,10 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     def __iter__(self):
         check_is_fitted(self, "estimators_")
         return iter(self.estimators_)
+
+    def __len__(self):
+        check_is_fitted(self, "estimators_")
+        return len(self.estimators_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

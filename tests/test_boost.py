@@ -405,6 +405,11 @@ def test_costs_not_matching_the_problem():
         SPOBoost(SP).fit(X, C, X_val=X, C_val=C[:, :11])
     with pytest.raises(ValueError, match="X_val and C_val must be given together"):
         SPOBoost(SP).fit(X, C, X_val=X)
+    # Validation weights without validation rows were dropped without a word.
+    for n_iter_no_change in (10, None):
+        with pytest.raises(ValueError, match="sample_weight_val weighs the rows of X_val"):
+            SPOBoost(SP, n_iter_no_change=n_iter_no_change).fit(
+                X, C, sample_weight_val=np.ones(10))
 
 
 # ------------------------------------------------------------ sklearn checks

@@ -6,11 +6,13 @@ import pickle
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from joblib import parallel_config
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import (
     check_fit_score_takes_y,
@@ -1088,3 +1090,32 @@ def test_tune_max_features_accepts_the_auto_criterion():
                           random_state=0).fit(X, C)
         assert loss == pytest.approx(-alone.score(Xt, Ct), rel=1e-10)
     assert best.criterion_ in ("spo", "mse")
+
+
+def test_forest_categorical_features_from_pandas_columns(tmp_path):
+    # df.columns[...], a Series and a range are array-likes, as SPOTree takes them.
+    rng = np.random.default_rng(6)
+    code = rng.integers(0, 4, size=80)
+    df = pd.DataFrame({"x": rng.uniform(size=80), "code": code})
+    C = rng.uniform(size=(80, 3)) + np.eye(3)[code % 3] * 2.0
+    problem = FiniteDecisions(np.eye(3))
+    kw = dict(n_estimators=5, criterion="spo", random_state=0)
+    as_list = SPOForest(problem, categorical_features=["code"], **kw).fit(df, C)
+    assert all(t.tree_.is_categorical.any() for t in as_list.estimators_)
+    for given in (df.columns[[1]], pd.Series(["code"]), range(1, 2)):
+        est = clone(SPOForest(problem, categorical_features=given, **kw)).fit(df, C)
+        assert_array_equal(est.predict(df), as_list.predict(df))
+        est.save(tmp_path / "f.json")
+        assert_array_equal(spotree.load(tmp_path / "f.json").predict(df), as_list.predict(df))
+
+
+def test_len_index_and_iteration_agree_and_need_a_fit():
+    X, C, _, _ = _data(n=80)
+    forest = SPOForest(SP, n_estimators=7, random_state=0)
+    for use in (len, list, lambda f: f[0]):
+        with pytest.raises(NotFittedError):
+            use(forest)
+    forest.fit(X, C)
+    assert len(forest) == 7 == len(list(forest))
+    assert [t is u for t, u in zip(forest, forest.estimators_)] == [True] * 7
+    assert forest[-1] is forest.estimators_[6]
