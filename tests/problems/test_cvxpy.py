@@ -76,13 +76,20 @@ def test_portfolio_equals_independent_solves():
     assert (np.einsum("ij,jk,ik->i", W, cov, W) <= risk * (1 + 1e-6)).all()
 
 
-def test_lp_equals_linprog():
-    rng = np.random.default_rng(2)
+def _box_lp(rng):
+    """A 6-variable LP with 4 packing rows and unit bounds, through CVXPY, and
+    its data for linprog."""
     A = rng.uniform(0, 1, size=(4, 6))
     b = A.sum(axis=1) * 0.4
     c, x = cp.Parameter(6), cp.Variable(6)
     problem = from_cvxpy(cp.Problem(cp.Minimize(c @ x), [A @ x <= b, x >= 0, x <= 1]), c, x,
                          solver=SOLVER)
+    return problem, A, b
+
+
+def test_lp_equals_linprog():
+    rng = np.random.default_rng(2)
+    problem, A, b = _box_lp(rng)
     C = rng.normal(size=(30, 6))
     _, z = problem.solve(C)
     ref = [linprog(ci, A_ub=A, b_ub=b, bounds=(0, 1), method="highs").fun for ci in C]
@@ -93,11 +100,7 @@ def test_tiny_and_huge_costs_keep_the_solver_accuracy():
     # Solver tolerances are absolute: with costs of order 1e-9 the default
     # solver's values were ~50% off, and with costs of order 1e9 it failed.
     rng = np.random.default_rng(2)
-    A = rng.uniform(0, 1, size=(4, 6))
-    b = A.sum(axis=1) * 0.4
-    c, x = cp.Parameter(6), cp.Variable(6)
-    problem = from_cvxpy(cp.Problem(cp.Minimize(c @ x), [A @ x <= b, x >= 0, x <= 1]), c, x,
-                         solver=SOLVER)
+    problem, A, b = _box_lp(rng)
     C = rng.normal(size=(10, 6))
     ref = np.array([linprog(ci, A_ub=A, b_ub=b, bounds=(0, 1), method="highs").fun
                     for ci in C])
