@@ -328,7 +328,9 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         impurity = impurity * s
     elif a == 0.0:
         # Times s twice: a pure node's 0 * (s * s) is NaN where s * s overflows.
-        impurity = impurity * s * s
+        # A squared error beyond the float range is inf, as it should be: no warning.
+        with np.errstate(over="ignore"):
+            impurity = impurity * s * s
     categories = [np.empty(0)] * count
     thr = threshold[sl].copy()
     left, right, feature = left[sl], right[sl], feature[sl]
