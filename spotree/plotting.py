@@ -464,7 +464,7 @@ def plot_pruning_path(model, ax=None, *, title=None):
 
     Parameters
     ----------
-    model : tree returned by ``prune``
+    model : tree returned by ``prune`` (or loaded from its file)
         Anything with ``pruning_path_`` (``ccp_alphas``, ``n_leaves``,
         ``val_losses``, ``standard_error``), ``pruning_alpha_`` and
         ``get_n_leaves``.

@@ -374,7 +374,8 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return imp / s if s > 0 else imp
 
     # ------------------------------------------------------- persistence
-    _persist_extra = ("loss_scales_", "pruning_alpha_", "category_values_", "categories_seen_")
+    _persist_extra = ("loss_scales_", "pruning_alpha_", "pruning_path_", "category_values_",
+                      "categories_seen_")
 
     def _set_trees_from_load(self, trees):
         if len(trees) != 1:

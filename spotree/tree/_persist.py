@@ -38,6 +38,7 @@ import json
 import math
 
 import numpy as np
+from sklearn.utils import Bunch
 
 from .. import _schema
 from .._atomic import atomic_write
@@ -78,6 +79,8 @@ def _json_param(value):
         return value.to_dict()
     if isinstance(value, (np.integer, np.floating)):
         return value.item()
+    if isinstance(value, dict):  # a Bunch (a pruned tree's pruning_path_)
+        return {str(k): _json_param(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, range, np.ndarray)) or (
             hasattr(value, "to_numpy") and hasattr(value, "dtype")):  # a pandas Index or Series
         return [_json_param(v) for v in np.asarray(value, dtype=object).tolist()]
@@ -244,6 +247,25 @@ def _read_ridge_features(v, where, p, d):
     return RidgeFeatures(columns, fill, coef, intercept, fold, kind)
 
 
+def _read_pruning_path(v, where, p, d):
+    """A pruned tree's candidate subtrees: alphas, leaves, validation losses, standard error."""
+    v = _schema.mapping(v, where)
+    keys = ("ccp_alphas", "n_leaves", "val_losses", "standard_error")
+    _schema.check_keys(v, where, required=keys)
+    alphas = _schema.real_array(v["ccp_alphas"], _schema.join(where, "ccp_alphas"), low=0.0)
+    k = len(alphas)
+    leaves = _schema.int_array(v["n_leaves"], _schema.join(where, "n_leaves"), length=k,
+                               low=1)
+    losses = _schema.real_array(v["val_losses"], _schema.join(where, "val_losses"), length=k)
+    if k == 0 or (np.diff(leaves) >= 0).any():
+        raise _schema.SchemaError(_schema.join(where, "n_leaves"),
+                                  "must list at least one subtree, with fewer leaves at each "
+                                  "step of the pruning sequence.")
+    se = _schema.real(v["standard_error"], _schema.join(where, "standard_error"), low=0.0,
+                      allow_nan=True)
+    return Bunch(ccp_alphas=alphas, n_leaves=leaves, val_losses=losses, standard_error=se)
+
+
 def _read_cost_rows(v, where, d):
     # One row per cost, all of the length of the first (SPOBoost's spline links).
     cols = len(v[0]) if isinstance(v, list) and v and isinstance(v[0], list) else 0
@@ -255,6 +277,7 @@ def _read_cost_rows(v, where, d):
 _EXTRA_READERS = {
     "loss_scales_": _read_loss_scales,
     "pruning_alpha_": lambda v, where, p, d: _schema.real(v, where, low=0.0),
+    "pruning_path_": _read_pruning_path,
     "oob_score_": _read_oob_score,
     "category_values_": _read_category_values,
     "categories_seen_": _read_categories_seen,

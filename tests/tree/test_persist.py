@@ -139,6 +139,36 @@ def test_a_loaded_mixed_criterion_tree_prunes_as_the_original(tmp_path):
         assert a.get_n_leaves() == b.get_n_leaves()
 
 
+@pytest.mark.parametrize("one_se_rule", [False, True])
+def test_a_pruned_tree_keeps_its_pruning_path_and_a_bad_one_is_named(tmp_path, one_se_rule):
+    model, X, C = MODELS["shortest_path"]
+    pruned = model.prune(X[::2], C[::2], one_se_rule=one_se_rule)
+    pruned.save(tmp_path / "m.json")
+    back = spotree.load(tmp_path / "m.json").pruning_path_
+    path = pruned.pruning_path_
+    for key in ("ccp_alphas", "n_leaves", "val_losses"):
+        np.testing.assert_array_equal(back[key], path[key])
+        assert back[key].dtype == path[key].dtype
+    np.testing.assert_equal(back.standard_error, path.standard_error)  # NaN without the rule
+    doc = json.loads((tmp_path / "m.json").read_text())
+    n = len(path.ccp_alphas)
+    for change, where in (
+            (lambda p: p.pop("val_losses"), r"fitted\.pruning_path_"),
+            (lambda p: p.update(ccp_alphas=[-1.0] * n), r"fitted\.pruning_path_\.ccp_alphas"),
+            (lambda p: p.update(n_leaves=[1] * n), r"fitted\.pruning_path_\.n_leaves"),
+            (lambda p: p.update(val_losses=p["val_losses"][:-1]),
+             r"fitted\.pruning_path_\.val_losses"),
+            (lambda p: p.update(standard_error=-1.0), r"fitted\.pruning_path_\.standard_error")):
+        bad = json.loads(json.dumps(doc))
+        change(bad["fitted"]["pruning_path_"])
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=where):
+            spotree.load(tmp_path / "bad.json")
+    # A model without one (not pruned, or saved before) loads without it.
+    model.save(tmp_path / "plain.json")
+    assert not hasattr(spotree.load(tmp_path / "plain.json"), "pruning_path_")
+
+
 def test_saving_an_unfitted_model_fails_cleanly(tmp_path):
     with pytest.raises(Exception, match="not fitted|fit"):
         SPOTree(ShortestPath((2, 2))).save(tmp_path / "x.json")
