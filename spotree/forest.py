@@ -484,14 +484,11 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # Both pilots in one parallel call: one wait for the last tree, not two.
         both = self._grow(X, C, sw, problem, base, fmap, np.concatenate([seeds[:k], seeds[:k]]),
                           n_draws, criteria=["spo"] * k + ["mse"] * k)
-        pilots, scores = {"spo": both[:k], "mse": both[k:]}, []
-        for crit in ("spo", "mse"):
-            self.criterion_ = crit
-            # Rows that no pilot tree left out take no part in the choice
-            # (no warning: the user asked for no out-of-bag score).
-            self._set_forest(pilots[crit], seeds[:k], n_draws, X, C, sw, problem, base, fmap,
-                             True, None, z_rows=base.zs)
-            scores.append(float(self.oob_score_))
+        pilots = {"spo": both[:k], "mse": both[k:]}
+        # Rows that no pilot tree left out take no part in the choice (no
+        # warning: the user asked for no out-of-bag score).
+        scores = [self._oob(X, C, sw, pilots[crit], seeds[:k], n_draws, problem,
+                            z_rows=base.zs)[2] for crit in ("spo", "mse")]
         # SPO unless the squared-error trees are strictly better (a NaN
         # score, no row out of bag, keeps SPO).
         self.criterion_ = "mse" if scores[1] > scores[0] else "spo"
@@ -552,9 +549,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return trees
 
     def _set_forest(self, trees, seeds, n_draws, X, C, sw, problem, base, fmap, oob,
-                    oob_stacklevel, z_rows=None):
-        """Make ``trees`` (grown from ``seeds``) the fitted forest (``z_rows``:
-        see :meth:`_set_oob_score`)."""
+                    oob_stacklevel):
+        """Make ``trees`` (grown from ``seeds``) the fitted forest."""
         p = self.n_features_in_
         seen = [None if v is None else v.copy() for v in base.cat_values[:p]]
         self.categories_seen_ = seen if any(v is not None for v in seen) else None
@@ -577,7 +573,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.feature_importances_ = self._mean_importances(
             [t.feature_importances_ for t in trees], [t.tree_.node_count for t in trees])
         if oob:
-            self._set_oob_score(X, C, sw, seeds, n_draws, oob_stacklevel, z_rows)
+            self._set_oob_score(X, C, sw, seeds, n_draws, oob_stacklevel)
         elif hasattr(self, "oob_score_"):
             del self.oob_score_, self.oob_prediction_
         return self
@@ -591,15 +587,16 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         s = mean.sum()
         return mean / s if s > 0 else mean
 
-    def _set_oob_score(self, X, C, sw, seeds, n_draws, stacklevel=4, z_rows=None):
-        """``oob_score_`` and ``oob_prediction_``. ``z_rows``: the rows' optimal
-        values, or a multiple of them; given, a score the normalized SPO loss
-        cannot define (those of the out-of-bag rows all zero) is NaN instead of
-        an error."""
+    def _oob(self, X, C, sw, trees, seeds, n_draws, problem, z_rows=None):
+        """Out-of-bag predictions of ``trees`` (grown from ``seeds``), the rows that
+        have one, and their score (``oob_score_``). ``z_rows``: the rows'
+        optimal values, or a multiple of them; given, a score the normalized
+        SPO loss cannot define (those of the out-of-bag rows all zero) is NaN
+        instead of an error."""
         n, d = C.shape
         total = np.zeros((n, d))
         n_pred = np.zeros(n, dtype=np.int64)
-        for seed, est in zip(seeds, self.estimators_):
+        for seed, est in zip(seeds, trees):
             oob = np.flatnonzero(_bootstrap_counts(int(seed), sw, n_draws) == 0)
             if oob.size:
                 tree = est.tree_
@@ -608,18 +605,24 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         has = n_pred > 0
         pred = np.full((n, d), np.nan)
         pred[has] = total[has] / n_pred[has, None]
-        self.oob_prediction_ = pred
+        if not (sw[has] > 0).any() or (
+                z_rows is not None and not np.dot(sw[has], np.abs(z_rows[has])) > 0):
+            return pred, has, np.nan
+        return pred, has, -normalized_spo_loss(C[has], pred[has], problem=problem,
+                                               sample_weight=sw[has])
+
+    def _set_oob_score(self, X, C, sw, seeds, n_draws, stacklevel=4):
+        """``oob_score_`` and ``oob_prediction_`` of the fitted trees, with a
+        warning (at ``stacklevel``; None: none) of rows that have no out-of-bag
+        prediction."""
+        self.oob_prediction_, has, self.oob_score_ = self._oob(
+            X, C, sw, self.estimators_, seeds, n_draws, self.problem_)
+        n = has.size
         if not has.all() and stacklevel is not None:
             warnings.warn(f"{int((~has).sum())} of {n} training samples were in every "
                           "bootstrap sample and have no out-of-bag prediction; oob_score_ "
                           "is computed without them (more trees make this rarer).",
                           UserWarning, stacklevel=stacklevel)
-        if not (sw[has] > 0).any() or (
-                z_rows is not None and not np.dot(sw[has], np.abs(z_rows[has])) > 0):
-            self.oob_score_ = np.nan
-            return
-        self.oob_score_ = -normalized_spo_loss(C[has], pred[has], problem=self.problem_,
-                                               sample_weight=sw[has])
 
     @property
     def estimators_samples_(self):

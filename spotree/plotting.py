@@ -484,7 +484,8 @@ def plot_pruning_path(model, ax=None, *, title=None):
     alphas = np.asarray(path["ccp_alphas"], dtype=np.float64)
     leaves = np.asarray(path["n_leaves"], dtype=np.float64)
     val = np.asarray(path["val_losses"], dtype=np.float64)
-    if not alphas.ndim == leaves.ndim == val.ndim == 1 or not alphas.size == leaves.size == val.size:
+    if not (alphas.ndim == leaves.ndim == val.ndim == 1
+            and alphas.size == leaves.size == val.size):
         raise ValueError("plot_pruning_path: pruning_path_'s ccp_alphas, n_leaves and "
                          "val_losses must be 1-D of one length; got shapes "
                          f"{alphas.shape}, {leaves.shape} and {val.shape}.")
