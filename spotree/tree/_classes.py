@@ -100,6 +100,23 @@ def categorical_mask(est, p):
     return mask
 
 
+def _categories_seen(fit_data, active):
+    """Per feature, the categories of the rows marked ``active`` (None if numeric).
+
+    A row of zero weight is a row removed: a category only such rows hold
+    was not seen, and at predict it follows the missing side as any unseen
+    category does.
+    """
+    seen = []
+    for f, values in enumerate(fit_data.cat_values):
+        if values is None:
+            seen.append(None)
+            continue
+        codes = fit_data.codes[active, f]
+        seen.append(values[np.unique(codes[codes < values.size])])
+    return seen
+
+
 class SPOScoreMixin:
     """``score`` shared by trees and forests: minus the normalized SPO loss."""
 
@@ -604,7 +621,7 @@ class SPOTree(BaseSPOTree):
             seed=seed, categorical_subsets=self.categorical_splits == "subset",
             abort=abort, decisions=decisions)
         self.tree_ = tree
-        self.categories_seen_ = [None if v is None else v.copy() for v in fit_data.cat_values]
+        self.categories_seen_ = _categories_seen(fit_data, sw > 0)
         if not any(v is not None for v in self.categories_seen_):
             self.categories_seen_ = None
         self.loss_scales_ = scales

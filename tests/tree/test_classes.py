@@ -588,6 +588,26 @@ def test_categorical_unseen_categories_follow_the_missing_side():
     assert (est.apply(Xnew[:4]) == t.children_left[0]).all()
 
 
+def test_a_category_seen_only_in_rows_of_zero_weight_is_unseen():
+    # A row of weight 0 is a row removed: a category only it holds was never
+    # seen, so at predict it follows the missing side like any unseen one.
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.integers(0, 3, size=40).astype(float), rng.uniform(size=40)])
+    X[:12, 0] = np.nan
+    C = np.where(np.isnan(X[:, :1]), [1.0, 3.0], [3.0, 1.0]) + rng.uniform(size=(40, 2))
+    X[-3:, 0] = 5.0
+    w = np.ones(40)
+    w[-3:] = 0.0
+    est = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1, categorical_features=[0]).fit(
+        X, C, sample_weight=w)
+    t = est.tree_
+    assert t.feature[0] == 0
+    np.testing.assert_array_equal(est.categories_seen_[0], np.unique(X[:37, 0][~np.isnan(X[:37, 0])]))
+    missing_side = t.children_left[0] if t.missing_go_to_left[0] else t.children_right[0]
+    np.testing.assert_array_equal(est.apply(np.array([[5.0, 0.5], [np.nan, 0.5]])),
+                                  [missing_side, missing_side])
+
+
 def test_min_samples_leaf_as_fraction_and_min_samples_split():
     X, C = _sp_data(100, seed=10)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=100)
