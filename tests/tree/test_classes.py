@@ -602,7 +602,8 @@ def test_a_category_seen_only_in_rows_of_zero_weight_is_unseen():
         X, C, sample_weight=w)
     t = est.tree_
     assert t.feature[0] == 0
-    np.testing.assert_array_equal(est.categories_seen_[0], np.unique(X[:37, 0][~np.isnan(X[:37, 0])]))
+    kept = X[:37, 0]
+    np.testing.assert_array_equal(est.categories_seen_[0], np.unique(kept[~np.isnan(kept)]))
     missing_side = t.children_left[0] if t.missing_go_to_left[0] else t.children_right[0]
     np.testing.assert_array_equal(est.apply(np.array([[5.0, 0.5], [np.nan, 0.5]])),
                                   [missing_side, missing_side])
