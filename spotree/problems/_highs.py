@@ -100,12 +100,55 @@ def _short_status(status):
             MS.kTimeLimit: TIME_LIMIT}.get(status, OTHER)
 
 
+#: Rows whose largest coefficient is below this are multiplied by a power of
+#: two that brings it into [1, 2) (see :func:`_scale_small_rows`).
+_SMALL_ROW = 2.0 ** -10
+#: ... unless a finite bound of the row would then reach this.
+_SCALED_BOUND_MAX = 1e15
+
+
+def _scale_small_rows(A, row_lower, row_upper):
+    """Rows of tiny coefficients multiplied by powers of two; ``(A, lower, upper)``.
+
+    HiGHS treats matrix entries below 1e-9 as zero and checks rows against
+    an absolute feasibility tolerance (1e-7), so a row ``1e-10 x <= 1e-10``
+    was dropped: the LP was solved without it and the answer broke it. A
+    power of two keeps every value exact and the feasible set the same; only
+    rows whose largest coefficient is below ``_SMALL_ROW`` are touched, so
+    well-scaled models are passed as they are. The columns (and so the
+    decisions) and the objective are unchanged.
+    """
+    n_rows = A.shape[0]
+    if not n_rows or not A.nnz:
+        return A, row_lower, row_upper
+    peak = np.asarray(abs(A).max(axis=1).todense()).ravel()
+    small = (peak > 0) & (peak < _SMALL_ROW)
+    if not small.any():
+        return A, row_lower, row_upper
+    lower = np.asarray(row_lower, dtype=np.float64)
+    upper = np.asarray(row_upper, dtype=np.float64)
+    # The exponent that puts the row's peak in [1, 2), lowered where a finite
+    # bound would otherwise come close to HiGHS's infinity.
+    e = np.where(small, -np.frexp(peak)[1] + 1, 0).astype(np.int64)
+    with np.errstate(divide="ignore", over="ignore"):
+        bound = np.fmax(np.where(np.isfinite(lower), np.abs(lower), 0.0),
+                        np.where(np.isfinite(upper), np.abs(upper), 0.0))
+        room = np.where(bound > 0, np.floor(np.log2(_SCALED_BOUND_MAX / bound)), e)
+    # (At most 2**1000, so that even a subnormal peak's factor stays finite.)
+    e = np.clip(np.minimum(e, room), 0, 1000).astype(np.int64)
+    factor = np.ldexp(1.0, e)
+    import scipy.sparse as sp
+
+    A = (sp.diags(factor) @ A).tocsc()
+    return A, lower * factor, upper * factor
+
+
 def _highs_lp(A, col_lower, col_upper, row_lower, row_upper, integrality=None, cost=None,
               offset=0.0):
     """A ``highspy.HighsLp`` from a sparse matrix and bound vectors (``+-inf``: none)."""
     import highspy
 
-    A = A.tocsc()
+    A, row_lower, row_upper = _scale_small_rows(A.tocsc(), row_lower, row_upper)
     n_rows, n_cols = A.shape
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()

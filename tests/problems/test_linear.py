@@ -479,6 +479,29 @@ def test_tiny_and_huge_costs_are_solved_exactly(basis_cache):
         assert_feasible(problem, W)
 
 
+@pytest.mark.parametrize("basis_cache", [False, True])
+@pytest.mark.parametrize("row_scale", [1e-6, 1e-10, 1e-14])
+def test_rows_of_tiny_coefficients_are_kept(basis_cache, row_scale):
+    # HiGHS treats matrix entries below 1e-9 as zero: a row 1e-10 x <= 1e-10
+    # was dropped and the answer broke it. Multiplying a row and its bounds by
+    # a positive number does not change the feasible set, so the solutions
+    # must be linprog's on the unscaled rows.
+    rng = np.random.default_rng(2)
+    A = rng.uniform(0, 1, (6, 5))
+    b = A.sum(axis=1) * 0.4
+    A_eq = np.ones((1, 5))
+    s = np.array([row_scale, 1.0, row_scale, 1.0, row_scale, 1.0])[:, None]
+    C = rng.normal(size=(30, 5))
+    ref = np.array([linprog(c, A_ub=A, b_ub=b, A_eq=A_eq, b_eq=[1.5], bounds=(0, 1),
+                            method="highs").fun for c in C])
+    problem = LinearProgram(A_ub=s * A, b_ub=s[:, 0] * b, A_eq=row_scale * A_eq,
+                            b_eq=[1.5 * row_scale], bounds=(0, 1), basis_cache=basis_cache)
+    W, z = problem.solve(C)
+    close(z, ref, np.abs(C).max())
+    close(np.einsum("ij,ij->i", C, W), ref, np.abs(C).max())
+    assert (W @ A.T <= b + 1e-7).all() and np.allclose(W.sum(axis=1), 1.5, atol=1e-7)
+
+
 def test_works_after_another_highs_model_started_the_thread_pool():
     # HiGHS's thread pool is per process: run in a fresh interpreter where a
     # default-threads highspy model runs first.
