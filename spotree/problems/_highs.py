@@ -553,6 +553,22 @@ def _read_errors(log_path):
     return " ".join(ln.split(":", 1)[1].strip() for ln in lines[:3])
 
 
+def _ignored_entries(log_path):
+    """The entries of a model file that HiGHS's reader dropped, from its log.
+
+    The MPS reader skips an entry for an undefined row, or a second value for
+    the same entry, with a warning ending in ``": ignored"`` (its section
+    summaries say ``"ignored <count> ..."``, and are not repeated here).
+    """
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as fh:
+            return [ln.split(":", 1)[1].strip()[:-len(": ignored")]
+                    for ln in (raw.strip() for raw in fh)
+                    if ln.startswith("WARNING") and ln.endswith(": ignored")]
+    except OSError:  # pragma: no cover - the log is ours
+        return []
+
+
 def read_model(path):
     """Read an MPS or LP file with HiGHS; return the model as plain data.
 
@@ -568,7 +584,9 @@ def read_model(path):
         ``col_upper``, ``row_lower``, ``row_upper`` (float arrays, ``+-inf``
         for no bound), ``integrality`` (int8 array: 1 integer, 0 continuous,
         2 semi-continuous or semi-integer), ``col_names`` (list of str),
-        ``sense`` ("min" or "max"), ``costs`` (the file's objective).
+        ``sense`` ("min" or "max"), ``costs`` (the file's objective),
+        ``ignored`` (HiGHS's descriptions of the entries its reader dropped:
+        undefined rows, duplicate values; empty for a clean file).
 
     Raises
     ------
@@ -593,6 +611,7 @@ def read_model(path):
             reason = _read_errors(log)
             raise ValueError(f"HiGHS could not read {path}"
                              + (f": {reason}" if reason else "") + ".")
+        ignored = _ignored_entries(log)
     lp = h.getLp()
     n_cols, n_rows = int(lp.num_col_), int(lp.num_row_)
     a = lp.a_matrix_
@@ -622,4 +641,4 @@ def read_model(path):
     return dict(A=A, col_lower=bounds(lp.col_lower_), col_upper=bounds(lp.col_upper_),
                 row_lower=bounds(lp.row_lower_), row_upper=bounds(lp.row_upper_),
                 integrality=integrality, col_names=names, sense=sense,
-                costs=np.asarray(lp.col_cost_, dtype=np.float64))
+                costs=np.asarray(lp.col_cost_, dtype=np.float64), ignored=ignored)

@@ -489,8 +489,11 @@ class LinearProgram(DecisionProblem):
                 if status == _highs.TIME_LIMIT:
                     timeout("boundedness check")
                 if status in (_highs.UNBOUNDED, _highs.INFEASIBLE_OR_UNBOUNDED):
+                    # Models from files are named by their column names.
+                    name = ("" if self.variable_names is None
+                            else f" ({self.variable_names[j]!r})")
                     raise ValueError(
-                        f"The LinearProgram is unbounded: variable w[{j}] is unbounded "
+                        f"The LinearProgram is unbounded: variable w[{j}]{name} is unbounded "
                         f"{side} on the feasible set, so some cost vectors have no finite "
                         "optimum. Add a bound for it in 'bounds' or constraints that "
                         "limit it.")

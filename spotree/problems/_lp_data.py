@@ -246,6 +246,13 @@ def _is_mps_number(token):
     return True
 
 
+def _check_bound_column(path, lineno, line, name, columns_known, columns):
+    if columns_known and name not in columns:
+        raise ValueError(
+            f"{path}: malformed MPS file: line {lineno}: the BOUNDS section names column "
+            f"{name!r}, which is not in the COLUMNS section ({line.strip()!r}).")
+
+
 def check_mps_numbers(path):
     """Refuse an MPS file whose value fields are not numbers, naming the line.
 
@@ -257,6 +264,10 @@ def check_mps_numbers(path):
     whose fields cannot be told apart (names with spaces in fixed format)
     are left to HiGHS.
 
+    Also refuses a BOUNDS line for a column that COLUMNS does not define
+    (HiGHS would add it as a new, unconstrained variable), when every
+    COLUMNS line could be split into its fields.
+
     Raises
     ------
     ValueError
@@ -266,6 +277,7 @@ def check_mps_numbers(path):
 
     opener = gzip.open if path.lower().endswith(".gz") else open
     section = None
+    columns, columns_known = set(), True
     with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, start=1):
             tokens = line.split()
@@ -278,10 +290,20 @@ def check_mps_numbers(path):
                 if any("MARKER" in t.upper() for t in tokens):
                     continue
                 fields = {3: (2,), 5: (2, 4)}.get(len(tokens), ())
+                if fields:
+                    columns.add(tokens[0])
+                else:
+                    columns_known = False
             elif section in ("RHS", "RANGES"):
                 fields = {2: (1,), 3: (2,), 4: (1, 3), 5: (2, 4)}.get(len(tokens), ())
             elif section == "BOUNDS" and tokens[0].upper() in _MPS_VALUED_BOUNDS:
                 fields = (len(tokens) - 1,) if len(tokens) in (3, 4) else ()
+                if fields:
+                    _check_bound_column(path, lineno, line, tokens[-2], columns_known, columns)
+            elif section == "BOUNDS" and tokens[0].upper() in ("FR", "MI", "PL"):
+                if len(tokens) in (2, 3):
+                    _check_bound_column(path, lineno, line, tokens[-1], columns_known, columns)
+                continue
             else:
                 continue
             for k in fields:
@@ -315,6 +337,15 @@ def read_model_file(path):
         data = _highs.read_model(path)
     except ValueError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
+    if data["ignored"]:
+        # A typo in a row name, or a repeated entry: HiGHS would read another
+        # model than the one written, with only a log warning.
+        shown = "; ".join(data["ignored"][:3])
+        more = len(data["ignored"]) - 3
+        kind = "MPS" if os.path.splitext(stem)[1].lower() == ".mps" else "LP"
+        raise ValueError(f"{path}: malformed {kind} file: {shown}"
+                         + (f" (and {more} more)" if more > 0 else "")
+                         + "; HiGHS would ignore such entries.")
     A, n = data["A"].tocsr(), data["A"].shape[1]
     if n == 0:
         raise ValueError(f"{path}: the model has no variables.")

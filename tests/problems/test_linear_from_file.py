@@ -317,7 +317,7 @@ def test_infeasible_and_unbounded_files_name_the_file(tmp_path):
     unbounded = tmp_path / "unbounded.lp"
     unbounded.write_text("minimize\n obj: x\nsubject to\n c1: x - y <= 1\nend\n")
     with pytest.raises(ValueError, match=r"unbounded\.lp: The LinearProgram is unbounded: "
-                                         r"variable w\[.\] is unbounded above"):
+                                         r"variable w\[.\] \('[xy]'\) is unbounded above"):
         LinearProgram.from_file(unbounded)
     semi = tmp_path / "semi.lp"
     semi.write_text("minimize\n obj: x\nsubject to\n c1: x <= 5\nbounds\n x <= 4\n"
@@ -369,4 +369,58 @@ def test_mps_with_a_value_that_is_not_a_number_is_malformed(tmp_path, index, lin
     with pytest.raises(ValueError, match=rf"typo\.mps: malformed MPS file: line {index + 1}: "
                                          rf"'{bad}' in the {section} section is not a "
                                          r"number"):
+        LinearProgram.from_file(path)
+
+
+@pytest.mark.parametrize("index, line, what", [
+    # A typo in a row name of COLUMNS, RHS or RANGES: HiGHS drops the entry
+    # with a log warning, so the model would lose a coefficient or a bound.
+    (8, "    x1        C1        1.0   C3   2.0", r'Row name "C3" in COLUMNS section is not '
+                                                 r"defined"),
+    (12, "    RHS       C4        4.0", r'Row name "C4" in RHS section is not defined'),
+    (13, "RANGES\n    RNG       C5        2.0\nBOUNDS", r'Row name "C5" in RANGES section'),
+    # A second value for the same entry: HiGHS keeps the first one silently.
+    (9, "    x1        OBJ       1.0\n    x1        C2        3.0",
+     r'Column "x1" has duplicate nonzero 3 in row "C2"'),
+    (12, "    RHS       C2        4.0\n    RHS       C2        5.0",
+     r'Row name "C2" in RHS section has duplicate value 5'),
+])
+def test_mps_entries_that_highs_would_ignore_are_refused(tmp_path, index, line, what):
+    path = tmp_path / "typo.mps"
+    lines = list(_TYPO_MPS)
+    lines[index] = line
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"typo\.mps: malformed MPS file: " + what):
+        LinearProgram.from_file(path)
+
+
+def test_mps_bound_on_an_undefined_column_is_refused(tmp_path):
+    # HiGHS would add the unknown column as a new variable: the cost vectors
+    # would get one more entry than the model has columns.
+    path = tmp_path / "typo.mps"
+    lines = list(_TYPO_MPS)
+    lines[15] = " UP BND       x2        1.0"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"typo\.mps: malformed MPS file: line 16: the BOUNDS "
+                                         r"section names column 'x2', which is not in the "
+                                         r"COLUMNS section"):
+        LinearProgram.from_file(path)
+
+
+def test_unbounded_file_variable_is_named_by_its_column_name(tmp_path):
+    path = tmp_path / "free.lp"
+    path.write_text("minimize\n obj: a + b\nsubject to\n c1: a + b <= 4\n"
+                    "bounds\n a <= 3\n b free\nend\n")
+    with pytest.raises(ValueError, match=r"free\.lp: The LinearProgram is unbounded: variable "
+                                         r"w\[1\] \('b'\) is unbounded below"):
+        LinearProgram.from_file(path)
+
+
+def test_mps_free_bound_on_an_undefined_column_is_refused(tmp_path):
+    path = tmp_path / "typo.mps"
+    lines = list(_TYPO_MPS)
+    lines[15] = " FR BND       x3"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"typo\.mps: malformed MPS file: line 16: the BOUNDS "
+                                         r"section names column 'x3'"):
         LinearProgram.from_file(path)
