@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+import warnings
 
 import numpy as np
 
@@ -45,6 +46,8 @@ INFINITE_BOUND = 1e20
 #: HiGHS's default ``large_matrix_value``: a model with a constraint coefficient
 #: of at least this magnitude is rejected.
 LARGE_MATRIX_VALUE = 1e15
+# ... and reads those below this as zero.
+SMALL_MATRIX_VALUE = 1e-9
 
 
 def new_highs(threads=1):
@@ -141,6 +144,28 @@ def _scale_small_rows(A, row_lower, row_upper):
 
     A = (sp.diags(factor) @ A).tocsc()
     return A, lower * factor, upper * factor
+
+
+def warn_dropped(A, row_lower, row_upper, stacklevel=2):
+    """Warn when HiGHS will read nonzero entries of the rows ``A`` as zero.
+
+    HiGHS says so in its log, which spotree silences. What is left after
+    :func:`_scale_small_rows` are entries far smaller than the rest of their
+    row, which only rescaling the variables can keep. ``stacklevel`` as in
+    :func:`warnings.warn`, counted from the caller.
+    """
+    A = _scale_small_rows(A.tocsc(), row_lower, row_upper)[0]
+    tiny = (A.data != 0) & (np.abs(A.data) < SMALL_MATRIX_VALUE)
+    if tiny.any():
+        k = int(np.argmin(np.where(tiny, np.abs(A.data), np.inf)))
+        col = int(np.searchsorted(A.indptr, k, side="right") - 1)
+        row = A.getrow(int(A.indices[k])).data
+        warnings.warn(f"{int(tiny.sum())} constraint coefficient(s) are below HiGHS's "
+                      f"{SMALL_MATRIX_VALUE:g} even after each row is scaled (the smallest is "
+                      f"on variable {col}, {abs(A.data[k]) / np.abs(row).max():.1e} times the "
+                      "largest of its row); HiGHS reads them as zero, so its decisions may "
+                      "break those constraints. Rescale the variables of the model.",
+                      RuntimeWarning, stacklevel=stacklevel + 1)
 
 
 def _highs_lp(A, col_lower, col_upper, row_lower, row_upper, integrality=None, cost=None,

@@ -279,6 +279,7 @@ class LinearProgram(DecisionProblem):
                   sense=_check_sense(sense), basis_cache=bool(basis_cache), names=names)
         self.n_jobs = n_jobs
         self._n_threads()  # validates n_jobs
+        _highs.warn_dropped(A, rlo, rhi, stacklevel=2)
         self._check_feasible_and_bounded(limit)
 
     def _set(self, *, A_ub, b_ub, A_eq, b_eq, stored_bounds, lo, hi, A, rlo, rhi,

@@ -502,6 +502,21 @@ def test_rows_of_tiny_coefficients_are_kept(basis_cache, row_scale):
     assert (W @ A.T <= b + 1e-7).all() and np.allclose(W.sum(axis=1), 1.5, atol=1e-7)
 
 
+def test_coefficients_highs_would_drop_are_named_in_a_warning():
+    # Tiny beside the rest of its row, 1e-10 stays below HiGHS's 1e-9 after
+    # the row is scaled, so HiGHS reads it as zero and the decision breaks
+    # the row: x2 <= 1e10 here, HiGHS answers its bound 1e12.
+    import warnings
+
+    with pytest.warns(RuntimeWarning, match=r"1 constraint coefficient.*variable 1, 1\.0e-10 "
+                                            r"times the largest of its row"):
+        LinearProgram(A_ub=[[1.0, 1e-10]], b_ub=[1.0], bounds=(0, 1e12))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a row tiny as a whole is scaled: no warning
+        LinearProgram(A_ub=[[1e-10, 1e-10]], b_ub=[1e-10], A_eq=[[1.0, 1.0]], b_eq=[1e-10],
+                      bounds=(0, 10))
+
+
 def test_works_after_another_highs_model_started_the_thread_pool():
     # HiGHS's thread pool is per process: run in a fresh interpreter where a
     # default-threads highspy model runs first.
