@@ -109,6 +109,29 @@ class _PyEPOOracle:
             pass
         return np.asarray(sol, dtype=np.float64).reshape(-1), float(obj)
 
+    def _check_recipe(self):
+        """Build the model from its to_spec() recipe once, here, before a worker needs it.
+
+        A recipe can pickle and still fail to build: PyEPO's optOrtModel adds
+        ``solver`` to the constructor arguments it records, which a subclass
+        whose ``__init__`` does not take it refuses. Found here, it gets a
+        clear error instead of a TypeError raised in every worker.
+        """
+        kind, obj, extras = self.recipe
+        if kind != "spec" or getattr(self, "_recipe_checked", False):
+            return
+        try:
+            obj.build()
+        except Exception as exc:
+            raise _NotPicklable(
+                f"The {self.source} cannot be sent to another process: rebuilding it from "
+                f"its to_spec() recipe fails ({type(exc).__name__}: {exc}); its __init__ "
+                f"must accept every argument that its get_config() returns. It can only "
+                f"be used in this process: fit with n_jobs=1 (or a threading backend), or "
+                f"make __init__ accept them."
+            ) from exc
+        self._recipe_checked = True
+
     def __getstate__(self):
         if self.recipe is None:
             raise _NotPicklable(
@@ -116,6 +139,7 @@ class _PyEPOOracle:
                 f"recipe (PyEPO >= 2 provides one) and the model itself cannot be pickled "
                 f"(solver handles). It can only be used in this process: fit with "
                 f"n_jobs=1 (or a threading backend), or upgrade PyEPO.")
+        self._check_recipe()
         state = self.__dict__.copy()
         state["_model"] = None
         del state["_lock"]

@@ -288,3 +288,34 @@ def test_normalized_spo_loss_equals_pyepo_regret(backend):
     ours = normalized_spo_loss(C, C_pred, problem=from_pyepo(model))
     assert 0.01 < ours < 1.0  # predictions that do lose something
     assert ours == pytest.approx(theirs, rel=1e-5)
+
+
+def test_model_whose_recipe_does_not_build_says_so_before_a_worker_fails():
+    # PyEPO's optOrtModel records ``solver`` in get_config(); a subclass whose
+    # __init__ does not take it pickles its recipe fine but cannot be rebuilt.
+    ort = pytest.importorskip("pyepo.model.ort")
+    pytest.importorskip("ortools")
+    from ortools.linear_solver import pywraplp
+
+    class Simplex(ort.optOrtModel):
+        """min c^T w over the probability simplex in R^3."""
+
+        def __init__(self):
+            super().__init__(solver="glop")
+
+        def _getModel(self):
+            m = pywraplp.Solver.CreateSolver("GLOP")
+            x = {i: m.NumVar(0.0, 1.0, f"x{i}") for i in range(3)}
+            m.Add(sum(x.values()) == 1)
+            return m, x
+
+    model = Simplex()
+    with pytest.raises(TypeError):  # the ground truth: PyEPO's own rebuild fails
+        model.to_spec().build()
+    problem = from_pyepo(model)
+    W, z = problem.solve([[2.0, 1.0, 3.0]])
+    assert_allclose(W, [[0, 1, 0]])
+    with pytest.raises(TypeError, match=r"The PyEPO model Simplex .* cannot be sent to another "
+                                        r"process: rebuilding it from its to_spec\(\) recipe "
+                                        r"fails \(TypeError: .*solver.*fit with n_jobs=1"):
+        pickle.dumps(problem)
