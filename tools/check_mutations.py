@@ -203,6 +203,12 @@ MUTATIONS = {
         "k = len(seeds)",
         ["tests/test_forest.py"],
         "criterion='auto' chooses on whole forests instead of on the first trees"),
+    "highs_small_rows_bounds_unscaled": (
+        "spotree/problems/_highs.py",
+        "return A, lower * factor, upper * factor",
+        "return A, lower, upper",
+        ["tests/problems/test_linear.py"],
+        "rows of tiny coefficients are scaled for HiGHS but their bounds are not"),
 }
 
 # For --quick (the CI subset): the tests that catch each mutation, by node id,
@@ -256,6 +262,8 @@ QUICK = {
     "auto_criterion_on_whole_forests": [
         "tests/test_forest.py::"
         "test_auto_criterion_chooses_on_the_first_trees_and_grows_the_rest_alike"],
+    "highs_small_rows_bounds_unscaled": [
+        "tests/problems/test_linear.py::test_rows_of_tiny_coefficients_are_kept"],
     "null_space_rank_off_by_one": [
         "tests/problems/test_linear.py::test_difference_basis_is_the_null_space_of_a_eq",
         "tests/problems/test_shortest_path.py::"
