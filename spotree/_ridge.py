@@ -70,13 +70,28 @@ def _ridge_gcv(X, C, sw):
     pos = sw > 0
     X, C, sw = X[pos], C[pos], sw[pos]
     mean, scale = _standardization(X, sw)
+    # Each cost in units of a power of two near its largest magnitude: exact
+    # (the same penalties and coefficients, times the unit), and the squared
+    # leave-one-out residuals neither overflow (costs of 1e160) nor vanish
+    # (1e-170) where the costs' own squares would.
+    unit = cost_unit(C)
+    C = C / unit
     c_mean = np.average(C, axis=0, weights=sw)
     r = np.sqrt(sw)[:, None]
     total = sw.sum()
     coef_z, alpha = _loo_ridge(r * ((X - mean) / scale), r * (C - c_mean), sw / total,
                                _RIDGE_ALPHAS * total)
-    coef = coef_z.T / scale
-    return coef, c_mean - coef @ mean, alpha / total
+    coef = coef_z.T / scale * unit[:, None]
+    return coef, (c_mean - coef_z.T / scale @ mean) * unit, alpha / total
+
+
+def cost_unit(C, axis=0):
+    """The power of two at or just above the largest magnitude of ``C`` along ``axis`` (1 where 0).
+
+    Dividing by it is exact and brings the magnitudes into [0, 1).
+    """
+    _, e = np.frexp(np.max(np.abs(C), axis=axis, initial=0.0))
+    return np.ldexp(1.0, e)
 
 
 class RidgeFeatures:
@@ -146,7 +161,10 @@ class RidgeFeatures:
             # at most rank(Z) of them (the others would be rounding noise).
             Z = Xf[pos] - np.average(Xf[pos], axis=0, weights=sw[pos])
             R = np.linalg.qr(np.sqrt(sw[pos])[:, None] * Z, mode="r")
-            _, sv, Vt = np.linalg.svd(R @ coef.T, full_matrices=False)
+            # (In units of a power of two near its largest entry: exact, and
+            # the variances of costs of 1e160 do not overflow.)
+            M = R @ coef.T
+            _, sv, Vt = np.linalg.svd(M / cost_unit(M, axis=None), full_matrices=False)
             # The fewest components that carry _COMPONENT_SHARE of the fitted
             # costs' variance (each extra column costs split time).
             var = sv * sv

@@ -858,6 +858,53 @@ def test_many_costs_get_the_leading_principal_components_of_the_predictions(monk
     assert_allclose(np.linalg.svd(T - T.mean(axis=0), compute_uv=False) ** 2, var[:k], rtol=1e-8)
 
 
+@pytest.mark.parametrize("k", [530, -600])
+@pytest.mark.parametrize("max_columns", [64, 3])
+def test_ridge_features_scale_exactly_with_the_costs_far_from_one(k, max_columns, monkeypatch):
+    # Costs times 2^k: the same penalties by leave-one-out and the coefficients
+    # times 2^k, exactly (the computation is exact in powers of two), without a
+    # warning. Squares of costs near 1e160 overflowed: every leave-one-out
+    # error was inf, every cost got the largest penalty (and 17 warnings); near
+    # 1e-180 they vanished to 0 and every cost got the smallest. The
+    # components' variances (max_columns=3) overflowed too.
+    import spotree.forest as forest_module
+    from spotree._ridge import _ridge_gcv
+
+    monkeypatch.setattr(forest_module, "_RIDGE_MAX_COLUMNS", max_columns)
+    X, C, Xt, _ = _data(n=150)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(X))
+    f = 2.0 ** k
+    coef, intercept, alpha = _ridge_gcv(X, C, w)
+    assert len(set(alpha)) > 1  # the data make the penalties differ by cost
+    kw = dict(n_estimators=4, criterion="spo", min_samples_leaf=5, random_state=0)
+    base = SPOForest(SP, **kw).fit(X, C, sample_weight=w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        coef_f, intercept_f, alpha_f = _ridge_gcv(X, C * f, w)
+        scaled = SPOForest(SP, **kw).fit(X, C * f, sample_weight=w)
+        decisions = scaled.predict_decision(Xt)
+    assert_array_equal(alpha_f, alpha)
+    assert_array_equal(coef_f, coef * f)
+    assert_array_equal(intercept_f, intercept * f)
+    assert base.ridge_features_.n_out == min(max_columns, SP.n_costs)
+    assert_array_equal(scaled.ridge_features_.coef, base.ridge_features_.coef * f)
+    assert_array_equal(scaled.ridge_features_.fold, base.ridge_features_.fold)
+    assert_array_equal(decisions, base.predict_decision(Xt))
+
+
+def test_a_forest_on_costs_of_1e160_decides_as_on_the_costs_themselves():
+    X, C, Xt, _ = _data(n=150)
+    base = SPOForest(SP, n_estimators=5, random_state=0).fit(X, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = SPOForest(SP, n_estimators=5, random_state=0).fit(X, C * 1e160)
+        decisions = big.predict_decision(Xt)
+    assert_allclose(big.ridge_features_.fold, base.ridge_features_.fold, rtol=1e-10)
+    assert_allclose(big.ridge_features_.coef, base.ridge_features_.coef * 1e160, rtol=1e-10)
+    assert big.criterion_ == base.criterion_
+    assert_array_equal(decisions, base.predict_decision(Xt))
+
+
 def test_ridge_features_survive_a_file_and_a_malformed_map_is_named(tmp_path):
     import json
 
