@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from . import _schema
 from ._categories import one_hot_sum, one_hot_width
 from ._params import InstanceOf, Interval, Options, validate_params
-from ._ridge import _ridge_gcv, _standardization
+from ._ridge import _ridge_gcv, _standardization, cost_unit
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
                           check_sample_weight)
 from .linear_model import SPOPlusLinear
@@ -88,6 +88,11 @@ _THREADED_GRAM_WORK = 1 << 20
 # only starts that draw no random numbers, so that the result is the same.
 _CV_THREADS = True
 _THREAD_SAFE_STARTS = {"mean", "linear", "ridge", "index"}
+# Costs whose largest magnitude lies outside [2^-_UNIT_RANGE, 2^_UNIT_RANGE]
+# are fitted in units of a power of two near it (see SPOBoost's Notes, "Scale"):
+# the line search's first step is 1 in cost units, and the start's fits square
+# the costs. Within, the costs as given (the benchmarks' are: at most ~2^12).
+_UNIT_RANGE = 16
 
 
 def _spline_basis(U, knots):
@@ -516,13 +521,17 @@ class _Start:
     """A fitted start ``F_0``: ``g(X @ coef.T + intercept)`` with ``g`` the
     identity or each cost's spline link, or a fitted scikit-learn regressor."""
 
-    def __init__(self, choice, coef, intercept, links=None, estimator=None):
+    def __init__(self, choice, coef, intercept, links=None, estimator=None, unit=1.0):
         self.choice, self.coef, self.intercept = choice, coef, intercept
         self.links, self.estimator = links, estimator
+        # A regressor is fitted to the costs as given; its predictions are
+        # divided by the unit the boosting fits in (see _UNIT_RANGE).
+        self.unit = unit
 
     @classmethod
-    def from_estimator(cls, init, X, C, sw, d):
+    def from_estimator(cls, init, X, C, sw, d, unit=1.0):
         est = clone(init)
+        C = C * unit
         if has_fit_parameter(est, "sample_weight"):
             est.fit(X, C, sample_weight=sw)
         elif np.all(sw == sw[0]):
@@ -530,7 +539,7 @@ class _Start:
         else:
             raise ValueError(f"init={type(init).__name__}(...) does not accept sample_weight in "
                              "fit; use equal weights or a regressor that accepts them.")
-        start = cls(init, None, None, estimator=est)
+        start = cls(init, None, None, estimator=est, unit=unit)
         P = start.predict(X[:1])
         if P.shape != (1, d):
             raise ValueError(f"init={type(init).__name__}(...) predicts {P.shape[1:]} values "
@@ -539,10 +548,18 @@ class _Start:
 
     def predict(self, X):
         if self.estimator is not None:
-            P = np.asarray(self.estimator.predict(X), dtype=np.float64)
-            return P.reshape(X.shape[0], -1) if P.ndim < 2 else P.copy()
+            P = np.asarray(self.estimator.predict(X), dtype=np.float64) / self.unit
+            return P.reshape(X.shape[0], -1) if P.ndim < 2 else P
         U = X @ self.coef.T + self.intercept
         return U if self.links is None else _apply_links(U, *self.links)
+
+    def times(self, unit):
+        """This start, fitted on the costs divided by ``unit``, as a start of the costs."""
+        if self.estimator is not None:
+            return _Start(self.choice, None, None, estimator=self.estimator)
+        # The links' knots, coefficients and intercepts all scale with the costs.
+        links = None if self.links is None else tuple(a * unit for a in self.links)
+        return _Start(self.choice, self.coef * unit, self.intercept * unit, links)
 
 
 @register_model
@@ -890,6 +907,15 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     ``"index"`` start's second pass solves one weighted ridge system per
     cost. The SPO+ start makes one oracle call per minibatch of 32 rows.
 
+    **Scale.** The line search's first trial step is 1 in the units of the
+    costs, and it expands or narrows from there a bounded number of times;
+    the starts square the costs. Costs whose largest magnitude is outside
+    [2^-16, 2^16] are therefore fitted in units of a power of two near it,
+    and the model is scaled back: exact, so the model of costs times any
+    power of two beyond that range is the same, with its predictions times
+    that factor, and the same decisions. Within the range the costs are fitted as given, so rescaling them there can
+    change the model a little (through the line searches' steps).
+
     **Threads.** When the rows times the columns squared are at most
     2^27, the fit runs BLAS on one thread (there, threads contended more
     than they helped: on the Uber road network, 912 x 197 features, the fit
@@ -1008,8 +1034,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """The start fitted on (X, C, sw): a ``_Start``. ``ridge``: the ridge
         fit of these rows when already computed (``init="auto"`` shares it)."""
         d = C.shape[1]
+        unit = getattr(self, "_unit", 1.0)
         if not isinstance(init, str):
-            return _Start.from_estimator(init, X, C, sw, d)
+            return _Start.from_estimator(init, X, C, sw, d, unit)
         if init == "mean":
             return _Start(init, np.zeros((d, X.shape[1])), np.average(C, axis=0, weights=sw))
         if init == "linear":
@@ -1097,13 +1124,24 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 return self._fit_checked(X, C, sw, X_val, C_val, sample_weight_val)
         finally:
             del self._start_threads
+            self.__dict__.pop("_unit", None)
 
     def _fit_checked(self, X, C, sw, X_val, C_val, sample_weight_val):
         self.problem_ = problem = resolve_problem(self.problem, C)
         rng = check_random_state(self.random_state)
+        # Costs far from 1 are fitted in units of a power of two near their
+        # largest magnitude (exact: the decisions do not change), and the
+        # model is scaled back at the end (see _UNIT_RANGE).
+        top = float(np.max(np.abs(C), initial=0.0))
+        unit = (1.0 if top == 0.0 or 2.0 ** -_UNIT_RANGE <= top <= 2.0 ** _UNIT_RANGE
+                else float(cost_unit(C, axis=None)))
+        self._unit = unit
+        C = C / unit
         X_all, C_all, sw_all = X, C, sw
         (X, C, sw), val, val_arg, parts = self._split(X, C, sw, problem, rng, X_val, C_val,
                                                       sample_weight_val)
+        if val_arg == "X_val":
+            val = (val[0], val[1] / unit, val[2])
         # The optimal decisions and values of all the rows, solved once.
         solved_all = problem.solve(C_all)
         solved = solved_all if parts is None else tuple(a[parts[0]] for a in solved_all)
@@ -1145,6 +1183,16 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             init, trees, _, _, _ = self._boost(X_all, C_all, sw_all, problem, rng, None,
                                                init.choice, best_iter, False, start,
                                                solved_all, score_train=False)
+        if unit != 1.0:
+            init = init.times(unit)
+            for tree in trees:
+                t_ = tree.tree_
+                t_.value = t_.value * unit
+                if self.loss == "mse":
+                    # Squared errors of the costs (those of 1e160 are beyond
+                    # the float range: inf, as the tree builder makes them).
+                    with np.errstate(over="ignore"):
+                        t_.impurity, t_.loss = t_.impurity * unit * unit, t_.loss * unit * unit
         self._set_start(init)
         self.n_iter_ = n_iter
         self.best_iteration_ = best_iter

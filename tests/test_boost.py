@@ -801,6 +801,58 @@ def test_starts_are_invariant_to_rescaling_features(init):
     assert_allclose(b.predict(Xt * s + t), a.predict(Xt), rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("k, init, loss, how", [
+    (531, "auto", "spo+", "validation_fraction"), (50, "auto", "spo+", None),
+    (-40, "auto", "spo+", None), (-600, "auto", "spo+", "validation_fraction"),
+    (600, "index", "spo+", "X_val"), (-600, "spo+", "spo+", None),
+    (600, "linear", "mse", None), (-40, "regressor", "spo+", "X_val")])
+def test_costs_far_from_one_fit_the_model_of_the_costs_in_units_of_a_power_of_two(
+        k, init, loss, how):
+    # Costs whose largest magnitude is in [0.5, 1), and the same times 2^k: the
+    # second are fitted in units of 2^k (their largest magnitude is outside
+    # [2^-16, 2^16]), exactly the first fit (powers of two scale exactly), the
+    # predictions times 2^k. Before: at 2^531 (1e160) the ridge start's squares
+    # overflowed and the fit failed with "C contains NaN or infinity"; at 2^50
+    # and 2^-40 the line search (first step 1, slope test relative to the
+    # loss) never moved, and no tree changed a prediction.
+    import warnings
+
+    from sklearn.dummy import DummyRegressor
+
+    X, C, Xt, _ = _sp_data(n=150, degree=6)
+    C = C / 2.0 ** (np.floor(np.log2(C.max())) + 1)
+    assert 0.5 <= C.max() < 1.0
+    f = 2.0 ** k
+    Xv, Cv = Xt[:60], C[:60] * 0.9
+    kw = dict(loss=loss, n_estimators=6, random_state=0,
+              init=DummyRegressor() if init == "regressor" else init,
+              n_iter_no_change=None if how is None else 3)
+    if how == "validation_fraction":
+        kw["validation_fraction"] = 0.3
+    w = np.random.default_rng(3).uniform(0.5, 2.0, len(X))
+
+    def fit(scale):
+        val = dict(X_val=Xv, C_val=Cv * scale) if how == "X_val" else {}
+        return SPOBoost(SP, **kw).fit(X, C * scale, sample_weight=w, **val)
+
+    a = fit(1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = fit(f)
+        P, D = b.predict(Xt), b.predict_decision(Xt)
+    if how is None:
+        assert a.n_estimators_ == 6  # the trees are part of the comparison ...
+        moved = np.abs(a.predict(Xt) - a._start().predict(Xt)).max()
+        assert moved > 1e-3 * np.abs(C).max()  # ... and move the predictions
+    assert b.init_choice_ == a.init_choice_ and b.n_estimators_ == a.n_estimators_
+    assert_array_equal(b.train_score_, a.train_score_)
+    assert_array_equal(b.validation_score_, a.validation_score_)
+    assert_array_equal(P, a.predict(Xt) * f)
+    assert_array_equal(D, a.predict_decision(Xt))
+    if init == "regressor":  # fitted to the costs as given
+        assert_array_equal(b.init_estimator_.predict(Xt), a.init_estimator_.predict(Xt) * f)
+
+
 def test_a_scikit_learn_regressor_as_the_start():
     from sklearn.linear_model import LinearRegression
     from sklearn.neighbors import KNeighborsRegressor
