@@ -44,6 +44,21 @@ class _Adam:
             p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
 
 
+def _unseen_indicators(X, sw, categories):
+    """Mask of the one-hot columns of ``X`` whose category no row of positive weight holds."""
+    out = np.zeros(X.shape[1], dtype=bool)
+    if categories is None:
+        return out
+    held = (X[sw > 0] != 0).any(axis=0)
+    k = 0
+    for labels in categories:
+        width = 1 if labels is None else len(labels)
+        if labels is not None:
+            out[k:k + width] = ~held[k:k + width]
+        k += width
+    return out
+
+
 @register_model
 class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     """A linear cost model trained on the SPO+ loss, in plain numpy.
@@ -196,6 +211,12 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             coef = rng.uniform(-bound, bound, size=(d, p))
             intercept = (rng.uniform(-bound, bound, size=d) if self.fit_intercept
                          else np.zeros(d))
+            # The indicator of a category that no row of positive weight holds
+            # (listed by the dtype, or held by rows of weight 0) gets no
+            # gradient: its random start would stay in coef_ and shift the
+            # predictions of that category, which should be all zeros as any
+            # unseen category is.
+            coef[:, _unseen_indicators(X, sw, getattr(self, "category_values_", None))] = 0.0
         params = [coef, intercept] if self.fit_intercept else [coef]
         opt = _Adam(params, float(self.learning_rate))
         w = sw / sw.mean()  # unit weights: exactly the per-batch mean

@@ -340,6 +340,28 @@ def test_a_category_column_is_one_indicator_column_per_category():
     assert_allclose(est.predict(new), ref.predict(h), rtol=1e-12, atol=1e-14)
 
 
+def test_a_category_without_a_training_row_of_positive_weight_is_unseen():
+    # "sand" is a category of the dtype that no row holds, "clay" is held by
+    # rows of zero weight only: neither was seen, so each is all zeros (the
+    # prediction of a missing category), not a random initial coefficient.
+    import pandas as pd
+
+    X, C, _ = _soil_frame()
+    X["soil"] = X["soil"].cat.add_categories(["sand"])
+    w = np.where(X["soil"] == "clay", 0.0, 1.0)
+    roads = FiniteDecisions(np.eye(3))
+    est = SPOPlusLinear(roads, max_iter=5, random_state=0).fit(X, C, sample_weight=w)
+    new = pd.concat([X.iloc[:1]] * 3, ignore_index=True)
+    new["soil"] = pd.Categorical(["sand", "clay", None], categories=X["soil"].cat.categories)
+    P = est.predict(new)
+    assert_allclose(P[0], P[2], rtol=0, atol=1e-12)
+    assert_allclose(P[1], P[2], rtol=0, atol=1e-12)
+    # The seen categories still move the prediction.
+    new["soil"] = pd.Categorical(["dry", "wet", None], categories=X["soil"].cat.categories)
+    P = est.predict(new)
+    assert np.abs(P[0] - P[2]).max() > 1e-3 and np.abs(P[1] - P[2]).max() > 1e-3
+
+
 # ------------------------------------------------------------- save/load
 def _one_leaf_tree(p, d):
     from spotree.tree._tree import Tree
