@@ -404,9 +404,28 @@ def check_summable(C, cols, path, sample_weight=None):
 
 
 # ------------------------------------------------------- problems, models
+def _is_model_file(path):
+    stem = path[:-3] if path.lower().endswith(".gz") else path
+    return os.path.splitext(stem)[1].lower() in (".mps", ".lp")
+
+
 def load_problem(path):
+    """The problem of a spec file (.json, .yaml) or of an MPS or LP model file."""
     from ..problems._spec import load_problem as _load
 
+    path = os.fspath(path)
+    if _is_model_file(path):
+        from ..problems import LinearProgram
+        from ..problems._io import DEFAULT_CHECK_TIME_LIMIT
+
+        check_input_file(path, "model file")
+        try:
+            # The spec files' time limit: a model file may be untrusted too.
+            return LinearProgram.from_file(path, check_time_limit=DEFAULT_CHECK_TIME_LIMIT)
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+            raise CLIError(f"model file {path}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise CLIError(" ".join(str(exc).split())) from None
     check_input_file(path, "problem spec file")
     try:
         return _load(path)

@@ -63,7 +63,8 @@ examples:
   spotree show model.json
   spotree plot model.json --out tree.png
 
-Problem specs (JSON or YAML) are documented in examples/README.md.
+Problem specs (JSON or YAML) are documented in examples/README.md; --problem
+also takes an MPS or LP model file.
 Run 'spotree COMMAND --help' for the options of each command.
 """
 
@@ -380,7 +381,9 @@ def build_parser():
     req.add_argument("--features", required=True, metavar="COLS", help="feature columns")
     req.add_argument("--costs", required=True, metavar="COLS", help="cost columns")
     req.add_argument("--problem", required=True, metavar="SPEC",
-                     help="problem spec file (.json, .yaml); see examples/README.md")
+                     help="problem spec file (.json, .yaml; see examples/README.md) or "
+                          "MPS/LP model file (.mps, .lp; the cost columns in its column "
+                          "order)")
     fp.add_argument("--weights", metavar="COL", help="column of sample weights")
     fp.add_argument("--model", default="model.json", metavar="OUT",
                     help="where to save the model (default: model.json)")

@@ -877,3 +877,32 @@ def test_an_optimal_trees_threshold_error_names_thresholds(tmp_path, capsys):
     res = run_in_process(capsys, *fit_args(tmp_path / "m.json", "--estimator", "optimal",
                                            "--thresholds", "0"))
     assert_one_line_error(res, "spotree fit: error: --thresholds: ", absent=("--global",))
+
+
+def test_fit_on_an_lp_model_file(tmp_path, capsys):
+    """--problem takes an MPS/LP file too (it was read as JSON and refused)."""
+    model_file = tmp_path / "choose.lp"
+    # Choose one of three plans, with plan b allowed at most half: a + b + c = 1, b <= 0.5.
+    model_file.write_text("\\ three plans\nminimize\n obj: a + b + c\nsubject to\n"
+                          " one: a + b + c = 1\n half: b <= 0.5\nend\n")
+    rng = np.random.default_rng(0)
+    x = rng.random(60)
+    frame = pd.DataFrame({"x0": x, "ca": 1 + x, "cb": 2 - 2 * x, "cc": 1.2 + 0 * x})
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    res = run_in_process(capsys, "fit", "--data", tmp_path / "d.csv", "--features", "x0",
+                         "--costs", "ca,cb,cc", "--problem", model_file, "--model",
+                         tmp_path / "m.json", "--max-depth", "2")
+    assert res.returncode == 0, res.stderr
+    model = spotree.load(tmp_path / "m.json")
+    assert model.problem.variable_names == ["a", "b", "c"]
+    # The vertices of the feasible set, by hand: a, c, and the half-half mixes with b.
+    V = np.array([[1, 0, 0], [0, 0, 1], [0.5, 0.5, 0], [0, 0.5, 0.5]])
+    C_hat = model.predict(frame[["x0"]])
+    W = model.predict_decision(frame[["x0"]])
+    assert np.allclose(np.einsum("ij,ij->i", C_hat, W), (C_hat @ V.T).min(axis=1))
+    bad = tmp_path / "bad.mps"
+    bad.write_text("NAME t\nROWS\n N obj\n L r1\nCOLUMNS\n    x obj 1 r9 1\nRHS\n"
+                   "    RHS r1 4\nBOUNDS\n UP BND x 1\nENDATA\n")
+    res = run_in_process(capsys, "fit", "--data", tmp_path / "d.csv", "--features", "x0",
+                         "--costs", "ca", "--problem", bad, "--model", tmp_path / "m2.json")
+    assert_one_line_error(res, "bad.mps: malformed MPS file", 'Row name "r9"')
