@@ -206,17 +206,19 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             intercept = (np.array(self.intercept_, dtype=np.float64) if self.fit_intercept
                          else np.zeros(d))
         else:
-            # torch.nn.Linear's default initialization.
-            bound = 1.0 / np.sqrt(p)
-            coef = rng.uniform(-bound, bound, size=(d, p))
+            # torch.nn.Linear's default initialization, over the columns a row
+            # of positive weight can move. The indicator of a category that no
+            # such row holds (listed by the dtype, or held by rows of weight 0)
+            # gets no gradient: a random start would stay in coef_ and shift
+            # that category's predictions, which should be all zeros as for
+            # any unseen category. Drawn this way, such a category changes
+            # nothing else either.
+            live = ~_unseen_indicators(X, sw, getattr(self, "category_values_", None))
+            bound = 1.0 / np.sqrt(live.sum())
+            coef = np.zeros((d, p))
+            coef[:, live] = rng.uniform(-bound, bound, size=(d, live.sum()))
             intercept = (rng.uniform(-bound, bound, size=d) if self.fit_intercept
                          else np.zeros(d))
-            # The indicator of a category that no row of positive weight holds
-            # (listed by the dtype, or held by rows of weight 0) gets no
-            # gradient: its random start would stay in coef_ and shift the
-            # predictions of that category, which should be all zeros as any
-            # unseen category is.
-            coef[:, _unseen_indicators(X, sw, getattr(self, "category_values_", None))] = 0.0
         params = [coef, intercept] if self.fit_intercept else [coef]
         opt = _Adam(params, float(self.learning_rate))
         w = sw / sw.mean()  # unit weights: exactly the per-batch mean

@@ -360,6 +360,12 @@ def test_a_category_without_a_training_row_of_positive_weight_is_unseen():
     new["soil"] = pd.Categorical(["dry", "wet", None], categories=X["soil"].cat.categories)
     P = est.predict(new)
     assert np.abs(P[0] - P[2]).max() > 1e-3 and np.abs(P[1] - P[2]).max() > 1e-3
+    # Nor does an unused category change the model of the other columns.
+    X["soil"] = X["soil"].cat.remove_unused_categories()
+    ref = SPOPlusLinear(roads, max_iter=5, random_state=0).fit(X, C, sample_weight=w)
+    assert_allclose(est.coef_[:, [0, 1, 2, 3, 5]], ref.coef_, rtol=1e-12, atol=1e-14)
+    assert_allclose(est.intercept_, ref.intercept_, rtol=1e-12, atol=1e-14)
+    assert (est.coef_[:, [1, 4]] == 0).all()
 
 
 # ------------------------------------------------------------- save/load
