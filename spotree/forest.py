@@ -30,7 +30,8 @@ from ._validation import check_costs, check_features, check_fit_inputs, check_sa
 from .metrics import normalized_spo_loss
 from .problems import resolve_problem
 from .tree import SPOTree, register_model
-from .tree._classes import CATEGORICAL_FEATURES, SPOScoreMixin, categorical_mask
+from .tree._classes import (CATEGORICAL_FEATURES, SPOScoreMixin, _categories_seen,
+                            categorical_mask)
 from .tree._builder import AbortFlag, GrowthInterrupted
 from .tree._fit_data import FitData
 from .tree._kernels import MODE_ORACLE
@@ -552,7 +553,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                     oob_stacklevel):
         """Make ``trees`` (grown from ``seeds``) the fitted forest."""
         p = self.n_features_in_
-        seen = [None if v is None else v.copy() for v in base.cat_values[:p]]
+        # A row of zero weight is a row removed: its categories are not seen.
+        seen = _categories_seen(base, sw > 0)[:p]
         self.categories_seen_ = seen if any(v is not None for v in seen) else None
         self.ridge_features_ = fmap
         for tree in trees:

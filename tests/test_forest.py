@@ -1139,6 +1139,23 @@ def test_tune_max_features_accepts_the_auto_criterion():
     assert best.criterion_ in ("spo", "mse")
 
 
+def test_a_category_seen_only_in_rows_of_zero_weight_is_unseen():
+    # As for SPOTree: a row of weight 0 is a row removed, so a category only
+    # such rows hold follows the missing side of every tree, as NaN does.
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.integers(0, 3, size=40).astype(float), rng.uniform(size=40)])
+    X[:12, 0] = np.nan
+    C = np.where(np.isnan(X[:, :1]), [1.0, 3.0], [3.0, 1.0]) + rng.uniform(size=(40, 2))
+    X[-3:, 0] = 5.0
+    w = np.ones(40)
+    w[-3:] = 0.0
+    forest = SPOForest(FiniteDecisions(np.eye(2)), n_estimators=3, categorical_features=[0],
+                       random_state=0).fit(X, C, sample_weight=w)
+    np.testing.assert_array_equal(forest.categories_seen_[0], [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(forest.apply(np.array([[5.0, 0.5]])),
+                                  forest.apply(np.array([[np.nan, 0.5]])))
+
+
 def test_forest_categorical_features_from_pandas_columns(tmp_path):
     # df.columns[...], a Series and a range are array-likes, as SPOTree takes them.
     rng = np.random.default_rng(6)
