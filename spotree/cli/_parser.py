@@ -53,7 +53,7 @@ CSV data and use it without writing Python.
 
 _EPILOG = """\
 examples:
-  spotree reproduce shortest-path --quick          # the paper's main experiment, ~1 min
+  spotree reproduce shortest-path --quick          # the paper's main experiment, ~10-25 s
   spotree reproduce illustrative                   # two roads: SPOT vs CART (figure 2)
   spotree reproduce pyepo --quick                  # SPOBoost & co. on PyEPO's benchmarks
   spotree reproduce energy --data DIR --quick      # real data: ICON energy knapsack
@@ -273,7 +273,7 @@ def build_parser():
             "  shortest-path  4x4 grid shortest path (section 5.1): n = 200 at depths 1, 2, 3,\n"
             "                 unrestricted and n = 10000 at depths 2, 4, 6, unrestricted;\n"
             "                 degree 2 and 10; 10 seeds; SPOT, CART, forests, optimal trees.\n"
-            "                 --quick: n = 200 only, 5 seeds, 50-tree forests (~1 min)\n"
+            "                 --quick: n = 200 only, 5 seeds, 50-tree forests (~10-25 s)\n"
             "  news           news recommendation over 9 constraint sets (section 5.2).\n"
             "                 With --data DIR, DIR holds the licensed Yahoo! R6A files\n"
             "                 (ydata-fp-td-clicks-v1_0.200905NN[.gz], Webscope dataset R6A);\n"
