@@ -513,9 +513,13 @@ class SPOTree(BaseSPOTree):
     (shortest paths, knapsacks), each candidate child is solved inside the
     compiled sweep; otherwise the mean costs of every candidate child go to
     the problem's oracle in one batched call per node. All three give the
-    same tree. Costs are divided by a power of two near their largest
-    magnitude before growing, so scaling the costs by any positive factor
-    gives the same tree.
+    same tree, except where several decisions are exactly optimal for a
+    node's mean cost (integer costs): the vertex path stores the first of
+    them in the vertex list, the other two the oracle's pick, so on a tie
+    ``predict_decision`` may differ from ``problem_.solve(predict(X))``
+    (both optimal for the leaf). Costs are divided by a power of two near
+    their largest magnitude before growing, so scaling the costs by any
+    positive factor gives the same tree.
 
     Examples
     --------
