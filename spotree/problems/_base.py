@@ -619,12 +619,12 @@ class CallableProblem(DecisionProblem):
             if bad.size:
                 i = bad[0]
                 raise ValueError(
-                    f"The oracle {name} returned the value {z[i]!r} for cost vector {i}, but "
-                    f"its decision's value c^T w is {cw[i]!r} ({bad.size} of {len(z)} rows "
-                    f"disagree beyond the relative tolerance value_rtol={self.value_rtol:g}). "
-                    f"Return the objective value of the returned decision for that cost "
-                    f"vector, in the problem's sense (sense={self.sense!r}), or return the "
-                    f"decision alone.")
+                    f"The oracle {name} returned the value {float(z[i])!r} for cost vector {i}, "
+                    f"but its decision's value c^T w is {float(cw[i])!r} ({bad.size} of "
+                    f"{len(z)} rows disagree beyond the relative tolerance "
+                    f"value_rtol={self.value_rtol:g}). Return the objective value of the "
+                    f"returned decision for that cost vector, in the problem's sense "
+                    f"(sense={self.sense!r}), or return the decision alone.")
         return W, cw
 
     def _call_rows(self, C):

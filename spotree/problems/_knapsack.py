@@ -132,7 +132,7 @@ class Knapsack(DecisionProblem):
                              "instead.")
         if method not in _METHODS:
             raise ValueError(f"The 'method' parameter of Knapsack must be a str among "
-                             f"{set(_METHODS)}. Got {method!r} instead.")
+                             f"{sorted(_METHODS)}. Got {method!r} instead.")
         if (not isinstance(max_nodes, numbers.Integral) or isinstance(max_nodes, bool)
                 or max_nodes < 1):
             raise ValueError(f"The 'max_nodes' parameter of Knapsack must be an int in the "

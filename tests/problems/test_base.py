@@ -295,6 +295,10 @@ def test_callable_value_disagreeing_with_decision_names_the_oracle():
                                          r"value .* for cost vector 0, but its decision's value "
                                          r"c\^T w is .*\(6 of 6 rows disagree"):
         CallableProblem(argmin_with_wrong_value, n_costs=4).solve(C)
+    # The numbers as a user reads them (numpy 2's repr wrote np.float64(99.0)).
+    with pytest.raises(ValueError, match=r"returned the value 99\.0 for cost vector 0, but its "
+                                         r"decision's value c\^T w is 2\.0 "):
+        CallableProblem(lambda c: (np.eye(2)[0], 99.0), n_costs=2).solve([[2.0, 3.0]])
     # Within the tolerance it passes; a looser tolerance accepts the offset.
     CallableProblem(argmin_with_wrong_value, n_costs=4, value_rtol=0.5).solve(C)
     # A value in the wrong sense (min value for a max problem) is caught.
