@@ -99,8 +99,10 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort):
     else:
         counts = _bootstrap_counts(seed, sw, n_draws).astype(np.float64)
         # min_samples_leaf counts draws, duplicates included (the paper's
-        # bootstrap: as if the sample had been copied).
-        w, cnt = counts * sw, counts
+        # bootstrap: as if the sample had been copied); draws of rows of zero
+        # weight drop out of the tree, and out of the count that a fractional
+        # min_samples_leaf or min_samples_split is a fraction of.
+        w, cnt = counts * sw, counts * (sw > 0)
     if data.mode == MODE_ORACLE:
         # On the oracle path the tree calls the problem at every node, and a
         # solver handle must not be shared between threads.
@@ -178,10 +180,11 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     max_depth : int or None, default=None
         Maximum depth of each tree.
     min_samples_leaf : int or float, default=1
-        Minimum total weight of a leaf. A bootstrap sample weighs a row by
-        how often it was drawn, so this counts drawn rows, duplicates
-        included (as if the sample had been copied). A float in (0, 1) is a
-        fraction of the tree's total weight.
+        Minimum number of drawn rows in a leaf, whatever their weights, as
+        in SPOTree: a bootstrap sample counts a row as often as it was drawn
+        (as if the sample had been copied), and rows of zero
+        ``sample_weight`` do not count. A float in (0, 1) is a fraction of
+        the tree's drawn rows, rounded up.
     min_samples_split : int or float, default=2
         Minimum number of drawn rows in a node for it to be split, counted
         as ``min_samples_leaf`` (a float is a fraction, rounded up).

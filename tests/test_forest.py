@@ -135,7 +135,11 @@ def test_bootstrap_draws_rows_uniformly_with_replacement(max_samples):
     assert_array_equal(reported, counts)
 
 
-def test_each_tree_is_a_spotree_on_its_bootstrap_sample():
+@pytest.mark.parametrize("leaf, split", [(8, 2), (0.05, 2), (1, 0.3)])
+def test_each_tree_is_a_spotree_on_its_bootstrap_sample(leaf, split):
+    # (Fractional leaf and split sizes were fractions of all the draws, those
+    # of rows of zero weight included, which drop out of the tree: the trees
+    # had 17-21 nodes where the copied rows grow 25-29.)
     X, C, Xt, _ = _data(n=250)
     sw = np.random.default_rng(1).integers(0, 3, X.shape[0]).astype(float)
     forest = SPOForest(SP, n_estimators=4, max_features=2, min_samples_leaf=8,
@@ -148,11 +152,13 @@ def test_each_tree_is_a_spotree_on_its_bootstrap_sample():
         assert est.tree_.weighted_n_node_samples[0] == pytest.approx(sw[rows].sum())
     # The paper's bootstrap: without feature bagging, every tree equals an
     # SPOTree grown on its physically copied rows.
-    full = SPOForest(SP, n_estimators=3, criterion="spo", max_features=None, min_samples_leaf=8,
-                     ridge_features=False, random_state=2).fit(X, C, sample_weight=sw)
+    full = SPOForest(SP, n_estimators=3, criterion="spo", max_features=None,
+                     min_samples_leaf=leaf, min_samples_split=split, ridge_features=False,
+                     random_state=2).fit(X, C, sample_weight=sw)
     for est, rows in zip(full.estimators_, full.estimators_samples_):
         keep = rows[sw[rows] > 0]
-        alone = SPOTree(SP, min_samples_leaf=8).fit(X[keep], C[keep], sample_weight=sw[keep])
+        alone = SPOTree(SP, min_samples_leaf=leaf, min_samples_split=split).fit(
+            X[keep], C[keep], sample_weight=sw[keep])
         for name in ("feature", "threshold", "decision", "weighted_n_node_samples"):
             assert_allclose(getattr(est.tree_, name), getattr(alone.tree_, name),
                             rtol=1e-12, err_msg=name)
