@@ -169,7 +169,7 @@ def _numeric_array(X):
     return X
 
 
-def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False):
+def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False, arg="X"):
     """Validate the features ``X`` of estimator ``est`` at fit (``reset``) or predict.
 
     DataFrame columns of categories or text are coded as numbers (see
@@ -189,11 +189,20 @@ def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False):
         Return categorical columns as one indicator column per category seen
         at fit (for linear models) instead of their codes (for trees). A
         missing or unseen category is then all zeros, not NaN.
+    arg : str, default="X"
+        The argument ``X`` was given as; another name (``"X_val"``) starts
+        every error message, which speak of ``X``.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_columns), dtype float64
     """
+    if arg != "X":
+        try:
+            return check_features(est, X, reset=reset, allow_nan=allow_nan,
+                                  one_hot_categories=one_hot_categories)
+        except ValueError as exc:
+            raise ValueError(f"{arg}: {exc}") from None
     name = type(est).__name__
     if reset:
         est.category_values_ = None

@@ -1005,7 +1005,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if X_val is not None or C_val is not None:
             if X_val is None or C_val is None:
                 raise ValueError("X_val and C_val must be given together.")
-            Xv = self._validate_X(X_val)
+            Xv = self._validate_X(X_val, arg="X_val")
             Cv = check_costs(C_val, n_costs=problem.n_costs, name="C_val")
             check_same_rows(Xv, Cv, ("X_val", "C_val"))
             swv = check_sample_weight(sample_weight_val, Xv.shape[0],
@@ -1438,8 +1438,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return len(self.estimators_)
 
     # ---------------------------------------------------------- predict
-    def _validate_X(self, X):
-        return check_features(self, X, reset=False, allow_nan=False, one_hot_categories=True)
+    def _validate_X(self, X, arg="X"):
+        return check_features(self, X, reset=False, allow_nan=False, one_hot_categories=True,
+                              arg=arg)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "estimators_")

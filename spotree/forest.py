@@ -26,7 +26,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._categories import is_dataframe, unseen_to_missing
 from ._params import InstanceOf, Interval, Options, validate_params
 from ._ridge import RidgeFeatures
-from ._validation import check_costs, check_features, check_fit_inputs, check_sample_weight
+from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
+                          check_sample_weight)
 from .metrics import normalized_spo_loss
 from .problems import resolve_problem
 from .tree import SPOTree, register_model
@@ -820,6 +821,12 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
         X, C, sw = check_fit_inputs(est, X_train, C_train, sample_weight)
         problem = resolve_problem(est.problem, C)
         if X_fit is None:
+            # The validation set is checked (and named) before any forest is grown.
+            Xv = check_features(est, X_val, reset=False, arg="X_val")
+            C_va = check_costs(C_val, n_costs=problem.n_costs, name="C_val")
+            check_same_rows(Xv, C_va, ("X_val", "C_val"))
+            sw_va = check_sample_weight(sample_weight_val, Xv.shape[0],
+                                        name="sample_weight_val")
             # Candidates differ in feature draws only: one oracle pass (and
             # one ridge map) for all.
             fmap, X_fit = est._ridge_map(X, C, sw)
@@ -837,15 +844,12 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
     best = fitted[k]
     if refit:
         # The raw inputs, stacked: fit checks them (and codes a DataFrame's categories).
-        check_features(best, X_val, reset=False)
         if is_dataframe(X_train) and is_dataframe(X_val):
             X_all = pd.concat([X_train, X_val], ignore_index=True)
         else:
             X_all = np.vstack([np.asarray(X_train), np.asarray(X_val)])
-        C_va = check_costs(C_val, n_costs=best.problem_.n_costs, name="C_val")
-        sw_all = np.concatenate([sw, check_sample_weight(sample_weight_val, C_va.shape[0],
-                                                         name="sample_weight_val")])
-        best = clone(best).fit(X_all, np.vstack([C, C_va]), sample_weight=sw_all)
+        best = clone(best).fit(X_all, np.vstack([C, C_va]),
+                               sample_weight=np.concatenate([sw, sw_va]))
     results = Bunch(max_features=candidates, val_loss=losses, best_index=k,
                     best_max_features=candidates[k])
     return best, results

@@ -388,6 +388,22 @@ def test_validation_part_too_small_or_unscorable():
         SPOBoost(SP, random_state=0).fit(X, np.zeros_like(C))
 
 
+@pytest.mark.parametrize("val, match", [
+    (dict(X_val=np.ones((5, 3))), r"^X_val: X has 3 features, but SPOBoost is expecting 5"),
+    (dict(X_val=np.full((5, 5), np.nan)), r"^X_val: Input X contains NaN"),
+    (dict(X_val=np.ones((0, 5)), C_val=np.ones((0, 12))), r"^X_val: Found array with 0 sample"),
+    (dict(C_val=np.ones((5, 4))), r"^C_val has 4 columns but the problem has n_costs=12"),
+    (dict(C_val=np.ones((6, 12))), r"^X_val and C_val must have the same number of rows"),
+    (dict(sample_weight_val=np.ones(3)), r"^sample_weight_val must have shape \(5,\)")])
+def test_a_bad_validation_set_is_named(val, match):
+    # X_val's errors spoke of X (the training features) before.
+    X, C, _, _ = _sp_data(n=50)
+    args = dict(X_val=X[:5], C_val=C[:5])
+    args.update(val)
+    with pytest.raises(ValueError, match=match):
+        SPOBoost(SP).fit(X, C, **args)
+
+
 def test_missing_values_are_rejected():
     X, C, _, _ = _sp_data(n=50)
     X[3, 1] = np.nan

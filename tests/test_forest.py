@@ -426,6 +426,31 @@ def test_tune_max_features_rejects_bad_arguments():
         tune_max_features(SPOForest(SP, n_estimators=2), X, C, Xt, Ct, candidates=(0,))
 
 
+@pytest.mark.parametrize("val, match", [
+    (dict(X_val=np.ones((5, 3))), r"^X_val: X has 3 features, but SPOForest is expecting 5"),
+    (dict(X_val=np.full((5, 5), np.inf)), r"^X_val: Input X contains infinity"),
+    (dict(C_val=np.ones((5, 4))), r"^C_val has 4 columns but the problem has n_costs=12"),
+    (dict(C_val=np.ones((6, 12))), r"^X_val and C_val must have the same number of rows"),
+    (dict(sample_weight_val=np.ones(3)), r"^sample_weight_val must have shape \(5,\)"),
+    (dict(sample_weight_val=-np.ones(5)), r"^sample_weight_val contains negative")])
+@pytest.mark.parametrize("refit", [False, True])
+def test_tune_max_features_names_a_bad_validation_set_before_growing_forests(
+        val, match, refit, monkeypatch):
+    # The validation set was first checked by score(), after the first forest
+    # was grown, under the names X, C and sample_weight.
+    X, C, Xt, Ct = _data(n=60)
+    args = dict(X_val=Xt[:5], C_val=Ct[:5], sample_weight_val=None)
+    args.update(val)
+
+    def no_growth(*a, **k):
+        raise AssertionError("a forest was grown")
+
+    monkeypatch.setattr(SPOForest, "_grow", no_growth)
+    with pytest.raises(ValueError, match=match):
+        tune_max_features(SPOForest(SP, n_estimators=2), X, C, candidates=(1, 2),
+                          refit=refit, **args)
+
+
 # -------------------------------------------------------- persistence
 @pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction")
 def test_pickle_round_trip_keeps_predictions_and_shared_problem():
