@@ -84,7 +84,7 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
     -------
     ax : matplotlib Axes
     """
-    tree, model_problem, names = _resolve(model, feature_names)
+    tree, model_problem, names = _resolve(model, feature_names, "plot_tree")
     problem = problem if problem is not None else model_problem
     if max_depth is not None and (not isinstance(max_depth, (int, np.integer))
                                   or max_depth < 0):

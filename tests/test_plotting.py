@@ -88,6 +88,22 @@ def test_plot_tree_rejects_non_models_and_bad_names():
         plot_tree(hand_tree(np.eye(2)), feature_names=["a"])
 
 
+def test_plot_tree_of_a_fitted_forest_says_to_pick_one_tree():
+    # A fitted forest was called "without a fitted tree_".
+    from spotree import SPOForest
+
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(30, 2)), rng.normal(size=(30, 3))
+    forest = SPOForest(FiniteDecisions(np.eye(3)), n_estimators=2, random_state=0).fit(X, C)
+    for draw, name in ((plot_tree, "plot_tree"), (export_graphviz, "export_graphviz")):
+        with pytest.raises(ValueError, match=rf"{name} draws one tree, and SPOForest holds 2: "
+                                             r"pass one of them, for example "
+                                             r"model\.estimators_\[0\]"):
+            draw(forest)
+    assert plot_tree(forest.estimators_[0]) is not None
+    plt.close("all")
+
+
 def test_export_graphviz_is_valid_dot_with_one_node_per_tree_node(tmp_path):
     roads = FiniteDecisions(np.eye(2))
     dot = export_graphviz(Fitted(hand_tree(np.eye(2)), roads), feature_names=["x", "y"],

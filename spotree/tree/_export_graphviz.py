@@ -24,12 +24,17 @@ def _describe(problem, w):
     return "w = {" + ", ".join(f"{k}: {w[k]:.4g}" for k in nz) + "}"
 
 
-def _resolve(model, feature_names):
+def _resolve(model, feature_names, caller="export_graphviz"):
     """(tree, problem, feature names) from a fitted estimator or a bare Tree."""
     if isinstance(model, Tree):
         tree, problem = model, None
     else:
         tree = getattr(model, "tree_", None)
+        if tree is None and getattr(model, "estimators_", None):
+            # A fitted forest: "without a fitted tree_" would mislead.
+            raise ValueError(f"{caller} draws one tree, and {type(model).__name__} holds "
+                             f"{len(model.estimators_)}: pass one of them, for example "
+                             "model.estimators_[0].")
         if not isinstance(tree, Tree):
             raise ValueError(f"model must be a fitted spotree tree (with a tree_ attribute) "
                              f"or a Tree; got {type(model).__name__} without a fitted tree_.")
