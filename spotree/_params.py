@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 
 __all__ = ["Interval", "Options", "InstanceOf", "validate_params"]
 
@@ -27,7 +28,12 @@ class Interval:
             return False
         if self.kind is float and not isinstance(v, numbers.Real):
             return False
-        if not math.isfinite(v):
+        if isinstance(v, numbers.Integral):
+            # Ints are finite, but one beyond the float range is no float
+            # (and math.isfinite would raise OverflowError on it).
+            if self.kind is float and abs(int(v)) > sys.float_info.max:
+                return False
+        elif not math.isfinite(v):
             # An open end of the range is no licence for infinity or NaN.
             return False
         lo_ok = (self.low is None or v > self.low

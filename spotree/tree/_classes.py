@@ -51,7 +51,9 @@ def _resolve_min_count(value, n):
     As in scikit-learn, a fraction is rounded up: ``ceil(value * n)``.
     """
     if isinstance(value, numbers.Integral):
-        return float(value)
+        # Any count above 2**62 is above every sample count (and an int
+        # beyond the float range has no float).
+        return float(min(int(value), 2 ** 62))
     return float(np.ceil(value * n))
 
 
@@ -620,7 +622,11 @@ class SPOTree(BaseSPOTree):
             min_leaf_w=float(self.min_weight_fraction_leaf) * float(sw.sum()),
             min_split_cnt=_resolve_min_count(self.min_samples_split, n_counted),
             max_features=_resolve_max_features(self.max_features, X.shape[1]),
-            n_quantiles=0 if self.thresholds == "all" else int(self.thresholds),
+            # q >= rows - 1 quantiles already hit every gap of a node: min
+            # with the row count changes nothing but keeps the compiled loop
+            # over quantiles (and its int64) small.
+            n_quantiles=(0 if self.thresholds == "all"
+                         else min(int(self.thresholds), X.shape[0])),
             min_loss_decrease=float(self.min_loss_decrease),
             seed=seed, categorical_subsets=self.categorical_splits == "subset",
             abort=abort, decisions=decisions)

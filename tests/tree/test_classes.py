@@ -771,6 +771,22 @@ def test_numpy_scalar_and_huge_parameters_grow_the_same_tree():
     assert huge.get_depth() == unlimited.get_depth() > 1
 
 
+def test_ints_beyond_the_float_range_are_valid_parameters():
+    # Each raised OverflowError: in the parameter check (math.isfinite), in
+    # float(min_samples_leaf) or in the compiled call (thresholds).
+    X, C = _sp_data(60, seed=3)
+    big = 10 ** 400
+    unlimited = SPOTree(SP).fit(X, C)
+    assert SPOTree(SP, max_depth=big).fit(X, C).get_depth() == unlimited.get_depth() > 1
+    assert SPOTree(SP, min_samples_leaf=big).fit(X, C).get_n_leaves() == 1
+    assert SPOTree(SP, min_samples_split=big).fit(X, C).get_n_leaves() == 1
+    # q quantiles per node with q >= the node's rows - 1 hit every gap.
+    every = SPOTree(SP, thresholds=big).fit(X, C)
+    np.testing.assert_array_equal(every.tree_.threshold, unlimited.tree_.threshold)
+    with pytest.raises(ValueError, match="The 'ccp_alpha' parameter of SPOTree must be a float"):
+        SPOTree(SP, ccp_alpha=big).fit(X, C)
+
+
 def test_refitting_a_forest_tree_or_a_pruned_tree_forgets_their_outside_state():
     # A forest's tree holds the forest's ridge map and a pruned copy its
     # pruning choice; fit on its own kept them (export_text then raised

@@ -1,0 +1,32 @@
+"""Tests of the declarative parameter checks (spotree._params)."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from spotree._params import Interval, Options
+
+
+def test_an_int_beyond_the_float_range_is_checked_not_an_overflow():
+    # math.isfinite(10**400) raises OverflowError: validation crashed instead
+    # of accepting a valid int or giving its one-shape message.
+    big = 10 ** 400
+    assert Interval(int, 1, None).accepts(big)
+    assert not Interval(int, 1, 10).accepts(big)
+    assert not Interval(int, 0, None).accepts(-big) and Interval(int, None, 0).accepts(-big)
+    # A float parameter cannot hold it.
+    assert not Interval(float, 0.0, None).accepts(big)
+    assert Interval(float, 0.0, None).accepts(2 ** 70)
+
+
+def test_interval_ends_and_odd_numbers():
+    closed = Interval(float, 0.0, 1.0)
+    open_ = Interval(float, 0.0, 1.0, "neither")
+    assert closed.accepts(0.0) and closed.accepts(1) and not open_.accepts(0.0)
+    assert not open_.accepts(1.0) and open_.accepts(np.float16(0.5))
+    assert not closed.accepts(math.nan) and not Interval(float, 0.0, None).accepts(math.inf)
+    assert not Interval(int, 1, None).accepts(True) and Interval(int, 1, None).accepts(np.int8(3))
+    assert not Interval(int, 1, None).accepts(2.0)
+    assert Interval(float, 0.0, 1.0).accepts(Fraction(1, 3))
+    assert Options("a", "b").accepts(np.str_("a")) and not Options("a").accepts(1)
