@@ -911,6 +911,20 @@ class LinearProgram(DecisionProblem):
         return lo, hi
 
     # ----------------------------------------------------------------- misc
+    def describe_decision(self, w):
+        """The non-zero entries of ``w``, by variable name when there are names.
+
+        ``"w = {chairs: 12, tables: 3}"`` for a model read from a file (the
+        exports and plots show each leaf's decision this way); by index,
+        ``"w = {0: 12, 1: 3}"``, without names.
+        """
+        w = np.asarray(w, dtype=np.float64).reshape(-1)
+        nz = np.flatnonzero(np.abs(w) > 1e-9)
+        if nz.size == 0:
+            return "w = 0"
+        names = self.variable_names or [str(k) for k in range(w.size)]
+        return "w = {" + ", ".join(f"{names[k]}: {w[k]:.4g}" for k in nz) + "}"
+
     def to_dict(self):
         """A JSON-ready description; sparse matrices are written as triplets.
 

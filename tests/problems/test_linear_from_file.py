@@ -424,3 +424,23 @@ def test_mps_free_bound_on_an_undefined_column_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"typo\.mps: malformed MPS file: line 16: the BOUNDS "
                                          r"section names column 'x3'"):
         LinearProgram.from_file(path)
+
+
+def test_tree_exports_name_a_file_models_variables(tmp_path):
+    # The leaves of a tree on a model file read "w = {0: 1}": the column
+    # names the user wrote were lost in the exports.
+    from spotree import SPOTree, export_text
+
+    path = tmp_path / "plans.lp"
+    path.write_text("minimize\n obj: a + b + c\nsubject to\n one: a + b + c = 1\n"
+                    " half: b <= 0.5\nend\n")
+    lp = LinearProgram.from_file(path)
+    assert lp.describe_decision([0.0, 0.5, 0.5]) == "w = {b: 0.5, c: 0.5}"
+    assert lp.describe_decision([0.0, 0.0, 0.0]) == "w = 0"
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 1))
+    C = np.column_stack([1 + X[:, 0], 2 - 2 * X[:, 0], np.full(40, 1.2)])
+    text = export_text(SPOTree(lp, max_depth=1).fit(X, C))
+    assert "decision: w = {a: 1}" in text and "decision: w = {b: 0.5, c: 0.5}" in text
+    unnamed = LinearProgram(A_eq=[[1, 1, 1]], b_eq=[1], bounds=(0, 1))
+    assert unnamed.describe_decision([0.0, 1.0, 0.0]) == "w = {1: 1}"
