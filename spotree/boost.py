@@ -1155,12 +1155,15 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 what = ("the rows held out by validation_fraction="
                         f"{self.validation_fraction}" if val_arg == "validation_fraction"
                         else "X_val, C_val")
+                fix = (f"Use more validation rows ({val_arg}) or set n_iter_no_change=None."
+                       if self.n_iter_no_change is not None else
+                       "Use other validation rows, or leave out X_val and C_val (without "
+                       "early stopping they only give validation_score_).")
                 raise ValueError(
                     f"The validation part ({what}: {Xv.shape[0]} "
                     f"row{'s' if Xv.shape[0] != 1 else ''}) cannot be scored: "
                     "the normalized SPO loss needs a positive total weight and optimal "
-                    "values that are not all zero. Use more validation rows "
-                    f"({val_arg}) or set n_iter_no_change=None.")
+                    f"values that are not all zero. {fix}")
             val = (Xv, Cv, swv, zv)
         start = time.perf_counter()
         early = self.n_iter_no_change is not None and val is not None

@@ -386,6 +386,11 @@ def test_validation_part_too_small_or_unscorable():
         SPOBoost(SP).fit(X, C, X_val=X[:5], C_val=np.zeros((5, 12)))
     with pytest.raises(ValueError, match=r"cannot be scored.*\(validation_fraction\)"):
         SPOBoost(SP, random_state=0).fit(X, np.zeros_like(C))
+    # Without early stopping, X_val only gives validation_score_ (the message
+    # told to set n_iter_no_change=None, which was set).
+    with pytest.raises(ValueError, match=r"cannot be scored.*values that are not all zero\. "
+                                         r"Use other validation rows, or leave out X_val"):
+        SPOBoost(SP, n_iter_no_change=None).fit(X, C, X_val=X[:5], C_val=np.zeros((5, 12)))
 
 
 @pytest.mark.parametrize("val, match", [
