@@ -75,8 +75,8 @@ tree = tree.fit(X[200:], C[200:]).prune(X[:200], C[:200])
 print(export_text(tree, decimals=1))
 
 # %%
-# Categorical splits show the category codes; ``category_values_`` maps them
-# back to labels (one list per column, None for numeric ones):
+# Categorical splits show the weekdays by name; ``category_values_`` lists
+# each column's labels in the order of their codes (None for numeric ones):
 print(tree.category_values_)
 
 # %%
