@@ -135,6 +135,60 @@ def test_zero_weights_equal_removing_rows():
     np.testing.assert_array_equal(a.tree_.n_node_samples, b.tree_.n_node_samples)
 
 
+# ------------------------------------------------------- invariances
+def _partition(leaves):
+    """Leaf labels renamed by first appearance: equal iff the same grouping of rows."""
+    first = {}
+    return np.array([first.setdefault(v, len(first)) for v in leaves])
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), criterion=st.sampled_from(["spo", "mse", "mixed"]),
+       nan=st.booleans(), categorical=st.booleans())
+def test_row_order_and_monotone_feature_maps_do_not_change_the_tree(seed, criterion, nan,
+                                                                    categorical):
+    # Metamorphic checks, run on 300-plus random instances in the hunt that
+    # added them: the rows' order must not matter (ties go by feature, then
+    # threshold, never by row), and splits only see the order of a feature's
+    # values, so a strictly increasing or decreasing map of a numeric
+    # feature groups the training rows the same way.
+    rng = np.random.default_rng(seed)
+    problem = ShortestPath((2, 3)) if seed % 2 else _random_finite(seed % 7, sense="max")
+    n = 40
+    X = rng.normal(size=(n, 3))
+    C = rng.uniform(0.5, 1.5, size=(n, problem.n_costs)) + np.outer(X[:, 0], rng.normal(
+        size=problem.n_costs))
+    if nan:
+        X[rng.random(X.shape) < 0.15] = np.nan
+    kw = dict(max_depth=3, min_samples_leaf=2)
+    if categorical:
+        X[:, 2] = rng.integers(0, 4, size=n)
+        kw["categorical_features"] = [2]
+    if criterion == "mse":
+        kw["criterion"] = "mse"
+    elif criterion == "mixed":
+        kw["spo_weight"] = 0.5
+    w = rng.uniform(0.5, 2.0, size=n)
+    base = SPOTree(problem, **kw).fit(X, C, sample_weight=w)
+    perm = rng.permutation(n)
+    shuffled = SPOTree(problem, **kw).fit(X[perm], C[perm], sample_weight=w[perm])
+    for attr in ("feature", "children_left", "missing_go_to_left"):
+        np.testing.assert_array_equal(getattr(shuffled.tree_, attr), getattr(base.tree_, attr))
+    np.testing.assert_array_equal(shuffled.tree_.threshold, base.tree_.threshold)
+    np.testing.assert_allclose(shuffled.tree_.value, base.tree_.value, rtol=1e-12)
+    np.testing.assert_allclose(shuffled.tree_.impurity, base.tree_.impurity, rtol=1e-9,
+                               atol=1e-12)
+    for f in (lambda x: np.exp(x / 2.0) * 3.0 - 1.0, lambda x: -(x ** 3) - 2.0):
+        Xm = X.copy()
+        Xm[:, 0] = f(Xm[:, 0])  # NaN stays NaN
+        mapped = SPOTree(problem, **kw).fit(Xm, C, sample_weight=w)
+        np.testing.assert_array_equal(_partition(mapped.apply(Xm)), _partition(base.apply(X)))
+        # A decreasing map swaps the children of its splits: the same losses,
+        # in another node order.
+        np.testing.assert_allclose(np.sort(mapped.tree_.impurity), np.sort(base.tree_.impurity),
+                                   rtol=1e-9, atol=1e-12)
+
+
 # ------------------------------------------------------------- Theorem 1
 @st.composite
 def _leaf(draw):
