@@ -69,6 +69,23 @@ def _check_path(path, argument, function):
     return os.fspath(path)
 
 
+def _unique_keys(pairs):
+    """A JSON object as a dict, refusing a key given twice.
+
+    ``json`` keeps the last of two values for one key without a word, so an
+    edited file could hold a key whose first value is the one its author
+    reads and the second the one used.
+    """
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key!r} appears twice in one object")
+            seen.add(key)
+    return d
+
+
 def read_json_file(path, *, max_bytes, what, argument="path", function="spotree.load"):
     """Parse the JSON file at ``path``, refusing files over ``max_bytes`` bytes.
 
@@ -94,8 +111,8 @@ def read_json_file(path, *, max_bytes, what, argument="path", function="spotree.
     TypeError
         If ``path`` is not a str or path-like, or ``max_bytes`` not an int.
     ValueError
-        If the file is too large, not UTF-8 text, not JSON, or nested too
-        deeply for the parser.
+        If the file is too large, not UTF-8 text, not JSON, has a key twice
+        in one object, or is nested too deeply for the parser.
     OSError
         If the file cannot be opened (missing, a directory, no permission).
     """
@@ -121,7 +138,7 @@ def read_json_file(path, *, max_bytes, what, argument="path", function="spotree.
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not a {what} (not UTF-8 text).") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not a {what} (invalid JSON at line {exc.lineno}, "
                          f"column {exc.colno}: {exc.msg}).") from None

@@ -87,6 +87,8 @@ def test_read_json_file_caps_files_whose_size_is_unknown(tmp_path):
     (b"[" * 200_000 + b"]" * 200_000, "nested more than about"),
     (b"{\"a\": " * 5000 + b"1" + b"}" * 5000, "nested more than about"),
     (b"[" + b"9" * 5000 + b"]", "not a model file \\(.*digits"),
+    # json keeps the last of two values for one key without a word.
+    (b'{"a": {"trees": [], "trees": [1]}}', "not a model file \\(the key 'trees' appears twice"),
 ])
 def test_read_json_file_reports_bad_content_as_value_error(tmp_path, content, match):
     path = tmp_path / "a.json"

@@ -31,13 +31,36 @@ def _parse_yaml(path):
             text = fh.read()
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a text file (expected JSON or YAML).") from None
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        """PyYAML keeps the last of two values for one key: refuse the key instead."""
+
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    hash(key)
+                except TypeError:  # PyYAML itself refuses an unhashable key
+                    continue
+                if key in seen:
+                    mark = key_node.start_mark
+                    raise ValueError(f"{path}: invalid YAML at line {mark.line + 1}, column "
+                                     f"{mark.column + 1}: the key {key!r} appears twice in "
+                                     "one mapping.")
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
     try:
-        return yaml.safe_load(text)
+        doc = yaml.load(text, Loader=UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "invalid syntax"
         raise ValueError(f"{path}: invalid YAML{where}: {problem}.") from None
+    if doc is None:
+        raise ValueError(f"{path}: the YAML file holds no problem spec (it is empty).")
+    return doc
 
 
 def load_problem(path, *, check_time_limit=DEFAULT_CHECK_TIME_LIMIT):

@@ -98,3 +98,19 @@ def test_every_spec_quoted_in_examples_readme_builds_what_it_says():
             paths = np.array([[1, 0, 0, 1, 0], [0, 1, 0, 0, 1], [1, 0, 1, 0, 1]], dtype=float)
             c = np.array([[1.0, 5.0, 1.0, 9.0, 1.0]])
             assert problem.solve(c)[1][0] == (c @ paths.T).min()
+
+
+@pytest.mark.parametrize("name, text, match", [
+    ("twice.json", '{"type": "shortest_path", "grid": [3, 3], "grid": [5, 5]}',
+     r"twice\.json is not a problem spec file \(the key 'grid' appears twice in one object\)"),
+    ("twice.yaml", "type: shortest_path\ngrid: [3, 3]\ngrid: [5, 5]\n",
+     r"twice\.yaml: invalid YAML at line 3, column 1: the key 'grid' appears twice"),
+    ("empty.yaml", "# nothing yet\n", r"empty\.yaml: the YAML file holds no problem spec"),
+])
+def test_a_key_given_twice_is_refused(tmp_path, name, text, match):
+    # json and PyYAML keep the last value without a word: the 5x5 grid was
+    # built from a file whose first "grid" says 3x3.
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        load_problem(path)
