@@ -1065,7 +1065,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         lin = SPOPlusLinear(problem, warm_start=True, random_state=rng.randint(_MAX_SEED))
         lin.problem_ = problem
         lin.coef_, lin.intercept_ = coef * scale, intercept + coef @ mean
-        lin._fit_arrays((X - mean) / scale, C, sw, W_true,
+        # Only the rows of positive weight: the minibatches are drawn from the
+        # rows, so a row of weight 0 would still move the others' batches.
+        lin._fit_arrays((X[pos] - mean) / scale, C[pos], sw[pos], W_true[pos],
                         check_random_state(lin.random_state),
                         average_from=lin.max_iter // 2)
         coef = lin.coef_ / scale

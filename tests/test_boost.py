@@ -260,6 +260,25 @@ def test_integer_weights_equal_repeated_rows():
     assert_allclose(a.predict(Xt), b.predict(Xt), atol=1e-9)
 
 
+@pytest.mark.parametrize("init", ["mean", "linear", "ridge", "index", "spo+"])
+def test_rows_of_zero_weight_change_nothing(init):
+    # Extra rows of weight 0 (wild features and costs) give the model of the
+    # other rows. The "spo+" start drew its minibatches from all the rows, so
+    # a row of weight 0 moved the others' batches (predictions 3% apart).
+    X, C, Xt, _ = _sp_data(n=120)
+    rng = np.random.default_rng(5)
+    sw = rng.uniform(0.5, 2.0, len(X))
+    Xz = np.vstack([X[:40], rng.normal(size=(25, X.shape[1])), X[40:]])
+    Cz = np.vstack([C[:40], rng.uniform(0, 50, (25, C.shape[1])), C[40:]])
+    swz = np.concatenate([sw[:40], np.zeros(25), sw[40:]])
+    kw = dict(init=init, n_estimators=6, n_iter_no_change=None, min_samples_leaf=0.05,
+              random_state=0)
+    a = SPOBoost(SP, **kw).fit(X, C, sample_weight=sw)
+    b = SPOBoost(SP, **kw).fit(Xz, Cz, sample_weight=swz)
+    assert a.n_estimators_ == 6
+    assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-10, atol=1e-12)
+
+
 def _argmin_oracle(C):
     W = np.zeros_like(C)
     W[np.arange(C.shape[0]), np.argmin(C, axis=1)] = 1.0
