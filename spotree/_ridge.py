@@ -19,12 +19,17 @@ _COMPONENT_SHARE = 0.99
 
 def _standardization(X, sw):
     """Weighted mean and standard deviation of every column (1 where constant)."""
+    # In units of a power of two near each column's largest magnitude: exact,
+    # and the squares of features of 1e200 (or 1e-200) neither overflow nor
+    # vanish, so rescaling a feature changes nothing at any scale.
+    unit = cost_unit(X)
+    X = X / unit
     mean = np.average(X, axis=0, weights=sw)
     scale = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=sw))
     # A constant column's deviation is rounding noise: leave it unscaled (it
     # is all zero once centred, so it gets a zero coefficient).
     constant = scale <= 1e-12 * np.abs(mean)
-    return mean, np.where(constant, 1.0, scale)
+    return mean * unit, np.where(constant, 1.0, scale * unit)
 
 
 def _loo_ridge(Z, Y, lev0, alphas):

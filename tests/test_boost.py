@@ -893,6 +893,29 @@ def test_costs_far_from_one_fit_the_model_of_the_costs_in_units_of_a_power_of_tw
         assert_array_equal(b.init_estimator_.predict(Xt), a.init_estimator_.predict(Xt) * f)
 
 
+@pytest.mark.parametrize("k", [600, -600])
+@pytest.mark.parametrize("init", ["auto", "spo+", "ridge"])
+def test_features_far_from_one_give_the_same_model(k, init):
+    # Features times 2^k (two of five, the others as they are): the same
+    # model, exactly. The starts' weighted feature variances squared the
+    # features: at 2^600 they overflowed (the fit failed with "C contains NaN
+    # or infinity"), at 2^-600 they vanished and the features counted as
+    # constant (other decisions).
+    import warnings
+
+    X, C, Xt, _ = _sp_data(n=150, degree=6)
+    s = np.array([2.0 ** k, 1.0, 2.0 ** k, 1.0, 1.0])
+    kw = dict(init=init, n_estimators=5, random_state=0)
+    a = SPOBoost(SP, **kw).fit(X, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = SPOBoost(SP, **kw).fit(X * s, C)
+        P = b.predict(Xt * s)
+    assert b.init_choice_ == a.init_choice_
+    assert_array_equal(b.train_score_, a.train_score_)
+    assert_allclose(P, a.predict(Xt), rtol=1e-12, atol=0)
+
+
 def test_a_scikit_learn_regressor_as_the_start():
     from sklearn.linear_model import LinearRegression
     from sklearn.neighbors import KNeighborsRegressor

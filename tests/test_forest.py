@@ -923,6 +923,23 @@ def test_ridge_features_scale_exactly_with_the_costs_far_from_one(k, max_columns
     assert_array_equal(decisions, base.predict_decision(Xt))
 
 
+@pytest.mark.parametrize("k", [600, -600])
+def test_ridge_features_of_features_far_from_one_are_the_same(k):
+    # Features times 2^k: the same ridge columns and forest. The features'
+    # weighted variances overflowed at 2^600 (NaN columns) and vanished at
+    # 2^-600 (the features counted as constant).
+    X, C, Xt, _ = _data(n=150)
+    s = np.array([2.0 ** k, 1.0, 2.0 ** k, 1.0, 2.0 ** k])
+    base = SPOForest(SP, n_estimators=3, random_state=0).fit(X, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaled = SPOForest(SP, n_estimators=3, random_state=0).fit(X * s, C)
+        P = scaled.predict(Xt * s)
+    assert_allclose(scaled.ridge_features_.transform(Xt * s), base.ridge_features_.transform(Xt),
+                    rtol=1e-12)
+    assert_array_equal(P, base.predict(Xt))
+
+
 def test_a_forest_on_costs_of_1e160_decides_as_on_the_costs_themselves():
     X, C, Xt, _ = _data(n=150)
     base = SPOForest(SP, n_estimators=5, random_state=0).fit(X, C)
