@@ -196,6 +196,13 @@ def fit(args):
         raise CLIError(f"--costs selects {len(costs)} columns but the problem in "
                        f"{args.problem} has {problem.n_costs} costs (one per decision "
                        "variable)")
+    names = getattr(problem, "variable_names", None)
+    if names is not None and set(costs) == set(names) and list(costs) != list(names):
+        # The columns carry the model's own variable names, in another order:
+        # each cost would be paired with the wrong variable.
+        raise CLIError(f"--costs selects the columns {', '.join(costs)}, the variables of "
+                       f"{args.problem} in another order; list them in the problem's order: "
+                       f"--costs '{','.join(names)}'")
     sw = None
     if args.weights:
         if args.weights not in df.columns:

@@ -906,3 +906,21 @@ def test_fit_on_an_lp_model_file(tmp_path, capsys):
     res = run_in_process(capsys, "fit", "--data", tmp_path / "d.csv", "--features", "x0",
                          "--costs", "ca", "--problem", bad, "--model", tmp_path / "m2.json")
     assert_one_line_error(res, "bad.mps: malformed MPS file", 'Row name "r9"')
+
+
+def test_cost_columns_named_like_the_model_files_variables_must_follow_its_order(tmp_path,
+                                                                                  capsys):
+    """--costs 'c,b,a' on a file whose columns are a, b, c paired each cost with the wrong
+    variable without a word."""
+    model_file = tmp_path / "choose.lp"
+    model_file.write_text("minimize\n obj: a + b + c\nsubject to\n one: a + b + c = 1\nend\n")
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"x0": rng.random(30), "a": rng.random(30), "b": rng.random(30),
+                  "c": rng.random(30)}).to_csv(tmp_path / "d.csv", index=False)
+    args = ["fit", "--data", tmp_path / "d.csv", "--features", "x0", "--problem", model_file,
+            "--model", tmp_path / "m.json"]
+    res = run_in_process(capsys, *args, "--costs", "c,b,a")
+    assert_one_line_error(res, "--costs selects the columns c, b, a", "--costs 'a,b,c'")
+    assert not (tmp_path / "m.json").exists()
+    res = run_in_process(capsys, *args, "--costs", "a,b,c")
+    assert res.returncode == 0, res.stderr
