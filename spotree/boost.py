@@ -1191,13 +1191,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if unit != 1.0:
             init = init.times(unit)
             for tree in trees:
-                t_ = tree.tree_
-                t_.value = t_.value * unit
-                if self.loss == "mse":
-                    # Squared errors of the costs (those of 1e160 are beyond
-                    # the float range: inf, as the tree builder makes them).
-                    with np.errstate(over="ignore"):
-                        t_.impurity, t_.loss = t_.impurity * unit * unit, t_.loss * unit * unit
+                # (The trees' impurities stay those of the targets they were
+                # grown on: squares of costs of 1e160 would be inf, which a
+                # saved model may not hold.)
+                tree.tree_.value = tree.tree_.value * unit
         self._set_start(init)
         self.n_iter_ = n_iter
         self.best_iteration_ = best_iter

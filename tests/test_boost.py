@@ -847,7 +847,7 @@ def test_starts_are_invariant_to_rescaling_features(init):
     (600, "index", "spo+", "X_val"), (-600, "spo+", "spo+", None),
     (600, "linear", "mse", None), (-40, "regressor", "spo+", "X_val")])
 def test_costs_far_from_one_fit_the_model_of_the_costs_in_units_of_a_power_of_two(
-        k, init, loss, how):
+        k, init, loss, how, tmp_path):
     # Costs whose largest magnitude is in [0.5, 1), and the same times 2^k: the
     # second are fitted in units of 2^k (their largest magnitude is outside
     # [2^-16, 2^16]), exactly the first fit (powers of two scale exactly), the
@@ -891,6 +891,9 @@ def test_costs_far_from_one_fit_the_model_of_the_costs_in_units_of_a_power_of_tw
     assert_array_equal(D, a.predict_decision(Xt))
     if init == "regressor":  # fitted to the costs as given
         assert_array_equal(b.init_estimator_.predict(Xt), a.init_estimator_.predict(Xt) * f)
+    else:  # and the model survives a file
+        b.save(tmp_path / "b.json")
+        assert_array_equal(spotree.load(tmp_path / "b.json").predict(Xt), P)
 
 
 @pytest.mark.parametrize("k", [600, -600])
