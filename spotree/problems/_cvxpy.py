@@ -203,7 +203,11 @@ def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
     first use in each process), so forests fit in parallel processes. Each
     solve sets ``cost.value`` (to the cost vector times a power of two, which
     puts its largest entry in [0.5, 1) so that the solver's tolerances are
-    relative to it) and ``decision.value`` of the objects passed.
+    relative to it) and ``decision.value`` of the objects passed. Other
+    parameters of the constraints (a risk budget, say) must have values,
+    and are the objects passed, not copies: in this process, a value changed
+    later changes the feasible set of the problem and of the models fitted
+    on it (whose stored decisions were optimal for the old one).
 
     Parameters
     ----------
