@@ -87,6 +87,17 @@ class DecisionProblem:
         if C.shape[0] == 0:
             return np.empty((0, self.n_costs)), np.empty(0)
         W, _ = self._solve(C)
+        W = np.asarray(W, dtype=np.float64)
+        if W.shape != C.shape:
+            # einsum below would broadcast a single row over the batch.
+            raise ValueError(f"{type(self).__name__}._solve returned decisions of shape "
+                             f"{W.shape} for {C.shape[0]} cost vectors of length "
+                             f"{C.shape[1]}; it must return one decision per row, shape "
+                             f"{C.shape}.")
+        if not np.isfinite(W).all():
+            i = int(np.flatnonzero(~np.isfinite(W).all(axis=1))[0])
+            raise ValueError(f"{type(self).__name__}._solve returned a decision containing "
+                             f"NaN or infinity for cost vector {i}.")
         # The value of the returned decision, summed the way value() sums it,
         # so that spo_loss(C, C) is exactly zero.
         return W, np.einsum("ij,ij->i", C, W)
@@ -440,6 +451,9 @@ def resolve_problem(problem, C):
         return FiniteDecisions(np.eye(C.shape[1]))
     if not isinstance(problem, DecisionProblem):
         raise TypeError(describe_not_a_problem(problem))
+    if getattr(problem, "n_costs", None) is None:
+        raise TypeError(f"{type(problem).__name__} has no n_costs: a DecisionProblem subclass "
+                        "sets n_costs (and sense) in __init__.")
     if C.shape[1] != problem.n_costs:
         raise ValueError(f"C has {C.shape[1]} columns but the problem has "
                          f"n_costs={problem.n_costs}: each row must hold one cost per "

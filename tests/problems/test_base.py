@@ -694,3 +694,35 @@ def test_finite_decisions_difference_basis_spans_the_differences():
     D = V - V[2]
     np.testing.assert_allclose(D - D @ B @ B.T, 0.0, atol=1e-12)
     assert FiniteDecisions(V[:1]).difference_basis() is None
+
+
+def test_a_subclass_solve_that_returns_the_wrong_shape_or_no_n_costs_is_named():
+    # A subclass returning one decision for a batch of three was broadcast
+    # over the batch by the value computation: a tree fitted on it scored 0.
+    from spotree import SPOTree
+
+    class OneRow(DecisionProblem):
+        def __init__(self):
+            self.n_costs, self.sense = 3, "min"
+
+        def _solve(self, C):
+            return np.eye(3)[:1], np.zeros(1)
+
+    class NaNs(OneRow):
+        def _solve(self, C):
+            return np.full(C.shape, np.nan), np.zeros(len(C))
+
+    class NoCosts(DecisionProblem):
+        def _solve(self, C):
+            return np.eye(3)[C.argmin(axis=1)], C.min(axis=1)
+
+    C = np.random.default_rng(0).random((3, 3))
+    with pytest.raises(ValueError, match=r"OneRow\._solve returned decisions of shape \(1, 3\) "
+                                         r"for 3 cost vectors of length 3"):
+        OneRow().solve(C)
+    with pytest.raises(ValueError, match=r"NaNs\._solve returned a decision containing NaN or "
+                                         r"infinity for cost vector 0"):
+        NaNs().solve(C)
+    with pytest.raises(TypeError, match=r"NoCosts has no n_costs: a DecisionProblem subclass "
+                                        r"sets n_costs"):
+        SPOTree(NoCosts()).fit(np.random.default_rng(1).random((10, 2)), np.ones((10, 3)))
