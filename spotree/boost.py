@@ -619,7 +619,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     min_samples_leaf : int or float, default=20
         Minimum number of training rows in a leaf, as in :class:`SPOTree`
         (rows of zero weight, such as those left out by ``subsample``, do not
-        count); a float in (0, 1) is a fraction of the rows.
+        count); a float in (0, 1) is a fraction of the rows each tree is
+        grown on (those of positive weight: with ``subsample``, of the
+        subsample), rounded up.
     subsample : float, default=1.0
         Fraction of the training rows drawn (without replacement) for each
         round's tree and line search (stochastic gradient boosting), in

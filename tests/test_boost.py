@@ -3,6 +3,7 @@ search), least-squares boosting against a hand loop, early stopping, weights,
 every problem type, persistence, grid search, bad input, scikit-learn checks."""
 
 import io
+import math
 import pickle
 from contextlib import redirect_stdout
 
@@ -277,6 +278,24 @@ def test_rows_of_zero_weight_change_nothing(init):
     b = SPOBoost(SP, **kw).fit(Xz, Cz, sample_weight=swz)
     assert a.n_estimators_ == 6
     assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("subsample", [1.0, 0.5])
+def test_a_fractional_min_samples_leaf_is_a_fraction_of_each_trees_rows(subsample):
+    # The rows each tree is grown on: the subsample, of positive weight
+    # (scikit-learn's gradient boosting takes the fraction of all the rows).
+    X, C, _, _ = _sp_data(n=200)
+    sw = np.ones(len(X))
+    sw[:40] = 0.0
+    m = SPOBoost(SP, min_samples_leaf=0.1, subsample=subsample, max_depth=8, n_estimators=3,
+                 n_iter_no_change=None, random_state=0).fit(X, C, sample_weight=sw)
+    for est in m.estimators_:
+        t = est.tree_
+        rows = int(t.n_node_samples[0])  # the tree's rows of positive weight
+        assert rows == 160 if subsample == 1.0 else rows <= 100
+        leaves = t.n_node_samples[t.children_left == -1]
+        assert leaves.min() >= math.ceil(0.1 * rows)
+        assert leaves.min() < math.ceil(0.1 * 200)  # not a fraction of all the rows
 
 
 def _argmin_oracle(C):
