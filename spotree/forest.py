@@ -821,8 +821,12 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
         X, C, sw = check_fit_inputs(est, X_train, C_train, sample_weight)
         problem = resolve_problem(est.problem, C)
         if X_fit is None:
-            # The validation set is checked (and named) before any forest is grown.
-            Xv = check_features(est, X_val, reset=False, arg="X_val")
+            # The validation set is checked (and named) before any forest is grown
+            # (its warnings, such as scikit-learn's on feature names, come from
+            # the scoring below).
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                Xv = check_features(est, X_val, reset=False, arg="X_val")
             C_va = check_costs(C_val, n_costs=problem.n_costs, name="C_val")
             check_same_rows(Xv, C_va, ("X_val", "C_val"))
             sw_va = check_sample_weight(sample_weight_val, Xv.shape[0],
