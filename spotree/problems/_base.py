@@ -127,7 +127,22 @@ class DecisionProblem:
         answers as :meth:`solve` up to ties. ``None`` means no list is
         available (too many vertices, or an unknown feasible set).
         """
-        return self._cached("_vertex_cache", self._vertices)
+        return self._cached("_vertex_cache", self._checked_vertices)
+
+    def _checked_vertices(self):
+        # A subclass's list is checked once: a wrong width or a NaN failed
+        # deep in the split search (a matmul error, or NaN decisions).
+        V = self._vertices()
+        if V is None:
+            return None
+        V = np.asarray(V, dtype=np.float64)
+        if V.ndim != 2 or V.shape[0] == 0 or V.shape[1] != self.n_costs:
+            raise ValueError(f"{type(self).__name__}._vertices returned an array of shape "
+                             f"{V.shape}; expected (K, {self.n_costs}) with K >= 1: one "
+                             "candidate decision per row (or None for no list).")
+        if not np.isfinite(V).all():
+            raise ValueError(f"{type(self).__name__}._vertices returned NaN or infinity.")
+        return V
 
     def solve_vertices(self, C, V=None):
         """Solve a batch by enumeration over the vertex list.
@@ -169,7 +184,18 @@ class DecisionProblem:
         ndarray of shape (n_costs, r) or None
         """
         return self._cached("_difference_cache", lambda: (
-            self._difference_basis() if self.n_costs <= DIFFERENCE_BASIS_MAX_COSTS else None))
+            self._checked_basis() if self.n_costs <= DIFFERENCE_BASIS_MAX_COSTS else None))
+
+    def _checked_basis(self):
+        B = self._difference_basis()
+        if B is None:
+            return None
+        B = np.asarray(B, dtype=np.float64)
+        if B.ndim != 2 or B.shape[0] != self.n_costs or not np.isfinite(B).all():
+            raise ValueError(f"{type(self).__name__}._difference_basis returned an array of "
+                             f"shape {B.shape}; expected finite (n_costs, r) = "
+                             f"({self.n_costs}, r) with orthonormal columns (or None).")
+        return B
 
     def _cached(self, attr, compute):
         """``compute()`` once per instance, as a read-only float array (or None)."""

@@ -726,3 +726,29 @@ def test_a_subclass_solve_that_returns_the_wrong_shape_or_no_n_costs_is_named():
     with pytest.raises(TypeError, match=r"NoCosts has no n_costs: a DecisionProblem subclass "
                                         r"sets n_costs"):
         SPOTree(NoCosts()).fit(np.random.default_rng(1).random((10, 2)), np.ones((10, 3)))
+
+
+@pytest.mark.parametrize("V, match", [
+    (np.eye(4), r"shape \(4, 4\); expected \(K, 3\)"),
+    (np.eye(3)[:, :2], r"shape \(3, 2\); expected \(K, 3\)"),
+    (np.zeros((0, 3)), r"shape \(0, 3\); expected \(K, 3\) with K >= 1"),
+    (np.array([[np.nan, 0.0, 0.0]]), r"NaN or infinity"),
+])
+def test_a_subclass_vertex_list_of_the_wrong_shape_is_named(V, match):
+    # It failed deep in the split search: a matmul error, a reduction over
+    # an empty list, or NaN decisions reported as bad predictions.
+    from spotree import SPOTree
+
+    class Listed(DecisionProblem):
+        def __init__(self):
+            self.n_costs, self.sense = 3, "min"
+
+        def _solve(self, C):
+            return np.eye(3)[C.argmin(axis=1)], C.min(axis=1)
+
+        def _vertices(self):
+            return V
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"Listed\._vertices returned .*" + match):
+        SPOTree(Listed(), max_depth=2).fit(rng.random((20, 2)), rng.random((20, 3)))
