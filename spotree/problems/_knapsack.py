@@ -53,8 +53,9 @@ class Knapsack(DecisionProblem):
       weight (the resources added up, each divided by its capacity), bounded
       by the LP relaxation of that surrogate knapsack (rounded down when all
       values are integers), starting from the greedy solution. Typical
-      instances (32 items, 2 resources, PyEPO's generator) take some tens of
-      microseconds, thousands of times faster than a MILP solver call;
+      instances (32 items, 2 resources, PyEPO's generator) take a few
+      microseconds each in a batch, over a thousand times faster than a
+      MILP solver call;
     - **HiGHS** (a :class:`LinearProgram` with integer variables) for the
       cost vectors on which the branch and bound exceeds ``max_nodes`` nodes,
       or for all of them with ``method="highs"``.
