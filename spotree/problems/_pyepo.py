@@ -224,8 +224,10 @@ def from_pyepo(model, native=True, n_jobs=None):
     - PyEPO's grid shortest path (``shortestPathModel``) and knapsack
       (``knapsackModel``), of any backend, are solved by spotree's own
       compiled solvers (:meth:`ShortestPath.from_edges` on PyEPO's arcs, and
-      :class:`Knapsack`), thousands of times faster than a solver call, with
-      the same optimal values; such problems also save to JSON. At
+      :class:`Knapsack`), hundreds of times faster than a call to the model
+      (per cost vector, with PyEPO's OR-Tools models: 0.5 us against about
+      110 us on the 5x5 grid, 2.4 us against 1.5 ms on a 32-item knapsack),
+      with the same optimal values; such problems also save to JSON. At
       construction, three random cost vectors are solved both ways; if the
       values disagree (a future PyEPO changing its models), a warning is
       issued and the model's own solver is used.
