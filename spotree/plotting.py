@@ -284,7 +284,21 @@ def decision_boundaries(model, x):
         Midpoints between consecutive grid values whose decisions differ.
     """
     x = np.asarray(x, dtype=np.float64).ravel()
+    _check_one_feature(model, "decision_boundaries")
     return _boundaries(np.asarray(model.predict_decision(x.reshape(-1, 1))), x)
+
+
+def _check_one_feature(model, caller):
+    # The grid is one column: a model of several features failed with
+    # scikit-learn's "X has 1 features, but ... is expecting 2".
+    n = getattr(model, "n_features_in_", 1)
+    if n != 1:
+        verb, hint = "reads", ""
+        if caller == "plot_predicted_costs":
+            verb, hint = "draws", (" Pass C_pred and W_pred computed on your own rows instead "
+                                   "(model=None).")
+        raise ValueError(f"{caller} {verb} a model of one feature along a grid of its values; "
+                         f"this {type(model).__name__} was fitted on {n} features.{hint}")
 
 
 def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
@@ -325,6 +339,7 @@ def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
     """
     x = np.asarray(x, dtype=np.float64).ravel()
     if model is not None:
+        _check_one_feature(model, "plot_predicted_costs")
         C_pred = model.predict(x.reshape(-1, 1))
         W_pred = model.predict_decision(x.reshape(-1, 1))
     elif C_pred is None or W_pred is None:

@@ -362,3 +362,18 @@ def test_bad_arguments_name_the_argument():
     with pytest.raises(ValueError, match=r"C_pred and W_pred must have shape \(5, d\)"):
         plot_predicted_costs(None, x, C_pred=np.ones(5), W_pred=np.ones(5))
     plt.close("all")
+
+
+def test_one_feature_plots_name_a_model_of_several_features():
+    # They failed with scikit-learn's "X has 1 features, but SPOTree is expecting 2".
+    rng = np.random.default_rng(0)
+    model = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(rng.random((30, 2)),
+                                                                 rng.random((30, 2)))
+    grid = np.linspace(0, 1, 11)
+    with pytest.raises(ValueError, match=r"plot_predicted_costs draws a model of one feature "
+                                         r".* this SPOTree was fitted on 2 features"):
+        plot_predicted_costs(model, grid)
+    with pytest.raises(ValueError, match=r"decision_boundaries reads a model of one feature "
+                                         r".* this SPOTree was fitted on 2 features"):
+        decision_boundaries(model, grid)
+    plt.close("all")
