@@ -375,6 +375,12 @@ class _Regressor:
         return "a scikit-learn regressor (with fit and predict)"
 
 
+def _weight_unit(sw):
+    """An even power of two with the largest weight in [unit, 4 unit) (1 for unit weights)."""
+    e = math.frexp(float(np.max(sw, initial=0.0)))[1] - 1
+    return math.ldexp(1.0, e - e % 2) if np.max(sw, initial=0.0) > 0 else 1.0
+
+
 def _regrets(problem, C, z, W):
     """Each row's regret of decisions W, with the optimal values z of C precomputed."""
     return np.maximum(problem.sign * (np.einsum("ij,ij->i", C, W) - z), 0.0)
@@ -1038,7 +1044,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         d = C.shape[1]
         unit = getattr(self, "_unit", 1.0)
         if not isinstance(init, str):
-            return _Start.from_estimator(init, X, C, sw, d, unit)
+            # A regressor is fitted to the costs and weights as given.
+            return _Start.from_estimator(init, X, C, sw * getattr(self, "_sw_unit", 1.0), d,
+                                         unit)
         if init == "mean":
             return _Start(init, np.zeros((d, X.shape[1])), np.average(C, axis=0, weights=sw))
         if init == "linear":
@@ -1129,6 +1137,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         finally:
             del self._start_threads
             self.__dict__.pop("_unit", None)
+            self.__dict__.pop("_sw_unit", None)
 
     def _fit_checked(self, X, C, sw, X_val, C_val, sample_weight_val):
         self.problem_ = problem = resolve_problem(self.problem, C)
@@ -1141,11 +1150,16 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 else float(cost_unit(C, axis=None)))
         self._unit = unit
         C = C / unit
+        # The weights in units of an even power of two near the largest (exact,
+        # square roots included; 1 for unit weights): the fit squares and sums
+        # them, which overflowed at 2^900 and vanished at 2^-900.
+        self._sw_unit = _weight_unit(sw)
+        sw = sw / self._sw_unit
         X_all, C_all, sw_all = X, C, sw
         (X, C, sw), val, val_arg, parts = self._split(X, C, sw, problem, rng, X_val, C_val,
                                                       sample_weight_val)
         if val_arg == "X_val":
-            val = (val[0], val[1] / unit, val[2])
+            val = (val[0], val[1] / unit, val[2] / _weight_unit(val[2]))
         # The optimal decisions and values of all the rows, solved once.
         solved_all = problem.solve(C_all)
         solved = solved_all if parts is None else tuple(a[parts[0]] for a in solved_all)

@@ -298,6 +298,36 @@ def test_a_fractional_min_samples_leaf_is_a_fraction_of_each_trees_rows(subsampl
         assert leaves.min() < math.ceil(0.1 * 200)  # not a fraction of all the rows
 
 
+@pytest.mark.parametrize("k", [900, -900])
+def test_scaling_the_weights_changes_nothing(k):
+    # Weights times 2^k: the same start, rounds and model. The significance
+    # tests (the start's cross-validation, keeping the trees) squared the
+    # weights: at 2^900 they overflowed (nothing was significant), at 2^-900
+    # they vanished (every gain was).
+    import warnings
+
+    X, C, Xt, _ = _sp_data(n=200, degree=6)
+    sw = np.random.default_rng(2).uniform(0.5, 2.0, len(X))
+    kw = dict(n_estimators=15, n_iter_no_change=5, random_state=1)
+    a = SPOBoost(SP, **kw).fit(X, C, sample_weight=sw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = SPOBoost(SP, **kw).fit(X, C, sample_weight=sw * 2.0 ** k)
+    assert (b.init_choice_, b.n_iter_, b.best_iteration_) == (
+        a.init_choice_, a.n_iter_, a.best_iteration_)
+    assert b.init_cv_regret_ == pytest.approx(a.init_cv_regret_, rel=1e-12)
+    assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12)
+    # A regressor start is fitted with the weights as given (its penalty is
+    # not relative to them).
+    from sklearn.linear_model import Ridge
+
+    w = sw * 2.0 ** (k // 20)
+    m = SPOBoost(SP, init=Ridge(alpha=1.0), n_estimators=2, random_state=0).fit(
+        X, C, sample_weight=w)
+    assert_allclose(m.init_estimator_.coef_, Ridge(alpha=1.0).fit(X, C, sample_weight=w).coef_,
+                    rtol=1e-10)
+
+
 def _argmin_oracle(C):
     W = np.zeros_like(C)
     W[np.arange(C.shape[0]), np.argmin(C, axis=1)] = 1.0
