@@ -68,8 +68,9 @@ class LinearProgram(DecisionProblem):
         Bounds of the variables, as in :func:`scipy.optimize.linprog`: one
         pair for all variables or one pair per variable; ``None`` (or an
         infinity of the right sign) means no bound.
-    integrality : array-like of shape (d,) of {0, 1} or None, default=None
-        1 marks an integer variable; None means a pure LP.
+    integrality : array-like of shape (d,) of {0, 1}, 0, 1 or None, default=None
+        1 marks an integer variable; None means a pure LP. A single 0 or 1
+        applies to every variable, as in :func:`scipy.optimize.linprog`.
     sense : {"min", "max"}, default="min"
         ``"max"`` is solved as the minimization of ``-c``.
     basis_cache : bool, default=True
@@ -262,10 +263,12 @@ class LinearProgram(DecisionProblem):
                 integ = np.array(integrality, dtype=np.float64)
             except (TypeError, ValueError):
                 integ = None
+            if integ is not None and integ.shape == ():
+                integ = np.full(d, integ)  # one value for every variable, as linprog reads it
             if integ is None or integ.shape != (d,) or not np.isin(integ, (0.0, 1.0)).all():
-                raise ValueError(f"The 'integrality' parameter of LinearProgram must be None or "
-                                 f"an array of {d} values in {{0, 1}}. Got {integrality!r} "
-                                 "instead.")
+                raise ValueError(f"The 'integrality' parameter of LinearProgram must be None, "
+                                 f"0 or 1 (for every variable), or an array of {d} values in "
+                                 f"{{0, 1}}. Got {integrality!r} instead.")
             integrality = integ.astype(np.int8)
         if not isinstance(basis_cache, (bool, np.bool_)):
             raise ValueError(f"The 'basis_cache' parameter of LinearProgram must be a bool. "

@@ -956,3 +956,19 @@ def test_difference_basis_none_without_equalities_or_too_wide():
     d = DIFFERENCE_BASIS_MAX_COSTS + 1
     wide = LinearProgram(A_eq=np.ones((1, d)), b_eq=[1.0], bounds=(0, 1))
     assert wide.difference_basis() is None
+
+
+def test_a_single_integrality_value_applies_to_every_variable_as_in_linprog():
+    # linprog reads integrality=1 as "every variable integer"; LinearProgram
+    # refused it.
+    from scipy.optimize import linprog
+
+    c = np.array([-1.0, -1.0])
+    res = linprog(c, A_ub=[[2.0, 2.0]], b_ub=[3.0], bounds=(0, 2), integrality=1)
+    lp = LinearProgram(A_ub=[[2.0, 2.0]], b_ub=[3.0], bounds=(0, 2), integrality=1)
+    assert lp.is_milp and list(lp.integrality) == [1, 1]
+    assert lp.solve([c])[1][0] == pytest.approx(res.fun) == -1.0
+    assert not LinearProgram(A_ub=[[2.0, 2.0]], b_ub=[3.0], bounds=(0, 2), integrality=0).is_milp
+    with pytest.raises(ValueError, match=r"'integrality' parameter of LinearProgram must be None, "
+                                         r"0 or 1"):
+        LinearProgram(A_ub=[[2.0, 2.0]], b_ub=[3.0], bounds=(0, 2), integrality=2)
