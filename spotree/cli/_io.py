@@ -411,6 +411,7 @@ def _is_model_file(path):
 
 def load_problem(path):
     """The problem of a spec file (.json, .yaml) or of an MPS or LP model file."""
+    from ..problems._linear import CheckTimeLimitError
     from ..problems._spec import load_problem as _load
 
     path = os.fspath(path)
@@ -424,6 +425,8 @@ def load_problem(path):
             return LinearProgram.from_file(path, check_time_limit=DEFAULT_CHECK_TIME_LIMIT)
         except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
             raise CLIError(f"model file {path}: {exc.strerror or exc}") from None
+        except CheckTimeLimitError as exc:
+            raise CLIError(_slow_checks(exc)) from None
         except ValueError as exc:
             raise CLIError(" ".join(str(exc).split())) from None
     check_input_file(path, "problem spec file")
@@ -431,6 +434,19 @@ def load_problem(path):
         return _load(path)
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         raise CLIError(f"problem spec file {path}: {exc.strerror or exc}") from None
+    except CheckTimeLimitError as exc:
+        raise CLIError(_slow_checks(exc)) from None
+
+
+def _slow_checks(exc):
+    """The message of checks that ran out of time, with the way out the command has."""
+    from ..problems._io import DEFAULT_CHECK_TIME_LIMIT
+
+    msg = " ".join(str(exc).split()).split(" Building a LinearProgram")[0]
+    return (f"{msg} The spotree command allows these checks of a problem "
+            f"{DEFAULT_CHECK_TIME_LIMIT:g} s, since a file may be untrusted; for a problem "
+            "you trust, fit in Python: spotree.problems.load_problem(path, "
+            "check_time_limit=None) or LinearProgram.from_file(path, check_time_limit=None).")
 
 
 def load_model(path):

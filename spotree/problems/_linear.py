@@ -32,6 +32,14 @@ class _InfeasibleError(ValueError):
     """Raised for an empty feasible set (a ValueError, so users catch that)."""
 
 
+class CheckTimeLimitError(ValueError):
+    """The feasibility and boundedness checks did not finish within ``check_time_limit``.
+
+    A ValueError, so users catch that; its own class lets the readers of spec
+    and model files (which set the limit themselves) say how to lift it.
+    """
+
+
 # Guards the lazy creation of an instance's per-thread state.
 _LOCAL_LOCK = threading.Lock()
 
@@ -441,7 +449,7 @@ class LinearProgram(DecisionProblem):
             return left
 
         def timeout(what):
-            raise ValueError(
+            raise CheckTimeLimitError(
                 f"The {what} of the LinearProgram did not finish within the check time "
                 f"limit of {time_limit:g} s. Building a LinearProgram runs HiGHS to check "
                 "that the feasible set is nonempty and bounded; pass a larger "

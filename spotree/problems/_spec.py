@@ -13,6 +13,7 @@ import os
 
 from .. import _schema
 from ._io import DEFAULT_CHECK_TIME_LIMIT, problem_from_dict, validate_problem_spec
+from ._linear import CheckTimeLimitError
 
 __all__ = ["load_problem", "validate_problem_spec"]
 
@@ -109,4 +110,6 @@ def load_problem(path, *, check_time_limit=DEFAULT_CHECK_TIME_LIMIT):
         return problem_from_dict(doc, check_time_limit=check_time_limit)
     except (ValueError, TypeError) as exc:
         msg = " ".join(str(exc).split())  # one line, whatever the constructor said
-        raise ValueError(f"{path}: {msg}") from None
+        # A check that ran out of time keeps its class (the CLI's hint needs it).
+        kind = type(exc) if isinstance(exc, CheckTimeLimitError) else ValueError
+        raise kind(f"{path}: {msg}") from None

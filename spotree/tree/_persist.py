@@ -46,6 +46,7 @@ from .._categories import one_hot_width
 from .._params import validate_params
 from .._ridge import RidgeFeatures
 from ..problems import DecisionProblem, problem_from_dict
+from ..problems._linear import CheckTimeLimitError
 from ._tree import Tree
 from ._validate_file import check_decisions
 
@@ -424,6 +425,8 @@ def _build_problem(spec, info):
         raise _NoProblem(what)
     try:
         problem = problem_from_dict(spec)
+    except CheckTimeLimitError as exc:
+        raise _SlowProblem(" ".join(str(exc).split()).split(" Building a LinearProgram")[0])
     except (ValueError, TypeError, OverflowError, KeyError, IndexError) as exc:
         msg = " ".join(str(exc).split())
         raise _schema.SchemaError("problem", f"does not describe a decision problem: {msg}")
@@ -438,6 +441,10 @@ def _build_problem(spec, info):
 
 class _NoProblem(Exception):
     pass
+
+
+class _SlowProblem(Exception):
+    """The stored problem's checks ran out of problem_from_dict's default time limit."""
 
 
 def _read_trees(doc):
@@ -575,6 +582,13 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
             raise
         except ValueError as exc:
             raise _schema.SchemaError("trees", f"do not fit the estimator: {exc}") from None
+    except _SlowProblem as exc:
+        raise ValueError(f"{path}: building the model's decision problem failed: {exc} "
+                         "spotree.load allows its checks that long, since a file may be "
+                         "untrusted. If you trust this one, build the problem without a limit "
+                         "and pass it: spotree.load(path, problem=problem_from_dict(spec, "
+                         "check_time_limit=None)), with spec the file's 'problem' "
+                         "entry.") from None
     except _NoProblem as exc:
         raise ValueError(f"{path} holds a model saved without its decision problem{exc}, "
                          "which cannot be written to JSON. Pass the problem back: "

@@ -924,3 +924,28 @@ def test_cost_columns_named_like_the_model_files_variables_must_follow_its_order
     assert not (tmp_path / "m.json").exists()
     res = run_in_process(capsys, *args, "--costs", "a,b,c")
     assert res.returncode == 0, res.stderr
+
+
+def test_a_problem_whose_checks_run_out_of_time_says_what_the_command_allows(tmp_path, capsys,
+                                                                           monkeypatch):
+    """The error told a command-line user to 'pass a larger check_time_limit', which the
+    command has no option for."""
+    import spotree.problems._io as problems_io
+
+    monkeypatch.setattr(problems_io, "DEFAULT_CHECK_TIME_LIMIT", 0.3)  # the command's limit
+    rng = np.random.default_rng(0)
+    A = rng.integers(0, 100, size=(4, 30))  # a market-split 0/1 program: hard to decide
+    rows = "\n".join(f" r{i}: " + " + ".join(f"{A[i, j]} x{j}" for j in range(30))
+                     + f" = {A[i].sum() // 2}" for i in range(4))
+    model_file = tmp_path / "split.lp"
+    model_file.write_text("minimize\n obj: x0\nsubject to\n" + rows + "\nbinary\n"
+                          + " ".join(f"x{j}" for j in range(30)) + "\nend\n")
+    pd.DataFrame(np.c_[rng.random((10, 31))],
+                 columns=["x0"] + [f"c{j}" for j in range(30)]).to_csv(tmp_path / "d.csv",
+                                                                          index=False)
+    res = run_in_process(capsys, "fit", "--data", tmp_path / "d.csv", "--features", "x0",
+                         "--costs", "c*", "--problem", model_file, "--model", tmp_path / "m.json")
+    assert_one_line_error(res, "split.lp: The feasibility check", "within the check time limit",
+                          "The spotree command allows these checks of a problem 0.3 s",
+                          "load_problem(path, check_time_limit=None)")
+    assert "pass a larger 'check_time_limit'" not in res.stderr

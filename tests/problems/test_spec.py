@@ -114,3 +114,18 @@ def test_a_key_given_twice_is_refused(tmp_path, name, text, match):
     path.write_text(text)
     with pytest.raises(ValueError, match=match):
         load_problem(path)
+
+
+def test_a_spec_whose_checks_run_out_of_time_keeps_the_error_class(tmp_path):
+    # load_problem re-raised every error as a plain ValueError, so its callers
+    # (the CLI) could not tell a slow check from a malformed spec.
+    from spotree.problems._linear import CheckTimeLimitError
+
+    rng = np.random.default_rng(0)
+    A = rng.integers(0, 100, size=(4, 30))
+    spec = {"type": "linear_program", "A_eq": A.tolist(), "b_eq": (A.sum(axis=1) // 2).tolist(),
+            "bounds": [0, 1], "integrality": [1] * 30}
+    path = tmp_path / "split.json"
+    path.write_text(json.dumps(spec))
+    with pytest.raises(CheckTimeLimitError, match=r"split\.json: The feasibility check"):
+        load_problem(path, check_time_limit=0.3)

@@ -736,3 +736,33 @@ def test_a_fresh_interpreter_loads_every_estimator_from_file_and_pickle(tmp_path
     got = json.loads(res.stdout.strip().splitlines()[-1])
     for i in range(len(models)):
         assert got[str(i)] == [expected[i], expected[i]], i
+
+
+def test_a_model_whose_problem_checks_run_out_of_time_says_how_to_load_it(tmp_path,
+                                                                         monkeypatch):
+    # The error called the file 'malformed' and told to pass a larger
+    # check_time_limit, which spotree.load does not take.
+    import functools
+
+    import spotree.tree._persist as persist
+    from spotree.problems import problem_from_dict
+
+    rng = np.random.default_rng(0)
+    A = rng.integers(0, 100, size=(4, 30))  # a market-split 0/1 program: hard to decide
+    easy = LinearProgram(A_eq=np.ones((1, 30)), b_eq=[1], bounds=(0, 1),
+                         integrality=np.ones(30))
+    path = tmp_path / "m.json"
+    SPOTree(easy, max_depth=1).fit(rng.random((20, 1)), rng.random((20, 30))).save(path)
+    doc = json.loads(path.read_text())
+    # The same 30 binary variables under the market-split rows instead.
+    doc["problem"].update(A_eq=A.tolist(), b_eq=(A.sum(axis=1) // 2).tolist())
+    path.write_text(json.dumps(doc))
+    # The loader's limit, shortened so that the test is quick.
+    monkeypatch.setattr(persist, "problem_from_dict",
+                        functools.partial(problem_from_dict, check_time_limit=0.3))
+    with pytest.raises(ValueError) as info:
+        spotree.load(path)
+    msg = str(info.value)
+    assert "within the check time limit of 0.3 s" in msg
+    assert "malformed" not in msg and "pass a larger" not in msg
+    assert "spotree.load(path, problem=problem_from_dict(spec, check_time_limit=None))" in msg
