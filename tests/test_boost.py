@@ -328,6 +328,26 @@ def test_scaling_the_weights_changes_nothing(k):
                     rtol=1e-10)
 
 
+def test_the_line_search_does_not_follow_rounding_noise_along_a_flat_direction():
+    # hunt2's case: a leaf whose direction leaves its SPO+ loss flat (tied
+    # paths: V . D = 0 in exact arithmetic). Its loss and slope were rounding
+    # noise (slope -2e-16, "improvements" of 1e-11), so every expansion was
+    # taken: a step of 0.2 * 4^11, predictions of 1.4e5 for costs of at most
+    # 5.5, and another 3.6e4 after shuffling the rows.
+    rng = np.random.default_rng(14)
+    n, p = int(rng.integers(25, 70)), int(rng.integers(1, 4))
+    X = rng.normal(size=(n, p))
+    C = np.abs(rng.normal(1, 1, size=(n, 7)) + X[:, :1])
+    rng.random(X.shape), rng.normal(size=(30, p)), rng.random((30, p))
+    perm = rng.permutation(n)
+    kw = dict(n_estimators=4, n_iter_no_change=None, init="mean", min_samples_leaf=3,
+              random_state=0)
+    m = SPOBoost(ShortestPath((2, 3)), **kw).fit(X, C)
+    shuffled = SPOBoost(ShortestPath((2, 3)), **kw).fit(X[perm], C[perm])
+    assert np.abs(m.predict(X)).max() < 2 * np.abs(C).max()
+    assert_allclose(shuffled.predict(X), m.predict(X), rtol=1e-9)
+
+
 def _argmin_oracle(C):
     W = np.zeros_like(C)
     W[np.arange(C.shape[0]), np.argmin(C, axis=1)] = 1.0
