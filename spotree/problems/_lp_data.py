@@ -253,6 +253,10 @@ def _check_bound_column(path, lineno, line, name, columns_known, columns):
             f"{name!r}, which is not in the COLUMNS section ({line.strip()!r}).")
 
 
+_MPS_SENSES = {"MAX": "max", "MAXIMIZE": "max", "MAXIMISE": "max",
+               "MIN": "min", "MINIMIZE": "min", "MINIMISE": "min"}
+
+
 def check_mps_numbers(path):
     """Refuse an MPS file whose value fields are not numbers, naming the line.
 
@@ -268,6 +272,15 @@ def check_mps_numbers(path):
     (HiGHS would add it as a new, unconstrained variable), when every
     COLUMNS line could be split into its fields.
 
+    Returns
+    -------
+    str or None
+        The objective sense the file states in its OBJSENSE section
+        (``"max"`` or ``"min"``), or None. HiGHS 1.16 reads ``OBJSENSE
+        MAXIMIZE`` written on one line as a minimization, without a word
+        (``OBJSENSE MAX`` on one line, and either word on the next line, it
+        reads right), so the caller prefers the stated sense.
+
     Raises
     ------
     ValueError
@@ -276,7 +289,7 @@ def check_mps_numbers(path):
     import gzip
 
     opener = gzip.open if path.lower().endswith(".gz") else open
-    section = None
+    section = stated = None
     columns, columns_known = set(), True
     with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -285,6 +298,11 @@ def check_mps_numbers(path):
                 continue
             if not line[0].isspace() and tokens[0].upper() in _MPS_SECTIONS:
                 section = tokens[0].upper()
+                if section in ("OBJSENSE", "OBJSENCE") and len(tokens) > 1:
+                    stated = _MPS_SENSES.get(tokens[1].upper(), stated)
+                continue
+            if section in ("OBJSENSE", "OBJSENCE"):
+                stated = _MPS_SENSES.get(tokens[0].upper(), stated)
                 continue
             if section == "COLUMNS":
                 if any("MARKER" in t.upper() for t in tokens):
@@ -311,6 +329,7 @@ def check_mps_numbers(path):
                     raise ValueError(
                         f"{path}: malformed MPS file: line {lineno}: {tokens[k]!r} in the "
                         f"{section} section is not a number ({line.strip()!r}).")
+    return stated
 
 
 def read_model_file(path):
@@ -331,8 +350,9 @@ def read_model_file(path):
     if os.path.splitext(stem)[1].lower() not in (".mps", ".lp"):
         raise ValueError(f"{path}: unknown model file type; LinearProgram.from_file reads "
                          "'.mps' and '.lp' files (optionally gzipped).")
+    stated = None
     if os.path.splitext(stem)[1].lower() == ".mps":
-        check_mps_numbers(path)
+        stated = check_mps_numbers(path)
     try:
         data = _highs.read_model(path)
     except ValueError as exc:
@@ -377,4 +397,4 @@ def read_model_file(path):
     return dict(path=path, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, stored_bounds=stored,
                 lo=lo.copy(), hi=hi.copy(), A=A, rlo=rlo.copy(), rhi=rhi.copy(),
                 integrality=integ.astype(np.int8) if integ.any() else None,
-                sense=data["sense"], names=list(data["col_names"]))
+                sense=stated or data["sense"], names=list(data["col_names"]))

@@ -444,3 +444,25 @@ def test_tree_exports_name_a_file_models_variables(tmp_path):
     assert "decision: w = {a: 1}" in text and "decision: w = {b: 0.5, c: 0.5}" in text
     unnamed = LinearProgram(A_eq=[[1, 1, 1]], b_eq=[1], bounds=(0, 1))
     assert unnamed.describe_decision([0.0, 1.0, 0.0]) == "w = {1: 1}"
+
+
+@pytest.mark.parametrize("head, sense", [
+    ("OBJSENSE    MAXIMIZE", "max"),    # one line: HiGHS read it as a minimization
+    ("OBJSENSE MAXIMISE", "max"),
+    ("OBJSENSE MAX", "max"),
+    ("OBJSENSE\n    MAXIMIZE", "max"),
+    ("OBJSENSE\n    MIN", "min"),
+    ("", "min"),
+])
+def test_mps_objective_sense_as_written(tmp_path, head, sense):
+    path = tmp_path / "sense.mps"
+    lines = list(_TYPO_MPS)
+    if head:
+        lines.insert(1, head)
+    path.write_text("\n".join(lines) + "\n")
+    lp = LinearProgram.from_file(path)
+    assert lp.sense == sense
+    # The decision follows the sense: x0 + x1 = 1 (C1), x in [0, 1]; costs (1, 2).
+    W, z = lp.solve([[1.0, 2.0]])
+    assert z[0] == (2.0 if sense == "max" else 1.0)
+    assert LinearProgram.from_file(path, sense="min").sense == "min"  # an override still wins
