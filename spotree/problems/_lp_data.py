@@ -378,8 +378,16 @@ def read_model_file(path):
     lo, hi = data["col_lower"], data["col_upper"]
     if (lo > hi).any() or np.isnan(lo).any() or np.isnan(hi).any():
         j = int(np.flatnonzero(~(lo <= hi))[0])
+        hint = ""
+        if stated is not None or os.path.splitext(stem)[1].lower() == ".mps":
+            if lo[j] == 0 and hi[j] < 0:
+                # An old MPS convention, which some writers rely on and HiGHS
+                # does not follow.
+                hint = (" (an UP bound below 0 with no LO bound: some MPS readers then take "
+                        "the lower bound as -infinity, HiGHS keeps 0; write it with an MI or "
+                        "LO bound)")
         raise ValueError(f"{path}: column {data['col_names'][j]!r} has lower bound {lo[j]} "
-                         f"> upper bound {hi[j]}; the problem is infeasible.")
+                         f"> upper bound {hi[j]}{hint}; the problem is infeasible.")
     rlo, rhi = data["row_lower"], data["row_upper"]
     bad = ~(rlo <= rhi)
     if bad.any():

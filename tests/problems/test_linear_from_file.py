@@ -466,3 +466,17 @@ def test_mps_objective_sense_as_written(tmp_path, head, sense):
     W, z = lp.solve([[1.0, 2.0]])
     assert z[0] == (2.0 if sense == "max" else 1.0)
     assert LinearProgram.from_file(path, sense="min").sense == "min"  # an override still wins
+
+
+def test_mps_negative_upper_bound_alone_names_the_convention(tmp_path):
+    # The error said only 'lower bound 0.0 > upper bound -1.0'; some MPS
+    # readers take such a column's lower bound as -infinity.
+    path = tmp_path / "neg.mps"
+    lines = list(_TYPO_MPS)
+    lines[14] = " UP BND       x0        -1.0"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"neg\.mps: column 'x0' has lower bound 0\.0 > upper "
+                                         r"bound -1\.0 \(an UP bound below 0 with no LO bound: "
+                                         r"some MPS readers then take the lower bound as "
+                                         r"-infinity"):
+        LinearProgram.from_file(path)
