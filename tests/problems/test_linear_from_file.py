@@ -384,6 +384,9 @@ def test_mps_with_a_value_that_is_not_a_number_is_malformed(tmp_path, index, lin
      r'Column "x1" has duplicate nonzero 3 in row "C2"'),
     (12, "    RHS       C2        4.0\n    RHS       C2        5.0",
      r'Row name "C2" in RHS section has duplicate value 5'),
+    # FR then UP means (-inf, 1], but HiGHS keeps the first upper bound (+inf).
+    (15, " FR BND       x1\n UP BND       x1        1.0",
+     r'Column name "x1" in BOUNDS section has duplicate upper bound definition'),
 ])
 def test_mps_entries_that_highs_would_ignore_are_refused(tmp_path, index, line, what):
     path = tmp_path / "typo.mps"
