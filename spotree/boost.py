@@ -477,7 +477,11 @@ def _leaf_line_search(problem, F, C, W_true, w, leaf, V, f0, g0, gamma_init):
                          minlength=L)
         ag = np.bincount(lf, weights=w[rows] * np.einsum("ij,ij->i", np.abs(D), np.abs(Vr)),
                          minlength=L)
-        return f[leaves], g[leaves], _LS_NOISE * af[leaves], 2.0 * _LS_NOISE * ag[leaves]
+        # A slope below this share of the leaf's slope at 0 is flat too: a
+        # direction with a rounding-noise component (7e-16 where the exact
+        # value is 0) descends by 1e-15 per unit step, forever.
+        ng = np.maximum(2.0 * _LS_NOISE * ag[leaves], _LS_NOISE * np.abs(g0[leaves]))
+        return f[leaves], g[leaves], _LS_NOISE * af[leaves], ng
 
     gamma = np.zeros(L)
     best_f = f0.astype(np.float64).copy()

@@ -348,6 +348,24 @@ def test_the_line_search_does_not_follow_rounding_noise_along_a_flat_direction()
     assert_allclose(shuffled.predict(X), m.predict(X), rtol=1e-9)
 
 
+def test_the_line_search_stops_where_a_rounding_error_of_the_direction_descends():
+    # A leaf direction [2, 2, 7e-16, -2] (0 in exact arithmetic in the third
+    # cost): along it the SPO+ loss of the leaf's rows descends by 3e-15 per
+    # unit step, forever (genuinely, in floating point), so the step expanded
+    # to 4^11 times the first: predictions of 8e5 for integer costs of at most
+    # 6. A slope below 1e-12 of the leaf's slope at 0 now counts as flat.
+    rng = np.random.default_rng(1096)
+    n, p = int(rng.integers(20, 80)), int(rng.integers(1, 4))
+    problem = FiniteDecisions(rng.integers(0, 2, (5, 4)).astype(float))
+    X = rng.normal(size=(n, p))
+    C = np.round(np.abs(rng.normal(1, 1, size=(n, 4)) + X[:, :1]) * rng.choice([1, 2]))
+    for lr in (0.1, 1.0):
+        m = SPOBoost(problem, n_estimators=5, n_iter_no_change=None, init="mean",
+                     min_samples_leaf=3, learning_rate=lr, random_state=0).fit(X, C)
+        steps = np.concatenate([np.abs(est.tree_.value).max(axis=1) for est in m.estimators_])
+        assert steps.max() < 10 * np.abs(C).max()
+
+
 def _argmin_oracle(C):
     W = np.zeros_like(C)
     W[np.arange(C.shape[0]), np.argmin(C, axis=1)] = 1.0
