@@ -177,7 +177,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         the whole training set and only feature bagging differs.
     max_samples : int, float or None, default=None
         Rows drawn (with replacement) per bootstrap sample: None for
-        ``n_samples``, an int, or a fraction of ``n_samples``.
+        ``n_samples``, an int, or a fraction of ``n_samples`` (not None only
+        with ``bootstrap=True``).
     max_depth : int or None, default=None
         Maximum depth of each tree.
     min_samples_leaf : int or float, default=1
@@ -516,6 +517,11 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if oob and not self.bootstrap:
             raise ValueError("Out-of-bag estimation (oob_score=True) needs bootstrap=True: "
                              "without bootstrap no sample is out of bag.")
+        if self.max_samples is not None and not self.bootstrap:
+            # (It was ignored: every tree saw all the rows.)
+            raise ValueError(f"max_samples={self.max_samples!r} sets the size of each bootstrap "
+                             "sample and needs bootstrap=True; without bootstrap every tree "
+                             "sees all the rows (leave max_samples=None).")
         n_draws = _n_bootstrap_draws(X.shape[0], self.max_samples) if self.bootstrap else None
         seeds = self._draw_seeds()
         trees = self._grow(X, C, sw, problem, base, fmap, seeds, n_draws)

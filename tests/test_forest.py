@@ -194,6 +194,18 @@ def test_max_samples_larger_than_n_is_rejected():
         SPOForest(SP, n_estimators=2, max_samples=51).fit(X, C)
 
 
+@pytest.mark.parametrize("criterion", ["spo", "auto"])
+def test_max_samples_without_bootstrap_is_rejected(criterion):
+    # It was ignored (every tree saw all the rows), as scikit-learn refuses it.
+    X, C, Xt, Ct = _data(n=50)
+    forest = SPOForest(SP, n_estimators=2, criterion=criterion, max_samples=10, bootstrap=False)
+    with pytest.raises(ValueError, match=r"max_samples=10 sets the size of each bootstrap sample "
+                                         r"and needs bootstrap=True"):
+        forest.fit(X, C)
+    with pytest.raises(ValueError, match=r"max_samples=10 sets the size"):
+        tune_max_features(forest, X, C, Xt, Ct, candidates=(1,))
+
+
 def test_trees_differ_and_predictions_average_the_trees():
     X, C, Xt, _ = _data()
     forest = SPOForest(SP, n_estimators=6, min_samples_leaf=10, random_state=0).fit(X, C)
