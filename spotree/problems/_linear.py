@@ -353,9 +353,12 @@ class LinearProgram(DecisionProblem):
         FileNotFoundError
             If the file does not exist.
         ValueError
-            If the file cannot be parsed, has semi-continuous columns, or
-            describes an infeasible or unbounded problem; the message starts
-            with the path.
+            If the file cannot be parsed, has entries that HiGHS's reader
+            would drop or misread (a row or column name that is not defined,
+            a value given twice, a value field that is not a number), has
+            semi-continuous columns, or describes an infeasible or unbounded
+            problem; the message starts with the path. The objective sense an
+            MPS file states in its OBJSENSE section is kept as written.
 
         Examples
         --------
