@@ -262,7 +262,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         :meth:`score` and scikit-learn's ``oob_score_``). Each row is judged
         by the decision for the average cost predicted by the trees whose
         bootstrap sample left it out; rows left out by no tree are skipped
-        (with a warning). With ridge features, the ridge regression was fitted
+        (with a warning); NaN, with a warning, when no sample of positive
+        weight was out of bag. With ridge features, the ridge regression was fitted
         on every row, out-of-bag ones included, so the estimate leans a little
         optimistic.
     criterion_ : {"spo", "mse"}
@@ -634,6 +635,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             warnings.warn(f"{int((~has).sum())} of {n} training samples were in every "
                           "bootstrap sample and have no out-of-bag prediction; oob_score_ "
                           "is computed without them (more trees make this rarer).",
+                          UserWarning, stacklevel=stacklevel)
+        if np.isnan(self.oob_score_) and stacklevel is not None:
+            warnings.warn("oob_score_ is NaN: no sample of positive weight was out of bag.",
                           UserWarning, stacklevel=stacklevel)
 
     @property

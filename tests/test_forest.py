@@ -307,6 +307,22 @@ def test_oob_warns_when_some_rows_are_never_out_of_bag():
     assert np.isnan(forest.oob_prediction_).any()
 
 
+@pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction:UserWarning")
+def test_an_oob_score_without_weighted_out_of_bag_samples_is_nan_with_a_warning():
+    # One row of positive weight: every bootstrap sample draws it (a sample of
+    # rows of zero weight only is drawn again), so it is never out of bag.
+    # oob_score_ was NaN without a word.
+    X, C, _, _ = _data(n=60)
+    sw = np.zeros(len(X))
+    sw[7] = 1.0
+    with pytest.warns(UserWarning, match="oob_score_ is NaN: no sample of positive weight "
+                                         "was out of bag"):
+        forest = SPOForest(SP, n_estimators=4, oob_score=True, random_state=0).fit(
+            X, C, sample_weight=sw)
+    assert all(7 in rows for rows in forest.estimators_samples_)
+    assert np.isnan(forest.oob_score_)
+
+
 def test_oob_needs_bootstrap():
     X, C, _, _ = _data(n=50)
     with pytest.raises(ValueError, match="needs bootstrap=True"):
