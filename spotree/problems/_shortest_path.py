@@ -575,14 +575,23 @@ class DAGShortestPath(DecisionProblem):
         return _circulation_basis(self.n_nodes, self.tail, self.head, usable)
 
     def describe_decision(self, w):
-        """The path as node ids, e.g. ``"0->2->5"``."""
+        """The path as node ids, e.g. ``"0->2->5"``.
+
+        A hop along one of several parallel edges names the edge by its
+        index in the cost vector, e.g. ``"0-[e1]->2->5"``: otherwise two
+        paths that differ only there would read the same.
+        """
         used = np.flatnonzero(np.asarray(w) > 0.5)
-        nxt = {int(self.tail[e]): int(self.head[e]) for e in used}
-        node, seq = self.source, [self.source]
-        while node in nxt and len(seq) <= self.n_nodes:
-            node = nxt[node]
-            seq.append(node)
-        return "->".join(str(s) for s in seq)
+        nxt = {int(self.tail[e]): (int(self.head[e]), int(e)) for e in used}
+        pairs, counts = np.unique(np.column_stack([self.tail, self.head]), axis=0,
+                                  return_counts=True)
+        parallel = {(int(a), int(b)) for (a, b), k in zip(pairs, counts) if k > 1}
+        node, text, steps = self.source, str(self.source), 0
+        while node in nxt and steps < self.n_nodes:
+            head, e = nxt[node]
+            text += f"-[e{e}]->{head}" if (node, head) in parallel else f"->{head}"
+            node, steps = head, steps + 1
+        return text
 
     def to_dict(self):
         return {"type": "dag_shortest_path", "n_nodes": self.n_nodes,

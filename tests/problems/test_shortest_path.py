@@ -663,3 +663,14 @@ def test_difference_basis_is_cached_read_only_and_not_pickled():
     B = sp.difference_basis()
     assert sp.difference_basis() is B and not B.flags.writeable
     assert "_difference_cache" not in pickle.loads(pickle.dumps(sp)).__dict__
+
+
+def test_dag_path_along_parallel_edges_names_the_edge():
+    # Both paths read "0->1->2", so a tree's leaves with different decisions
+    # looked the same in the exports.
+    dag = ShortestPath.from_edges(3, [(0, 1), (0, 1), (1, 2), (0, 2)], 0, 2)
+    assert dag.describe_decision([1, 0, 1, 0]) == "0-[e0]->1->2"
+    assert dag.describe_decision([0, 1, 1, 0]) == "0-[e1]->1->2"
+    assert dag.describe_decision([0, 0, 0, 1]) == "0->2"
+    plain = ShortestPath.from_edges(3, [(0, 1), (1, 2), (0, 2)], 0, 2)
+    assert plain.describe_decision([1, 1, 0]) == "0->1->2"
