@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 
 import numpy as np
 import scipy.sparse as sp
@@ -275,11 +276,13 @@ def check_mps_numbers(path):
     Returns
     -------
     str or None
-        The objective sense the file states in its OBJSENSE section
-        (``"max"`` or ``"min"``), or None. HiGHS 1.16 reads ``OBJSENSE
-        MAXIMIZE`` written on one line as a minimization, without a word
-        (``OBJSENSE MAX`` on one line, and either word on the next line, it
-        reads right), so the caller prefers the stated sense.
+        The objective sense the file states (``"max"`` or ``"min"``), or
+        None: in its OBJSENSE section, else in PuLP's comment line
+        ``*SENSE:Maximize`` (PuLP's ``writeMPS`` writes no OBJSENSE section
+        by default, and keeps the objective of a maximization as it is).
+        HiGHS reads such a file, and ``OBJSENSE MAXIMIZE`` written on one
+        line (1.16), as a minimization without a word, so the caller prefers
+        the stated sense.
 
     Raises
     ------
@@ -289,12 +292,19 @@ def check_mps_numbers(path):
     import gzip
 
     opener = gzip.open if path.lower().endswith(".gz") else open
-    section = stated = None
+    section = stated = commented = None
     columns, columns_known = set(), True
     with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, start=1):
             tokens = line.split()
-            if not tokens or line.startswith("*"):
+            if line.startswith("*"):
+                # PuLP states the sense only in a comment ("*SENSE:Maximize"),
+                # with the objective as written: other readers take it as min.
+                m = re.fullmatch(r"\*SENSE:(MAXIMIZE|MINIMIZE)", line.strip().upper())
+                if m:
+                    commented = "max" if m.group(1) == "MAXIMIZE" else "min"
+                continue
+            if not tokens:
                 continue
             if not line[0].isspace() and tokens[0].upper() in _MPS_SECTIONS:
                 section = tokens[0].upper()
@@ -329,7 +339,7 @@ def check_mps_numbers(path):
                     raise ValueError(
                         f"{path}: malformed MPS file: line {lineno}: {tokens[k]!r} in the "
                         f"{section} section is not a number ({line.strip()!r}).")
-    return stated
+    return stated or commented
 
 
 def read_model_file(path):
