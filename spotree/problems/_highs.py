@@ -583,15 +583,29 @@ def _ignored_entries(log_path):
 
     The MPS reader skips an entry for an undefined row, or a second value for
     the same entry, with a warning ending in ``": ignored"`` (its section
-    summaries say ``"ignored <count> ..."``, and are not repeated here).
+    summaries say ``"ignored <count> ..."``, and are not repeated here). The
+    LP reader drops a constant on the left-hand side of a constraint
+    (``x + y + 2 <= 4`` is read as ``x + y <= 4``) with a warning that says
+    it "is ignored", followed by a ``--> file:line:column`` line.
     """
     try:
         with open(log_path, encoding="utf-8", errors="replace") as fh:
-            return [ln.split(":", 1)[1].strip()[:-len(": ignored")]
-                    for ln in (raw.strip() for raw in fh)
-                    if ln.startswith("WARNING") and ln.endswith(": ignored")]
+            lines = [raw.strip() for raw in fh]
     except OSError:  # pragma: no cover - the log is ours
         return []
+    out = []
+    for k, ln in enumerate(lines):
+        if not ln.startswith("WARNING"):
+            continue
+        text = ln.split(":", 1)[1].strip()
+        if text.endswith(": ignored"):
+            out.append(text[:-len(": ignored")])
+        elif text.endswith(" is ignored"):
+            where = lines[k + 1] if k + 1 < len(lines) else ""
+            line_col = where.rsplit(":", 2)[-2:] if where.startswith("-->") else None
+            out.append(text[:-len(" is ignored")]
+                       + (f" (line {line_col[0]}, column {line_col[1]})" if line_col else ""))
+    return out
 
 
 def read_model(path):

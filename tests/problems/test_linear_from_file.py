@@ -484,3 +484,18 @@ def test_mps_negative_upper_bound_alone_names_the_convention(tmp_path):
                                          r"some MPS readers then take the lower bound as "
                                          r"-infinity"):
         LinearProgram.from_file(path)
+
+
+def test_lp_constant_on_the_left_of_a_constraint_is_refused(tmp_path):
+    # HiGHS reads "c: x + y + 2 <= 4" as x + y <= 4 (a log warning only): the
+    # feasible set grew without a word.
+    path = tmp_path / "const.lp"
+    path.write_text("maximize\n obj: x + y\nsubject to\n c: x + y + 2 <= 4\n"
+                    "bounds\n x <= 5\n y <= 5\nend\n")
+    with pytest.raises(ValueError, match=r"const\.lp: malformed LP file: a constant on the "
+                                         r"left-hand side of a constraint \(line 4, column "
+                                         r"11\)"):
+        LinearProgram.from_file(path)
+    path.write_text("maximize\n obj: x + y\nsubject to\n c: x + y <= 2\n"
+                    "bounds\n x <= 5\n y <= 5\nend\n")
+    assert LinearProgram.from_file(path).solve([[1.0, 1.0]])[1][0] == 2.0
