@@ -48,6 +48,9 @@ INFINITE_BOUND = 1e20
 LARGE_MATRIX_VALUE = 1e15
 # ... and reads those below this as zero.
 SMALL_MATRIX_VALUE = 1e-9
+#: The smallest matrix entry HiGHS's file readers can keep (the floor of its
+#: small_matrix_value option).
+READ_SMALL_MATRIX_VALUE = 1e-12
 
 
 def new_highs(threads=1):
@@ -643,6 +646,10 @@ def read_model(path):
         h.setOptionValue("log_to_console", False)
         h.setOptionValue("log_file", log)
         h.setOptionValue("output_flag", True)
+        # The reader drops entries below small_matrix_value (1e-9 by default);
+        # read down to HiGHS's floor, so that LinearProgram's row scaling
+        # (see _scale_small_rows) sees them, as for matrices given directly.
+        h.setOptionValue("small_matrix_value", READ_SMALL_MATRIX_VALUE)
         status = h.readModel(str(path))
         h.setOptionValue("output_flag", False)
         h.setOptionValue("log_file", "")

@@ -397,6 +397,7 @@ class LinearProgram(DecisionProblem):
         self._set(**parts, basis_cache=bool(basis_cache))
         self.n_jobs = n_jobs
         self._n_threads()  # validates n_jobs
+        _highs.warn_dropped(self._A, self._rlo, self._rhi, stacklevel=2)
         try:
             self._check_feasible_and_bounded(limit)
         except ValueError as exc:

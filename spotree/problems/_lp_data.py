@@ -367,6 +367,11 @@ def read_model_file(path):
         data = _highs.read_model(path)
     except ValueError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
+    tiny = [w for w in data["ignored"] if "at/below tolerance" in w]
+    if tiny:
+        raise ValueError(f"{path}: coefficients of magnitude below "
+                         f"{_highs.READ_SMALL_MATRIX_VALUE:g}, which HiGHS's reader drops "
+                         f"({tiny[0]}); rescale the rows or columns of the model.")
     if data["ignored"]:
         # A typo in a row name, or a repeated entry: HiGHS would read another
         # model than the one written, with only a log warning.

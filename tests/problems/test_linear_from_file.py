@@ -499,3 +499,34 @@ def test_lp_constant_on_the_left_of_a_constraint_is_refused(tmp_path):
     path.write_text("maximize\n obj: x + y\nsubject to\n c: x + y <= 2\n"
                     "bounds\n x <= 5\n y <= 5\nend\n")
     assert LinearProgram.from_file(path).solve([[1.0, 1.0]])[1][0] == 2.0
+
+
+@pytest.mark.parametrize("value", ["1e-10", "3e-12"])
+def test_mps_tiny_coefficients_are_read_as_written(tmp_path, value):
+    # HiGHS's reader dropped entries below 1e-9 without a word (then, since
+    # the refusal of ignored entries, the file was called malformed).
+    path = tmp_path / "tiny.mps"
+    # A row of tiny coefficients only: value * (x + y) <= 4 * value.
+    path.write_text("NAME t\nROWS\n N obj\n L r1\nCOLUMNS\n"
+                    f"    x obj 1 r1 {value}\n    y obj 1 r1 {value}\nRHS\n"
+                    f"    RHS r1 {4 * float(value)!r}\nBOUNDS\n UP BND x 10\n UP BND y 10\n"
+                    "ENDATA\n")
+    lp = LinearProgram.from_file(path, sense="max")
+    assert lp.A_ub.toarray().tolist() == [[float(value), float(value)]]
+    assert lp.solve([[1.0, 2.0]])[1][0] == pytest.approx(8.0)  # y = 4, x = 0 (not 10 + 20)
+    # A tiny entry next to a large one is kept in the model, and the warning
+    # of a LinearProgram given such a matrix says HiGHS will read it as zero.
+    path.write_text("NAME t\nROWS\n N obj\n L r1\nCOLUMNS\n    x obj 1 r1 1\n"
+                    f"    y obj 1 r1 {value}\nRHS\n    RHS r1 4\nBOUNDS\n UP BND y 3\nENDATA\n")
+    with pytest.warns(RuntimeWarning, match=r"HiGHS reads them as zero"):
+        mixed = LinearProgram.from_file(path)
+    assert mixed.A_ub.toarray().tolist() == [[1.0, float(value)]]
+
+
+def test_mps_coefficient_below_what_highs_can_read_is_named(tmp_path):
+    path = tmp_path / "tinier.mps"
+    path.write_text("NAME t\nROWS\n N obj\n L r1\nCOLUMNS\n    x obj 1 r1 1\n"
+                    "    y obj 1 r1 1e-13\nRHS\n    RHS r1 4\nBOUNDS\n UP BND y 3\nENDATA\n")
+    with pytest.raises(ValueError, match=r"tinier\.mps: coefficients of magnitude below 1e-12, "
+                                         r"which HiGHS's reader drops .*; rescale"):
+        LinearProgram.from_file(path)
