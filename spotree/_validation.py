@@ -122,7 +122,10 @@ def check_sample_weight(sample_weight, n_samples, *, name="sample_weight",
 
 
 def check_random_state_seed(random_state):
-    """Draw a 32-bit seed from ``random_state`` (None, int or Generator/RandomState)."""
+    """Draw a 31-bit seed from ``random_state`` (None, an int or a numpy RandomState).
+
+    As scikit-learn's ``check_random_state``: a numpy Generator is refused.
+    """
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
