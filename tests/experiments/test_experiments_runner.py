@@ -524,3 +524,24 @@ def test_illustrative_table_with_several_seeds_shows_the_seed(tmp_path):
     one = run_experiment("illustrative", out=tmp_path, seeds=[0], depths=[1],
                          methods=["SPOT"], progress=False, figures=False)
     assert "| seed |" not in one["summary"]
+
+
+def test_cached_illustrative_rows_use_only_fingerprinted_code(monkeypatch):
+    """A run's row is cached under the hash of the library code minus the CLI and the
+    plots, so nothing in a row may come from spotree.plotting: the illustrative row's
+    learned boundaries did, and an edit there kept serving the old boundaries."""
+    import spotree.plotting
+
+    def wrong(*args, **kwargs):
+        raise AssertionError("a cached row was computed by spotree.plotting")
+
+    monkeypatch.setattr(spotree.plotting, "decision_boundaries", wrong)
+    monkeypatch.setattr(spotree.plotting, "_boundaries", wrong)
+    run = dict(make_grid("illustrative", depths=[2], methods=["CART"], seeds=[0])[0],
+               n_train=2000, n_test=100)
+    rec = _runner.execute_run(run)
+    assert "error" not in rec, rec.get("error")
+    # By hand: midpoints of the grid steps where the decision changes.
+    x, W = np.asarray(rec["extra"]["x"]), np.asarray(rec["extra"]["W_pred"])
+    mids = [0.5 * (x[i] + x[i + 1]) for i in range(len(x) - 1) if not np.array_equal(W[i], W[i + 1])]
+    assert rec["row"]["decision_boundaries"] == (" ".join(f"{b:.3f}" for b in mids) or "none")
