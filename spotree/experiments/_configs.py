@@ -391,6 +391,15 @@ def run_key(run):
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
+def _method_fields(m):
+    """A run's fields naming its method: with the estimator class and the kind, so a
+    method registered under a built-in name (same parameters) is a new run, not the
+    built-in's cached one."""
+    cls = m.estimator
+    return dict(method=m.name, params=m.params, kind=m.kind,
+                estimator=f"{cls.__module__}.{cls.__qualname__}")
+
+
 def _select_methods(grid, methods):
     names = grid["methods"] if methods is None else list(methods)
     unknown = [m for m in names if m not in METHODS]
@@ -623,7 +632,7 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
                     for m in chosen:
                         for depth in m.depths(depths if depths is not None else s["depths"]):
                             for seed in seed_list:
-                                run = dict(base, method=m.name, params=m.params,
+                                run = dict(base, **_method_fields(m),
                                            n_train=s["n_train"], degree=degree,
                                            noise=noise, depth=depth, seed=seed,
                                            n_test=grid["n_test"],
@@ -638,14 +647,14 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
         for m in chosen:
             for depth in m.depths(depths if depths is not None else grid["depths"]):
                 for seed in seed_list:
-                    runs.append(dict(base, method=m.name, params=m.params, depth=depth, seed=seed,
+                    runs.append(dict(base, **_method_fields(m), depth=depth, seed=seed,
                                      n_train=grid["n_train"], n_test=grid["n_test"]))
     else:  # news
         seed_list = seeds if seeds is not None else list(range(grid["constraint_sets"]))
         for m in chosen:
             for depth in m.depths(depths if depths is not None else grid["depths"]):
                 for k in seed_list:
-                    run = dict(base, method=m.name, params=m.params, depth=depth, constraint_set=k,
+                    run = dict(base, **_method_fields(m), depth=depth, constraint_set=k,
                                min_leaf_weight=grid["min_leaf_weight"],
                                data=data_id or "synthetic")
                     if data_id is None:

@@ -545,3 +545,29 @@ def test_cached_illustrative_rows_use_only_fingerprinted_code(monkeypatch):
     x, W = np.asarray(rec["extra"]["x"]), np.asarray(rec["extra"]["W_pred"])
     mids = [0.5 * (x[i] + x[i + 1]) for i in range(len(x) - 1) if not np.array_equal(W[i], W[i + 1])]
     assert rec["row"]["decision_boundaries"] == (" ".join(f"{b:.3f}" for b in mids) or "none")
+
+
+def test_a_method_replaced_by_another_estimator_is_not_served_from_the_cache(tmp_path,
+                                                                                monkeypatch):
+    """A run's cache key held the method's name and parameters, not its estimator
+    class or kind: registering another estimator under a built-in name (same
+    parameters) was answered with the built-in's cached results, never fitted."""
+    fitted = []
+
+    class Logged(spotree.SPOTree):
+        def fit(self, X, C, sample_weight=None):
+            fitted.append(X.shape[0])
+            return super().fit(X, C, sample_weight=sample_weight)
+
+    kw = dict(SMALL, seeds=[0], depths=[1], methods=["SPOT"])
+    first = run_experiment("shortest-path", out=tmp_path, **kw)
+    assert first["n_cached"] == 0
+    monkeypatch.setitem(METHODS, "SPOT", Method("SPOT", Logged, "tree", {"criterion": "spo"}))
+    fitted.clear()
+    again = run_experiment("shortest-path", out=tmp_path, **kw)
+    # The 4 degree/noise settings, each fitted on its 160 training rows.
+    assert again["n_cached"] == 0 and fitted.count(160) == 4
+    # ... and once it is cached, the same registration is reused.
+    fitted.clear()
+    third = run_experiment("shortest-path", out=tmp_path, **kw)
+    assert third["n_cached"] == 4 and fitted == []
