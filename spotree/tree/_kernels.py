@@ -459,8 +459,14 @@ def _sum_rows(idx, lo, hi, rows, use_G, use_S, G_out, S_out):
 # reference count updates per candidate, a third of a small solve's time.
 @jit(inline="always")
 def _big_enough(c, w, st):
-    """The minimum leaf size, in count and in weight, of one child."""
-    return c >= st.min_leaf_cnt and w >= st.min_leaf_w
+    """The minimum leaf size, in count and in weight, of one child.
+
+    A child's weight is a difference of sums (the node's less the left
+    child's); where the weights span more than 2**53 it can round to 0 with
+    rows in the child, and such a split is not scored (its squared error
+    divides by that weight).
+    """
+    return c >= st.min_leaf_cnt and w >= st.min_leaf_w and w > 0.0
 
 
 @jit(inline="always", _nrt=False)

@@ -14,7 +14,7 @@ from sklearn.tree import DecisionTreeRegressor
 from spotree import SPOTree
 from spotree.datasets import make_illustrative, make_shortest_path
 from spotree.metrics import make_spo_scorer, normalized_spo_loss
-from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
+from spotree.problems import CallableProblem, FiniteDecisions, Knapsack, ShortestPath
 
 SP = ShortestPath((3, 3))
 
@@ -981,3 +981,33 @@ def test_zero_gain_prunings_have_alpha_zero():
     assert path.ccp_alphas[1] == 0.0
     assert SPOTree(problem, max_depth=4, min_samples_leaf=3,
                    ccp_alpha=1e-15).fit(X, C, w).get_n_leaves() == zero_gain
+
+
+@pytest.mark.parametrize("criterion", ["mse", "spo"])
+@pytest.mark.parametrize("problem", [FiniteDecisions(np.eye(2)), Knapsack([1.0, 1.0], 1.0)])
+def test_weights_spanning_more_than_2_to_the_53_grow_the_exact_root_split(criterion, problem):
+    # The right child's weight is the node's less the left child's: with
+    # weights 1e17 and 1 it rounded to 0 beside two rows, and the squared
+    # error's sweep divided by it (ZeroDivisionError). The root split must be
+    # the best one in exact arithmetic (weighted squared error, by Fractions).
+    from fractions import Fraction
+
+    X = np.arange(4.0)[:, None]
+    C = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 2.0], [2.0, 0.0]])
+    sw = np.array([1e17, 1e17, 1.0, 1.0])
+    tree = SPOTree(problem, criterion=criterion, max_depth=1).fit(X, C, sample_weight=sw)
+
+    def sse(rows):
+        w = [Fraction(sw[i]) for i in rows]
+        total = sum(w)
+        err = Fraction(0)
+        for j in range(2):
+            c = [Fraction(C[i, j]) for i in rows]
+            mean = sum(wi * ci for wi, ci in zip(w, c)) / total
+            err += sum(wi * (ci - mean) ** 2 for wi, ci in zip(w, c))
+        return err
+
+    best = min(range(1, 4), key=lambda k: sse(range(k)) + sse(range(k, 4)))
+    assert tree.get_n_leaves() == 2
+    left = tree.apply(X) == tree.apply(X[:1])[0]
+    np.testing.assert_array_equal(left, np.arange(4) < best)
