@@ -25,7 +25,7 @@ from ..forest import tune_max_features
 from ..metrics import normalized_spo_loss
 from ..problems import FiniteDecisions, ShortestPath, news_recommendation
 from . import _energy, _figures, _pyepo, _tables
-from ._configs import METHODS, make_grid, pyepo_skip_note, run_key
+from ._configs import METHODS, code_fingerprint, make_grid, pyepo_skip_note, run_key
 
 __all__ = ["run_experiment", "execute_run", "warm_up"]
 
@@ -371,7 +371,8 @@ _NEWS_DEFAULTS = {"n_user_clusters": 10000, "n_article_clusters": 7, "min_record
 
 
 def _news_data_id(data_dir, options=None):
-    """The log files, preprocessing parameters and cache id of the real news data."""
+    """The log files, preprocessing parameters and cache id of the real news data
+    (from the files, the parameters and the library code)."""
     files = _list_files(data_dir)
     unknown = set(options or {}) - set(_NEWS_DEFAULTS) - {"min_article_coverage"}
     if unknown:
@@ -379,7 +380,9 @@ def _news_data_id(data_dir, options=None):
     params = dict(_NEWS_DEFAULTS, **(options or {}))
     stamp = [(os.path.basename(f), os.path.getsize(f), int(os.path.getmtime(f)))
              for f in files]
-    data_id = "yahoo-" + hashlib.sha1(json.dumps([stamp, params]).encode()).hexdigest()[:12]
+    # With the code's hash, as the runs' keys: other preprocessing code is other data.
+    blob = json.dumps([stamp, params, code_fingerprint()])
+    data_id = "yahoo-" + hashlib.sha1(blob.encode()).hexdigest()[:12]
     return files, params, data_id
 
 

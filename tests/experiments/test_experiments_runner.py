@@ -571,3 +571,30 @@ def test_a_method_replaced_by_another_estimator_is_not_served_from_the_cache(tmp
     fitted.clear()
     third = run_experiment("shortest-path", out=tmp_path, **kw)
     assert third["n_cached"] == 4 and fitted == []
+
+
+def test_the_preprocessed_news_log_of_other_code_is_not_reused(tmp_path, monkeypatch):
+    """Runs of other library code are recomputed (their key holds the code's hash),
+    but the preprocessed Yahoo! log was cached under the files and options only:
+    the new runs were fitted on the old code's preprocessing."""
+    from spotree.datasets._yahoo import write_synthetic_r6
+    from spotree.experiments import _configs
+
+    (tmp_path / "log").mkdir()
+    write_synthetic_r6(tmp_path / "log" / "ydata.gz", 3000, n_articles=10, random_state=2)
+    calls = []
+    real = _runner.load_yahoo_r6
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_runner, "load_yahoo_r6", counting)
+    kw = dict(quick=True, out=tmp_path / "out", seeds=[0], depths=[2], methods=["SPOT"],
+              data=tmp_path / "log", progress=False, figures=False,
+              data_options={"n_user_clusters": 20, "min_records": 5})
+    assert not run_experiment("news", **kw)["errors"] and len(calls) == 1
+    assert run_experiment("news", **kw)["n_cached"] == 1 and len(calls) == 1
+    monkeypatch.setattr(_configs, "_FINGERPRINT", ["0123456789ab"])  # other code
+    res = run_experiment("news", **kw)
+    assert res["n_cached"] == 0 and len(calls) == 2
