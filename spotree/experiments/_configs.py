@@ -385,6 +385,28 @@ def code_fingerprint():
     return _FINGERPRINT[0]
 
 
+#: The installed packages whose versions can change a run's numbers (scikit-learn
+#: fits the two-stage methods, HiGHS solves linear programs, numba compiles the
+#: kernels); the PyEPO comparison adds PyEPO's own methods' packages.
+_LIBRARIES = ("numpy", "scipy", "scikit-learn", "highspy", "numba")
+_PYEPO_LIBRARIES = ("pyepo", "torch")
+
+
+def library_versions(experiment):
+    """``"numpy 2.1.3, scipy ..."``: the versions of the packages an experiment's
+    results depend on (``-`` for one not installed), part of each run's key."""
+    import importlib.metadata
+
+    names = _LIBRARIES + (_PYEPO_LIBRARIES if experiment == "pyepo" else ())
+    out = []
+    for name in names:
+        try:
+            out.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            out.append(f"{name} -")
+    return ", ".join(out)
+
+
 def run_key(run):
     """Stable hash of a run's settings (its cache file name)."""
     blob = json.dumps(run, sort_keys=True, separators=(",", ":"))
@@ -594,9 +616,10 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
     from .. import __version__
 
     # Changed code is a new run: cached results of older code are never reused,
-    # neither across releases nor across edits of a development checkout.
+    # neither across releases nor across edits of a development checkout, nor
+    # across versions of the packages that fit and solve.
     base = {"experiment": experiment, "version": CONFIG_VERSION, "spotree": __version__,
-            "code": code_fingerprint()}
+            "code": code_fingerprint(), "libraries": library_versions(experiment)}
     if experiment == "pyepo":
         for flag, value in (("--capacities", capacities), ("--scaling", scalings)):
             if value is not None:

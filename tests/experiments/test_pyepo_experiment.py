@@ -9,7 +9,7 @@ import pytest
 from spotree import _compat
 from spotree.datasets import make_pyepo_shortest_path
 from spotree.experiments import PYEPO_METHODS, make_grid, run_experiment
-from spotree.experiments._configs import pyepo_skip_note
+from spotree.experiments._configs import pyepo_skip_note, run_key
 from spotree.experiments._tables import read_csv, summary_markdown
 
 TINY = dict(problems=["shortest-path", "knapsack"], n_train=[30], degrees=[1, 6],
@@ -235,3 +235,22 @@ def test_two_stage_hgb_fits_one_early_stopped_model_per_cost():
     np.testing.assert_array_equal(model.predict(Xt), expected)
     # early stopping is on (60 rounds would otherwise all run on every cost)
     assert min(m.n_iter_ for m in model.models_) < 60
+
+
+def test_cache_keys_change_with_the_libraries_that_fit_the_methods(monkeypatch):
+    """RF, MLP, HGB and PolyRidge are scikit-learn's, PyEPO's methods pyepo's and
+    torch's: a run's key held spotree's code only, so after an upgrade of those the
+    cache served results of the old versions beside new ones in one table."""
+    import importlib.metadata
+
+    runs = make_grid("pyepo", quick=True, methods=["RF", "LS"])
+    keys = {run_key(r) for r in runs}
+    real = importlib.metadata.version
+
+    def other_sklearn(name):
+        return "0.0.1" if name == "scikit-learn" else real(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", other_sklearn)
+    other = make_grid("pyepo", quick=True, methods=["RF", "LS"])
+    assert keys.isdisjoint(run_key(r) for r in other)
+    assert all("scikit-learn 0.0.1" in r["libraries"] for r in other)
