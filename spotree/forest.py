@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import threading
 import warnings
 
 import numpy as np
@@ -41,6 +42,8 @@ from .tree._tree import TREE_LEAF
 __all__ = ["SPOForest", "tune_max_features"]
 
 _MAX_SEED = np.iinfo(np.int32).max
+# Held by the calls that threads growing trees make to a shared problem.
+_SHARED_PROBLEM_LOCK = threading.Lock()
 # Redraws allowed when a bootstrap sample holds only zero-weight rows.
 _MAX_REDRAWS = 100
 # ridge_features=True adds one column per cost up to this many costs, and at
@@ -110,6 +113,12 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort):
         problem = copy.deepcopy(problem)
         data = copy.copy(data)
         data.problem = problem
+    else:
+        # Threads share the problem here, which a squared-error tree still
+        # calls once, for its leaves' decisions: a user's oracle need not be
+        # thread-safe, so the calls take turns (their own copy: their count).
+        data = copy.copy(data)
+        data.solve_lock = _SHARED_PROBLEM_LOCK
     tree = SPOTree(problem, random_state=seed, **tree_params)
     return tree._fit_arrays(X, C, w, problem, fit_data=data, cnt=cnt, seed=seed, abort=abort)
 
@@ -309,9 +318,12 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     **Parallelism.** Trees are grown by joblib. When the problem lists its
     vertices (shortest paths, finite decision sets, small LPs), growing a
-    tree calls no oracle and the forest asks joblib for threads: they share
-    the data with no pickling and no worker start-up, and the compiled split
-    sweeps and node sums (about 40% of a tree's time) release the GIL.
+    tree calls no oracle at its nodes and the forest asks joblib for
+    threads: they share the data with no pickling and no worker start-up,
+    and the compiled split sweeps and node sums (about 40% of a tree's time)
+    release the GIL. (A squared-error tree solves its leaves' costs in one
+    batch at the end; the threads share the problem, so these calls take
+    turns, and an oracle need not be thread-safe.)
     Processes (loky) would also run the per-node Python work in parallel,
     but pay for worker start-up and for pickling every fitted tree back; on
     a two-core machine they were slower than threads

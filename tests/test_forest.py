@@ -360,6 +360,38 @@ def test_same_random_state_same_forest_off_the_vertex_path():
     assert all(est.problem_ is par.problem_ for est in par.estimators_)
 
 
+def test_threaded_trees_never_call_a_user_oracle_at_once():
+    # On the vertex path the forest grows trees on threads sharing the
+    # problem; a squared-error tree still calls it once for its leaves'
+    # decisions, and a user's oracle (a solver model) need not be
+    # thread-safe. Each call waits a while for a second one to come in
+    # (before the fix, the two threads' calls overlapped).
+    import threading
+
+    cond = threading.Condition()
+    inside = [0]
+    overlaps = []
+
+    def oracle(C):
+        with cond:
+            inside[0] += 1
+            cond.notify_all()
+            overlaps.append(cond.wait_for(lambda: inside[0] > 1, timeout=0.3))
+            inside[0] -= 1
+        return _module_oracle(C)
+
+    X, C, Xt, _ = _data(n=100)
+    problem = CallableProblem(oracle, SP.n_costs, batched=True, vertices=SP.vertices())
+    kw = dict(n_estimators=6, criterion="mse", max_features=None, random_state=3)
+    forest = SPOForest(problem, n_jobs=2, **kw).fit(X, C)
+    assert forest.estimators_[0].n_oracle_calls_ > 0  # the leaves did call the oracle
+    assert not any(overlaps)
+    # The decisions are those of a tree grown alone, with the same oracle.
+    ref = SPOForest(CallableProblem(_module_oracle, SP.n_costs, batched=True,
+                                    vertices=SP.vertices()), n_jobs=1, **kw).fit(X, C)
+    assert_array_equal(forest.predict_decision(Xt), ref.predict_decision(Xt))
+
+
 def test_same_random_state_same_forest_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     X, C, Xt, _ = _data()

@@ -201,10 +201,17 @@ class FitData:
             self.codes[:, f] = code
 
     # ---------------------------------------------------------------- oracle
+    #: A lock held around every call of ``solve``, or None (see SPOForest's
+    #: threads, which share the problem).
+    solve_lock = None
+
     def solve(self, C):
         """Batched oracle call in the problem's units (counted for benchmarks)."""
         self.n_oracle_calls += 1
-        return self.problem.solve(C)
+        if self.solve_lock is None:
+            return self.problem.solve(C)
+        with self.solve_lock:
+            return self.problem.solve(C)
 
     def solve_scaled(self, R):
         """Decisions and minimization-sense values (in scaled units) of rows ``R``.
