@@ -91,6 +91,9 @@ def _fit_method(method, problem, run, X, C, sw, X_val, C_val, sw_val):
     else:
         est = method.estimator(problem, max_depth=run.get("depth"), **common)
         est.fit(X, C, sample_weight=sw)
+        if method.kind == "optimal" and isinstance(getattr(est, "result_", None), dict):
+            # "time_limit": the best tree found, not one proven optimal.
+            info["search_status"] = est.result_.get("status")
         if X_val is not None:
             est = est.prune(X_val, C_val, sample_weight=sw_val)
             info["val_normalized_spo_loss"] = normalized_spo_loss(

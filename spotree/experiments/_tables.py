@@ -18,7 +18,7 @@ _FIRST = ("experiment", "method", "problem", "n_train", "degree", "noise", "cons
           "depth", "capacity", "scaling", "seed", "relative_regret", "normalized_spo_loss",
           "bayes_floor", "click_probability", "optimal_click_probability",
           "n_leaves", "fitted_depth", "fit_time", "val_normalized_spo_loss", "max_features",
-          "wrong_decisions", "root_threshold", "decision_boundaries")
+          "search_status", "wrong_decisions", "root_threshold", "decision_boundaries")
 
 #: The paper's % improvement of greedy SPOT over CART (n = 200, averaged over
 #: the four degree/noise settings), section 5.1.
@@ -197,8 +197,23 @@ def _fit_time_table(rows):
     return lines
 
 
-def _shortest_path_summary(rows):
+def _search_notes(rows):
+    """A line per optimal-tree method whose searches stopped before proving optimality."""
     lines = []
+    for m in _methods(rows):
+        st = [r.get("search_status") for r in rows if r["method"] == m
+              and r.get("search_status") not in (None, "")]
+        cut = sum(s != "optimal" for s in st)
+        if cut:
+            lines += [f"**Note:** {m}: {cut} of {len(st)} trees stopped at the time limit (or "
+                      "another solver status) before the search proved them optimal; their "
+                      "losses are those of the best tree found (see search_status in "
+                      "results.csv).", ""]
+    return lines
+
+
+def _shortest_path_summary(rows):
+    lines = _search_notes(rows)
     for (n,), rs in _group(rows, ("n_train",)).items():
         lines += [f"## n = {n}", ""]
         imp = improvement_table(rs)
@@ -253,7 +268,7 @@ def _news_summary(rows, meta):
     src = ("the Yahoo! R6A log (" + meta["data"] + ")" if meta.get("data") not in
            (None, "synthetic") else "**synthetic `make_news` data** (no --data given; this is "
            "not the paper's Yahoo! data, so the numbers are not comparable to the paper's)")
-    lines = [f"Data: {src}.", "",
+    lines = _search_notes(rows) + [f"Data: {src}.", "",
              "Test average click probability (weighted by record counts; higher is better), "
              "mean ± std over constraint sets:", ""]
     methods = _methods(rows)

@@ -598,3 +598,32 @@ def test_the_preprocessed_news_log_of_other_code_is_not_reused(tmp_path, monkeyp
     monkeypatch.setattr(_configs, "_FINGERPRINT", ["0123456789ab"])  # other code
     res = run_experiment("news", **kw)
     assert res["n_cached"] == 0 and len(calls) == 2
+
+
+def test_optimal_trees_stopped_by_the_time_limit_are_reported(tmp_path, monkeypatch):
+    """'SPOT Optimal' stops at its time limit (60 s, the paper's 12 hours) with the best
+    tree found so far; its rows and tables did not say which trees were proven
+    optimal, so a search cut short read as an optimal tree."""
+    quick = Method("SPOT Optimal", spotree.OptimalSPOTree, "optimal",
+                   {"time_limit": 1e-9})
+    monkeypatch.setitem(METHODS, "SPOT Optimal", quick)
+    kw = dict(SMALL, seeds=[0], depths=[2], methods=["SPOT Optimal"])
+    res = run_experiment("shortest-path", out=tmp_path, **kw)
+    assert not res["errors"] and len(res["rows"]) == 4
+    # Each run's own fit, by hand: the same data and settings, its status.
+    for r in res["rows"]:
+        ss = np.random.SeedSequence([0, 200, r["degree"], int(round(1000 * r["noise"]))])
+        rng = np.random.RandomState(ss.generate_state(1)[0])
+        X, C = spotree.datasets.make_shortest_path(200, degree=r["degree"], noise=r["noise"],
+                                                   random_state=rng)
+        est = spotree.OptimalSPOTree(spotree.ShortestPath((4, 4)), max_depth=2,
+                                     min_samples_leaf=20, time_limit=1e-9,
+                                     random_state=0).fit(X[40:], C[40:])
+        assert r["search_status"] == est.result_["status"] == "time_limit"
+    assert "SPOT Optimal: 4 of 4 trees stopped at the time limit" in res["summary"]
+    # With time to finish, every search proves its tree optimal and nothing is noted.
+    monkeypatch.setitem(METHODS, "SPOT Optimal", Method(
+        "SPOT Optimal", spotree.OptimalSPOTree, "optimal", {"time_limit": 60}))
+    res = run_experiment("shortest-path", out=tmp_path / "b", **kw)
+    assert {r["search_status"] for r in res["rows"]} == {"optimal"}
+    assert "stopped at the time limit" not in res["summary"]
