@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import pickle
 import threading
 import warnings
 
@@ -563,6 +564,12 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         except (KeyboardInterrupt, GrowthInterrupted):
             # Worker threads check this between chunks of compiled work.
             abort.set()
+            raise
+        except pickle.PicklingError:
+            # joblib's message ("could not pickle the task") hides why; a
+            # problem that cannot travel to the worker processes says so
+            # itself (a CallableProblem names its oracle and the fix).
+            pickle.dumps(problem)
             raise
         if fmap is not None:
             # Importances of the features, the ridge columns' shares folded in.

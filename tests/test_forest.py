@@ -392,6 +392,32 @@ def test_threaded_trees_never_call_a_user_oracle_at_once():
     assert_array_equal(forest.predict_decision(Xt), ref.predict_decision(Xt))
 
 
+class _LockedOracle:
+    """A batched oracle holding a lock (as a solver handle would): no pickling."""
+
+    def __init__(self):
+        import threading
+
+        self.lock = threading.Lock()
+
+    def __call__(self, C):
+        return _module_oracle(C)
+
+
+def test_an_oracle_that_cannot_be_pickled_gets_the_problems_own_error():
+    # On the oracle path trees grow in worker processes. joblib raised a bare
+    # PicklingError ("Could not pickle the task"); CallableProblem documents a
+    # TypeError that names the oracle and says how to make it picklable.
+    X, C, _, _ = _data(n=60)
+    problem = CallableProblem(_LockedOracle(), SP.n_costs, batched=True)
+    with pytest.raises(TypeError, match="_LockedOracle .* cannot be pickled .*Make it "
+                                        "picklable"):
+        SPOForest(problem, n_estimators=2, n_jobs=2, criterion="spo").fit(X, C)
+    # Threads need no pickling: the same problem fits there.
+    with parallel_config(backend="threading"):
+        SPOForest(problem, n_estimators=2, n_jobs=2, criterion="spo").fit(X, C)
+
+
 def test_same_random_state_same_forest_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     X, C, Xt, _ = _data()
