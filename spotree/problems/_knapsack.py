@@ -223,7 +223,7 @@ class Knapsack(DecisionProblem):
                                integrality=np.ones(self.n_costs), sense="min")
             self._model_milp = lp
         Wr, _ = lp.solve(Cm[rows])
-        Wr = np.round(Wr)
+        Wr = np.round(Wr) + 0.0  # + 0.0: no -0. entries
         # Items of non-negative min-sense cost are never taken, as in the
         # compiled solvers (HiGHS may take a zero-value item).
         Wr[Cm[rows] >= 0] = 0.0

@@ -79,6 +79,7 @@ class LinearProgram(DecisionProblem):
     integrality : array-like of shape (d,) of {0, 1}, 0, 1 or None, default=None
         1 marks an integer variable; None means a pure LP. A single 0 or 1
         applies to every variable, as in :func:`scipy.optimize.linprog`.
+        Integer variables come back as exact integers.
     sense : {"min", "max"}, default="min"
         ``"max"`` is solved as the minimization of ``-c``.
     basis_cache : bool, default=True
@@ -567,6 +568,13 @@ class LinearProgram(DecisionProblem):
             W = np.vstack(list(parts))
         else:
             W = self._solve_serial(Cm, 0)
+        if self.is_milp:
+            # HiGHS returns integer variables only up to its integrality
+            # tolerance (-0.9999999999999999 for -1 was seen): snap them to
+            # the integers they stand for, as the vertex list has them
+            # (+ 0.0 turns -0. into 0.).
+            cols = self.integrality != 0
+            W[:, cols] = np.round(W[:, cols]) + 0.0
         return W
 
     def _solve_serial(self, Cm, offset):

@@ -106,6 +106,7 @@ def test_highs_method_equals_brute_force():
         W, z = Knapsack(Wt, cap, method="highs").solve(C)
         assert_feasible(W, Wt, cap)
         assert_allclose(z, z_bf, rtol=1e-9, atol=1e-9)
+        assert not (np.signbit(W) & (W == 0)).any()  # no -0. from rounding HiGHS's -1e-17
 
 
 def test_node_limit_falls_back_to_highs_with_exact_values():

@@ -99,7 +99,7 @@ def test_milp_matches_enumeration_and_scipy_milp(sense):
     C = rng.normal(size=(25, 4))
     W, z = problem.solve(C)
     close(z, brute_force_integer(problem, C), np.abs(C).max())
-    np.testing.assert_allclose(W, np.round(W), atol=1e-6)
+    np.testing.assert_array_equal(W, np.round(W))  # exact integers
     assert_feasible(problem, W)
     for c, zi in zip(C, z):
         res = milp(problem.sign * c, constraints=LinearConstraint(A_ub, -np.inf, 6.0),
@@ -118,12 +118,33 @@ def test_mixed_integer_matches_scipy_milp():
     C = rng.uniform(-1, 2, size=(20, 5))
     W, z = problem.solve(C)
     assert_feasible(problem, W)
-    np.testing.assert_allclose(W[:, [0, 2, 4]], np.round(W[:, [0, 2, 4]]), atol=1e-6)
+    np.testing.assert_array_equal(W[:, [0, 2, 4]], np.round(W[:, [0, 2, 4]]))
     for c, zi in zip(C, z):
         res = milp(-c, constraints=LinearConstraint(A_ub, -np.inf, b_ub), bounds=Bounds(0, 4),
                    integrality=integrality, options={"mip_rel_gap": 0.0})
         assert abs(-res.fun - zi) <= RTOL * max(1.0, abs(zi))
     assert problem.vertices() is None  # mixed-integer: no vertex list
+
+
+def test_milp_decisions_are_exact_integers():
+    # HiGHS returned -0.9999999999999999 and -2.0000000000000004 for these
+    # integer variables (found by fuzzing); the decisions must be the exact
+    # integer points that brute force over the box lists.
+    A_ub = np.array([[-0.74, 0.46, -0.87, 0.35], [0.76, -1.72, 0.37, 0.31],
+                     [0.09, 0.83, 0.28, -1.34], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0],
+                     [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, -1.0]])
+    b_ub = np.array([1.0, 1.0, 0.0, 2.0, 2.0, 1.0, 1.0])
+    bounds = [(-2, None), (0, 1), (-2, None), (None, None)]
+    box = [range(-2, 3), range(0, 2), range(-2, 3), range(-1, 2)]  # implied by the rows
+    P = np.array(list(itertools.product(*box)), dtype=float)
+    P = P[(P @ A_ub.T <= b_ub + 1e-9).all(axis=1)]
+    C = np.array([[1.0, 0.0, -2.0, 2.0], [2.0, -1.0, 1.0, -2.0]])
+    for c in C:
+        problem = LinearProgram(A_ub, b_ub, bounds=bounds, integrality=1, sense="max")
+        W, z = problem.solve([c])
+        assert any(np.array_equal(W[0], p) for p in P), W
+        assert not (np.signbit(W) & (W == 0)).any()  # no -0.
+        assert z[0] == (P @ c).max()
 
 
 def test_milp_infeasible_although_relaxation_feasible():
