@@ -10,7 +10,6 @@ input fails the same way everywhere.
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,22 +31,23 @@ def check_same_rows(a, b, names=("X", "C")):
                          f"{n_a} and {n_b}.")
 
 
-# numpy.exceptions exists from numpy 1.25; older ones have numpy.ComplexWarning.
-_ComplexWarning = getattr(np, "exceptions", np).ComplexWarning
-
-
 def _as_real(values):
     """``values`` as float64; complex numbers are an error, not a warning.
 
     (numpy casts complex to float with only a ComplexWarning, dropping the
     imaginary part.)
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", _ComplexWarning)
-        try:
-            return np.asarray(values, dtype=np.float64)
-        except _ComplexWarning:
-            raise TypeError("complex numbers are not real numbers") from None
+    # Checked on the dtype, not by turning the ComplexWarning into an error:
+    # catch_warnings resets every module's record of warnings already shown
+    # (a user oracle's warning was printed again at every solve, once per
+    # tree node) and is not thread-safe.
+    arr = np.asarray(values)
+    if np.iscomplexobj(arr):
+        raise TypeError("complex numbers are not real numbers")
+    if arr.dtype == object:
+        # (pandas' nullable columns: their own conversion, as before.)
+        return np.asarray(values, dtype=np.float64)
+    return arr.astype(np.float64, copy=False)
 
 
 def check_costs(C, *, n_costs=None, name="C", allow_empty=True):

@@ -202,3 +202,32 @@ def test_complex_costs_and_weights_are_refused():
                                              "numbers"):
             SPOTree().fit(X, C, sample_weight=np.ones(10) + 0j)
         assert SPOTree(max_depth=1).fit(X, C.astype(np.float32)).get_depth() <= 1
+
+
+def test_a_warning_of_the_oracle_is_shown_once_over_many_solves():
+    # Python shows a repeated warning once per place (the "default" action).
+    # The complex-number check of every solve's costs used catch_warnings,
+    # which resets that record: an oracle's warning came again at every solve,
+    # once per node of every tree. Counted against the oracle called alone.
+    import warnings
+
+    from spotree.problems import CallableProblem
+
+    def oracle(c):
+        warnings.warn("the solver's licence expires soon", RuntimeWarning)
+        w = np.zeros_like(c)
+        w[np.argmin(c)] = 1.0
+        return w
+
+    C = np.random.default_rng(0).uniform(size=(20, 3))
+    with warnings.catch_warnings(record=True) as alone:
+        warnings.simplefilter("default")
+        for c in C:
+            oracle(c)
+    problem = CallableProblem(oracle, n_costs=3)
+    with warnings.catch_warnings(record=True) as solved:
+        warnings.simplefilter("default")
+        for i in range(len(C)):
+            problem.solve(C[i:i + 1])
+    assert len(alone) == 1
+    assert len(solved) == len(alone)
