@@ -12,8 +12,10 @@ shortest path and knapsack benchmarks, next to the Bayes floor;
 ``run_experiment("energy", data=path, ...)`` compares them on the ICON energy
 knapsack (real data).
 
-New methods (e.g. another estimator) join every experiment through
-:func:`register_method`.
+New methods (e.g. another estimator) join the paper's experiments
+(shortest-path, illustrative, news) through :func:`register_method`, and the
+PyEPO comparison through :func:`register_pyepo_method` (the energy
+comparison's are the entries of ``ENERGY_METHODS``).
 
 Modules import one way: ``_configs`` (methods and grids) <- ``_tables``
 (results.csv, summary.md), ``_figures`` (PNG figures), ``_pyepo`` and
