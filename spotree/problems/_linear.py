@@ -607,16 +607,21 @@ class LinearProgram(DecisionProblem):
 
     def _pool(self, n_threads):
         """A thread pool kept on the instance (not pickled), so that its threads
-        keep their HiGHS models and basis caches from one batch to the next."""
+        keep their HiGHS models and basis caches from one batch to the next.
+
+        Made once with ``n_jobs`` threads (started as needed), never replaced:
+        a pool grown for a larger batch shut down the one that another thread
+        sharing the problem had just been handed ("cannot schedule new
+        futures after shutdown").
+        """
         with _LOCAL_LOCK:
             pool = self.__dict__.get("_model_pool")
             if pool is None or pool[0] < n_threads:
                 from concurrent.futures import ThreadPoolExecutor
 
-                if pool is not None:
-                    pool[1].shutdown(wait=False)
-                pool = self._model_pool = (n_threads, ThreadPoolExecutor(
-                    n_threads, thread_name_prefix="spotree-lp"))
+                n = max(n_threads, self._n_threads())
+                pool = self._model_pool = (n, ThreadPoolExecutor(
+                    n, thread_name_prefix="spotree-lp"))
         return pool[1]
 
     def _solve_one(self, model, c, i):

@@ -847,6 +847,21 @@ def test_per_thread_models_are_distinct():
     assert problem._model() is mine
 
 
+def test_the_thread_pool_of_one_batch_survives_a_larger_batch():
+    # Threads sharing a problem with n_jobs: one has been handed the pool for
+    # a batch of two blocks when another thread's larger batch asks for
+    # three. The first pool was shut down for a bigger one, and the first
+    # thread's batch failed with "cannot schedule new futures after shutdown".
+    arrays = sparse_lp_arrays(5, d=30, n_ub=20, n_eq=3)
+    problem = LinearProgram(**arrays, n_jobs=3)
+    C = np.random.default_rng(1).normal(size=(400, 30))
+    pool = problem._pool(2)  # as in _solve_highs of a batch of 128 to 191 rows
+    W, z = problem.solve(C)  # 400 rows: three blocks
+    assert list(pool.map(abs, [-1, -2])) == [1, 2]
+    assert_feasible(problem, W)
+    close(z, LinearProgram(**arrays).solve(C)[1], np.abs(C).max())
+
+
 @pytest.mark.parametrize("basis_cache", [True, False])
 def test_n_jobs_threads_give_the_same_answers(basis_cache):
     arrays = sparse_lp_arrays(5, d=30, n_ub=20, n_eq=3)
