@@ -1040,8 +1040,12 @@ def solve_rows(oracle, Cm, W, seconds=0.05):
     m = Cm.shape[0]
     z = np.empty(m)
     solve = solver_function(oracle.kind)
-    # The function type takes contiguous rows.
+    # The function type takes contiguous, writable rows (numba types a
+    # read-only array apart: a cost matrix loaded with mmap_mode="r" or made
+    # by np.broadcast_to raised a typing error).
     Cm = np.ascontiguousarray(Cm, dtype=np.float64)
+    if not Cm.flags.writeable:
+        Cm = Cm.copy()
     out = W
     if not (W.flags.c_contiguous and W.dtype == np.float64):
         out = np.array(W, dtype=np.float64, order="C")

@@ -525,3 +525,32 @@ def _solve_in_child(o, C):
     comp._cores = lambda: 2
     with comp.solve_threads(2):
         return comp.solve_rows(o, C, np.empty_like(C))
+
+
+def test_read_only_costs_are_solved():
+    # A read-only cost matrix (np.load(..., mmap_mode="r"), np.broadcast_to)
+    # raised numba's "mismatch of argument types: readonly array" in every
+    # compiled solve that did not negate it first (min sense); found by hunt6.
+    from spotree.problems import LinearProgram
+
+    rng = np.random.default_rng(3)
+    edges = [(0, 1), (1, 3), (0, 2), (2, 3), (1, 2), (0, 3), (0, 3)]
+    P = _dag_paths(4, edges, 0, 3)
+    A = np.zeros((4, len(edges)))
+    for e, (a, b) in enumerate(edges):
+        A[a, e], A[b, e] = -1.0, 1.0
+    Wt, cap = np.array([[2.0, 3.0, 4.0, 1.0]]), np.array([5.0])
+    S = np.array(list(itertools.product((0.0, 1.0), repeat=4)))
+    S = S[(S @ Wt.T <= cap).all(axis=1)]
+    cases = [(ShortestPath.from_edges(4, edges, 0, 3), P),
+             (LinearProgram(A_eq=A, b_eq=[-1, 0, 0, 1], bounds=(0, 1)), P),  # a network
+             (ShortestPath((2, 3)), ShortestPath((2, 3)).vertices()),
+             (Knapsack(Wt, cap, sense="min"), S),
+             (Knapsack(Wt, cap, sense="min", method="bb"), S)]
+    for problem, V in cases:
+        C = rng.normal(size=(6, problem.n_costs))
+        C.setflags(write=False)
+        for costs in (C, np.broadcast_to(C[0], C.shape)):
+            W, z = problem.solve(costs)
+            assert_allclose(z, (costs @ V.T).min(axis=1), rtol=1e-12, atol=1e-12)
+            assert all((V == w).all(axis=1).any() for w in W)
