@@ -161,7 +161,9 @@ PYEPO_METHODS = {m.name: m for m in (
     PyEPOMethod("SPOBoost", "boost", {},
                 "gradient-boosted trees on the SPO+ loss (spotree.SPOBoost, defaults)"),
     PyEPOMethod("SPOForest", "forest", {"criterion": "spo"},
-                "SPO forest, max_features in {2, 3, 4, 5} chosen on the validation rows"),
+                "SPO forest (its default ridge features: the trees also split on each "
+                "cost's ridge prediction), max_features in {2, 3, 4, 5} chosen on the "
+                "validation rows"),
     PyEPOMethod("SPOTree", "tree", {"criterion": "spo"},
                 "greedy SPO tree, pruned on the validation rows"),
     PyEPOMethod("SPOPlusLinear", "linear", {},
@@ -175,7 +177,8 @@ PYEPO_METHODS = {m.name: m for m in (
                 "two-stage: scikit-learn MLPRegressor, two hidden layers of 64, standardized "
                 "features and costs, early stopping on 10% of the rows"),
     PyEPOMethod("RF", "forest", {"criterion": "mse", "ridge_features": False},
-                "two-stage random forest (CART forest), max_features tuned like SPOForest"),
+                "two-stage random forest (CART forest on the features alone), max_features "
+                "tuned like SPOForest"),
     PyEPOMethod("HGB", "hgb", {},
                 "two-stage gradient boosting: scikit-learn HistGradientBoostingRegressor, one "
                 "per cost, early stopping on 10% of the rows"),
