@@ -91,6 +91,45 @@ def _run_and_interrupt(code, wait_after_ready=1.5, limit=600):
             proc.kill()
 
 
+def test_ctrl_c_stops_the_milp_solver_thread_too():
+    # The MILP runs on a worker thread. The KeyboardInterrupt reached the
+    # caller, but HiGHS went on solving on that thread (a user who catches
+    # it, as a notebook does, had a core busy until the time limit). The
+    # child counts the solver's threads still running once it has caught it.
+    code = PRELUDE + """
+import threading
+sp = ShortestPath((2, 3))
+Xs, Cs = data(20, 2, sp.n_costs)
+OptimalSPOTree(sp, max_depth=1, method="milp", time_limit=20).fit(Xs, Cs)
+X, C = data(300, 4, sp.n_costs)
+print("ready", flush=True)
+try:
+    OptimalSPOTree(sp, max_depth=3, method="milp", time_limit=60).fit(X, C)
+except KeyboardInterrupt:
+    def running():
+        return sum(t.name == "spotree-highs" for t in threading.enumerate())
+    end = time.monotonic() + 10
+    while running() and time.monotonic() < end:
+        time.sleep(0.05)
+    print("solver threads left:", running(), flush=True)
+    raise
+"""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        time.sleep(1.5)
+        assert proc.poll() is None, "the MILP ended before it was interrupted"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "KeyboardInterrupt" in err, err[-2000:]
+    assert "solver threads left: 0" in out, (out, err[-2000:])
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ctrl_c_raises_keyboard_interrupt(case):
     code, err, latency = _run_and_interrupt(CASES[case])
