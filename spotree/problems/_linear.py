@@ -14,6 +14,7 @@ import numbers
 import os
 import threading
 import time
+from concurrent.futures import wait
 from typing import NamedTuple
 
 import numpy as np
@@ -38,6 +39,10 @@ class CheckTimeLimitError(ValueError):
     A ValueError, so users catch that; its own class lets the readers of spec
     and model files (which set the limit themselves) say how to lift it.
     """
+
+
+class _BatchStopped(Exception):
+    """Ends a block of a threaded batch whose caller has stopped waiting."""
 
 
 # Guards the lazy creation of an instance's per-thread state.
@@ -562,10 +567,29 @@ class LinearProgram(DecisionProblem):
         if n_threads > 1:
             # Contiguous blocks keep consecutive (correlated) rows together.
             bounds = np.linspace(0, m, n_threads + 1).astype(int)
-            parts = self._pool(n_threads).map(
-                lambda k: self._solve_serial(Cm[bounds[k]:bounds[k + 1]], bounds[k]),
-                range(n_threads))
-            W = np.vstack(list(parts))
+            stop = threading.Event()
+
+            def block(k):
+                state = self._state()
+                state.stop = stop
+                try:
+                    return self._solve_serial(Cm[bounds[k]:bounds[k + 1]], bounds[k])
+                finally:
+                    state.stop = None
+
+            pool = self._pool(n_threads)
+            futures = [pool.submit(block, k) for k in range(n_threads)]
+            try:
+                W = np.vstack([f.result() for f in futures])
+            except BaseException:
+                # Ctrl-C, or an error in one block: the other blocks stop at
+                # their next row instead of keeping the threads (and the
+                # next batch, queued behind them) busy to their last row.
+                stop.set()
+                for f in futures:
+                    f.cancel()
+                wait(futures)
+                raise
         else:
             W = self._solve_serial(Cm, 0)
         if self.is_milp:
@@ -625,6 +649,9 @@ class LinearProgram(DecisionProblem):
         return pool[1]
 
     def _solve_one(self, model, c, i):
+        stop = getattr(self._state(), "stop", None)
+        if stop is not None and stop.is_set():
+            raise _BatchStopped
         status, w = model.solve(c)
         if w is None:
             raise ValueError(f"HiGHS did not find an optimal solution for cost vector {i} "
