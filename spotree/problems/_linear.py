@@ -139,7 +139,11 @@ class LinearProgram(DecisionProblem):
     least 16 rows of an LP with factored certificates, see below, first
     needs it) or by the dual method from scratch, whichever has lately cost
     less CPU time on this thread's model (see
-    :class:`~spotree.problems._highs.HighsModel`). An instance can
+    :class:`~spotree.problems._highs.HighsModel`). As that choice follows
+    measured times, solving the same batch twice, even on two new
+    instances, can give decisions that differ in the last bits (up to
+    2e-15 on a 5-variable LP) or, among tied optima, another optimal
+    vertex; the optimal values agree to rounding. An instance can
     therefore be shared by threads (a scorer and the estimators of a
     threaded grid search); processes (joblib, dask) each get their own
     copy. HiGHS runs with one thread: with its default setting it reads the
