@@ -35,7 +35,7 @@ from .problems import resolve_problem
 from .tree import SPOTree, register_model
 from .tree._classes import (CATEGORICAL_FEATURES, SPOScoreMixin, _categories_seen,
                             categorical_mask)
-from .tree._builder import AbortFlag, GrowthInterrupted
+from .tree._builder import AbortFlag
 from .tree._fit_data import FitData
 from .tree._kernels import MODE_ORACLE
 from .tree._tree import TREE_LEAF
@@ -561,15 +561,15 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 delayed(_fit_tree)(dict(params, criterion=c), int(s), X, C, sw, problem, base,
                                    n_draws, abort)
                 for c, s in zip(criteria, seeds))
-        except (KeyboardInterrupt, GrowthInterrupted):
-            # Worker threads check this between chunks of compiled work.
+        except BaseException as exc:
+            # Ctrl-C or a tree's error: the threads still growing trees stop
+            # at their next chunk of compiled work (they went on to the end).
             abort.set()
-            raise
-        except pickle.PicklingError:
-            # joblib's message ("could not pickle the task") hides why; a
-            # problem that cannot travel to the worker processes says so
-            # itself (a CallableProblem names its oracle and the fix).
-            pickle.dumps(problem)
+            if isinstance(exc, pickle.PicklingError):
+                # joblib's message ("could not pickle the task") hides why; a
+                # problem that cannot travel to the worker processes says so
+                # itself (a CallableProblem names its oracle and the fix).
+                pickle.dumps(problem)
             raise
         if fmap is not None:
             # Importances of the features, the ridge columns' shares folded in.

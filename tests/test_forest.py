@@ -392,6 +392,46 @@ def test_threaded_trees_never_call_a_user_oracle_at_once():
     assert_array_equal(forest.predict_decision(Xt), ref.predict_decision(Xt))
 
 
+def test_an_error_in_one_threaded_tree_stops_the_others():
+    # Trees on threads (here the oracle path under the threading backend):
+    # when one tree's oracle call failed, fit raised, but the other threads
+    # grew their trees to the end in the background (3,606 more oracle calls
+    # and 2 s of CPU after the error on 3,000 rows). Tree A's thread fails
+    # at its second call; tree B's second call waits until fit has raised,
+    # and B must then make no further call.
+    import threading
+
+    release, b_went_on = threading.Event(), threading.Event()
+    roles, calls = {}, {}
+
+    def oracle(C):
+        me = threading.current_thread()
+        if me is threading.main_thread():
+            return _module_oracle(C)
+        with lock:
+            role = roles.setdefault(me.ident, "AB"[len(roles)] if len(roles) < 2 else "?")
+            calls[role] = calls.get(role, 0) + 1
+            k = calls[role]
+        if role == "A" and k == 2:
+            raise RuntimeError("the solver's licence expired")
+        if role == "B" and k == 2:
+            release.wait(10)
+        if role == "B" and k > 2 and release.is_set():
+            b_went_on.set()
+        return _module_oracle(C)
+
+    lock = threading.Lock()
+    X, C, _, _ = _data(n=200)
+    problem = CallableProblem(oracle, SP.n_costs, batched=True)
+    forest = SPOForest(problem, n_estimators=2, n_jobs=2, criterion="spo", max_features=None,
+                       min_samples_leaf=2, random_state=0)
+    with parallel_config(backend="threading"):
+        with pytest.raises(RuntimeError, match="licence expired"):
+            forest.fit(X, C)
+    release.set()
+    assert not b_went_on.wait(2.0)
+
+
 class _LockedOracle:
     """A batched oracle holding a lock (as a solver handle would): no pickling."""
 
