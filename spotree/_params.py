@@ -12,7 +12,9 @@ import math
 import numbers
 import sys
 
-__all__ = ["Interval", "Options", "InstanceOf", "validate_params"]
+import numpy as np
+
+__all__ = ["Interval", "Options", "InstanceOf", "RANDOM_STATE", "validate_params"]
 
 
 class Interval:
@@ -73,6 +75,13 @@ class InstanceOf:
 
     def __str__(self):
         return self.description
+
+
+#: What ``random_state`` may be, as scikit-learn's ``check_random_state``
+#: takes it (its own message names no parameter: "Generator(PCG64) at 0x...
+#: cannot be used to seed a numpy.random.RandomState instance").
+RANDOM_STATE = [Interval(int, 0, 2**32 - 1),
+                InstanceOf(np.random.RandomState, "a numpy RandomState instance"), None]
 
 
 def _describe(alternatives):

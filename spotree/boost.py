@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from . import _schema
 from ._categories import one_hot_sum, one_hot_width
-from ._params import InstanceOf, Interval, Options, validate_params
+from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from ._ridge import _ridge_gcv, _standardization, cost_unit
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
                           check_sample_weight)
@@ -987,6 +987,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "validation_fraction": [Interval(float, 0.0, 1.0, "neither")],
         "n_iter_no_change": [Interval(int, 1, None), None],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
+        "random_state": RANDOM_STATE,
     }
 
     # The trees' decision arrays are unused (zeros): spotree.load does not

@@ -26,7 +26,7 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._categories import is_dataframe, unseen_to_missing
-from ._params import InstanceOf, Interval, Options, validate_params
+from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from ._ridge import RidgeFeatures
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
                           check_sample_weight)
@@ -387,6 +387,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "oob_score": [InstanceOf((bool, np.bool_), "a bool")],
         "n_jobs": [Interval(int, None, -1), Interval(int, 1, None), None],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
+        "random_state": RANDOM_STATE,
     }
 
     # Fitted attributes written to and read from JSON besides the trees.

@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._params import InstanceOf, Interval, validate_params
+from ._params import RANDOM_STATE, InstanceOf, Interval, validate_params
 from ._validation import check_features, check_fit_inputs
 from .metrics import _spo_plus, spo_plus_loss, spo_plus_subgradient  # noqa: F401 (old home)
 from .problems import resolve_problem
@@ -147,6 +147,7 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "batch_size": [Interval(int, 1, None)],
         "warm_start": [InstanceOf((bool, np.bool_), "a bool")],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
+        "random_state": RANDOM_STATE,
     }
 
     # Saved by save() (see spotree.tree._persist); no trees, no importances.

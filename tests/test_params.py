@@ -30,3 +30,34 @@ def test_interval_ends_and_odd_numbers():
     assert not Interval(int, 1, None).accepts(2.0)
     assert Interval(float, 0.0, 1.0).accepts(Fraction(1, 3))
     assert Options("a", "b").accepts(np.str_("a")) and not Options("a").accepts(1)
+
+
+def _estimators():
+    from spotree import OptimalSPOTree, SPOBoost, SPOForest, SPOTree
+    from spotree.linear_model import SPOPlusLinear
+
+    return [SPOTree, SPOForest, SPOBoost, SPOPlusLinear, OptimalSPOTree]
+
+
+def test_a_bad_random_state_is_named_in_the_error():
+    # scikit-learn's check_random_state said "Generator(PCG64) at 0x... cannot
+    # be used to seed a numpy.random.RandomState instance" (or numpy's "Seed
+    # must be between 0 and 2**32 - 1"), naming no parameter; OptimalSPOTree's
+    # exact search never read it and took anything.
+    import pytest
+
+    from spotree.problems import ShortestPath
+
+    sp = ShortestPath((2, 2))
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(30, 2)), rng.uniform(1, 2, size=(30, sp.n_costs))
+    for cls in _estimators():
+        for bad in (np.random.default_rng(0), -1, 2**32, 1.5, "0"):
+            with pytest.raises(ValueError, match=rf"The 'random_state' parameter of "
+                                                 rf"{cls.__name__} must be an int in the "
+                                                 rf"range \[0, 4294967295\], a numpy "
+                                                 rf"RandomState instance or None\. Got"):
+                cls(sp, random_state=bad).fit(X, C)
+        for good in (0, np.int64(2**32 - 1), np.random.RandomState(0), None):
+            kw = {"max_depth": 1} if cls.__name__ == "OptimalSPOTree" else {}
+            cls(sp, random_state=good, **kw).fit(X, C)

@@ -12,7 +12,7 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from .._categories import unseen_to_missing
-from .._params import InstanceOf, Interval, Options, validate_params
+from .._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from .._validation import (check_costs, check_features, check_fit_inputs,
                            check_random_state_seed, check_realized_costs, check_same_rows,
                            check_sample_weight)
@@ -548,6 +548,7 @@ class SPOTree(BaseSPOTree):
         "spo_weight": [Interval(float, 0.0, 1.0)],
         "min_loss_decrease": [Interval(float, 0.0, None)],
         "ccp_alpha": [Interval(float, 0.0, None)],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(self, problem=None, *, criterion="spo", max_depth=None, min_samples_leaf=1,

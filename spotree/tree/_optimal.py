@@ -9,7 +9,7 @@ import numpy as np
 
 from .._compat import GUROBI_INSTALLED
 from .._validation import check_fit_inputs, check_random_state_seed
-from .._params import InstanceOf, Interval, Options, validate_params
+from .._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from ._classes import BaseSPOTree, SPOTree, _resolve_min_count
 from ..problems import resolve_problem
 from ._fit_data import power_of_two_scale
@@ -110,8 +110,8 @@ class OptimalSPOTree(BaseSPOTree):
     thresholds : "all" or int, optional
         Deprecated: the old name of ``global_thresholds`` (a FutureWarning at
         ``fit``; removed in 0.3).
-    random_state : int or None, default=None
-        Seed of the MILP solver.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the MILP solver (an instance: one seed drawn from it).
     verbose : bool, default=False
         Print the solver log (MILP), or the search's incumbent after each
         root feature (depth >= 3) and a summary line.
@@ -183,6 +183,7 @@ class OptimalSPOTree(BaseSPOTree):
         "alpha": [Interval(float, 0.0, None), Options("deprecated")],
         "thresholds": [Options("all", "deprecated"), Interval(int, 1, None)],
         "verbose": [InstanceOf((bool, np.bool_, int), "a bool")],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(self, problem=None, *, max_depth=2, min_samples_leaf=1, method="search",
