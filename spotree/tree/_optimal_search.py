@@ -493,8 +493,9 @@ def nested_to_structure(nested, X, B, thresholds, use_midpoints, columns=None):
     Returns
     -------
     children_left, children_right, feature, threshold, missing_go_to_left : ndarrays
-        A threshold of +inf sends every present value left (missing right),
-        -inf every present value right (missing left).
+        A threshold of +inf sends every present value left (missing right);
+        a split that sends only missing values left is stored that way, with
+        its subtrees swapped.
     """
     if columns is None:
         columns = np.column_stack([np.arange(B.shape[1]), np.zeros(B.shape[1], dtype=int)])
@@ -513,11 +514,15 @@ def nested_to_structure(nested, X, B, thresholds, use_midpoints, columns=None):
         j, nan_left = int(columns[col, 0]), int(columns[col, 1])
         go = B[idx, col] <= b
         x = X[idx, j]
+        if not (go & ~np.isnan(x)).any():
+            # Only missing values go left: the split of present from missing
+            # values, stored as SPOTree stores it (present left at +inf,
+            # missing right), the one form model files and the exporters know
+            # (a threshold of -inf could be saved but not loaded).
+            go, sub_l, sub_r, nan_left = ~go, sub_r, sub_l, 0
         present_l = go & ~np.isnan(x)
         present_r = ~go & ~np.isnan(x)
-        if not present_l.any():
-            th = -np.inf
-        elif not present_r.any():
+        if not present_r.any():
             th = np.inf
         elif use_midpoints:
             th = midpoint(x[present_l].max(), x[present_r].min())

@@ -468,6 +468,35 @@ def test_shares_the_fitted_tree_api(tmp_path):
         k: repr(v) for k, v in est.get_params().items()}
 
 
+@pytest.mark.parametrize("vertices", [True, False])
+def test_a_split_sending_only_missing_values_left_saves_and_loads(tmp_path, vertices):
+    """The search may cut a feature's missing values off to the left; the tree
+    stored a threshold of -inf for it, which a model file refuses to load (and
+    export_text printed 'x0 <= -inf or missing'). The best tree is known: the
+    root splits on x1 <= 0.5, then each side on whether x0 is missing."""
+    rng = np.random.default_rng(0)
+    n = 80
+    miss = rng.uniform(size=n) < 0.5
+    x1 = rng.uniform(size=n)
+    X = np.column_stack([np.where(miss, np.nan, rng.normal(size=n)), x1])
+    best = np.where(miss ^ (x1 > 0.5), 0, 1)          # the cheaper option of each row
+    C = np.eye(2)[1 - best] + 0.01 * rng.uniform(size=(n, 2))
+    problem = FiniteDecisions(np.eye(2))
+    est = OptimalSPOTree(problem if vertices else _no_vertices(problem),
+                         max_depth=2).fit(X, C)
+    assert_array_equal(est.predict_decision(X), np.eye(2)[best])
+    t = est.tree_
+    split = ~t.is_leaf
+    assert (np.isfinite(t.threshold[split]) | (t.threshold[split] == np.inf)).all()
+    from spotree.tree import export_text, load
+    assert "-inf" not in export_text(est)
+    path = tmp_path / "tree.json"
+    est.save(path)
+    back = load(path, problem=None if vertices else est.problem_)
+    assert_array_equal(back.predict_decision(X), np.eye(2)[best])
+    assert_array_equal(back.predict(X), est.predict(X))
+
+
 # -------------------------------------------------------------- bad input
 def test_rejects_a_milp_that_is_too_large():
     X, C = make_shortest_path(200, n_features=2, grid=(2, 2), random_state=0)
