@@ -459,13 +459,49 @@ def load_model(path):
     except (ValueError, KeyError, TypeError) as exc:
         msg = " ".join(str(exc).split())
         raise CLIError(msg if str(path) in msg else f"{path}: {msg}") from None
-    columns = {}
     try:
         with open(path) as fh:
-            columns = json.load(fh).get("columns") or {}
+            columns = json.load(fh).get("columns")
     except (OSError, ValueError, AttributeError):
-        columns = {}
-    return model, columns
+        columns = None
+    return model, _check_columns(columns, model, path)
+
+
+def _check_columns(columns, model, path):
+    """The ``"columns"`` entry of a model file (CSV names, written by ``spotree fit``),
+    checked against the model: ``predict`` labels its output and selects the
+    features by these names, so a list of the wrong length or type would
+    otherwise fail in pandas or scikit-learn with no word of the file."""
+    if columns is None:
+        return {}
+    if not isinstance(columns, dict):
+        raise CLIError(f"{path}: 'columns' must be an object with the keys 'features', "
+                       f"'costs' and 'weights'; got {type(columns).__name__}")
+    problem = getattr(model, "problem_", None)
+    sizes = {"features": getattr(model, "n_features_in_", None),
+             "costs": getattr(problem, "n_costs", None)}
+    for key, size in sizes.items():
+        names = columns.get(key)
+        if names is None:
+            continue
+        what = f"a list of {size} column names" if size is not None else "a list of names"
+        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise CLIError(f"{path}: columns.{key} must be {what}; got {names!r:.80}")
+        if size is not None and len(names) != size:
+            raise CLIError(f"{path}: columns.{key} must be {what} (the model has {size} "
+                           f"{key}); got {len(names)}")
+        if len(set(names)) != len(names):
+            raise CLIError(f"{path}: columns.{key} names a column twice: {names!r:.80}")
+    fitted = getattr(model, "feature_names_in_", None)
+    names = columns.get("features")
+    if names is not None and fitted is not None and list(names) != [str(n) for n in fitted]:
+        raise CLIError(f"{path}: columns.features {names!r:.80} are not the features the "
+                       f"model was fitted with ({[str(n) for n in fitted]!r:.80})")
+    weights = columns.get("weights")
+    if weights is not None and not isinstance(weights, str):
+        raise CLIError(f"{path}: columns.weights must be a column name or null; got "
+                       f"{weights!r:.80}")
+    return columns
 
 
 def save_model(model, path, columns, option="--model"):

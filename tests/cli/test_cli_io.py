@@ -215,3 +215,58 @@ def test_a_column_name_with_pattern_characters_names_that_column():
     assert select_columns("cost[0],what?", cols, "--costs", "f.csv") == ["cost[0]", "what?"]
     assert select_columns("cost[[]*", cols, "--costs", "f.csv") == ["cost[0]", "cost[1]"]
     assert select_columns("cost[0-9]", cols, "--costs", "f.csv") == ["cost0"]
+
+
+@pytest.fixture(scope="module")
+def saved_tree(tmp_path_factory):
+    """A small tree saved as ``spotree fit`` saves it: with its CSV column names."""
+    from spotree import SPOTree
+    from spotree.cli._io import save_model
+    from spotree.problems import FiniteDecisions
+
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame(rng.uniform(size=(40, 2)), columns=["a", "b"])
+    C = rng.uniform(size=(40, 3))
+    model = SPOTree(FiniteDecisions(np.eye(3)), max_depth=1).fit(X, C)
+    path = tmp_path_factory.mktemp("model") / "m.json"
+    save_model(model, path, {"features": ["a", "b"], "costs": ["p", "q", "r"],
+                             "weights": None})
+    return path
+
+
+@pytest.mark.parametrize("columns, needle", [
+    (["a", "b"], "'columns' must be an object"),
+    ({"features": ["a"], "costs": ["p", "q", "r"]}, "columns.features must be a list of 2 "
+                                                    "column names (the model has 2 features)"),
+    ({"features": "ab"}, "columns.features must be a list of 2 column names; got 'ab'"),
+    ({"features": [1, 2]}, "columns.features must be a list of 2 column names; got [1, 2]"),
+    ({"features": ["b", "a"]}, "are not the features the model was fitted with (['a', 'b'])"),
+    ({"costs": ["p", "q"]}, "columns.costs must be a list of 3 column names (the model has 3 "
+                            "costs); got 2"),
+    ({"costs": ["p", "p", "r"]}, "columns.costs names a column twice"),
+    ({"weights": 3}, "columns.weights must be a column name or null; got 3"),
+])
+def test_a_malformed_columns_entry_of_a_model_file_is_named(tmp_path, saved_tree, columns,
+                                                            needle):
+    """The CSV column names stored with a model were used unchecked: 'predict' then failed
+    with pandas' "Shape of passed values is (20, 48), indices imply (20, 4)", an
+    AttributeError ('list' object has no attribute 'get') or a TypeError, none naming
+    the file or the key."""
+    import json
+
+    from spotree.cli._io import load_model
+
+    doc = json.loads(saved_tree.read_text())
+    doc["columns"] = columns
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(CLIError) as info:
+        load_model(path)
+    assert str(path) in str(info.value) and needle in str(info.value)
+
+
+def test_the_columns_entry_of_a_model_file_as_fit_writes_it(saved_tree):
+    from spotree.cli._io import load_model
+
+    _, columns = load_model(saved_tree)
+    assert columns == {"features": ["a", "b"], "costs": ["p", "q", "r"], "weights": None}
