@@ -447,6 +447,41 @@ class _SlowProblem(Exception):
     """The stored problem's checks ran out of problem_from_dict's default time limit."""
 
 
+def _check_category_codes(trees, fitted, cls):
+    """The codes of labelled categorical features index their labels.
+
+    A feature whose labels ``fitted.category_values_`` lists is coded 0, 1,
+    ... at predict; a tree's categorical split on it, and its
+    ``categories_seen_``, must hold such codes. Otherwise the file loads but
+    routes rows by codes no label has, and the exporters fail on them.
+    SPOBoost's trees split indicator columns, not codes (not checked here).
+    """
+    labels = fitted.get("category_values_")
+    if not labels:
+        return
+
+    def check(codes, j, where):
+        n = len(labels[j])
+        bad = np.flatnonzero((codes != np.round(codes)) | (codes < 0) | (codes >= n))
+        if bad.size:
+            raise _schema.SchemaError(
+                _schema.join(where, int(bad[0])),
+                f"must be the code of a label of fitted.category_values_[{j}] (an int in "
+                f"[0, {n - 1}]); got {float(codes[bad[0]])!r}.")
+
+    seen = fitted.get("categories_seen_")
+    for j, labelled in enumerate(labels):
+        if labelled is not None and seen is not None and seen[j] is not None:
+            check(np.asarray(seen[j], dtype=np.float64), j, f"fitted.categories_seen_[{j}]")
+    if getattr(cls, "_trees_split_one_hot", False):
+        return
+    for i, t in enumerate(trees):
+        for node in np.flatnonzero(~t.is_leaf):
+            j = int(t.feature[node])
+            if j < len(labels) and labels[j] is not None and t.categories[node].size:
+                check(t.categories[node], j, f"trees[{i}].categories[{node}]")
+
+
 def _read_trees(doc):
     # How many trees an estimator holds is its own business (_set_trees_from_load):
     # one for a tree, n_estimators for a forest, possibly none for boosting.
@@ -572,6 +607,7 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
             if t.n_outputs != d:
                 raise _schema.SchemaError(f"trees[{i}].n_outputs",
                                           f"is {t.n_outputs} but the problem has n_costs={d}.")
+        _check_category_codes(trees, fitted, cls)
         model.problem = problem
         model.problem_ = problem
         for attr, value in fitted.items():

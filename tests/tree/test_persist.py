@@ -392,6 +392,44 @@ def test_deleted_keys_are_named(tmp_path, path, match):
     assert re.search(match, msg), msg
 
 
+def _labelled_categorical_doc(tmp_path):
+    """A tree split on a labelled column: codes 0, 1, 2 of 'u', 'v', 'w'."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    k = rng.choice(["u", "v", "w"], size=60)
+    df = pd.DataFrame({"a": rng.uniform(size=60), "k": pd.Categorical(k)})
+    # Option 0 is best for 'u' and 'v', option 1 for 'w'.
+    C = 0.1 * rng.uniform(size=(60, 2)) + np.column_stack([3.0 * (k == "w"), np.ones(60)])
+    model = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(df, C)
+    model.save(tmp_path / "cat.json")
+    doc = json.loads((tmp_path / "cat.json").read_text())
+    assert doc["trees"][0]["categories"][0] == [2.0]
+    assert doc["fitted"]["categories_seen_"] == [None, [0.0, 1.0, 2.0]]
+    return doc
+
+
+@pytest.mark.parametrize("path, value, match", [
+    # Labels that do not cover the codes: the file loaded, routed 'v' and 'w'
+    # as unseen (or split on a code no label has) and export_text raised
+    # IndexError.
+    (["fitted", "category_values_"], [None, ["u"]],
+     r"fitted\.categories_seen_\[1\]\[1\] must be the code of a label of "
+     r"fitted\.category_values_\[1\] \(an int in \[0, 0\]\); got 1\.0"),
+    (["fitted", "categories_seen_"], [None, [0.0, 7.5]],
+     r"fitted\.categories_seen_\[1\]\[1\] must be the code of a label .* got 7\.5"),
+    (T0 + ["categories", 0], [9.0],
+     r"trees\[0\]\.categories\[0\]\[0\] must be the code of a label of "
+     r"fitted\.category_values_\[1\] \(an int in \[0, 2\]\); got 9\.0"),
+    (T0 + ["categories", 0], [1.5], r"trees\[0\]\.categories\[0\]\[0\] .* got 1\.5"),
+])
+def test_category_codes_beyond_the_labels_are_refused(tmp_path, path, value, match):
+    doc = _labelled_categorical_doc(tmp_path)
+    spotree.load(_write(tmp_path, doc))          # the file as written loads
+    msg = _load_error(tmp_path, _edit(doc, path, value))
+    assert re.search(match, msg), msg
+    assert "is a malformed spotree model: " in msg
+
+
 def test_a_node_with_two_parents_is_refused(tmp_path):
     doc = _doc(tmp_path)
     tree = doc["trees"][0]
