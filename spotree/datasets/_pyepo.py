@@ -73,26 +73,18 @@ def _polynomial(X, B, degree, scale, formula):
     return scale * core / 3.5 ** degree + 1.0
 
 
-def _ceil_antiderivative(t):
-    """``F(t) = integral_0^t ceil(v) dv``, exact for every real t (also negative).
-
-    With ``k = ceil(t)``: ``F(t) = k (k - 1) / 2 + k (t - k + 1)``; it is
-    continuous, piecewise linear with slope ``ceil(t)``, and 0 at 0.
-    """
-    k = np.ceil(t)
-    return k * (k - 1.0) / 2.0 + k * (t - k + 1.0)
-
-
 def expected_ceil_uniform(a, noise):
     """``E[ceil(a U)]`` for ``U ~ U[1 - noise, 1 + noise]``, elementwise and exact.
 
-    ``a U`` is uniform on ``[lo, hi]`` (the ends of ``a (1 -+ noise)``), so
-    the mean of its ceiling is ``(F(hi) - F(lo)) / (hi - lo)`` with ``F`` the
-    antiderivative of ``ceil``: the finite sum over the integers ``k`` in
-    ``[lo, hi]`` of ``k`` times the length of ``(k - 1, k]`` inside the
-    interval, divided by its length. This is the conditional mean of the
-    item values of :func:`make_pyepo_knapsack` given the noise-free value
-    ``a``.
+    ``V = a U`` is uniform on ``[lo, hi]`` (the ends of ``a (1 -+ noise)``).
+    ``ceil(V)`` falls short of ``ceil(hi)`` by the number of integers ``k``
+    in ``[V, hi)``, and ``V <= k`` has probability ``(k - lo) / (hi - lo)``;
+    with the ``K`` integers ``m, m + 1, ..., m + K - 1`` inside ``(lo, hi)``,
+    the mean is therefore ``ceil(hi) - K ((m - lo) + (K - 1) / 2) / (hi -
+    lo)``, a closed form with no cancellation, exact also for a narrow
+    interval around an integer (``a = 3``, ``noise = 1e-13``: 3.5). This is
+    the conditional mean of the item values of :func:`make_pyepo_knapsack`
+    given the noise-free value ``a``.
 
     Parameters
     ----------
@@ -117,13 +109,14 @@ def expected_ceil_uniform(a, noise):
     a = np.asarray(a, dtype=np.float64)
     lo = np.minimum(a * (1.0 - noise), a * (1.0 + noise))
     hi = np.maximum(a * (1.0 - noise), a * (1.0 + noise))
+    # Not (F(hi) - F(lo)) / (hi - lo) with F the antiderivative of ceil: F grows
+    # like a^2 / 2, so a narrow interval lost every digit to cancellation (3.00009
+    # for a = 2.5, noise = 1e-12, above the largest possible ceiling 3).
+    first = np.floor(lo) + 1.0                       # m: the first integer above lo
+    count = np.maximum(np.ceil(hi) - first, 0.0)     # K: the integers in (lo, hi)
     width = hi - lo
-    # Below a relative width of 1e-12 the difference quotient loses its digits
-    # to rounding; the interval then lies within one step of ceil almost surely.
-    narrow = width <= 1e-12 * np.maximum(1.0, np.abs(a))
-    safe = np.where(narrow, 1.0, width)
-    mean = (_ceil_antiderivative(hi) - _ceil_antiderivative(lo)) / safe
-    return np.where(narrow, np.ceil(a), mean)
+    per = np.divide(count, width, out=np.zeros_like(width), where=count > 0)
+    return np.asarray(np.ceil(hi) - per * (first - lo) - per * (count - 1.0) / 2.0)
 
 
 def pyepo_shortest_path_columns(grid=(5, 5)):

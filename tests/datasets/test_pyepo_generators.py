@@ -264,3 +264,35 @@ def test_arrays_of_text_are_named():
         make_pyepo_shortest_path(5, B=[[1, 2], [3]])
     with pytest.raises(ValueError, match="weights must be an array of numbers"):
         make_pyepo_knapsack(5, weights=[["a"] * 32] * 2)
+
+
+def _mean_ceil_exact(lo, hi):
+    """E[ceil(V)] for V uniform on [lo, hi], in exact rational arithmetic: the length of
+    each unit piece of the interval times the ceiling on it."""
+    import math
+    from fractions import Fraction
+
+    lo, hi = Fraction(lo), Fraction(hi)
+    if lo == hi:
+        return float(math.ceil(lo))
+    total, x = Fraction(0), lo
+    while x < hi:
+        nxt = min(Fraction(math.floor(x) + 1), hi)
+        total += (nxt - x) * math.ceil(nxt)
+        x = nxt
+    return float(total / (hi - lo))
+
+
+@pytest.mark.parametrize("a", [3.0, 7.0, 1000.0, 123456.0, 2.5, -3.0, 19.99, 0.3])
+@pytest.mark.parametrize("noise", [1e-15, 1e-13, 1e-12, 1e-11, 1e-9, 1e-6, 0.5])
+def test_expected_ceil_uniform_on_narrow_intervals(a, noise):
+    """A narrow interval around an integer has two ceilings, each half the time: a = 3,
+    noise = 1e-13 has mean 3.5, not 3.0 (the old shortcut for widths below 1e-12 a);
+    just above the shortcut the difference of antiderivatives lost its digits
+    (3.00009 for a = 2.5, noise = 1e-12, above the largest ceiling 3; 123455.94 for
+    a = 123456)."""
+    from spotree.datasets import expected_ceil_uniform
+
+    lo, hi = sorted((a * (1.0 - noise), a * (1.0 + noise)))
+    got = float(expected_ceil_uniform(a, noise))
+    assert got == pytest.approx(_mean_ceil_exact(lo, hi), rel=1e-12, abs=1e-12)
