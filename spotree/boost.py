@@ -554,13 +554,17 @@ class _Start:
     def from_estimator(cls, init, X, C, sw, d, unit=1.0):
         est = clone(init)
         C = C * unit
+        pos = sw > 0
         if has_fit_parameter(est, "sample_weight"):
             est.fit(X, C, sample_weight=sw)
-        elif np.all(sw == sw[0]):
-            est.fit(X, C)
+        elif np.all(sw[pos] == sw[pos][0]):
+            # A row of weight 0 is a row removed (as for the built-in starts):
+            # only the rows of positive weight, equal, reach the regressor.
+            est.fit(X[pos], C[pos])
         else:
             raise ValueError(f"init={type(init).__name__}(...) does not accept sample_weight in "
-                             "fit; use equal weights or a regressor that accepts them.")
+                             "fit; use equal positive weights (0 leaves a row out) or a "
+                             "regressor that accepts them.")
         start = cls(init, None, None, estimator=est, unit=unit)
         P = start.predict(X[:1])
         if P.shape != (1, d):
@@ -681,7 +685,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
           mean cost vector;
         - a scikit-learn regressor (an object with ``fit`` and ``predict``):
           a clone of it is fitted to the costs (with ``sample_weight`` when
-          its ``fit`` accepts one, otherwise only with equal weights);
+          its ``fit`` accepts one, otherwise only with equal weights, rows
+          of weight 0 left out);
         - ``"auto"``: scores the decisions of ``"index"`` and ``"ridge"`` by
           5-fold cross-validation over all the rows of ``X`` (see
           ``init_cv_regret_``) and keeps ``"index"`` unless ``"ridge"`` has

@@ -1034,6 +1034,28 @@ def test_a_scikit_learn_regressor_as_the_start():
     assert_array_equal(again.predict(Xt), m.predict(Xt))
 
 
+def test_a_regressor_without_sample_weight_takes_zero_weights_as_rows_left_out():
+    # Weight 0 means a row removed; KNeighborsRegressor's fit takes no
+    # sample_weight, and weights of 1 and 0 raised "does not accept
+    # sample_weight". The model must be the one fitted without those rows.
+    from sklearn.neighbors import KNeighborsRegressor
+
+    X, C, Xt, _ = _sp_data(n=120)
+    sw = np.ones(len(X))
+    sw[10:20] = 0.0
+    kw = dict(init=KNeighborsRegressor(5), n_estimators=5, n_iter_no_change=None,
+              random_state=0)
+    dropped = SPOBoost(SP, **kw).fit(X[sw > 0], C[sw > 0])
+    weighted = SPOBoost(SP, **kw).fit(X, C, sample_weight=3.0 * sw)
+    assert_allclose(weighted._start().predict(Xt),
+                    KNeighborsRegressor(5).fit(X[sw > 0], C[sw > 0]).predict(Xt))
+    assert_allclose(weighted.predict(Xt), dropped.predict(Xt), rtol=1e-12, atol=1e-12)
+    # Unequal positive weights still cannot reach it.
+    sw[0] = 2.0
+    with pytest.raises(ValueError, match="does not accept sample_weight"):
+        SPOBoost(SP, **kw).fit(X, C, sample_weight=sw)
+
+
 class _OneColumn:
     """A regressor predicting one value per row (the wrong shape for 12 costs)."""
 
