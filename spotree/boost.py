@@ -29,6 +29,7 @@ from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_param
 from ._ridge import _ridge_gcv, _standardization, cost_unit
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
                           check_sample_weight)
+from .forest import _tree_importances
 from .linear_model import SPOPlusLinear
 from .metrics import _spo_plus
 from .problems import FiniteDecisions, resolve_problem
@@ -1238,6 +1239,14 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self._set_start(init)
         self.n_iter_ = n_iter
         self.best_iteration_ = best_iter
+        # The trees as spotree.load rebuilds them: they read the columns the
+        # start reads (indicators for categories), named as X's when it had names.
+        names = (getattr(self, "feature_names_in_", None)
+                 if getattr(self, "category_values_", None) is None else None)
+        for tree in trees:
+            tree.n_features_in_ = X_all.shape[1]
+            if names is not None:
+                tree.feature_names_in_ = names
         self.estimators_ = trees
         self.train_score_ = np.asarray(train_scores)
         self.validation_score_ = (np.asarray(val_scores) if val is not None
@@ -1600,6 +1609,11 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             est.n_features_in_ = p
             if names is not None:
                 est.feature_names_in_ = names
+            # Recomputed from the stored impurities, as a fitted tree's (the
+            # file does not hold them).
+            imp = _tree_importances(t)
+            total = imp.sum()
+            est.feature_importances_ = imp / total if total > 0 else imp
             ests.append(est)
         self.estimators_ = ests
 

@@ -439,6 +439,38 @@ def test_save_load_and_pickle(tmp_path):
     assert_array_equal(again.predict(Xt), m.predict(Xt))
 
 
+def test_fitted_and_loaded_trees_carry_the_same_attributes(tmp_path):
+    # The kept trees of a fitted model had no n_features_in_ and no
+    # feature_names_in_ (export_text named a DataFrame's columns x0, x1, ...),
+    # and those of a loaded model no feature_importances_ (AttributeError).
+    import pandas as pd
+
+    from spotree import export_text
+
+    X, C, Xt, _ = _sp_data(n=200)
+    names = ["a", "b", "c", "d", "e"]
+    df = pd.DataFrame(X, columns=names)
+    cat = df.assign(k=pd.Categorical(np.where(X[:, 0] > 0, "u", "v")))
+    for data, width, named in ((df, 5, True), (cat, 7, False)):  # k: two indicator columns
+        m = SPOBoost(SP, n_estimators=4, n_iter_no_change=None, init="ridge",
+                     random_state=0).fit(data, C)
+        m.save(tmp_path / "b.json")
+        loaded = spotree.load(tmp_path / "b.json")
+        assert len(m.estimators_) == len(loaded.estimators_) == 4
+        for fitted, back in zip(m.estimators_, loaded.estimators_):
+            for tree in (fitted, back):
+                assert tree.n_features_in_ == width
+                assert hasattr(tree, "feature_names_in_") == named
+                assert tree.feature_importances_.shape == (width,)
+            if named:
+                assert list(fitted.feature_names_in_) == names
+                assert export_text(fitted) == export_text(back)
+                assert export_text(fitted).startswith("|--- " + names[fitted.tree_.feature[0]])
+            assert_allclose(back.feature_importances_, fitted.feature_importances_,
+                            rtol=1e-10, atol=1e-12)
+            assert fitted.feature_importances_.sum() == pytest.approx(1.0)
+
+
 def test_grid_search_with_the_spo_scorer():
     X, C, _, _ = _sp_data(n=150)
     search = GridSearchCV(SPOBoost(SP, n_estimators=5, n_iter_no_change=None,
