@@ -462,7 +462,12 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Finite numeric features.
+            Features, as in :meth:`SPOTree.fit`: NaN (or None in an
+            ``object`` column of numbers) marks a missing value, routed by
+            the trees (and replaced by its column's mean in the ridge
+            regression of ``ridge_features``); DataFrame columns of dtype
+            ``category`` or ``string``, or ``object`` holding text, are
+            categorical features.
         C : array-like of shape (n_samples, n_costs)
             Realized cost vectors; ``n_costs`` must match the problem.
         sample_weight : array-like of shape (n_samples,), default=None
