@@ -608,7 +608,8 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
     ------
     ValueError
         For an unknown experiment, method or problem, training sizes not in
-        the grid, or an option of another experiment.
+        the grid, an option of another experiment, or a forest method for the
+        illustrative experiment (it compares single trees).
     ImportError
         For PyEPO's methods named in ``methods`` without pyepo and torch.
     """
@@ -669,6 +670,14 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
                                                max_features_grid=grid["max_features_grid"])
                                 runs.append(run)
     elif experiment == "illustrative":
+        # Its rows and figure describe one tree (root split, decision boundaries on
+        # [0, 1]), and it has no validation rows to tune a forest's max_features on.
+        forests = [m.name for m in chosen if m.kind == "forest"]
+        if forests:
+            raise ValueError(f"--methods {_names(forests)}: the illustrative experiment "
+                             "compares single trees (its table shows each tree's root split "
+                             "and decision boundaries); forests run in the shortest-path and "
+                             "news experiments.")
         seed_list = seeds if seeds is not None else list(range(grid["seeds"]))
         for m in chosen:
             for depth in m.depths(depths if depths is not None else grid["depths"]):

@@ -436,6 +436,23 @@ def test_bad_arguments_create_no_folder(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("method", ["SPO Forest", "CART Forest"])
+def test_illustrative_refuses_forests_before_any_run(tmp_path, method):
+    """'spotree reproduce illustrative --methods "SPO Forest"' was accepted and every run
+    failed with "KeyError: 'n_estimators'" (the illustrative runs carry no forest
+    settings, no validation rows to tune max_features on, and a forest has no root split
+    for the table): the grid now refuses forests with a message, before any folder."""
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=f"--methods '{method}': the illustrative experiment "
+                                         "compares single trees"):
+        run_experiment("illustrative", out=out, methods=["SPOT", method], progress=False,
+                       figures=False)
+    assert not out.exists()
+    # Every other method of the experiments makes runs that this experiment can fit.
+    runs = make_grid("illustrative", methods=["SPOT", "CART", "SPOT Optimal"], depths=[1])
+    assert [r["method"] for r in runs] == ["SPOT", "CART", "SPOT Optimal"]
+
+
 BACKENDS = []
 
 
