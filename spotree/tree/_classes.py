@@ -82,23 +82,32 @@ def categorical_mask(est, p):
     if cf is None:
         return mask
     cf = np.asarray(cf)
-    if cf.dtype == bool:
+    if cf.ndim != 1:
+        raise ValueError(f"categorical_features must be a 1-D list of feature indices, names "
+                         f"or a boolean mask; got an array of shape {cf.shape}.")
+    if cf.dtype == bool or (cf.dtype == object and cf.size
+                            and all(isinstance(f, (bool, np.bool_)) for f in cf)):
         if cf.shape != (p,):
             raise ValueError(f"categorical_features as a boolean mask must have shape "
                              f"({p},); got {cf.shape}.")
-        return cf | mask
-    for f in cf.ravel():
+        return cf.astype(bool) | mask
+    for f in cf:
         if isinstance(f, str) or (hasattr(f, "dtype") and f.dtype.kind in "US"):
             names = getattr(est, "feature_names_in_", None)
             if names is None or f not in list(names):
                 raise ValueError(f"categorical_features names {f!r}, which is not a "
                                  "column of X.")
             mask[list(names).index(f)] = True
-        else:
+        elif isinstance(f, numbers.Integral) and not isinstance(f, (bool, np.bool_)):
             if not 0 <= int(f) < p:
                 raise ValueError(f"categorical_features index {f} is out of range for "
                                  f"{p} features.")
             mask[int(f)] = True
+        else:
+            # int(1.5) is 1: a float index chose a feature silently (and a
+            # saved model with float indices could not be loaded).
+            raise ValueError(f"categorical_features must hold feature indices (ints), names "
+                             f"of columns of X or be a boolean mask; got {f!r}.")
     return mask
 
 

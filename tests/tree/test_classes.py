@@ -884,6 +884,44 @@ def test_categorical_features_from_pandas_columns(tmp_path):
         np.testing.assert_array_equal(back.predict(df), as_list.predict(df))
 
 
+def _coded_data():
+    rng = np.random.default_rng(6)
+    code = rng.integers(0, 4, size=80)
+    X = np.column_stack([rng.uniform(size=80), code])
+    C = rng.uniform(size=(80, 3)) + np.eye(3)[code % 3] * 2.0
+    return X, C
+
+
+@pytest.mark.parametrize("given, match", [
+    # int(1.5) is 1: feature 1 was made categorical without a word.
+    ([1.5], r"categorical_features must hold feature indices \(ints\), names of columns "
+            r"of X or be a boolean mask; got np\.float64\(1\.5\)"),
+    # Fitted, saved, and then refused by spotree.load ('must be an int').
+    ([1.0], r"must hold feature indices \(ints\).*got np\.float64\(1\.0\)"),
+    ([[1]], r"categorical_features must be a 1-D list of feature indices, names or a "
+            r"boolean mask; got an array of shape \(1, 1\)"),
+    ([None], r"must hold feature indices \(ints\).*got None"),        # was a bare TypeError
+    ([np.nan], r"must hold feature indices \(ints\).*got np\.float64\(nan\)"),
+])
+def test_categorical_features_that_are_no_indices_are_refused(given, match):
+    X, C = _coded_data()
+    with pytest.raises(ValueError, match=match):
+        SPOTree(FiniteDecisions(np.eye(3)), max_depth=2, categorical_features=given).fit(X, C)
+
+
+def test_categorical_features_as_an_object_array_of_bools_is_a_mask(tmp_path):
+    # It was read as the indices True and False, so both features were
+    # categorical (and spotree.load read the saved list as a mask).
+    X, C = _coded_data()
+    problem = FiniteDecisions(np.eye(3))
+    by_index = SPOTree(problem, max_depth=3, categorical_features=[1]).fit(X, C)
+    mask = np.array([False, True], dtype=object)
+    est = SPOTree(problem, max_depth=3, categorical_features=mask).fit(X, C)
+    assert [c.tolist() for c in est.tree_.categories] == [
+        c.tolist() for c in by_index.tree_.categories]
+    np.testing.assert_array_equal(est.tree_.threshold, by_index.tree_.threshold)
+
+
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 def test_squared_error_tree_at_extreme_cost_scales():
     # The docstring's promise, at the ends of the float range: costs of 1e-200
