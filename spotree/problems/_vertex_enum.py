@@ -34,7 +34,31 @@ def _inequalities(A, rlo, rhi, lo, hi):
     I = np.eye(d)
     G = np.vstack([A[up], -A[down], -I[fin_lo], I[fin_hi]])
     h = np.concatenate([rhi[up], -rlo[down], -lo[fin_lo], hi[fin_hi]])
-    return G, h
+    return _normalized(G, h)
+
+
+def _normalized(G, h):
+    """Rows of ``G w <= h`` (or ``= h``) divided by their largest coefficient.
+
+    The same set, with rows of comparable size: the regularity test of a
+    basis and the feasibility tolerances are then relative to each row, not
+    to coefficients of 1 (a row ``1e-10 x <= 1e-10`` was met by any point).
+    """
+    peak = np.abs(G).max(axis=1, initial=0.0)
+    peak[peak == 0] = 1.0
+    return G / peak[:, None], h / peak
+
+
+def _slack(G, h, X):
+    """Feasibility tolerance of each point of ``X`` (rows) on each row of ``G w <= h``.
+
+    ``1e-9`` of the point's largest coordinate times the row's largest
+    coefficient, plus ``1e-9`` of the right-hand side: it scales with the
+    data, and covers the rounding of a solve, which is relative to the whole
+    point (a coordinate of 0 comes out as 1e-17 beside coordinates of 1).
+    """
+    return 1e-9 * (np.abs(X).max(axis=1, initial=0.0)[:, None]
+                   * np.abs(G).max(axis=1, initial=0.0)[None, :] + np.abs(h))
 
 
 def lp_vertices(A, rlo, rhi, lo, hi, max_bases, max_vertices):
@@ -69,14 +93,12 @@ def lp_vertices(A, rlo, rhi, lo, hi, max_bases, max_vertices):
                 keep.append(i)
             if len(keep) == rank:
                 break
-        Aeq, beq = A_eq[keep], b_eq[keep]
+        Aeq, beq = _normalized(A_eq[keep], b_eq[keep])
     else:
         Aeq, beq = np.zeros((0, d)), np.zeros(0)
     k = d - Aeq.shape[0]
     if comb(n_ineq, k) > max_bases:
         return None
-    scale = max(1.0, np.abs(hv).max(initial=0.0), np.abs(beq).max(initial=0.0))
-    tol = 1e-9 * scale
     V = np.zeros((0, d))
     combos = itertools.combinations(range(n_ineq), k)
     while True:
@@ -91,18 +113,31 @@ def lp_vertices(A, rlo, rhi, lo, hi, max_bases, max_vertices):
         if not regular.any():
             continue
         X = np.linalg.solve(M[regular], rhs[regular][..., None])[..., 0]
-        feasible = (X @ G.T <= hv + tol).all(axis=1)
+        # Tolerances relative to the point and the (normalized) row, and
+        # rounding relative to each coordinate's size: an absolute 1e-9 (or
+        # 1e-9 of the largest right-hand side, at least 1) let points break
+        # rows of size 1e-10 and merged vertices 1e-10 apart.
+        feasible = (X @ G.T <= hv + _slack(G, hv, X)).all(axis=1)
         if Aeq.shape[0]:
-            feasible &= (np.abs(X @ Aeq.T - beq) <= tol).all(axis=1)
+            feasible &= (np.abs(X @ Aeq.T - beq) <= _slack(Aeq, beq, X)).all(axis=1)
         V = np.vstack([V, X[feasible]])
-        V[np.abs(V) < 1e-12 * scale] = 0.0
-        # Deduplicate (a degenerate vertex has many bases); np.unique also
-        # sorts the rounded rows lexicographically.
-        _, first = np.unique(np.round(V / scale, 9), axis=0, return_index=True)
-        V = V[first]
+        V = _unique_points(V)
         if V.shape[0] > max_vertices:
             return None
     return V if V.shape[0] else None
+
+
+def _unique_points(V):
+    """The distinct rows of ``V`` (a degenerate vertex has many bases), sorted."""
+    # Rounding noise of a solve is relative to the whole point; the rounding
+    # below to each coordinate's own size, so that vertices of a box 1e-10
+    # high stay apart.
+    V[np.abs(V) < 1e-12 * np.abs(V).max(axis=1, initial=0.0)[:, None]] = 0.0
+    scale = np.abs(V).max(axis=0, initial=0.0)
+    scale[scale == 0] = 1.0
+    # np.unique also sorts the rounded rows lexicographically.
+    _, first = np.unique(np.round(V / scale, 9), axis=0, return_index=True)
+    return V[first]
 
 
 def integer_points(A, rlo, rhi, box_lo, box_hi, max_points, max_vertices):
@@ -122,12 +157,16 @@ def integer_points(A, rlo, rhi, box_lo, box_hi, max_points, max_vertices):
         return None
     grids = [np.arange(a, b + 1) for a, b in zip(lo, hi)]
     # itertools.product yields the points in lexicographic order.
-    P = np.array(list(itertools.product(*grids)), dtype=np.float64).reshape(-1, d)
-    tol = 1e-9 * max(1.0, np.abs(P).max(initial=0.0))
+    # + 0.0: np.ceil(-1e-9) is -0.
+    P = np.array(list(itertools.product(*grids)), dtype=np.float64).reshape(-1, d) + 0.0
     if A.shape[0]:
-        act = P @ _dense(A).T
-        ok = ((act <= rhi + tol) & (act >= rlo - tol)).all(axis=1)
-        P = P[ok]
+        A = _dense(A)
+        act = P @ A.T
+        # Relative to each row's terms at the point: an absolute 1e-9 let every
+        # point of the box through a row 1e-10 x + 1e-10 y <= 1e-10.
+        lo_ok = act >= rlo - 1e-9 * (np.abs(P) @ np.abs(A).T + np.abs(rlo))
+        hi_ok = act <= rhi + 1e-9 * (np.abs(P) @ np.abs(A).T + np.abs(rhi))
+        P = P[(lo_ok & hi_ok).all(axis=1)]
     if P.shape[0] == 0 or P.shape[0] > max_vertices:
         return None
     return P

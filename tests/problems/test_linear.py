@@ -1041,3 +1041,18 @@ def test_a_single_integrality_value_applies_to_every_variable_as_in_linprog():
     with pytest.raises(ValueError, match=r"'integrality' parameter of LinearProgram must be None, "
                                          r"0 or 1"):
         LinearProgram(A_ub=[[2.0, 2.0]], b_ub=[3.0], bounds=(0, 2), integrality=2)
+
+
+@pytest.mark.parametrize("integrality", [None, 1])
+def test_vertices_of_a_tiny_scale_lp_match_solve(integrality):
+    # A row of coefficients 1e-10: vertices() listed the box's corners (it
+    # ignored the row), so solve_vertices, which the tree's split search
+    # uses, answered (3, 3) where solve and linprog answer a point with x + y <= 1.
+    lp = LinearProgram(A_ub=[[1e-10, 1e-10]], b_ub=[1e-10], bounds=(0, 3),
+                       integrality=integrality)
+    C = np.random.default_rng(0).normal(size=(20, 2))
+    _, z_vert, _ = lp.solve_vertices(C)
+    for c, zv in zip(C, z_vert):
+        ref = linprog(c, A_ub=[[1.0, 1.0]], b_ub=[1.0], bounds=(0, 3),
+                      integrality=integrality, method="highs")
+        assert zv == pytest.approx(ref.fun, abs=1e-9)

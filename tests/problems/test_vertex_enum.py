@@ -84,3 +84,52 @@ def test_integer_points_match_brute_force(seed):
     expected = grid[((act >= rl - 1e-9) & (act <= ru + 1e-9)).all(axis=1)]
     np.testing.assert_array_equal(P, expected)
     assert integer_points(A, rl, ru, lo, hi, 10, 5000) is None  # box too large
+
+
+def _brute_vertices(M, b, d):
+    """Vertices of {w : M w <= b} by exact-rank enumeration of active sets (slow, small d)."""
+    out = []
+    for rows in itertools.combinations(range(M.shape[0]), d):
+        sub = M[list(rows)]
+        if np.linalg.matrix_rank(sub) < d:
+            continue
+        x = np.linalg.solve(sub, b[list(rows)])
+        if (M @ x <= b + 1e-12 * (np.abs(M) @ np.abs(x) + np.abs(b))).all():
+            out.append(x)
+    return np.unique(np.array(out), axis=0)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-6, 1e-10])
+def test_lp_vertices_of_tiny_polytopes(scale):
+    # Coefficients of 1e-10 and a polytope of any size: an absolute tolerance
+    # of 1e-9 let the box's corners through the row x + 2y <= 1.5 (in units
+    # of 1e-10), and rounding to 1e-9 merged vertices of a box 1e-10 wide.
+    A = np.array([[1e-10, 2e-10]])
+    lo, hi = np.zeros(2), np.full(2, scale)
+    rhs = np.array([1.5e-10 * scale])
+    V = lp_vertices(A, np.full(1, -np.inf), rhs, lo, hi, 200_000, 5000)
+    M = np.vstack([A, -np.eye(2), np.eye(2)])
+    b = np.concatenate([rhs, -lo, hi])
+    expected = _brute_vertices(M, b, 2)
+    assert expected.shape == (4, 2)
+    assert V is not None and V.shape == expected.shape
+    np.testing.assert_allclose(V, expected, rtol=1e-12, atol=0)
+    # Bounds alone, [0, 1] x [0, 1e-10]: four corners (two before).
+    hi = np.array([1.0, 1e-10])
+    V = lp_vertices(np.zeros((0, 2)), np.zeros(0), np.zeros(0), lo, hi, 200_000, 5000)
+    np.testing.assert_array_equal(V, [[0, 0], [0, hi[1]], [hi[0], 0], [hi[0], hi[1]]])
+
+
+def test_integer_points_respect_rows_of_tiny_coefficients():
+    # 1e-10 x + 1e-10 y <= 1e-10 on the box [0, 3]^2: the points with x + y <= 1
+    # (all 16 passed an absolute tolerance of 1e-9), with no -0. entries.
+    A = np.array([[1e-10, 1e-10]])
+    P = integer_points(A, np.full(1, -np.inf), np.full(1, 1e-10), np.zeros(2),
+                       np.full(2, 3.0), 200_000, 5000)
+    expected = [p for p in itertools.product(range(4), repeat=2) if sum(p) <= 1]
+    np.testing.assert_array_equal(P, expected)
+    assert not np.signbit(P).any()
+    # A ">=" side too: x + y >= 5 in units of 1e-10.
+    P = integer_points(A, np.full(1, 5e-10), np.full(1, np.inf), np.zeros(2),
+                       np.full(2, 3.0), 200_000, 5000)
+    np.testing.assert_array_equal(P, [(2, 3), (3, 2), (3, 3)])
