@@ -96,6 +96,30 @@ def _problem_spec(problem):
         return None
 
 
+def _check_labels_writable(model):
+    """Category labels must be what a model file holds and :func:`load` reads back.
+
+    Strings, ints, bools and finite floats. Any other label (a date kept as a
+    category, a tuple, a Decimal, inf) either failed with a message about a
+    "parameter value" or was written and then refused by ``load``.
+    """
+    cats = getattr(model, "category_values_", None)
+    if not cats:
+        return
+    names = getattr(model, "feature_names_in_", None)
+    for j, labels in enumerate(cats):
+        for v in labels or ():
+            x = v.item() if isinstance(v, np.generic) else v
+            if isinstance(x, (str, int)) or (isinstance(x, float) and math.isfinite(x)):
+                continue
+            col = names[j] if names is not None and j < len(names) else j
+            raise ValueError(
+                f"{type(model).__name__} cannot be saved: column {col!r} of X was categorical "
+                f"with the label {v!r}, and a model file holds labels that are strings, ints, "
+                f"bools or finite floats only. Fit on the column as text "
+                f"(X[{col!r}].astype(str)), or pickle the model (joblib.dump).")
+
+
 def save_model(model, path, extra=None):
     """Write a fitted model to ``path`` (atomically: temp file, then rename).
 
@@ -115,6 +139,7 @@ def save_model(model, path, extra=None):
         raise TypeError(f"{name} cannot be saved: it is not a registered spotree model.")
     trees = getattr(model, "estimators_", None)
     check_is_fitted(model)
+    _check_labels_writable(model)
     # A deprecated parameter left unset ("deprecated") is not part of the model.
     params = {k: _json_param(v) for k, v in model.get_params(deep=False).items()
               if k not in _NOT_SAVED and not (isinstance(v, str) and v == "deprecated")}

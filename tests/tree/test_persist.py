@@ -430,6 +430,33 @@ def test_category_codes_beyond_the_labels_are_refused(tmp_path, path, value, mat
     assert "is a malformed spotree model: " in msg
 
 
+@pytest.mark.parametrize("kind", ["inf", "date", "tuple"])
+def test_category_labels_a_file_cannot_hold_are_refused_at_save(tmp_path, kind):
+    """inf and tuple labels were written, then refused by load ('must be finite', 'must
+    list distinct labels'); a date column made a category (as the error for date columns
+    suggests) failed with 'parameter value Timestamp(...) cannot be written to JSON'."""
+    pd = pytest.importorskip("pandas")
+    two = {"inf": [1.0, np.inf], "date": list(pd.to_datetime(["2020-01-01", "2021-01-01"])),
+           "tuple": [("a", 1), ("b", 2)]}[kind]
+    rng = np.random.default_rng(0)
+    pick = rng.integers(0, 2, size=60)
+    col = pd.Series([two[i] for i in pick], dtype=object)
+    df = pd.DataFrame({"c": col.astype("category") if kind != "tuple" else col,
+                       "x": rng.uniform(size=60)})
+    C = 0.1 * rng.uniform(size=(60, 2)) + np.column_stack([3.0 * pick, np.ones(60)])
+    model = SPOTree(FiniteDecisions(np.eye(2)), max_depth=2).fit(df, C)
+    with pytest.raises(ValueError, match=r"SPOTree cannot be saved: column 'c' of X was "
+                                         r"categorical with the label .* strings, ints, bools "
+                                         r"or finite floats only"):
+        model.save(tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
+    # Text labels save and load.
+    df["c"] = df["c"].astype(str)
+    model.fit(df, C).save(tmp_path / "m.json")
+    np.testing.assert_array_equal(spotree.load(tmp_path / "m.json").predict(df),
+                                  model.predict(df))
+
+
 def test_a_node_with_two_parents_is_refused(tmp_path):
     doc = _doc(tmp_path)
     tree = doc["trees"][0]
