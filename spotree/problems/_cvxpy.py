@@ -31,8 +31,10 @@ class CVXPYProblem(DecisionProblem):
     Attributes
     ----------
     problem : cvxpy.Problem
-        A private copy of the user's problem, sharing its expressions.
+        The problem solved: the user's constraints (the same expressions) and
+        objective ``cost @ decision`` over a private copy of ``cost``.
     cost : cvxpy.Parameter
+        The parameter passed (its value is left alone).
     decision : cvxpy.Variable
     solver : str or None
     solver_options : dict
@@ -78,7 +80,14 @@ class CVXPYProblem(DecisionProblem):
                 "the cost parameter changes between solves. Keep cost only in the objective "
                 "cost @ x, and see CVXPY's documentation on disciplined parametrized "
                 "programming.")
-        self.problem = cp.Problem(problem.objective, problem.constraints)
+        # The objective is cost @ decision (checked above), solved with a
+        # private Parameter of no attributes: spotree solves for any real cost
+        # vector (the SPO+ loss at 2 c_hat - c, SPOBoost's subgradients), which
+        # CVXPY refuses for a cost declared nonneg=True ("Parameter value must
+        # be nonnegative") or with bounds.
+        self._cost = cp.Parameter(int(cost.shape[0]))
+        self.problem = cp.Problem(type(problem.objective)(self._cost @ decision),
+                                  problem.constraints)
         self.cost = cost
         self.decision = decision
         self.solver = solver
@@ -125,7 +134,7 @@ class CVXPYProblem(DecisionProblem):
         # decisions half as good as the optimum and costs of order 1e9
         # failed; the optimal decisions do not depend on a positive scale.
         peak = np.abs(c).max(initial=0.0)
-        self.cost.value = np.ldexp(c, -int(np.frexp(peak)[1])) if 0.0 < peak < np.inf else c
+        self._cost.value = np.ldexp(c, -int(np.frexp(peak)[1])) if 0.0 < peak < np.inf else c
         try:
             self.problem.solve(solver=self.solver, **self.solver_options)
         except Exception as exc:
@@ -201,9 +210,12 @@ def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
 
     The problem pickles (a fresh copy of its expressions, compiled again on
     first use in each process), so forests fit in parallel processes. Each
-    solve sets ``cost.value`` (to the cost vector times a power of two, which
-    puts its largest entry in [0.5, 1) so that the solver's tolerances are
-    relative to it) and ``decision.value`` of the objects passed. Other
+    solve sets ``decision.value`` of the variable passed; the cost vector
+    (times a power of two, which puts its largest entry in [0.5, 1) so that
+    the solver's tolerances are relative to it) goes to a private copy of
+    ``cost`` without its attributes, since any real cost vector may be solved
+    for (the SPO+ loss solves for ``2 c_hat - c``), also with a ``cost``
+    declared ``nonneg=True``. Other
     parameters of the constraints (a risk budget, say) must have values,
     and are the objects passed, not copies: in this process, a value changed
     later changes the feasible set of the problem and of the models fitted

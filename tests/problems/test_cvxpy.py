@@ -245,3 +245,26 @@ def test_argument_types_and_shapes():
     with pytest.raises(ValueError, match="'solver_options' parameter of from_cvxpy must be a "
                                          "dict"):
         from_cvxpy(prob, c, x, solver_options=[1])
+
+
+@pytest.mark.parametrize("attrs", [{"nonneg": True}, {"bounds": (np.zeros(3), np.full(3, 9.0))}])
+def test_a_cost_parameter_with_attributes_takes_any_real_cost(attrs):
+    # A cost declared nonneg=True (the costs of a portfolio or a route are)
+    # made every negative cost vector fail inside CVXPY ("Parameter value must
+    # be nonnegative."), and so the SPO+ loss, which solves for 2 c_hat - c.
+    from spotree.metrics import spo_plus_loss
+
+    c, x = cp.Parameter(3, **attrs), cp.Variable(3)
+    problem = from_cvxpy(cp.Problem(cp.Minimize(c @ x), [cp.sum(x) == 1, x >= 0]), c, x,
+                         solver=SOLVER)
+    C = np.array([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0], [2.0, 1.0, 3.0]])
+    W, z = problem.solve(C)
+    for ci, zi in zip(C, z):
+        ref = linprog(ci, A_eq=np.ones((1, 3)), b_eq=[1.0], bounds=(0, None))
+        assert zi == pytest.approx(ref.fun, abs=1e-6)
+    # SPO+ of a prediction far from the truth: 2 c_hat - c has negative entries.
+    C_true, C_hat = np.array([[3.0, 1.0, 2.0]]), np.array([[0.5, 2.0, 0.1]])
+    # By hand: max over the simplex of (c - 2 c_hat) is max(2, -3, 1.8) = 2, plus
+    # 2 c_hat . w*(c) = 2 * 2.0 (w* takes the cheapest true cost, entry 1), minus
+    # c . w*(c) = 1: 2 + 4 - 1 = 5.
+    assert spo_plus_loss(C_true, C_hat, problem=problem) == pytest.approx(5.0, abs=1e-6)
