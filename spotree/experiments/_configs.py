@@ -644,15 +644,19 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
         if value is not None:
             raise ValueError(f"{flag} applies to the pyepo experiment only, not "
                              f"{experiment!r}.")
+    if n_train is not None and experiment != "shortest-path":
+        raise ValueError(f"--n-train applies to the shortest-path and pyepo experiments "
+                         f"only, not {experiment!r}.")
     chosen = _select_methods(grid, methods)
     runs = []
     if experiment == "shortest-path":
         seed_list = seeds if seeds is not None else list(range(grid["seeds"]))
         settings = [s for s in grid["settings"] if n_train is None or s["n_train"] in n_train]
-        if n_train is not None and not settings:
-            raise ValueError(f"--n-train must be among "
-                             f"{[s['n_train'] for s in grid['settings']]} for this grid; got "
-                             f"{n_train}.")
+        sizes = [s["n_train"] for s in grid["settings"]]
+        # Every size asked for, not just one: 200,500 ran n = 200 and dropped 500 unsaid.
+        if n_train is not None and (not n_train or any(n not in sizes for n in n_train)):
+            raise ValueError(f"--n-train must be among {sizes} for this grid; got "
+                             f"{list(n_train)}.")
         for s in settings:
             for degree in grid["degrees"]:
                 for noise in s["noises"]:

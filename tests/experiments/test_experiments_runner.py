@@ -453,6 +453,24 @@ def test_illustrative_refuses_forests_before_any_run(tmp_path, method):
     assert [r["method"] for r in runs] == ["SPOT", "CART", "SPOT Optimal"]
 
 
+@pytest.mark.parametrize("experiment, kw, match", [
+    ("shortest-path", dict(n_train=[200, 500]), r"--n-train must be among \[200, 10000\] "
+                                                r"for this grid; got \[200, 500\]"),
+    ("shortest-path", dict(n_train=[200, 10000], quick=True), r"among \[200\] for this "
+                                                              r"grid; got \[200, 10000\]"),
+    ("illustrative", dict(n_train=[500]), "--n-train applies to the shortest-path and pyepo"),
+    ("news", dict(n_train=[500]), "--n-train applies to the shortest-path and pyepo"),
+])
+def test_training_sizes_outside_the_grid_are_refused_not_dropped(experiment, kw, match):
+    """--n-train 200,500 ran the n = 200 runs and dropped 500 without a word (only a
+    list with no size of the grid was refused); the illustrative and news grids ignored
+    n_train altogether."""
+    with pytest.raises(ValueError, match=match):
+        make_grid(experiment, methods=["SPOT"], **kw)
+    assert {r["n_train"] for r in make_grid("shortest-path", methods=["SPOT"],
+                                            n_train=[10000])} == {10000}
+
+
 BACKENDS = []
 
 
