@@ -108,7 +108,13 @@ def decision_loss(C_true, W_pred, *args, problem=None, z_true=None):
     if z_true is None:
         _, z_true = problem.solve(C_true)
     else:
-        z_true = np.asarray(z_true, dtype=np.float64)
+        try:
+            z_true = np.asarray(z_true, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            # numpy's own message ("could not convert string to float: 'a'")
+            # names no argument.
+            raise ValueError(f"z_true must be a finite array of shape ({C_true.shape[0]},) "
+                             f"of numbers; got values that are not numbers ({exc}).") from None
         if z_true.shape != (C_true.shape[0],) or not np.isfinite(z_true).all():
             raise ValueError(f"z_true must be a finite array of shape ({C_true.shape[0]},); "
                              f"got shape {z_true.shape}.")

@@ -365,6 +365,11 @@ def test_decision_loss_checks_its_inputs():
         decision_loss([[1.0, 2.0]], [[1.0, 0.0], [0.0, 1.0]], problem=ROADS)
     with pytest.raises(ValueError, match=r"z_true must be a finite array of shape \(1,\)"):
         decision_loss([[1.0, 2.0]], [[1.0, 0.0]], problem=ROADS, z_true=[np.nan])
+    # Not numbers: numpy's "could not convert string to float: 'a'" named no argument.
+    for bad in (["a"], [{"z": 1.0}]):
+        with pytest.raises(ValueError, match=r"z_true must be a finite array of shape \(1,\) "
+                                             r"of numbers; got values that are not numbers"):
+            decision_loss([[1.0, 2.0]], [[1.0, 0.0]], problem=ROADS, z_true=bad)
 
 
 int_costs = st.integers(-20, 20).map(float)
