@@ -234,8 +234,9 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         below it are rounding.
         """
         X = self._validate_X_predict(X)
-        C = check_costs(C, n_costs=self.problem_.n_costs)
-        check_same_rows(X, C)
+        # Named as prune's arguments, X_val and C_val.
+        C = check_costs(C, n_costs=self.problem_.n_costs, name="C_val")
+        check_same_rows(X, C, ("X_val", "C_val"))
         sw = check_sample_weight(sample_weight, X.shape[0])
         t = self.tree_
         P = t.decision_path(X).T.tocsr().astype(np.float64)  # nodes x samples

@@ -741,6 +741,12 @@ def test_wrong_shapes_and_weights_are_rejected():
     est = SPOTree(SP).fit(X, C)
     with pytest.raises(ValueError, match="3 features"):
         est.predict(X[:, :2])
+    # prune's arguments are X_val and C_val (the errors said X and C).
+    with pytest.raises(ValueError, match="C_val has 5 columns but the problem has n_costs=12"):
+        est.prune(X, C[:, :5])
+    with pytest.raises(ValueError, match="X_val and C_val must have the same number of rows; "
+                                         "got 30 and 29"):
+        est.prune(X, C[:-1])
 
 
 def test_missing_costs_are_named_in_the_error():
