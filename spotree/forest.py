@@ -236,7 +236,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         features alone. See Notes.
     oob_score : bool, default=False
         Whether to score the forest on the out-of-bag samples (needs
-        ``bootstrap=True``).
+        ``bootstrap=True``, and training rows whose optimal values are not
+        all zero: the normalized SPO loss divides by them).
     n_jobs : int or None, default=None
         Number of trees grown in parallel by joblib (None: 1 unless inside a
         ``joblib.parallel_config`` context; -1: all cores).
@@ -504,6 +505,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             self._fit_validated(X, C, sw, problem, base, fmap, oob_stacklevel=oob_stacklevel + 1)
             self.criterion_oob_scores_ = np.array([np.nan, np.nan])
             return self
+        if self.oob_score:
+            self._check_oob_scorable(sw, base)
         n_draws = _n_bootstrap_draws(X.shape[0], self.max_samples)
         seeds = self._draw_seeds()
         k = _auto_pilot_trees(len(seeds))
@@ -542,11 +545,25 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             raise ValueError(f"max_samples={self.max_samples!r} sets the size of each bootstrap "
                              "sample and needs bootstrap=True; without bootstrap every tree "
                              "sees all the rows (leave max_samples=None).")
+        if oob:
+            self._check_oob_scorable(sw, base)
         n_draws = _n_bootstrap_draws(X.shape[0], self.max_samples) if self.bootstrap else None
         seeds = self._draw_seeds()
         trees = self._grow(X, C, sw, problem, base, fmap, seeds, n_draws)
         return self._set_forest(trees, seeds, n_draws, X, C, sw, problem, base, fmap, oob,
                                 oob_stacklevel)
+
+    @staticmethod
+    def _check_oob_scorable(sw, base):
+        """Refuse ``oob_score=True`` before any tree grows when no out-of-bag
+        score can exist: the training rows' optimal values are all zero."""
+        # (The normalized SPO loss raised this once every tree had grown, in
+        # words that named no argument.)
+        if not np.dot(sw, np.abs(base.zs)) > 0:
+            raise ValueError("oob_score=True: the optimal values z*(C_true) are all zero on the "
+                             "training rows of positive weight, so their normalized SPO loss "
+                             "(oob_score_) is undefined; set oob_score=False and score the "
+                             "forest with spotree.metrics.spo_loss instead.")
 
     def _draw_seeds(self):
         # All seeds drawn before any tree is grown: tree k's randomness is

@@ -1234,9 +1234,26 @@ def test_auto_criterion_keeps_spo_when_regret_cannot_be_normalized():
     assert auto.criterion == "auto" and auto.criterion_ == "spo"
     assert np.isnan(auto.criterion_oob_scores_).all()
     assert_array_equal(auto.predict(X), spo.predict(X))
-    # An out-of-bag score asked for is still an error naming the cause.
-    with pytest.raises(ValueError, match="optimal values z\\*\\(C_true\\) are all zero"):
-        SPOForest(n_estimators=40, oob_score=True, random_state=0).fit(X, C)
+    # An out-of-bag score asked for is still an error naming the cause, and
+    # the argument, before any tree grows (it came from the normalized SPO
+    # loss once all 40 trees had grown, naming no argument).
+    import spotree.forest as forest_module
+
+    grown = []
+    grow_one = forest_module._fit_tree
+
+    def counted(*args):
+        grown.append(1)
+        return grow_one(*args)
+
+    for criterion in ("auto", "spo", "mse"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(forest_module, "_fit_tree", counted)
+            with pytest.raises(ValueError, match="oob_score=True: the optimal values "
+                                                 "z\\*\\(C_true\\) are all zero"):
+                SPOForest(n_estimators=40, criterion=criterion, oob_score=True,
+                          random_state=0).fit(X, C)
+        assert grown == [], criterion
 
 
 @_NO_OOB_WARNING
