@@ -150,13 +150,25 @@ class DecisionProblem:
         Ties are broken deterministically towards the vertex listed first
         (lowest row index of ``vertices()``).
 
+        Parameters
+        ----------
+        C : array-like of shape (m, n_costs)
+            Cost vectors, one per row.
+        V : array-like of shape (K, n_costs) or None, default=None
+            The candidate decisions to choose from; None means ``vertices()``.
+
         Returns
         -------
         W, z, index : ndarrays of shapes (m, d), (m,), (m,)
         """
-        V = self.vertices() if V is None else V
         if V is None:
-            raise ValueError(f"{type(self).__name__} has no vertex list.")
+            V = self.vertices()
+            if V is None:
+                raise ValueError(f"{type(self).__name__} has no vertex list.")
+        else:
+            # A list failed with "'list' object has no attribute 'shape'", a
+            # wrong width with numpy's matmul message.
+            V = check_costs(V, n_costs=self.n_costs, name="V", allow_empty=False)
         C = check_costs(C, n_costs=self.n_costs)
         pick = np.argmin if self.sense == "min" else np.argmax
         # In blocks of rows: the values of all vertices for all rows at once

@@ -752,3 +752,22 @@ def test_a_subclass_vertex_list_of_the_wrong_shape_is_named(V, match):
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match=r"Listed\._vertices returned .*" + match):
         SPOTree(Listed(), max_depth=2).fit(rng.random((20, 2)), rng.random((20, 3)))
+
+
+def test_solve_vertices_takes_a_list_of_candidates_and_names_a_bad_one():
+    # V given as a list of lists crashed ("'list' object has no attribute
+    # 'shape'"); a wrong width or NaN gave numpy's matmul message or NaN values.
+    p = ShortestPath((2, 2))
+    C = [[1.0, 2.0, 3.0, 4.0], [4.0, 3.0, 2.0, 1.0]]
+    V = [[1, 0, 0, 1], [0, 1, 1, 0]]  # the grid's two paths
+    W, z, k = p.solve_vertices(C, V)
+    # By hand: path 0 costs 1 + 4 and 4 + 1, path 1 costs 2 + 3 and 3 + 2: ties, first wins.
+    np.testing.assert_array_equal(k, [0, 0])
+    np.testing.assert_array_equal(z, [5.0, 5.0])
+    np.testing.assert_array_equal(W, [V[0], V[0]])
+    with pytest.raises(ValueError, match="V has 3 columns but the problem has n_costs=4"):
+        p.solve_vertices(C, [[1, 0, 0]])
+    with pytest.raises(ValueError, match="V contains NaN"):
+        p.solve_vertices(C, [[np.nan, 0, 0, 1]])
+    with pytest.raises(ValueError, match="V is empty"):
+        p.solve_vertices(C, np.zeros((0, 4)))
