@@ -209,6 +209,18 @@ def _number(text):
     return int(v) if v.is_integer() and v >= 1 else v
 
 
+def _number_to_all(text):
+    """:func:`_number` for an option whose fraction may be 1 (all features, all rows).
+
+    There ``1.0`` is the fraction 1, as for the estimator, not the count 1:
+    ``--max-features 1.0`` searched one feature per split instead of all.
+    """
+    v = _number(text)
+    if v == 1 and not text.strip().lstrip("+").isdigit():  # "1.0", "1e0": not "1"
+        return 1.0
+    return v
+
+
 def _float(text):
     try:
         return float(text)
@@ -402,12 +414,14 @@ def build_parser():
                      help="minimum number of rows in a leaf, whatever their weights "
                           "(forest: of drawn rows): a count, or a fraction in (0, 1) "
                           "(default: 1)")
-    opt.add_argument("--min-samples-split", type=_number, default=default["min_samples_split"],
-                     metavar="N", help="tree, forest: minimum number of rows to split a "
-                                       "node (default: 2)")
-    opt.add_argument("--max-features", type=_number, default=default["max_features"],
-                     metavar="N", help="tree, forest: features searched per split "
-                                       "(default: all; forest: sqrt)")
+    opt.add_argument("--min-samples-split", type=_number_to_all,
+                     default=default["min_samples_split"], metavar="N",
+                     help="tree, forest: minimum number of rows to split a node: a count, "
+                          "or a fraction in (0, 1] (default: 2)")
+    opt.add_argument("--max-features", type=_number_to_all, default=default["max_features"],
+                     metavar="N", help="tree, forest: features searched per split: a count, "
+                                       "or a fraction in (0, 1] (1.0: all) (default: all; "
+                                       "forest: sqrt)")
     opt.add_argument("--thresholds", type=_thresholds, default="all", metavar="all|K",
                      help="'all' boundaries between distinct values or K quantiles per "
                           "feature, drawn per node (tree, forest) or once on the whole "

@@ -82,3 +82,34 @@ def test_pyepo_values_are_parsed():
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "reproduce" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text, expected", [("1.0", 1.0), ("1.", 1.0), ("1e0", 1.0),
+                                            ("1", 1), ("3", 3), ("3.0", 3), ("0.5", 0.5)])
+def test_one_point_zero_is_the_fraction_all_for_max_features_and_min_samples_split(text,
+                                                                                   expected):
+    """'--max-features 1.0' became the count 1 (one feature drawn per split) and
+    '--min-samples-split 1.0' the count 1 (split anything), where the estimators, as
+    scikit-learn's, read the float 1.0 as the fraction 1: all features, all rows."""
+    import numpy as np
+
+    from spotree import SPOTree
+    from spotree.cli._commands import _make_estimator
+    from spotree.problems import FiniteDecisions
+
+    base = ("fit", "--data", "d.csv", "--features", "x*", "--costs", "c*", "--problem", "p")
+    a = parse(*base, "--max-features", text, "--min-samples-split", text)
+    assert a.max_features == expected and type(a.max_features) is type(expected)
+    if not (type(expected) is float and expected == 1.0):
+        return
+    problem = FiniteDecisions(np.eye(3))
+    est = _make_estimator(a, problem)
+    assert type(est.max_features) is float and type(est.min_samples_split) is float
+    # What the fraction 1 means, from the estimator's own two readings: one split at the
+    # root only (a node needs all rows to split), over all features (max_features=None).
+    rng = np.random.RandomState(0)
+    X, C = rng.uniform(size=(60, 4)), rng.uniform(size=(60, 3))
+    tree = est.set_params(max_depth=3).fit(X, C)
+    ref = SPOTree(problem, max_depth=1, max_features=None).fit(X, C)
+    assert tree.get_n_leaves() == 2
+    np.testing.assert_array_equal(tree.predict_decision(X), ref.predict_decision(X))
