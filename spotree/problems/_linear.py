@@ -79,8 +79,9 @@ class LinearProgram(DecisionProblem):
         Equality right-hand side; required with ``A_eq``.
     bounds : (lo, hi) pair or sequence of d pairs, default=(0, None)
         Bounds of the variables, as in :func:`scipy.optimize.linprog`: one
-        pair for all variables or one pair per variable; ``None`` (or an
-        infinity of the right sign) means no bound.
+        pair for all variables (also as a sequence of one pair, when the
+        matrices give d) or one pair per variable; ``None`` (or an infinity
+        of the right sign) means no bound.
     integrality : array-like of shape (d,) of {0, 1}, 0, 1 or None, default=None
         1 marks an integer variable; None means a pure LP. A single 0 or 1
         applies to every variable, as in :func:`scipy.optimize.linprog`.
@@ -253,6 +254,11 @@ class LinearProgram(DecisionProblem):
             sizes["A_ub"] = A_ub.shape[1]
         if A_eq is not None:
             sizes["A_eq"] = A_eq.shape[1]
+        if (kind == "list" and len(stored_bounds) == 1 and len(set(sizes.values())) == 1
+                and next(iter(sizes.values())) > 1):
+            # One pair in a list applies to every variable, as linprog reads
+            # bounds=[(0, None)] (it was refused: "bounds has 1").
+            kind, lo, hi, stored_bounds = "pair", lo[0], hi[0], stored_bounds[0]
         if kind == "list":
             sizes["bounds"] = len(stored_bounds)
         if not sizes:

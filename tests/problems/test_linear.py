@@ -1056,3 +1056,19 @@ def test_vertices_of_a_tiny_scale_lp_match_solve(integrality):
         ref = linprog(c, A_ub=[[1.0, 1.0]], b_ub=[1.0], bounds=(0, 3),
                       integrality=integrality, method="highs")
         assert zv == pytest.approx(ref.fun, abs=1e-9)
+
+
+def test_bounds_as_a_list_of_one_pair_apply_to_every_variable():
+    # scipy.optimize.linprog reads bounds=[(0, 1)] as the bounds of every
+    # variable; LinearProgram refused it ("A_ub has 3, bounds has 1").
+    A_ub, b_ub = [[1.0, 2.0, 3.0]], [4.0]
+    lp = LinearProgram(A_ub=A_ub, b_ub=b_ub, bounds=[(0, 1)])
+    assert lp.bounds == (0.0, 1.0)
+    for c in np.random.default_rng(0).normal(size=(10, 3)):
+        ref = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=[(0, 1)], method="highs")
+        assert lp.solve([c])[1][0] == pytest.approx(ref.fun, abs=1e-9)
+    # Without matrices one pair in a list is one variable, as before; two
+    # pairs for three columns are still an error.
+    assert LinearProgram(bounds=[(0, 1)]).n_costs == 1
+    with pytest.raises(ValueError, match="A_ub has 3, bounds has 2"):
+        LinearProgram(A_ub=A_ub, b_ub=b_ub, bounds=[(0, 1), (0, 1)])
