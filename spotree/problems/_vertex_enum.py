@@ -133,6 +133,7 @@ def _unique_points(V):
     # below to each coordinate's own size, so that vertices of a box 1e-10
     # high stay apart.
     V[np.abs(V) < 1e-12 * np.abs(V).max(axis=1, initial=0.0)[:, None]] = 0.0
+    V += 0.0  # no -0. entries (a bound lo = 0 gives -0. at the origin)
     scale = np.abs(V).max(axis=0, initial=0.0)
     scale[scale == 0] = 1.0
     # np.unique also sorts the rounded rows lexicographically.

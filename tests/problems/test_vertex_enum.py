@@ -118,6 +118,7 @@ def test_lp_vertices_of_tiny_polytopes(scale):
     hi = np.array([1.0, 1e-10])
     V = lp_vertices(np.zeros((0, 2)), np.zeros(0), np.zeros(0), lo, hi, 200_000, 5000)
     np.testing.assert_array_equal(V, [[0, 0], [0, hi[1]], [hi[0], 0], [hi[0], hi[1]]])
+    assert not np.signbit(V).any()
 
 
 def test_integer_points_respect_rows_of_tiny_coefficients():
