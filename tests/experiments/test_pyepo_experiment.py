@@ -276,3 +276,8 @@ def test_the_quick_grid_is_described_as_it_is():
     readme_quick = " ".join(readme.split("`--quick` runs n_train 200")[1].split(";")[0].split())
     for m in dropped:
         assert f"no {m}" in help_quick and f"no {m}" in readme_quick
+    # The same for shortest-path --quick, which leaves out the optimal trees.
+    full, quick = (EXPERIMENTS["shortest-path"][k]["methods"] for k in ("full", "quick"))
+    assert [m for m in full if m not in quick] == ["SPOT Optimal"]
+    help_sp = " ".join(sub.epilog.split("shortest-path ", 1)[1].split("news ")[0].split())
+    assert "--quick: n = 200 only, 5 seeds, 50-tree forests, no optimal trees" in help_sp
