@@ -883,6 +883,14 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
             check_same_rows(Xv, C_va, ("X_val", "C_val"))
             sw_va = check_sample_weight(sample_weight_val, Xv.shape[0],
                                         name="sample_weight_val")
+            # The validation loss divides by the validation rows' optimal values:
+            # all zero, no candidate could be scored (the error came after the
+            # first forest grew, naming no argument).
+            if not np.dot(sw_va, np.abs(problem.solve(C_va)[1])) > 0:
+                raise ValueError("The optimal values of C_val are all zero on the rows of "
+                                 "positive sample_weight_val, so the validation normalized SPO "
+                                 "loss that chooses max_features is undefined; give other "
+                                 "validation rows.")
             # Candidates differ in feature draws only: one oracle pass (and
             # one ridge map) for all.
             fmap, X_fit = est._ridge_map(X, C, sw)

@@ -558,7 +558,13 @@ def test_tune_max_features_rejects_bad_arguments():
     (dict(C_val=np.ones((5, 4))), r"^C_val has 4 columns but the problem has n_costs=12"),
     (dict(C_val=np.ones((6, 12))), r"^X_val and C_val must have the same number of rows"),
     (dict(sample_weight_val=np.ones(3)), r"^sample_weight_val must have shape \(5,\)"),
-    (dict(sample_weight_val=-np.ones(5)), r"^sample_weight_val contains negative")])
+    (dict(sample_weight_val=-np.ones(5)), r"^sample_weight_val contains negative"),
+    # No validation loss exists when the optimal values are all zero (this
+    # came from score() after the first forest grew, as 'z*(C_true)').
+    (dict(C_val=np.zeros((5, 12))), r"^The optimal values of C_val are all zero"),
+    (dict(C_val=np.vstack([np.zeros((2, 12)), np.ones((3, 12))]),
+          sample_weight_val=np.array([1.0, 2.0, 0.0, 0.0, 0.0])),
+     r"^The optimal values of C_val are all zero on the rows of positive sample_weight_val")])
 @pytest.mark.parametrize("refit", [False, True])
 def test_tune_max_features_names_a_bad_validation_set_before_growing_forests(
         val, match, refit, monkeypatch):
