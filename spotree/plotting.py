@@ -1,7 +1,9 @@
 """Matplotlib drawings: fitted trees and the paper's result figures.
 
-Needs the ``spotree[plot]`` extra. Every function draws on ``ax`` when given
-(otherwise on a new figure) and returns the Axes, so plots compose.
+Needs the ``spotree[plot]`` extra. Every ``plot_*`` function draws on ``ax``
+when given (otherwise on a new figure) and returns the Axes, so plots compose;
+:func:`decision_boundaries` returns feature values and :func:`method_patches`
+legend handles.
 """
 
 from __future__ import annotations
