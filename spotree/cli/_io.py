@@ -336,6 +336,11 @@ def feature_frame(df, cols, path, categories=None, *, fitted=False):
             # labels of a categorical column, which the trees route.
             out[col] = pd.Series(None, index=df.index, dtype=object)
             continue
+        if labels_at_fit is not None and not _holds_text(s):
+            # Labels that look like numbers (store ids '10', '20' of a model fitted in
+            # Python) or booleans: pandas read them as such, so they are read again
+            # as the file writes them.
+            s = _column_text(path, df, col)
         if pd.api.types.is_numeric_dtype(s.dtype):
             v = s.to_numpy(dtype=np.float64, na_value=np.nan)
             text = None
@@ -368,6 +373,25 @@ def feature_frame(df, cols, path, categories=None, *, fitted=False):
                            "(categories) in this column; here it holds numbers")
         out[col] = v
     return pd.DataFrame(out, index=df.index, columns=list(cols))
+
+
+def _holds_text(s):
+    """Whether pandas kept the cells of ``s`` as text (not numbers nor booleans)."""
+    if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        return False
+    return bool((s.isna() | s.map(lambda v: isinstance(v, str))).all())
+
+
+def _column_text(path, df, col):
+    """Column ``col`` of the file as written: a string per row, None for an empty cell."""
+    j = list(df.columns).index(col)
+    cells = []
+    for k, (_, fields) in enumerate(_records(path)):
+        if k:  # record 0 is the header
+            cells.append(fields[j].strip() if j < len(fields) else "")
+    if len(cells) != df.shape[0]:  # not the rows pandas read: keep pandas' values
+        return df[col]
+    return pd.Series([c or None for c in cells], index=df.index, dtype=object)
 
 
 def _unseen_category(path, df, col, row, label, seen):

@@ -270,3 +270,37 @@ def test_the_columns_entry_of_a_model_file_as_fit_writes_it(saved_tree):
 
     _, columns = load_model(saved_tree)
     assert columns == {"features": ["a", "b"], "costs": ["p", "q", "r"], "weights": None}
+
+
+@pytest.mark.parametrize("labels, cells", [
+    (["10", "20", "30"], ["10", "30", "", "20"]),        # ids: pandas reads int64 / float64
+    (["True", "False", "maybe"], ["True", "False", "False", ""]),  # pandas reads booleans
+    (["true", "false", "maybe"], ["true", "", "false", "true"]),   # ... whatever the case
+])
+def test_category_labels_that_look_like_numbers_or_booleans_are_labels(tmp_path, labels,
+                                                                      cells):
+    """A model fitted in Python on a categorical column of ids ('10', '20', '30') could not
+    predict from a CSV file whose column held only such ids: pandas read numbers, and
+    'spotree predict' failed with "the model was fitted with text (categories) in this
+    column; here it holds numbers". The same for labels True / False. The cells are now
+    read as the file writes them; the decisions are those of the model on the labels."""
+    from spotree import SPOTree
+    from spotree.cli._io import feature_frame
+    from spotree.problems import FiniteDecisions
+
+    rng = np.random.RandomState(0)
+    kind = rng.choice(labels, 90)
+    X = pd.DataFrame({"kind": pd.Series(kind, dtype=object), "x": rng.uniform(size=90)})
+    C = np.column_stack([np.where(kind == labels[0], 1.0, 3.0) + rng.uniform(size=90),
+                         np.where(kind == labels[1], 1.0, 3.0) + rng.uniform(size=90)])
+    model = SPOTree(FiniteDecisions(np.eye(2)), max_depth=2).fit(X, C)
+    assert model.category_values_[0] == sorted(labels)
+    path = write(tmp_path / "new.csv", "kind,x\n" + "".join(
+        f"{c},{0.1 * k}\n" for k, c in enumerate(cells)))
+    df = read_table(path)
+    got = feature_frame(df, ["kind", "x"], path, model.category_values_, fitted=True)
+    expected = [c or None for c in cells]
+    assert got["kind"].tolist() == expected
+    ref = pd.DataFrame({"kind": pd.Series(expected, dtype=object),
+                        "x": [0.1 * k for k in range(len(cells))]})
+    np.testing.assert_array_equal(model.predict_decision(got), model.predict_decision(ref))
