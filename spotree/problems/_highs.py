@@ -149,6 +149,31 @@ def _scale_small_rows(A, row_lower, row_upper):
     return A, lower * factor, upper * factor
 
 
+#: An LP whose finite bounds and right-hand sides are all below this in
+#: magnitude has its variables scaled (see :func:`_variable_scale`).
+_SMALL_LP = 2.0 ** -10
+
+
+def _variable_scale(col_lower, col_upper, row_lower, row_upper):
+    """The power of two ``s`` by which an LP of tiny bounds is solved in ``w / s``.
+
+    HiGHS's primal feasibility tolerance is absolute (1e-7): on an LP whose
+    bounds and right-hand sides are all of order 1e-9, its "optimal"
+    decisions broke the bounds and rows by several times their size (values
+    up to 9 times the true optimum). Solving for ``u = w / s`` over the
+    bounds divided by ``s`` (exact: a power of two) and the same matrix
+    puts the largest finite bound in [1, 2); the costs, the basis and the
+    duals are unchanged. 1 when some finite bound is at least
+    ``_SMALL_LP`` or all are zero. Integer variables are never scaled.
+    """
+    values = np.concatenate([np.ravel(v) for v in (col_lower, col_upper, row_lower,
+                                                   row_upper)]).astype(np.float64)
+    peak = np.abs(values[np.isfinite(values)]).max(initial=0.0)
+    if not 0.0 < peak < _SMALL_LP:
+        return 1.0
+    return float(np.ldexp(1.0, int(np.frexp(peak)[1]) - 1))
+
+
 def warn_dropped(A, row_lower, row_upper, stacklevel=2):
     """Warn when HiGHS will read nonzero entries of the rows ``A`` as zero.
 
@@ -360,8 +385,15 @@ class HighsModel:
         import highspy
 
         n_rows, n_cols = A.shape
-        lp = _highs_lp(A, col_lower, col_upper, row_lower, row_upper, integrality)
         self.is_mip = integrality is not None and bool(np.any(integrality))
+        # Decisions are w = scale * (HiGHS's solution); see _variable_scale.
+        self.scale = 1.0 if self.is_mip else _variable_scale(col_lower, col_upper, row_lower,
+                                                             row_upper)
+        if self.scale != 1.0:
+            col_lower, col_upper, row_lower, row_upper = (
+                np.asarray(v, dtype=np.float64) / self.scale
+                for v in (col_lower, col_upper, row_lower, row_upper))
+        lp = _highs_lp(A, col_lower, col_upper, row_lower, row_upper, integrality)
         h = new_highs()
         if self.is_mip:
             h.setOptionValue("mip_rel_gap", 0.0)
@@ -500,7 +532,8 @@ class HighsModel:
         if not self.is_mip and arm is not None:
             self._record_far(arm, time.thread_time() - start)
         if status == OPTIMAL:
-            return status, np.asarray(self.h.getSolution().col_value, dtype=np.float64)
+            w = np.asarray(self.h.getSolution().col_value, dtype=np.float64)
+            return status, (w * self.scale if self.scale != 1.0 else w)
         return status, None
 
     def _far_arm(self):

@@ -523,6 +523,30 @@ def test_rows_of_tiny_coefficients_are_kept(basis_cache, row_scale):
     assert (W @ A.T <= b + 1e-7).all() and np.allclose(W.sum(axis=1), 1.5, atol=1e-7)
 
 
+@pytest.mark.parametrize("basis_cache", [False, True])
+@pytest.mark.parametrize("size", [1e-5, 1e-9, 1e-12])
+def test_lps_of_tiny_bounds_are_solved_exactly(basis_cache, size):
+    # HiGHS's feasibility tolerance is absolute (1e-7): with every bound and
+    # right-hand side of order 1e-9 its decisions broke bounds and rows by
+    # several times their size (values up to 9 times the optimum). w = size * u
+    # maps the LP onto one of unit size, which linprog solves.
+    rng = np.random.default_rng(3)
+    A = rng.integers(-3, 4, (4, 5)).astype(float)
+    u0 = rng.uniform(0.2, 0.8, 5)
+    b = A @ u0 + rng.uniform(0.1, 1.0, 4)
+    A_eq = np.ones((1, 5))
+    C = rng.normal(size=(30, 5))
+    ref = np.array([linprog(c, A_ub=A, b_ub=b, A_eq=A_eq, b_eq=[u0.sum()], bounds=(0, 1),
+                            method="highs").fun for c in C])
+    problem = LinearProgram(A_ub=A, b_ub=size * b, A_eq=A_eq, b_eq=[size * u0.sum()],
+                            bounds=(0, size), basis_cache=basis_cache)
+    W, z = problem.solve(C)
+    close(z / size, ref, np.abs(C).max())
+    U = W / size
+    assert (U >= -1e-9).all() and (U <= 1 + 1e-9).all()
+    assert (U @ A.T <= b + 1e-9).all() and np.allclose(U.sum(axis=1), u0.sum(), atol=1e-9)
+
+
 def test_coefficients_highs_would_drop_are_named_in_a_warning():
     # Tiny beside the rest of its row, 1e-10 stays below HiGHS's 1e-9 after
     # the row is scaled, so HiGHS reads it as zero and the decision breaks
