@@ -126,8 +126,17 @@ def read_json_file(path, *, max_bytes, what, argument="path", function="spotree.
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         # The stat size of pipes and special files is 0: read at most one byte
-        # past the limit, whatever the file claims.
-        data = fh.read(max_bytes + 1) if size <= max_bytes else b""
+        # past the limit, whatever the file claims. In bounded chunks: read(n)
+        # allocates n bytes first, so a generous limit (max_bytes=2**40) was a
+        # MemoryError on a small file, and one past 2**63 an OverflowError.
+        chunks, left = [], max_bytes + 1 if size <= max_bytes else 0
+        while left > 0:
+            chunk = fh.read(min(left, 1 << 24))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
     if size > max_bytes or len(data) > max_bytes:
         shown = size if size > max_bytes else f"more than {max_bytes}"
         raise ValueError(f"{path} is {shown} bytes, larger than the {max_bytes}-byte limit "

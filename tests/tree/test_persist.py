@@ -509,6 +509,11 @@ def test_files_over_the_size_limit_are_refused_before_reading(tmp_path):
     np.testing.assert_array_equal(spotree.load(path, max_bytes=size).predict(X),
                                   model.predict(X))
     assert spotree.tree._persist.MAX_BYTES == 2 ** 30
+    # Any limit in [1, inf) is accepted: these were a MemoryError (read(n)
+    # allocated the limit) and an OverflowError.
+    for limit in (2 ** 40, 2 ** 64):
+        np.testing.assert_array_equal(spotree.load(path, max_bytes=limit).predict(X),
+                                      model.predict(X))
 
 
 def test_load_accepts_only_paths(tmp_path):
