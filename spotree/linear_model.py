@@ -215,7 +215,11 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             # any unseen category. Drawn this way, such a category changes
             # nothing else either.
             live = ~_unseen_indicators(X, sw, getattr(self, "category_values_", None))
-            bound = 1.0 / np.sqrt(live.sum())
+            # No column that can move (every category missing or unseen on the
+            # rows of positive weight): torch's rule for a fan-in of 0, a bound
+            # of 0 (1 / sqrt(0) overflowed the uniform draw).
+            n_live = int(live.sum())
+            bound = 1.0 / np.sqrt(n_live) if n_live else 0.0
             coef = np.zeros((d, p))
             coef[:, live] = rng.uniform(-bound, bound, size=(d, live.sum()))
             intercept = (rng.uniform(-bound, bound, size=d) if self.fit_intercept

@@ -449,3 +449,36 @@ def test_a_hand_edited_file_is_refused_naming_the_key(tmp_path, edit, match):
     path.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match=r"is a malformed spotree model: " + match):
         spotree.load(path)
+
+
+def test_features_that_are_all_missing_categories_fit_an_intercept():
+    # A DataFrame whose only column is categorical and missing on every row
+    # of positive weight: no column can move, and the initial bound
+    # 1 / sqrt(0) raised OverflowError ('Range exceeds valid bounds').
+    import warnings
+
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    C = rng.uniform(1.0, 2.0, (40, 12))
+    C[:, 0] += 3.0  # the first east edge is slow: not on the best path
+    problem = ShortestPath((3, 3))
+    empty = pd.DataFrame({"k": pd.Categorical([None] * 40, categories=["a", "b"])})
+    held = pd.DataFrame({"k": pd.Categorical(["a"] * 5 + [None] * 35, categories=["a", "b"])})
+    sw = np.r_[np.zeros(5), np.ones(35)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = SPOPlusLinear(problem, learning_rate=0.1, random_state=0).fit(empty, C)
+        # Rows of weight 0 are rows removed: the same model as on the 35 others
+        # (full batches: minibatches of other rows would differ).
+        weighted = SPOPlusLinear(problem, batch_size=64, random_state=0).fit(
+            held, C, sample_weight=sw)
+        dropped = SPOPlusLinear(problem, batch_size=64, random_state=0).fit(
+            empty.iloc[5:].reset_index(drop=True), C[5:])
+    assert np.all(model.coef_ == 0.0)
+    assert_allclose(model.predict(empty), np.tile(model.intercept_, (40, 1)))
+    assert np.isfinite(model.loss_curve_).all()
+    assert model.loss_curve_[-1] < model.loss_curve_[0]
+    # The learned intercept avoids the slow edge, as the mean cost does.
+    assert problem.solve(model.intercept_[None, :])[0][0, 0] == 0.0
+    assert_allclose(weighted.predict(empty), dropped.predict(empty), rtol=1e-12)
