@@ -137,6 +137,9 @@ def save_model(model, path, extra=None):
     name = type(model).__name__
     if name not in _REGISTRY:
         raise TypeError(f"{name} cannot be saved: it is not a registered spotree model.")
+    # As load takes it: a str or path-like (an int was os.fspath's 'expected str,
+    # bytes or os.PathLike object, not int', naming no argument).
+    path = _schema._check_path(path, "path", f"{name}.save")
     trees = getattr(model, "estimators_", None)
     check_is_fitted(model)
     _check_labels_writable(model)

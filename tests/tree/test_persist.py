@@ -532,6 +532,14 @@ def test_load_accepts_only_paths(tmp_path):
     with pytest.raises(TypeError, match="The 'problem' argument of spotree.load must be a "
                                         "DecisionProblem or None. Got str"):
         spotree.load(tmp_path / "x.json", problem="shortest_path")
+    # save takes what load takes, and names the argument (an int or None gave
+    # os.fspath's "expected str, bytes or os.PathLike object, not int").
+    model = MODELS["shortest_path"][0]
+    for bad in (5, None, os.fsencode(tmp_path / "model.json")):
+        with pytest.raises(TypeError, match="The 'path' argument of SPOTree.save must be a str "
+                                            "or os.PathLike file path"):
+            model.save(bad)
+    assert not (tmp_path / "model.json").exists()
 
 
 def test_a_forest_edited_to_no_trees_is_refused(tmp_path):
