@@ -19,21 +19,44 @@ normalized regret ``sum(z* - c.w_hat) / sum(z*)``.
 from __future__ import annotations
 
 import functools
+import hashlib
 import time
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-__all__ = ["energy_data", "fit_energy_method", "run_energy", "relative_regret",
+__all__ = ["data_id", "energy_data", "fit_energy_method", "run_energy", "relative_regret",
            "ItemLinear"]
 
 
-@functools.lru_cache(maxsize=8)
-def energy_data(path, seed, standardize):
+def data_id(path):
+    """``"icon-energy-<sha256 prefix>"``: the fingerprint of the file at ``path``, part of
+    each run's key (so other data are other runs)."""
+    with open(path, "rb") as fh:
+        return "icon-energy-" + hashlib.sha256(fh.read()).hexdigest()[:12]
+
+
+def energy_data(path, seed, standardize, expected_id=None):
     """The loaded data of one (file, seed, scaling), kept per process: a worker
-    reads the 3 MB file once, not once per run."""
+    reads the 3 MB file once, not once per run.
+
+    ``expected_id`` (a run's ``data``, from :func:`data_id`) is part of the key:
+    keyed by the path alone, a process that had read the file kept serving its
+    old contents after the file was replaced, and the runs of the new file (a
+    new fingerprint, so new cache keys) were computed and cached on the old
+    data. A file read whose fingerprint is not ``expected_id`` (replaced during
+    the experiment) is an error.
+    """
+    return _load(path, seed, standardize, expected_id)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path, seed, standardize, expected_id):
     from ..datasets import load_icon_energy
 
+    if expected_id is not None and data_id(path) != expected_id:
+        raise ValueError(f"{path} changed during the experiment (its fingerprint is no "
+                         f"longer {expected_id}); rerun the command.")
     return load_icon_energy(path, random_state=seed, standardize=standardize)
 
 
@@ -119,7 +142,8 @@ def run_energy(run, data=None):
     from ..metrics import normalized_spo_loss
     from ..problems import Knapsack
 
-    data = energy_data(run["data_path"], int(run["seed"]), run["scaling"] == "standardized")
+    data = energy_data(run["data_path"], int(run["seed"]), run["scaling"] == "standardized",
+                       run.get("data"))
     if run.get("max_days"):  # the runner's warm-up fit: a few days of each part
         data = _first_days(data, int(run["max_days"]))
     problem = Knapsack(data.weights, float(run["capacity"]))

@@ -419,9 +419,7 @@ def _energy_data_id(data):
     if not os.path.isfile(path):
         raise FileNotFoundError(f"--data: no ICON energy file at {path!r}; expected Data.npz "
                                 f"of the PredOpt benchmarks or a folder holding it.")
-    with open(path, "rb") as fh:
-        digest = hashlib.sha256(fh.read()).hexdigest()[:12]
-    return path, f"icon-energy-{digest}"
+    return path, _energy.data_id(path)
 
 
 def _workers(jobs):
@@ -523,7 +521,7 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
         energy = _energy_data_id(data)
         # A file that is not the benchmark's fails here, once, before any folder
         # is made (not in every run); the loaded data stay cached for the runs.
-        lightest = float(_energy.energy_data(energy[0], 0, False).weights.min())
+        lightest = float(_energy.energy_data(energy[0], 0, False, energy[1]).weights.min())
     runs = make_grid(experiment, quick=quick, seeds=seeds, methods=methods, n_train=n_train,
                      depths=depths, problems=problems, degrees=degrees, noises=noises,
                      cells=cells, capacities=capacities, scalings=scalings,
