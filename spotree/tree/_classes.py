@@ -268,8 +268,13 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         crit = self._criterion_scales
         return crit(spo, mse), sw, X, C, crit(spo_mag, mse_mag)
 
+    def _spo_share(self):
+        """The weight of the SPO loss in the training criterion (1: SPO, 0: squared error)."""
+        return getattr(self, "spo_weight", 1.0) if getattr(self, "criterion", "spo") == "spo" \
+            else 0.0
+
     def _criterion_scales(self, spo, mse):
-        a = getattr(self, "spo_weight", 1.0) if getattr(self, "criterion", "spo") == "spo" else 0.0
+        a = self._spo_share()
         if a == 1.0:
             return spo
         if a == 0.0:
@@ -412,6 +417,14 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.tree_ = trees[0]
         if hasattr(self, "loss_scales_"):
             self.loss_scales_ = tuple(self.loss_scales_)
+        elif 0.0 < self._spo_share() < 1.0:
+            # A mixed criterion's pruning divides by them: without them the
+            # file loaded and prune() raised AttributeError.
+            from .._schema import SchemaError
+
+            raise SchemaError("fitted.loss_scales_", "is missing; a tree grown on the mixed "
+                                                     "criterion (0 < spo_weight < 1) needs "
+                                                     "its SPO and squared-error scales.")
 
     def save(self, path):
         """Write the fitted model as JSON (see :func:`spotree.load`); no pickle involved."""

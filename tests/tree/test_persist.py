@@ -457,6 +457,24 @@ def test_category_labels_a_file_cannot_hold_are_refused_at_save(tmp_path, kind):
                                   model.predict(df))
 
 
+def test_a_mixed_criterion_tree_without_its_loss_scales_is_refused(tmp_path):
+    # It loaded, then prune() raised AttributeError: 'SPOTree' object has no
+    # attribute 'loss_scales_'. A pure criterion does not use them.
+    for name, needed in (("mse_mixed", True), ("shortest_path", False)):
+        model, X, C = MODELS[name]
+        model.save(tmp_path / "m.json")
+        doc = json.loads((tmp_path / "m.json").read_text())
+        edited = _edit(doc, ["fitted", "loss_scales_"], delete=True)
+        if needed:
+            msg = _load_error(tmp_path, edited)
+            assert re.search(r"is a malformed spotree model: fitted\.loss_scales_ is missing; a "
+                             r"tree grown on the mixed criterion \(0 < spo_weight < 1\) needs "
+                             r"its SPO and squared-error scales", msg), msg
+        else:
+            back = spotree.load(_write(tmp_path, edited))
+            assert back.prune(X, C).get_n_leaves() == model.prune(X, C).get_n_leaves()
+
+
 def test_a_node_with_two_parents_is_refused(tmp_path):
     doc = _doc(tmp_path)
     tree = doc["trees"][0]
