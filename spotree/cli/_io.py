@@ -318,7 +318,8 @@ def feature_frame(df, cols, path, categories=None, *, fitted=False):
     A column of numbers keeps them, with empty cells as missing values (NaN),
     which the trees route; only an empty cell is missing (the text "nan" is
     text). A column whose every non-empty cell is text is a categorical
-    feature (its labels are kept as strings). A column that mixes numbers
+    feature (its labels are kept as strings, as the file writes them: the
+    text True / False too, which pandas reads as booleans). A column that mixes numbers
     and text, or holds an infinity, is an error naming the cell.
 
     With ``fitted`` (prediction), ``categories`` is the model's
@@ -340,6 +341,10 @@ def feature_frame(df, cols, path, categories=None, *, fitted=False):
             # Labels that look like numbers (store ids '10', '20' of a model fitted in
             # Python) or booleans: pandas read them as such, so they are read again
             # as the file writes them.
+            s = _column_text(path, df, col)
+        elif not fitted and _holds_booleans(s):
+            # The text True / False (any case): pandas reads booleans, which would
+            # pass as the numbers 1 / 0; it is text, so the column is categorical.
             s = _column_text(path, df, col)
         if pd.api.types.is_numeric_dtype(s.dtype):
             v = s.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -380,6 +385,13 @@ def _holds_text(s):
     if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
         return False
     return bool((s.isna() | s.map(lambda v: isinstance(v, str))).all())
+
+
+def _holds_booleans(s):
+    """Whether pandas read cells of ``s`` as booleans (the file's text True / False)."""
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return True
+    return s.dtype == object and bool(s.map(lambda v: isinstance(v, (bool, np.bool_))).any())
 
 
 def _column_text(path, df, col):

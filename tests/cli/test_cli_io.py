@@ -304,3 +304,19 @@ def test_category_labels_that_look_like_numbers_or_booleans_are_labels(tmp_path,
     ref = pd.DataFrame({"kind": pd.Series(expected, dtype=object),
                         "x": [0.1 * k for k in range(len(cells))]})
     np.testing.assert_array_equal(model.predict_decision(got), model.predict_decision(ref))
+
+
+@pytest.mark.parametrize("cells", [["True", "False", "True"], ["true", "", "FALSE"],
+                                   ["False", "False", ""]])
+def test_the_text_true_and_false_in_a_feature_column_is_a_category(tmp_path, cells):
+    """A feature column of the text True / False is text, so categorical (README: "a
+    column whose every non-empty cell is text is a categorical feature"), but pandas
+    read booleans and the column became the numbers 1.0 / 0.0 (cost columns already
+    refuse them as numbers). Its labels are now kept as the file writes them."""
+    from spotree.cli._io import feature_frame
+
+    path = write(tmp_path / "d.csv", "flag,x\n" + "".join(f"{c},{k}\n"
+                                                         for k, c in enumerate(cells)))
+    got = feature_frame(read_table(path), ["flag", "x"], path)
+    assert got["flag"].tolist() == [c or None for c in cells]
+    assert got["x"].tolist() == [0.0, 1.0, 2.0]
