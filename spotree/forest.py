@@ -908,8 +908,13 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
     best = fitted[k]
     if refit:
         # The raw inputs, stacked: fit checks them (and codes a DataFrame's categories).
-        if is_dataframe(X_train) and is_dataframe(X_val):
-            X_all = pd.concat([X_train, X_val], ignore_index=True)
+        if is_dataframe(X_train):
+            # An array of validation rows takes the training frame's columns
+            # (stacked as arrays, the refit lost feature_names_in_, which the
+            # forest fitted on X_train has).
+            X_va = X_val if is_dataframe(X_val) else pd.DataFrame(
+                np.asarray(X_val), columns=X_train.columns)
+            X_all = pd.concat([X_train, X_va], ignore_index=True)
         else:
             X_all = np.vstack([np.asarray(X_train), np.asarray(X_val)])
         best = clone(best).fit(X_all, np.vstack([C, C_va]),

@@ -876,6 +876,24 @@ def test_tune_max_features_refit_on_dataframes_with_a_text_column():
     assert_array_equal(best.predict(X), ref.predict(X))
 
 
+def test_tune_max_features_refit_keeps_the_training_frames_feature_names():
+    # A training DataFrame with validation rows as an array: the refit stacked
+    # both as arrays and lost feature_names_in_ (refit=False keeps them), so
+    # predicting from a DataFrame warned "fitted without feature names".
+    X, C, _, _ = _data(n=120)
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    template = SPOForest(SP, n_estimators=3, min_samples_leaf=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scoring the array of validation rows
+        best, res = tune_max_features(template, frame.iloc[:90], C[:90], X[90:], C[90:],
+                                      candidates=(1, 3), refit=True)
+    assert list(best.feature_names_in_) == list("abcde")
+    ref = clone(template).set_params(max_features=res.best_max_features).fit(frame, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_array_equal(best.predict(frame), ref.predict(frame))
+
+
 # ------------------------------------------------------- ridge features
 def _ridge_reference(X, C, w, alpha):
     """Each cost's ridge prediction, by scikit-learn, on X standardized with weights.
