@@ -64,7 +64,8 @@ class Knapsack(DecisionProblem):
     Feasibility allows a relative ``1e-9`` of each capacity, so that a
     subset that fits exactly (common with weights of two decimals) is not
     lost to the rounding of floating-point sums; integer weights and
-    capacities, whose sums are exact, get no such allowance.
+    capacities, whose sums are exact, get no such allowance. HiGHS holds its
+    solutions to that capacity up to a further ``1e-9`` (absolute).
 
     **Ties** among optimal subsets: dynamic programming returns the one
     whose vector read from the last item to the first is lexicographically

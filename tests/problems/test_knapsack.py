@@ -440,3 +440,21 @@ def test_integer_data_get_no_capacity_allowance(method):
     ks = Knapsack([[0.29 * 100, 1.0]], 29.0, method=method)
     assert 0.29 * 100 != 29.0
     assert_array_equal(ks.solve(np.array([[5.0, 1.0]]))[0], [[1, 0]])
+
+
+@pytest.mark.parametrize("method", ["highs", "bb", "max_nodes=1"])
+def test_a_subset_over_capacity_by_a_millionth_is_refused_by_every_method(method):
+    # HiGHS accepts integer solutions that break a row by up to 1e-6
+    # (absolute): method="highs", and the branch and bound's fallback past
+    # max_nodes, took both items of weights 0.5 and 0.5000005 into a capacity
+    # of 1 (value 2), which the 1e-9 allowance of the docstring refuses.
+    rng = np.random.default_rng(11)
+    Wt = np.array([[0.5, 0.5000005, 0.25, 0.2500003, 0.7500002]])
+    cap = np.array([1.0])
+    C = rng.uniform(0.5, 2.0, size=(20, 5))
+    kwargs = {"max_nodes": 1} if method == "max_nodes=1" else {"method": method}
+    W, z = Knapsack(Wt, cap, **kwargs).solve(C)
+    S = all_subsets(5)
+    S = S[(S @ Wt.T <= cap * (1 + 1e-9)).all(axis=1)]  # the docstring's allowance
+    assert (W @ Wt.T <= cap * (1 + 1e-9)).all()
+    assert_allclose(z, (C @ S.T).max(axis=1), rtol=1e-12)

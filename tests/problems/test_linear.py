@@ -1096,3 +1096,18 @@ def test_bounds_as_a_list_of_one_pair_apply_to_every_variable():
     assert LinearProgram(bounds=[(0, 1)]).n_costs == 1
     with pytest.raises(ValueError, match="A_ub has 3, bounds has 2"):
         LinearProgram(A_ub=A_ub, b_ub=b_ub, bounds=[(0, 1), (0, 1)])
+
+
+def test_integer_program_decisions_keep_the_rows_beyond_highs_mip_tolerance():
+    # HiGHS's mip_feasibility_tolerance (1e-6, absolute) let integer points
+    # break a row by 8e-7, and on this 5-item 0/1 program HiGHS 1.16 answered
+    # "Infeasible" for every cost vector (scipy's milp, another HiGHS build,
+    # solves it). The feasible integer points are listed by brute force.
+    Wt = np.array([[0.5, 0.5000005, 0.25, 0.2500003, 0.7500002]])
+    lp = LinearProgram(A_ub=Wt, b_ub=[1.0], bounds=(0, 1), integrality=1, sense="max")
+    C = np.random.default_rng(11).uniform(0.5, 2.0, size=(20, 5))
+    W, z = lp.solve(C)
+    P = np.array(list(itertools.product([0.0, 1.0], repeat=5)))
+    P = P[(P @ Wt.T <= 1.0).all(axis=1)]
+    assert (W @ Wt.T <= 1.0 + 1e-9).all()
+    np.testing.assert_allclose(z, (C @ P.T).max(axis=1), rtol=1e-12)
