@@ -18,6 +18,22 @@ def _as_float_array(value, name):
         raise ValueError(f"{name} must be an array of numbers; got {value!r:.80}.") from None
 
 
+def _check_random_state(random_state):
+    """``check_random_state(random_state)``, or a ValueError naming ``random_state``.
+
+    scikit-learn's own message names no argument ("Generator(PCG64) at 0x...
+    cannot be used to seed a numpy.random.RandomState instance", or numpy's
+    "Seed must be between 0 and 2**32 - 1").
+    """
+    from .._params import RANDOM_STATE
+
+    if not any(a is None and random_state is None or a is not None and a.accepts(random_state)
+               for a in RANDOM_STATE):
+        raise ValueError(f"random_state must be an int in [0, 2**32 - 1], a numpy RandomState "
+                         f"instance or None; got {random_state!r:.80}.")
+    return check_random_state(random_state)
+
+
 def _check_int(value, name, low):
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
         raise ValueError(f"{name} must be an int >= {low}; got {value!r}.")
@@ -42,7 +58,7 @@ def make_illustrative(n_samples=10000, *, random_state=None):
     C : ndarray of shape (n_samples, 2)
     """
     n_samples = _check_int(n_samples, "n_samples", 1)
-    rng = check_random_state(random_state)
+    rng = _check_random_state(random_state)
     x = rng.uniform(0.0, 1.0, size=n_samples)
     C = np.column_stack([5 * x + 1.9, (5 * x + 0.4) ** 2])
     return x.reshape(-1, 1), C
@@ -89,7 +105,7 @@ def make_shortest_path(n_samples, *, n_features=5, grid=(4, 4), degree=2, noise=
             or not 0.0 <= noise <= 1.0):
         raise ValueError(f"noise must be a float in [0, 1]; got {noise!r}.")
     d = ShortestPath(grid).n_costs
-    rng = check_random_state(random_state)
+    rng = _check_random_state(random_state)
     if B is None:
         B = rng.binomial(1, 0.5, size=(d, n_features)).astype(np.float64)
     else:
@@ -144,7 +160,7 @@ def make_news(n_samples, *, n_articles=6, n_features=5, random_state=None):
     n_samples = _check_int(n_samples, "n_samples", 1)
     n_articles = _check_int(n_articles, "n_articles", 1)
     n_features = _check_int(n_features, "n_features", 1)
-    rng = check_random_state(random_state)
+    rng = _check_random_state(random_state)
     X = rng.dirichlet(np.ones(n_features), size=n_samples)
     A = rng.dirichlet(np.ones(n_features), size=n_articles)
     M = rng.normal(size=(n_features, n_features)) * 2.0 + np.eye(n_features) * 2.0

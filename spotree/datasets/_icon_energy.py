@@ -17,6 +17,8 @@ import zipfile
 import numpy as np
 from sklearn.utils import Bunch, shuffle
 
+from ._generators import _check_random_state
+
 __all__ = ["load_icon_energy", "ICON_ENERGY_CAPACITIES"]
 
 #: The benchmark's capacities: 25%, 50% and 75% of the total item weight (240).
@@ -162,6 +164,7 @@ def load_icon_energy(path, *, random_state=0, standardize=False):
         problem = Knapsack(data.weights, 120)
         model = SPOForest(problem).fit(data.X_train, data.C_train)
     """
+    rng = _check_random_state(random_state)
     path, arrays = _read(os.fspath(path))
     raw = np.concatenate([arrays["X_1gtrain"], arrays["X_1gtest"]])[:, 1:]
     C = np.concatenate([arrays["y_train"], arrays["y_test"]]).reshape(-1, _PERIODS)
@@ -181,7 +184,7 @@ def load_icon_energy(path, *, random_state=0, standardize=False):
                          f"({_SPLIT[0]} train + {_SPLIT[1]} validation + test)")
     X = np.column_stack([calendar[:, 0, :],
                          items[:, :, len(_CALENDAR):].reshape(n_days, -1)])
-    order = shuffle(np.arange(n_days), random_state=random_state)
+    order = shuffle(np.arange(n_days), random_state=rng)
     a, b = _SPLIT[0], sum(_SPLIT)
     train, val, test = order[:a], order[a:b], order[b:]
     names = list(_CALENDAR) + [f"{f}_{t:02d}" for t in range(_PERIODS) for f in _FORECASTS]

@@ -17,9 +17,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from ._generators import _as_float_array, _check_int
+from ._generators import _as_float_array, _check_int, _check_random_state
 
 __all__ = ["make_pyepo_shortest_path", "make_pyepo_knapsack", "pyepo_shortest_path_columns",
            "expected_ceil_uniform"]
@@ -232,7 +231,7 @@ def make_pyepo_shortest_path(n_samples, *, n_features=5, grid=(5, 5), degree=1, 
     formula = _check_formula(formula)
     columns = pyepo_shortest_path_columns((rows, cols))
     d = columns.shape[0]
-    rng = check_random_state(random_state)
+    rng = _check_random_state(random_state)
     if B is None:
         B_pyepo = rng.binomial(1, 0.5, size=(d, n_features)).astype(np.float64)
     else:
@@ -316,7 +315,7 @@ def make_pyepo_knapsack(n_samples, *, n_items=32, n_resources=2, n_features=5, d
     degree = _check_int(degree, "degree", 1)
     noise = _check_noise(noise)
     formula = _check_formula(formula)
-    rng = check_random_state(random_state)
+    rng = _check_random_state(random_state)
     if weights is None:
         weights = rng.choice(np.arange(300, 800), size=(n_resources, n_items)) / 100.0
     else:

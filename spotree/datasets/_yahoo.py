@@ -28,7 +28,9 @@ import zlib
 from array import array
 
 import numpy as np
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
+
+from ._generators import _check_random_state
 
 __all__ = ["read_yahoo_r6", "load_yahoo_r6"]
 
@@ -294,6 +296,8 @@ def load_yahoo_r6(data, *, n_user_clusters=10000, n_article_clusters=7, min_reco
     if not 0.0 < validation_fraction < 1.0:
         raise ValueError(f"validation_fraction must be in (0, 1); got "
                          f"{validation_fraction!r}.")
+    # Before the log is read (45 million records): no draw is made until the split.
+    rng = _check_random_state(random_state)
     train_lo, train_hi = _day_range(train_dates, "train_dates")
     test_lo, test_hi = _day_range(test_dates, "test_dates")
     if train_lo <= test_hi and test_lo <= train_hi:  # a record in both: a test leak
@@ -315,7 +319,6 @@ def load_yahoo_r6(data, *, n_user_clusters=10000, n_article_clusters=7, min_reco
         raise ValueError(f"the log has {pool.size} records within train_dates "
                          f"{tuple(train_dates)} and {test.size} within test_dates "
                          f"{tuple(test_dates)}; both must be non-empty.")
-    rng = check_random_state(random_state)
     perm = pool[rng.permutation(pool.size)]
     n_val = int(round(validation_fraction * pool.size))
     val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])

@@ -219,3 +219,34 @@ def test_an_array_of_text_is_named():
     """It raised numpy's 'could not convert string to float', naming no argument."""
     with pytest.raises(ValueError, match="B must be an array of numbers"):
         make_shortest_path(5, B=[[1, "a"]])
+
+
+def _every_data_function():
+    from spotree.datasets import (load_icon_energy, load_yahoo_r6, make_pyepo_knapsack,
+                                  make_pyepo_shortest_path)
+
+    return [(make_illustrative, (10,)), (make_shortest_path, (10,)), (make_news, (10,)),
+            (make_pyepo_shortest_path, (10,)), (make_pyepo_knapsack, (10,)),
+            # The loaders check it before they read anything: no such file is needed.
+            (load_icon_energy, ("/no/such/Data.npz",)), (load_yahoo_r6, ("/no/such/log",))]
+
+
+@pytest.mark.parametrize("random_state", [np.random.default_rng(0), -1, 2**32, 1.5, "7",
+                                          True])
+@pytest.mark.parametrize("func, args", _every_data_function())
+def test_a_bad_random_state_is_named(func, args, random_state):
+    """scikit-learn's check_random_state answered "Generator(PCG64) at 0x... cannot be used
+    to seed a numpy.random.RandomState instance" or numpy's "Seed must be between 0 and
+    2**32 - 1", naming no argument; load_yahoo_r6 said so only after reading the whole
+    log, and load_icon_energy named 'the random_state parameter of resample'."""
+    with pytest.raises(ValueError, match=r"^random_state must be an int in \[0, 2\*\*32 - 1\], "
+                                         r"a numpy RandomState instance or None; got "):
+        func(*args, random_state=random_state)
+
+
+@pytest.mark.parametrize("func, args", _every_data_function()[:5])
+def test_good_random_states_draw_as_before(func, args):
+    a = func(*args, random_state=np.int64(3))
+    b = func(*args, random_state=np.random.RandomState(3))
+    for u, v in zip(a, b):
+        assert_array_equal(u, v)
