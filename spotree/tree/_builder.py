@@ -127,7 +127,18 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     d = Cm.shape[1]
     K = G.shape[1]
     mode = data.mode
-    w = _writable(np.ascontiguousarray(w, dtype=np.float64))
+    w_given, min_leaf_w_given, min_loss_decrease_given = w, min_leaf_w, min_loss_decrease
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    # The weights are divided by a power of two near their largest (exact), as
+    # the costs are: the squared-error sums hold the square of the total
+    # weight, which under- or overflowed for weights beyond about 1e+-160, so
+    # scaling every weight by a constant grew another tree. Not where a
+    # positive weight would underflow to 0 (weights spanning the float range).
+    w_unit = _weight_scale(w)
+    if w_unit != 1.0:
+        w = w / w_unit
+        min_leaf_w = min_leaf_w / w_unit
+    w = _writable(w)
     cnt = _writable(np.ascontiguousarray(cnt, dtype=np.float64))
     active = w > 0
     order = _writable(data.active_order(active))
@@ -147,10 +158,11 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     s = data.scale
     # min_loss_decrease is in the problem's units; the kernel works in scaled ones.
     # (Divided by s twice, not by s * s: s * s underflows to 0 for costs below 1e-154.)
+    # It is a weighted sum too (the mixed criterion has no unit).
     if a == 1.0:
-        min_loss_decrease = min_loss_decrease / s
+        min_loss_decrease = min_loss_decrease / s / w_unit
     elif a == 0.0:
-        min_loss_decrease = min_loss_decrease / s / s
+        min_loss_decrease = min_loss_decrease / s / s / w_unit
 
     cap = _node_capacity(m, total_cnt, min_leaf_cnt, total_w, min_leaf_w, max_depth)
     i64 = np.int64
@@ -270,10 +282,11 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
             # A compiled solver gave up on some candidate (a search limit):
             # grow the same tree from scratch through the problem's own solve,
             # which has an exact fallback.
-            return grow_tree(data.on_oracle_path(), w, cnt, a=a, max_depth=max_depth,
-                             min_leaf_cnt=min_leaf_cnt, min_leaf_w=min_leaf_w,
+            return grow_tree(data.on_oracle_path(), w_given, cnt, a=a, max_depth=max_depth,
+                             min_leaf_cnt=min_leaf_cnt, min_leaf_w=min_leaf_w_given,
                              min_split_cnt=min_split_cnt, max_features=max_features,
-                             n_quantiles=n_quantiles, min_loss_decrease=min_loss_decrease,
+                             n_quantiles=n_quantiles,
+                             min_loss_decrease=min_loss_decrease_given,
                              seed=seed, categorical_subsets=categorical_subsets,
                              max_subset_categories=max_subset_categories, abort=abort,
                              oracle_handler=oracle_handler, decisions=decisions)
@@ -322,15 +335,16 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     np.add.at(importances, feature[internal[keep]], gain[keep])
     # Back to the problem's units: value and losses scale with the costs,
     # squared errors with their square; the mixed criterion has no unit.
+    # Weighted sums also scale with the weights.
     value = data.sign * s * value
-    loss = loss * s
+    loss = loss * s * w_unit
     if a == 1.0:
-        impurity = impurity * s
+        impurity = impurity * s * w_unit
     elif a == 0.0:
         # Times s twice: a pure node's 0 * (s * s) is NaN where s * s overflows.
         # A squared error beyond the float range is inf, as it should be: no warning.
         with np.errstate(over="ignore"):
-            impurity = impurity * s * s
+            impurity = impurity * s * s * w_unit
     categories = [np.empty(0)] * count
     thr = threshold[sl].copy()
     left, right, feature = left[sl], right[sl], feature[sl]
@@ -348,10 +362,11 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     tree = Tree(n_features=p, n_outputs=d, children_left=left, children_right=right,
                 feature=feature, threshold=thr, value=value, decision=dec, loss=loss,
                 impurity=impurity, n_node_samples=nodes.n_samples[sl],
-                weighted_n_node_samples=wn[sl], categories=categories,
+                weighted_n_node_samples=wn[sl] * w_unit, categories=categories,
                 missing_go_to_left=nan_left.astype(np.uint8),
                 missing_features=data.missing_features(active))
-    scales = ((spo_scale * s, mse_scale * s * s) if 0.0 < a < 1.0 else (1.0, 1.0))
+    scales = ((spo_scale * s * w_unit, mse_scale * s * s * w_unit) if 0.0 < a < 1.0
+              else (1.0, 1.0))
     return tree, importances, scales
 
 
@@ -411,6 +426,18 @@ def _requests(rows, d):
 
 def _writable(a):
     return a if a.flags.writeable and a.flags.c_contiguous else np.array(a, order="C")
+
+
+def _weight_scale(w):
+    """A power of two near the largest weight, or 1 where dividing by it would
+    turn a positive weight into 0."""
+    from ._fit_data import power_of_two_scale
+
+    unit = power_of_two_scale(w)
+    pos = w[w > 0]
+    if unit == 1.0 or pos.size == 0 or pos.min() / unit < np.finfo(np.float64).tiny:
+        return 1.0
+    return unit
 
 
 def _root_losses(data, w):

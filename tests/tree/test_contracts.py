@@ -2,7 +2,8 @@
 
 - feature bagging draws ``max_features`` features uniformly at every node;
 - scaling the costs by any positive factor that does not overflow grows the
-  same tree (and the same decisions) on every split-search path;
+  same tree (and the same decisions) on every split-search path, and so does
+  scaling the weights;
 - extreme feature values (near the float range) split without overflow;
 - the compiled kernels' cache lives outside the package, keyed by their source.
 """
@@ -113,6 +114,63 @@ def test_estimators_are_scale_invariant(factor):
         assert_array_equal(a.tree_.threshold, b.tree_.threshold)
         assert_array_equal(a.predict_decision(X), b.predict_decision(X))
         assert a.score(X, C) == pytest.approx(b.score(X, C * factor), rel=1e-9)
+
+
+@pytest.mark.parametrize("factor", [1e-200, 3.0, 1e200])
+@pytest.mark.parametrize("path", ["vertex", "solver", "oracle"])
+@pytest.mark.parametrize("a", [1.0, 0.0, 0.5])
+def test_scaling_the_weights_grows_the_same_tree(factor, path, a):
+    """Weights times a constant: the same splits, the weighted sums times it.
+
+    The squared-error sums hold the square of the total weight: beyond about
+    1e+-160 it under- or overflowed, and a squared-error or mixed tree (or an
+    SPO tree's zero-gain splits, which squared error chooses) came out
+    different: 7 nodes instead of 15 at 1e-200, a single leaf at 1e200."""
+    problem = ShortestPath((3, 3))
+    X, C = _sp_data()
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=len(X))
+    trees = []
+    for scale in (1.0, factor):
+        data = FitData(problem, X, C, np.zeros(3, dtype=bool), need_spo=a > 0, path=path)
+        trees.append(grow_tree(data, w * scale, np.ones(len(X)), a=a, max_depth=4,
+                               min_leaf_cnt=10, min_leaf_w=0.05 * w.sum() * scale,
+                               min_split_cnt=2, max_features=None, n_quantiles=0,
+                               min_loss_decrease=0.0, seed=0))
+    (t0, imp0, scales0), (t1, imp1, scales1) = trees
+    assert t0.node_count > 3
+    assert_array_equal(t0.feature, t1.feature)
+    assert_array_equal(t0.threshold, t1.threshold)
+    assert_array_equal(t0.decision, t1.decision)
+    np.testing.assert_allclose(t1.value, t0.value, rtol=1e-12)
+    np.testing.assert_allclose(t1.weighted_n_node_samples, t0.weighted_n_node_samples * factor,
+                               rtol=1e-12)
+    np.testing.assert_allclose(t1.loss, t0.loss * factor, rtol=1e-9)
+    # The mixed criterion has no unit; a pure one is a weighted sum.
+    np.testing.assert_allclose(t1.impurity, t0.impurity * (factor if a in (0.0, 1.0) else 1.0),
+                               rtol=1e-9)
+    np.testing.assert_allclose(scales1, np.array(scales0) * (factor if 0 < a < 1 else 1.0),
+                               rtol=1e-9)
+    np.testing.assert_allclose(imp1 / imp1.sum(), imp0 / imp0.sum(), rtol=1e-9)
+
+
+def test_estimators_are_invariant_to_scaling_the_weights():
+    problem = ShortestPath((3, 3))
+    X, C = _sp_data(200, seed=2)
+    w = np.random.default_rng(3).uniform(0.5, 2.0, size=200)
+    for make in (lambda: SPOTree(problem, max_depth=3, min_samples_leaf=20),
+                 lambda: SPOTree(problem, criterion="mse", max_depth=3, min_samples_leaf=20),
+                 lambda: SPOTree(problem, spo_weight=0.5, max_depth=3,
+                                 min_weight_fraction_leaf=0.05)):
+        a = make().fit(X, C, w)
+        for factor in (1e-200, 1e200):
+            b = make().fit(X, C, w * factor)
+            assert a.tree_.node_count > 1
+            assert_array_equal(a.tree_.feature, b.tree_.feature)
+            assert_array_equal(a.tree_.threshold, b.tree_.threshold)
+            assert_array_equal(a.predict_decision(X), b.predict_decision(X))
+            # Pruning reads the stored losses (and the mixed criterion's scales).
+            assert (a.prune(X[:50], C[:50]).get_n_leaves()
+                    == b.prune(X[:50], C[:50]).get_n_leaves())
 
 
 # ----------------------------------------------------------- extremes
