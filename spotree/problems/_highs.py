@@ -398,14 +398,14 @@ class HighsModel:
         if self.is_mip:
             h.setOptionValue("mip_rel_gap", 0.0)
             h.setOptionValue("mip_abs_gap", 0.0)
-            if np.all(integrality):
-                # HiGHS accepts integer solutions that break a row by up to its
-                # mip_feasibility_tolerance (1e-6, absolute): it took both items
-                # of weights 0.5 and 0.5000005 into a knapsack of capacity 1.
-                # The activities of integer points are exact up to rounding, so
-                # a pure integer program can be held to 1e-9. (Not a mixed
-                # one: its continuous part is solved to 1e-7.)
-                h.setOptionValue("mip_feasibility_tolerance", 1e-9)
+            # HiGHS accepts integer solutions that break a row by up to its
+            # mip_feasibility_tolerance (1e-6, absolute): it took both items of
+            # weights 0.5 and 0.5000005 into a knapsack of capacity 1, and
+            # HiGHS 1.16 answered "Infeasible" or "Solve error" on such
+            # near-tolerance programs. Integer points' activities are exact up
+            # to rounding, and the continuous part is solved to the same 1e-9.
+            h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+            h.setOptionValue("mip_feasibility_tolerance", 1e-9)
         else:
             # Presolve would be redone on every objective change; the warm
             # simplex from the last basis is faster for a new objective.

@@ -1111,3 +1111,34 @@ def test_integer_program_decisions_keep_the_rows_beyond_highs_mip_tolerance():
     P = P[(P @ Wt.T <= 1.0).all(axis=1)]
     assert (W @ Wt.T <= 1.0 + 1e-9).all()
     np.testing.assert_allclose(z, (C @ P.T).max(axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("weights, cap, integrality, c", [
+    # HiGHS took items 1 and 4 (weight 2.0000002 > 2) for a value of 2.387.
+    ([0.5000001, 0.7500002, 1.2499999, 0.9999999, 1.25, 1.7500001], 2.0, [1, 1, 1, 1, 1, 0],
+     [0.861, 1.144, 0.408, -0.021, 1.243, -0.493]),
+    # HiGHS 1.16 stopped with "Solve error" (solve raised).
+    ([1.7500002, 1.7500002, 0.2499999, 1.7500001], 3.5, [1, 0, 0, 0],
+     [1.545, 1.896, 0.113, 1.88]),
+])
+def test_mixed_integer_decisions_keep_the_rows_beyond_highs_mip_tolerance(weights, cap,
+                                                                           integrality, c):
+    # The optimum by hand: every 0/1 choice of the integer variables, the
+    # continuous ones then filled by value per weight (an LP knapsack).
+    w, c, integ = np.array(weights), np.array(c), np.array(integrality, dtype=bool)
+    lp = LinearProgram(A_ub=[weights], b_ub=[cap], bounds=(0, 1), integrality=integrality,
+                       sense="max")
+    W, z = lp.solve([c])
+    best = -np.inf
+    for bits in itertools.product([0.0, 1.0], repeat=int(integ.sum())):
+        x = np.zeros(len(w))
+        x[integ] = bits
+        room = cap - w @ x
+        if room < 0:
+            continue
+        for j in sorted(np.flatnonzero(~integ & (c > 0)), key=lambda j: -c[j] / w[j]):
+            x[j] = min(1.0, room / w[j])
+            room -= x[j] * w[j]
+        best = max(best, c @ x)
+    assert W[0] @ w <= cap + 1e-9
+    assert z[0] == pytest.approx(best, abs=1e-7)
