@@ -81,17 +81,24 @@ def categorical_mask(est, p):
     cf = est.categorical_features
     if cf is None:
         return mask
-    cf = np.asarray(cf)
-    if cf.ndim != 1:
+    shape = np.shape(np.asarray(cf, dtype=object))
+    if len(shape) != 1:
         raise ValueError(f"categorical_features must be a 1-D list of feature indices, names "
-                         f"or a boolean mask; got an array of shape {cf.shape}.")
-    if cf.dtype == bool or (cf.dtype == object and cf.size
-                            and all(isinstance(f, (bool, np.bool_)) for f in cf)):
-        if cf.shape != (p,):
+                         f"or a boolean mask; got an array of shape {shape}.")
+    # The entries as given: numpy would turn [True, 2] into the indices 1 and 2
+    # (which spotree.load then refuses) and [0, "a"] into two names.
+    items = list(cf)
+    flags = [isinstance(f, (bool, np.bool_)) for f in items]
+    if items and all(flags):
+        if len(items) != p:
             raise ValueError(f"categorical_features as a boolean mask must have shape "
-                             f"({p},); got {cf.shape}.")
-        return cf.astype(bool) | mask
-    for f in cf:
+                             f"({p},); got ({len(items)},).")
+        return np.array(items, dtype=bool) | mask
+    if any(flags):
+        raise ValueError(f"categorical_features mixes bools with feature indices or names: "
+                         f"{items!r}; give a boolean mask of all {p} features or a list of "
+                         f"indices or names.")
+    for f in items:
         if isinstance(f, str) or (hasattr(f, "dtype") and f.dtype.kind in "US"):
             names = getattr(est, "feature_names_in_", None)
             if names is None or f not in list(names):
