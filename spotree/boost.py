@@ -771,8 +771,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         Only for DataFrame input with string column names.
     category_values_ : list or None
-        Per column of X, the categories seen at fit (None for a numeric
-        column); None when X has no categorical column.
+        Per column of X, its categories in the order of their codes: a
+        ``category`` dtype's own (listed even when no row holds them),
+        otherwise the labels of the training rows, sorted (None for a
+        numeric column); None when X has no categorical column.
 
     Notes
     -----

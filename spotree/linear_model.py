@@ -100,9 +100,10 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     coef_ : ndarray of shape (n_costs, n_columns)
         One column per feature, except that a categorical column of a
         DataFrame (dtype ``category`` or ``string``, or ``object`` holding
-        text) has one column per category seen at fit, in the order of
-        ``category_values_``: the model sees it as indicator columns, all zero
-        for a missing or unseen category.
+        text) has one column per category of ``category_values_``, in that
+        order: the model sees it as indicator columns, all zero for a missing
+        or unseen category (a listed category that no row of positive weight
+        holds keeps a coefficient of 0).
     intercept_ : ndarray of shape (n_costs,)
     loss_curve_ : ndarray of shape (``n_iter_``,)
         Mean SPO+ loss (weighted, plus the penalty) over the minibatches of
@@ -114,8 +115,10 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         Only for DataFrame input with string column names.
     category_values_ : list or None
-        Per column of X, the categories seen at fit (None for a numeric
-        column); None when X has no categorical column.
+        Per column of X, its categories in the order of their codes: a
+        ``category`` dtype's own (listed even when no row holds them),
+        otherwise the labels of the training rows, sorted (None for a
+        numeric column); None when X has no categorical column.
 
     Notes
     -----
