@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import numbers
 import pathlib
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
@@ -433,6 +434,30 @@ def _select_methods(grid, methods):
     return [METHODS[m] for m in names]
 
 
+def _check_ints(values, name, low, none_ok=False):
+    """``values`` as a list of Python ints >= ``low`` (None kept with ``none_ok``).
+
+    numpy ints are ints here: they went into the runs as they were, and a run
+    holding a numpy int cannot be written as JSON (its cache key), so
+    ``seeds=np.arange(3)`` failed with "Object of type int64 is not JSON
+    serializable"; a float seed (1.5) was truncated by some experiments.
+    """
+    if values is None:
+        return None
+    out = []
+    for v in values:
+        if v is None and none_ok:
+            out.append(None)
+        elif (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low):
+            what = f"ints >= {low}" + (" or None" if none_ok else "")
+            raise ValueError(f"{name} must be {what}; got {v!r}.")
+        else:
+            out.append(int(v))
+    if not out:
+        raise ValueError(f"{name} must name at least one value; got none.")
+    return out
+
+
 #: Fewest training rows of a PyEPO comparison run (20% of them validate).
 PYEPO_MIN_N_TRAIN = 20
 
@@ -617,6 +642,9 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
         raise ValueError(f"unknown experiment {experiment!r}; choose one of "
                          f"{', '.join(EXPERIMENTS)}.")
     grid = EXPERIMENTS[experiment]["quick" if quick else "full"]
+    seeds = _check_ints(seeds, "seeds", 0)
+    if depths is not None:
+        depths = _check_ints(depths, "depths", 1, none_ok=True)
     from .. import __version__
 
     # Changed code is a new run: cached results of older code are never reused,

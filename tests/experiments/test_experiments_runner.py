@@ -3,13 +3,14 @@
 import json
 import math
 import os
+import re
 
 import numpy as np
 import pytest
 
 import spotree
 from spotree.experiments import METHODS, Method, make_grid, parse_seeds, register_method
-from spotree.experiments import _runner, run_experiment
+from spotree.experiments import _configs, _runner, run_experiment
 from spotree.experiments._tables import improvement_table, read_csv
 
 def no_time(rows):
@@ -469,6 +470,29 @@ def test_training_sizes_outside_the_grid_are_refused_not_dropped(experiment, kw,
         make_grid(experiment, methods=["SPOT"], **kw)
     assert {r["n_train"] for r in make_grid("shortest-path", methods=["SPOT"],
                                             n_train=[10000])} == {10000}
+
+
+@pytest.mark.parametrize("experiment", ["shortest-path", "illustrative", "news", "pyepo"])
+def test_numpy_seeds_and_depths_are_ints(experiment):
+    """seeds=np.arange(2) went into the runs as numpy ints, and the run's cache key (JSON)
+    failed: "Object of type int64 is not JSON serializable" (shortest-path, illustrative,
+    news). They are now the same runs as with Python ints; other values are named."""
+    methods = ["LS"] if experiment == "pyepo" else ["SPOT"]
+    depths = None if experiment == "pyepo" else [1, None]
+    plain = make_grid(experiment, seeds=[0, 1], methods=methods, depths=depths)
+    numpy = make_grid(experiment, seeds=np.arange(2), methods=methods,
+                      depths=None if depths is None else [np.int64(1), None])
+    assert [_configs.run_key(r) for r in numpy] == [_configs.run_key(r) for r in plain]
+    for seeds, match in (([1.5], "seeds must be ints >= 0; got 1.5"),
+                         ([-1], "seeds must be ints >= 0; got -1"),
+                         ([True], "seeds must be ints >= 0; got True"),
+                         ([], "seeds must name at least one value")):
+        with pytest.raises(ValueError, match=re.escape(match)):
+            make_grid(experiment, seeds=seeds, methods=methods)
+    if experiment != "pyepo":
+        with pytest.raises(ValueError, match=re.escape("depths must be ints >= 1 or None; "
+                                                       "got 0")):
+            make_grid(experiment, depths=[0], methods=methods)
 
 
 BACKENDS = []
