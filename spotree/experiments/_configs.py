@@ -642,9 +642,11 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
         raise ValueError(f"unknown experiment {experiment!r}; choose one of "
                          f"{', '.join(EXPERIMENTS)}.")
     grid = EXPERIMENTS[experiment]["quick" if quick else "full"]
-    seeds = _check_ints(seeds, "seeds", 0)
+    seeds = _check_ints(seeds, "--seeds", 0)
+    degrees = _check_ints(degrees, "--degrees", 1)
+    n_train = _check_ints(n_train, "--n-train", 1)
     if depths is not None:
-        depths = _check_ints(depths, "depths", 1, none_ok=True)
+        depths = _check_ints(depths, "--depths", 1, none_ok=True)
     from .. import __version__
 
     # Changed code is a new run: cached results of older code are never reused,

@@ -493,6 +493,11 @@ def test_numpy_seeds_and_depths_are_ints(experiment):
         with pytest.raises(ValueError, match=re.escape("depths must be ints >= 1 or None; "
                                                        "got 0")):
             make_grid(experiment, depths=[0], methods=methods)
+    else:  # degree 1.5 ran as degree 1, n_train 100.7 as 100
+        with pytest.raises(ValueError, match=re.escape("--degrees must be ints >= 1; got 1.5")):
+            make_grid(experiment, degrees=[1.5], methods=methods)
+        with pytest.raises(ValueError, match=re.escape("--n-train must be ints >= 1; got 100.7")):
+            make_grid(experiment, n_train=[100.7], methods=methods)
 
 
 BACKENDS = []
