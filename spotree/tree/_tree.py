@@ -34,8 +34,8 @@ def check_structure(left, right, feature, threshold, n_features, where=""):
     count; every node but the root is the child of exactly one node (with
     the numbering, this makes every node reachable from the root and rules
     out cycles); split nodes split on a feature in ``[0, n_features)`` at a
-    threshold that is not NaN. Leaves' feature and threshold are not looked
-    at.
+    threshold that is neither NaN nor -inf. Leaves' feature and threshold are
+    not looked at.
 
     Parameters
     ----------
@@ -92,9 +92,13 @@ def check_structure(left, right, feature, threshold, n_features, where=""):
         t = int(bad[0])
         fail("feature", t, f"must be a feature index in [0, {n_features - 1}] at a split "
                            f"node; got {feature[t]}.")
-    bad = np.flatnonzero(~leaf & np.isnan(threshold))
+    # -inf would route (every present value right), but a model file refuses
+    # it: the split of present from missing values is stored at +inf.
+    bad = np.flatnonzero(~leaf & (np.isnan(threshold) | (threshold == -np.inf)))
     if bad.size:
-        fail("threshold", int(bad[0]), "must be a number (or +-inf) at a split node; got nan.")
+        t = int(bad[0])
+        fail("threshold", t, f"must be a number (or +inf, the split of present from missing "
+                             f"values) at a split node; got {float(threshold[t])!r}.")
 
 
 def _check_file_structure(left, right, feature, threshold, categories, n_features, where):

@@ -106,7 +106,12 @@ def test_node_samples_is_a_partition_per_level():
     (([1, -1, -1], [2, -1, -1], [3, -2, -2], [0.5, -2, -2]),
      r"feature\[0\] must be a feature index in \[0, 0\] at a split node; got 3"),
     (([1, -1, -1], [2, -1, -1], [0, -2, -2], [np.nan, -2, -2]),
-     r"threshold\[0\] must be a number \(or \+-inf\) at a split node"),
+     r"threshold\[0\] must be a number \(or \+inf, the split of present from missing "
+     r"values\) at a split node; got nan"),
+    # Accepted before, although a model file refuses it (so the tree could be
+    # saved but not loaded back).
+    (([1, -1, -1], [2, -1, -1], [0, -2, -2], [-np.inf, -2, -2]),
+     r"threshold\[0\] must be a number \(or \+inf.*got -inf"),
     (([1, -1, 2, -1], [2, -1, 3, -1], [0, -2, 0, -2], [0.5, -2, 0.2, -2]),
      r"children_left\[2\] must be -1 or a node id in \[3, 3\]"),
     (([1, -1, -1, -1], [2, -1, -1, -1], [0, -2, -2, -2], [0.5, -2, -2, -2]),
