@@ -984,7 +984,9 @@ class LinearProgram(DecisionProblem):
         ``"w = {0: 12, 1: 3}"``, without names.
         """
         w = np.asarray(w, dtype=np.float64).reshape(-1)
-        nz = np.flatnonzero(np.abs(w) > 1e-9)
+        # Relative to the largest entry: an absolute 1e-9 read every decision
+        # of an LP whose bounds are of order 1e-9 as "w = 0".
+        nz = np.flatnonzero(np.abs(w) > 1e-9 * np.abs(w).max(initial=0.0))
         if nz.size == 0:
             return "w = 0"
         names = self.variable_names or [str(k) for k in range(w.size)]

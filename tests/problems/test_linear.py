@@ -1142,3 +1142,15 @@ def test_mixed_integer_decisions_keep_the_rows_beyond_highs_mip_tolerance(weight
         best = max(best, c @ x)
     assert W[0] @ w <= cap + 1e-9
     assert z[0] == pytest.approx(best, abs=1e-7)
+
+
+def test_describe_decision_of_a_tiny_scale_lp_shows_its_entries():
+    # Entries below an absolute 1e-9 were left out: every decision of this
+    # LP (the simplex scaled by 1e-9) read "w = 0".
+    lp = LinearProgram(A_eq=np.ones((1, 3)), b_eq=[1e-9])
+    W, _ = lp.solve([[3.0, 1.0, 2.0]])
+    assert lp.describe_decision(W[0]) == "w = {1: 1e-09}"
+    assert lp.describe_decision([5e-10, 0.0, 5e-10]) == "w = {0: 5e-10, 2: 5e-10}"
+    # Rounding noise beside entries of size 1 stays hidden, as before.
+    assert lp.describe_decision([1.0, 1e-17, 0.5]) == "w = {0: 1, 2: 0.5}"
+    assert lp.describe_decision([0.0, 0.0, 0.0]) == "w = 0"
