@@ -78,7 +78,9 @@ def _json_param(value):
         return value
     if isinstance(value, RidgeFeatures):
         return value.to_dict()
-    if isinstance(value, (np.integer, np.floating)):
+    # np.bool_ too: the estimators accept it for their bool parameters
+    # (warm_start, bootstrap, fit_intercept...), and it is no np.integer.
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
         return value.item()
     if isinstance(value, dict):  # a Bunch (a pruned tree's pruning_path_)
         return {str(k): _json_param(v) for k, v in value.items()}

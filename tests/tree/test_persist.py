@@ -475,6 +475,26 @@ def test_a_mixed_criterion_tree_without_its_loss_scales_is_refused(tmp_path):
             assert back.prune(X, C).get_n_leaves() == model.prune(X, C).get_n_leaves()
 
 
+def test_numpy_bool_parameters_are_saved_as_bools(tmp_path):
+    # They are valid (InstanceOf((bool, np.bool_))) but were not written:
+    # "parameter value np.True_ cannot be written to JSON".
+    X, C = make_shortest_path(30, n_features=2, grid=(2, 2), random_state=0)
+    problem = ShortestPath((2, 2))
+    for model in (spotree.OptimalSPOTree(problem, max_depth=1, warm_start=np.True_,
+                                         method="milp"),
+                  spotree.SPOForest(problem, n_estimators=2, bootstrap=np.False_,
+                                    ridge_features=np.False_, random_state=0),
+                  spotree.SPOPlusLinear(problem, fit_intercept=np.False_, max_iter=5)):
+        model.fit(X, C)
+        model.save(tmp_path / "m.json")
+        saved = json.loads((tmp_path / "m.json").read_text())["params"]
+        back = spotree.load(tmp_path / "m.json")
+        for key in ("warm_start", "bootstrap", "ridge_features", "fit_intercept"):
+            if key in saved:
+                assert saved[key] is bool(getattr(model, key))
+        np.testing.assert_array_equal(back.predict(X), model.predict(X))
+
+
 def test_a_node_with_two_parents_is_refused(tmp_path):
     doc = _doc(tmp_path)
     tree = doc["trees"][0]
