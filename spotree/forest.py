@@ -244,7 +244,10 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Draws one seed per tree up front; each seed fixes its tree's
         bootstrap sample and feature draws. The fitted forest therefore does
-        not depend on ``n_jobs`` or on the joblib backend.
+        not depend on ``n_jobs`` or on the joblib backend, up to what the
+        problem's own solves reproduce: repeated solves of a
+        :class:`~spotree.LinearProgram` can differ in the last bits (see its
+        Notes), and so can the leaf decisions it solves.
     verbose : int, default=0
         Progress of the fit, printed by joblib (0 is silent; higher values
         report more often).
