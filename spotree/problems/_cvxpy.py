@@ -90,6 +90,7 @@ class CVXPYProblem(DecisionProblem):
                                   problem.constraints)
         self.cost = cost
         self.decision = decision
+        self._integer = _integer_entries(decision)
         self.solver = solver
         self.solver_options = dict(solver_options or {})
         self.n_costs = int(cost.shape[0])
@@ -153,6 +154,10 @@ class CVXPYProblem(DecisionProblem):
         if w.shape != (self.n_costs,) or not np.isfinite(w).all():
             raise ValueError(f"The CVXPY problem passed to from_cvxpy returned no finite "
                              f"decision{where} (status {status!r}).")
+        # Boolean and integer entries come back from the solver up to its
+        # tolerance (ECOS_BB: 1.00000000006, 3.6e-11): snapped to the integers
+        # they stand for, as LinearProgram does (+ 0.0: no -0.).
+        w[self._integer] = np.round(w[self._integer]) + 0.0
         return w
 
     def _solve(self, C):
@@ -175,6 +180,12 @@ class CVXPYProblem(DecisionProblem):
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._model_lock = threading.Lock()
+        # Pickles made before the private cost parameter and the integer
+        # mask: their objective is over the user's cost parameter.
+        if "_cost" not in state:
+            self._cost = self.cost
+        if "_integer" not in state:
+            self._integer = _integer_entries(self.decision)
 
     def __deepcopy__(self, memo):
         # CVXPY's own deep copy gives the leaves new ids but not the caches
@@ -194,6 +205,17 @@ class CVXPYProblem(DecisionProblem):
                 f"solver={self.solver!r})")
 
 
+def _integer_entries(decision):
+    """Mask of the entries of ``decision`` declared boolean or integer."""
+    mask = np.zeros(int(np.prod(decision.shape)), dtype=bool)
+    for idx in (decision.boolean_idx, decision.integer_idx):
+        # A tuple of index arrays (boolean=True) or a list of index tuples
+        # (boolean=[(0,), (2,)]).
+        for where in ([idx] if isinstance(idx, tuple) else idx):
+            mask[where] = True
+    return mask
+
+
 def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
     """A convex CVXPY problem as a spotree decision problem.
 
@@ -207,6 +229,9 @@ def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
     every cost vector; the values are ``c^T w`` of the returned decisions, so
     they carry the solver's accuracy (about 1e-8 relative for interior-point
     solvers).
+
+    Entries of ``decision`` declared ``boolean`` or ``integer`` come back
+    as exact integers (solvers return them up to their tolerance).
 
     The problem pickles (a fresh copy of its expressions, compiled again on
     first use in each process), so forests fit in parallel processes. Each

@@ -268,3 +268,23 @@ def test_a_cost_parameter_with_attributes_takes_any_real_cost(attrs):
     # 2 c_hat . w*(c) = 2 * 2.0 (w* takes the cheapest true cost, entry 1), minus
     # c . w*(c) = 1: 2 + 4 - 1 = 5.
     assert spo_plus_loss(C_true, C_hat, problem=problem) == pytest.approx(5.0, abs=1e-6)
+
+
+def test_boolean_and_integer_entries_come_back_as_exact_integers():
+    # ECOS_BB returned boolean entries 1.0000000000623 and 3.6e-11 (values
+    # 7.0000000004 for 7); LinearProgram snaps integer variables, from_cvxpy
+    # did not. The optimum by brute force over the 0/1 points.
+    import itertools
+
+    pytest.importorskip("ecos")
+    a = np.array([0.5, 0.7, 0.3, 0.9])
+    c, x = cp.Parameter(4), cp.Variable(4, boolean=True)
+    problem = from_cvxpy(cp.Problem(cp.Maximize(c @ x), [a @ x <= 1.3]), c, x,
+                         solver="ECOS_BB")
+    C = np.array([[1.0, 2.0, 3.0, 4.0], [4.0, 3.0, 2.0, 1.0]])
+    W, z = problem.solve(C)
+    P = np.array([p for p in itertools.product([0.0, 1.0], repeat=4) if a @ p <= 1.3])
+    assert set(np.unique(W)) <= {0.0, 1.0} and not np.signbit(W).any()
+    assert_array_equal(z, (C @ P.T).max(axis=1))
+    # Pickles round-trip with the mask.
+    assert_array_equal(pickle.loads(pickle.dumps(problem)).solve(C)[0], W)
