@@ -493,7 +493,10 @@ def knapsack_dp_oracle(weights, capacity):
     n = weights.shape[0]
     K = int(capacity)
     ints = np.concatenate([[n, K], weights]).astype(np.int64)
-    return CompiledOracle(KIND_KNAPSACK_DP, ints, np.zeros(0), 2 * (K + 1), n * (K + 1),
+    # Scratch for _knapsack_dp_value_at too: |d_j| and its core's keys after
+    # the two tables, its item list (n) and core (_CORE) in iwork.
+    return CompiledOracle(KIND_KNAPSACK_DP, ints, np.zeros(0), 2 * (K + 1) + n + _CORE,
+                          max(n * (K + 1), n + _CORE),
                           float(n * (K + 1)))
 
 
@@ -626,6 +629,150 @@ def _knapsack_dp_band(a, b, v, wj, hi, lo_new, hi_new):
         x = ar[i] + v
         y = aw[i]
         bw[i] = x if x > y else y
+
+
+#: Items in the core of :func:`_knapsack_dp_value_at` (those of reduced value
+#: nearest zero). On children of the ICON knapsack (48 items) 8 gave the
+#: optimum as the core's lower bound in 996 of 1000 cases, and 12 no more;
+#: 6 were as fast and solved the same.
+_CORE = 6
+
+
+@jit(_nrt=False, error_model="numpy")
+def _knapsack_dp_value_at(ints, c, work, iwork, r):
+    """:func:`_knapsack_dp_value` given a multiplier ``r >= 0`` of the capacity
+    row (the split search has the LP relaxation's, its critical ratio), by
+    reduction to a few items.
+
+    With reduced values ``d_j = v_j - r w_j`` (over the items of positive
+    value that fit), ``U = r K + sum_j max(0, d_j)`` bounds the optimal value
+    from above, for any ``r >= 0`` (Lagrangian relaxation), and ``U - |d_j|``
+    bounds every solution that sets item j against the sign of ``d_j``.
+    Given a feasible value ``lb``, an item with ``|d_j| > U - lb`` is so set
+    in no optimal solution: it is fixed (taken when ``d_j > 0``), and the DP
+    runs over the other items alone (the reduction of Dembo and Hammer, as
+    in Martello and Toth's core algorithms). ``lb``: the best subset of the
+    ``_CORE`` items of smallest ``|d_j|``, the others at their sign; when
+    the bound fixes every item outside them, that is the optimum. On the
+    ICON knapsack's children, at the critical ratio, it is in about 98% of
+    cases, and the call takes about half the time of the banded DP over all
+    48 items.
+
+    The value is exact, summed in another order than the full DP's (it may
+    differ in the last bits); a margin of 1e-9 of the magnitudes keeps the
+    fixing safe from rounding. Falls back to :func:`_knapsack_dp_value` for
+    ``r`` negative or NaN, few items, and when the fixed items do not fit
+    (never at the critical ratio). ``work`` holds ``2 (K + 1) + n + _CORE``
+    floats, ``iwork`` ``n + _CORE`` ints.
+    """
+    n = ints[0]
+    K = ints[1]
+    if not r >= 0.0 or K <= 0 or n <= _CORE:
+        return _knapsack_dp_value(ints, c, work)
+    base = 2 * (K + 1)
+    dabs = work[base:base + n]
+    ckey = work[base + n:base + n + _CORE]
+    cidx = iwork[n:n + _CORE]
+    mark = iwork[:n]
+    # Branch-free (it vectorizes): |d_j| (+inf for items never taken), U,
+    # the items of positive d_j, the scale of the numbers.
+    U = r * K
+    mag = r * K
+    W1 = 0
+    V1 = 0.0
+    for j in range(n):
+        v = -c[j]
+        wj = ints[2 + j]
+        ok = (v > 0.0) & (wj <= K)
+        d = v - r * wj
+        dabs[j] = abs(d) if ok else np.inf
+        pos = ok & (d > 0.0)
+        U += d if pos else 0.0
+        V1 += v if pos else 0.0
+        W1 += wj if pos else 0
+        mag += (v + r * wj) if ok else 0.0
+        mark[j] = 0
+    # The core: the _CORE smallest |d_j|, in ascending order.
+    nc = 0
+    lim = np.inf
+    for j in range(n):
+        a = dabs[j]
+        if a < lim:
+            k = nc if nc < _CORE else _CORE - 1
+            while k > 0 and ckey[k - 1] > a:
+                ckey[k] = ckey[k - 1]
+                cidx[k] = cidx[k - 1]
+                k -= 1
+            ckey[k] = a
+            cidx[k] = j
+            if nc < _CORE:
+                nc += 1
+            if nc == _CORE:
+                lim = ckey[_CORE - 1]
+    # The lower bound: the core's best subset, the other items at their sign.
+    Wc = 0
+    cap = K - W1
+    lb = V1
+    for t in range(nc):
+        j = cidx[t]
+        mark[j] = 1
+        wj = ints[2 + j]
+        Wc += wj
+        if -c[j] - r * wj > 0.0:
+            cap += wj
+            lb -= -c[j]
+    if cap < 0:
+        return _knapsack_dp_value(ints, c, work)
+    lb += _small_dp(ints, c, cidx, nc, min(cap, Wc), work)
+    # Items with |d_j| above the gap (less a margin for rounding) are fixed.
+    gap = U - lb + 1e-9 * mag
+    outside = 0
+    for j in range(n):
+        outside += 1 if (dabs[j] <= gap) & (mark[j] == 0) else 0
+    if outside == 0:
+        return -lb
+    # Some item outside the core is free: the DP over every free item, the
+    # fixed ones taken at their sign (free ones go to mark[:nf], each
+    # written at or before the slot read).
+    nf = 0
+    cap = K
+    val = 0.0
+    Wf = 0
+    for j in range(n):
+        a = dabs[j]
+        if a == np.inf:
+            continue
+        wj = ints[2 + j]
+        if a > gap:
+            if -c[j] - r * wj > 0.0:
+                cap -= wj
+                val += -c[j]
+        else:
+            mark[nf] = j
+            nf += 1
+            Wf += wj
+    if cap < 0:
+        return _knapsack_dp_value(ints, c, work)
+    val += _small_dp(ints, c, mark, nf, min(cap, Wf), work)
+    return -max(val, lb)
+
+
+@jit(_nrt=False)
+def _small_dp(ints, c, items, m, cap, work):
+    """The best value of the items ``items[:m]`` within capacity ``cap``
+    (in-place table in ``work[:cap + 1]``)."""
+    tbl = work[:cap + 1]
+    for k in range(cap + 1):
+        tbl[k] = 0.0
+    for t in range(m):
+        j = items[t]
+        v = -c[j]
+        wj = ints[2 + j]
+        for k in range(cap, wj - 1, -1):
+            x = tbl[k - wj] + v
+            if x > tbl[k]:
+                tbl[k] = x
+    return tbl[cap]
 
 
 def knapsack_bb_oracle(weights, capacities, max_nodes):

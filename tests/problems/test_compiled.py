@@ -554,3 +554,54 @@ def test_read_only_costs_are_solved():
             W, z = problem.solve(costs)
             assert_allclose(z, (costs @ V.T).min(axis=1), rtol=1e-12, atol=1e-12)
             assert all((V == w).all(axis=1).any() for w in W)
+
+
+def test_knapsack_dp_value_at_a_multiplier_is_the_optimum():
+    # The split search's exact solve, reduced to a few items by the LP
+    # relaxation's multiplier: the optimum by enumeration for any
+    # multiplier r >= 0 (the bounds it fixes items with hold for every r),
+    # the full table's value otherwise (r NaN or negative falls back).
+    from spotree.problems._compiled import _knapsack_dp_value_at
+
+    rng = np.random.default_rng(11)
+    for t in range(300):
+        n = int(rng.integers(7, 14))  # more items than the core (6)
+        W = rng.integers(0, 9, size=(1, n)).astype(float)
+        K = int(rng.integers(0, int(W.sum()) + 3))
+        o = Knapsack(W, [K]).compiled_oracle()
+        work, iwork = _buffers(o)
+        if t % 3 == 0:
+            c = rng.integers(-5, 3, size=n) * 0.25  # ties
+        else:
+            c = rng.normal(size=n) - 0.3
+        exact = _exact_min(c, W, np.array([K]))
+        lam = relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)[1]
+        for r in (lam, 0.5 * lam, 2.0 * lam + 0.1, 0.0, 1e6, -1.0, np.nan):
+            got = _knapsack_dp_value_at(o.ints, c, work, iwork, r)
+            assert got == pytest.approx(exact, rel=1e-12, abs=1e-12), (t, r)
+
+
+def test_knapsack_dp_value_at_matches_the_full_table_on_large_knapsacks():
+    # ICON-sized knapsacks (48 items of weights 3, 5, 7, capacity 120, and
+    # others), costs of one sign or mixed, at the relaxation's multiplier:
+    # the banded DP's value up to rounding (the sums run in another order).
+    from spotree.problems._compiled import _knapsack_dp_value, _knapsack_dp_value_at
+
+    rng = np.random.default_rng(12)
+    for t in range(400):
+        if t % 2:
+            n, K = 48, 120
+            W = rng.choice([3.0, 5.0, 7.0], size=(1, n))
+        else:
+            n = int(rng.integers(7, 70))
+            W = rng.integers(0, 15, size=(1, n)).astype(float)
+            K = int(rng.integers(0, int(W.sum()) + 3))
+        o = Knapsack(W, [K]).compiled_oracle()
+        work, iwork = _buffers(o)
+        # A smooth profile (as sums of many days' prices) or noise.
+        base = np.sin(np.linspace(0, rng.uniform(1, 6), n)) + rng.uniform(1, 3)
+        c = -(base + rng.normal(0, [0.01, 0.3, 2.0][t % 3], size=n)) * 10.0 ** rng.integers(-5, 6)
+        full = _knapsack_dp_value(o.ints, c, work)
+        lam = relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)[1]
+        got = _knapsack_dp_value_at(o.ints, c, work, iwork, lam)
+        assert got == pytest.approx(full, rel=1e-13, abs=1e-300), t
