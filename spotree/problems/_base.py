@@ -86,7 +86,7 @@ class DecisionProblem:
         C = check_costs(C, n_costs=self.n_costs)
         if C.shape[0] == 0:
             return np.empty((0, self.n_costs)), np.empty(0)
-        W, _ = self._solve(C)
+        W, _ = self._solve(_unoverflowed(C))
         W = np.asarray(W, dtype=np.float64)
         if W.shape != C.shape:
             # einsum below would broadcast a single row over the batch.
@@ -175,8 +175,9 @@ class DecisionProblem:
         # would take m * K floats (40 GB for a million rows and 5000 vertices).
         step = max(1, self._vertex_block // max(V.shape[0], 1))
         k = np.empty(C.shape[0], dtype=np.intp)
+        Cs = _unoverflowed(C, V)
         for s in range(0, C.shape[0], step):
-            k[s:s + step] = pick(C[s:s + step] @ V.T, axis=1)
+            k[s:s + step] = pick(Cs[s:s + step] @ V.T, axis=1)
         W = V[k]
         return W, np.einsum("ij,ij->i", C, W), k
 
@@ -321,6 +322,29 @@ class FiniteDecisions(DecisionProblem):
     def __repr__(self):
         return (f"FiniteDecisions(n_decisions={self.V.shape[0]}, n_costs={self.n_costs}, "
                 f"sense={self.sense!r})")
+
+
+def _unoverflowed(C, V=None):
+    """``C`` with each row whose values could overflow divided by a power of two.
+
+    A row of costs near the largest float (1e308) made the sums of a path or
+    of a subset infinite: the DAG solver then found no path and returned a
+    decision of zeros, and ties among infinite values picked arbitrary
+    vertices. Dividing a row by a power of two changes no minimizer and is
+    exact (only entries 1e-300 times smaller than the row's largest can lose
+    bits); rows whose largest entry times the largest possible sum of
+    ``|w_j|`` (``n_costs``, or the vertex list's) stays below 2**1000 are
+    returned as they are.
+    """
+    peak = np.abs(C).max(axis=1, initial=0.0)
+    width = float(C.shape[1]) if V is None else max(float(np.abs(V).sum(axis=1).max()), 1.0)
+    e = np.frexp(peak)[1] + int(np.ceil(np.log2(width)))
+    big = e > 1000
+    if not big.any():
+        return C
+    C = C.copy()
+    C[big] = np.ldexp(C[big], (1000 - e[big])[:, None])
+    return C
 
 
 def _svd_rank(A, full):

@@ -771,3 +771,27 @@ def test_solve_vertices_takes_a_list_of_candidates_and_names_a_bad_one():
         p.solve_vertices(C, [[np.nan, 0, 0, 1]])
     with pytest.raises(ValueError, match="V is empty"):
         p.solve_vertices(C, np.zeros((0, 4)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ShortestPath((3, 3)),
+    lambda: ShortestPath.from_edges(5, [(0, 1), (0, 2), (1, 3), (2, 3), (1, 4), (3, 4), (2, 4)],
+                                    0, 4),
+    lambda: Knapsack([[1.0, 1.0, 1.0, 2.0]], [2.0]),
+    lambda: Knapsack([[1.0, 1.0, 1.0, 2.0]], [2.0], method="bb"),
+])
+def test_costs_near_the_largest_float_are_solved_exactly(make):
+    # Sums of costs of order 1e308 overflowed: the DAG solver found no path
+    # and returned a decision of zeros (value 0), the others broke ties among
+    # infinite values arbitrarily. The reference enumerates the vertices on
+    # the costs divided by 2**20 (exact), where no sum overflows.
+    problem = make()
+    V = problem.vertices()
+    rng = np.random.default_rng(0)
+    C = rng.uniform(0.3, 1.0, size=(40, problem.n_costs)) * 1.7e308
+    C[::2] *= -1
+    best = (C / 2.0 ** 20) @ V.T
+    ref = best.max(axis=1) if problem.sense == "max" else best.min(axis=1)
+    for W, _ in (problem.solve(C), problem.solve_vertices(C)[:2]):
+        assert (np.abs(W[:, None, :] - V[None]).sum(axis=2) == 0).any(axis=1).all()
+        assert_allclose(np.einsum("ij,ij->i", C / 2.0 ** 20, W), ref, rtol=1e-12)
