@@ -255,7 +255,10 @@ def check_realized_costs(est, C, n_samples, n_costs=None):
             f"sample; got a 1-D array of shape {C.shape}. A single column would be a "
             "problem with one option (a constant decision); if that is meant, pass "
             "C.reshape(-1, 1).")
-    C = check_costs(C, name="C", n_costs=n_costs)
+    # C-ordered: a DataFrame's to_numpy() is column-major, and BLAS sums in
+    # another order on it, so SPOBoost fitted on a frame of costs differed in
+    # the last bits from the same costs as an array.
+    C = np.ascontiguousarray(check_costs(C, name="C", n_costs=n_costs))
     check_same_rows(n_samples, C)
     return C
 
