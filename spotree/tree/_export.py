@@ -89,6 +89,19 @@ def describe_decision(problem, w):
     return "w = {" + ", ".join(f"{k}: {w[k]:.4g}" for k in nz) + "}"
 
 
+def _refuse_pipeline(model, caller):
+    """A scikit-learn Pipeline: say to pass its last step, not that it is unfitted."""
+    # A fitted pipeline has no tree_ of its own: export_text raised
+    # scikit-learn's "This Pipeline instance is not fitted yet", which a user
+    # who had just fitted it could not act on.
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(model, Pipeline):
+        raise ValueError(f"{caller} reads one fitted tree, and a Pipeline is not one: pass its "
+                         "last step, model[-1] (its features are the columns that step saw, "
+                         "after the pipeline's transformers).")
+
+
 def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
     """Render a fitted SPO tree (or CART tree of spotree) as indented text.
 
@@ -109,6 +122,8 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
     -------
     str
     """
+    if not hasattr(model, "tree_"):
+        _refuse_pipeline(model, "export_text")
     if not hasattr(model, "tree_") and hasattr(model, "estimators_"):
         # A fitted forest or boosting model: "not fitted" would mislead.
         raise ValueError(f"export_text renders one tree, and {type(model).__name__} holds "

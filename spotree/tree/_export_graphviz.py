@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from ._export import describe_decision, split_feature_names, split_labels
+from ._export import _refuse_pipeline, describe_decision, split_feature_names, split_labels
 from ._tree import TREE_LEAF, Tree
 
 __all__ = ["export_graphviz"]
@@ -30,6 +30,8 @@ def _resolve(model, feature_names, caller="export_graphviz"):
         tree, problem = model, None
     else:
         tree = getattr(model, "tree_", None)
+        if tree is None:
+            _refuse_pipeline(model, caller)
         if tree is None and getattr(model, "estimators_", None):
             # A fitted forest: "without a fitted tree_" would mislead.
             raise ValueError(f"{caller} draws one tree, and {type(model).__name__} holds "

@@ -279,3 +279,24 @@ def test_a_tree_deeper_than_the_recursion_limit_exports(tmp_path, deep_chain_mod
     dot = export_graphviz(loaded)
     assert dot.count(" -> ") == 2 * depth
 
+
+
+def test_a_fitted_pipeline_is_told_to_pass_its_last_step():
+    # export_text raised scikit-learn's "This Pipeline instance is not fitted
+    # yet" on a pipeline fitted a line before (and export_graphviz and
+    # plot_tree, "got Pipeline without a fitted tree_"); the tree is its last
+    # step, which renders as the tree fitted alone on the transformed rows.
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from spotree.tree import export_graphviz
+
+    X, C = make_shortest_path(100, grid=(3, 3), degree=2, noise=0.5, random_state=0)
+    problem = ShortestPath(grid=(3, 3))
+    pipe = make_pipeline(StandardScaler(), SPOTree(problem, max_depth=2)).fit(X, C)
+    for export in (export_text, export_graphviz):
+        with pytest.raises(ValueError, match=r"a Pipeline is not one: pass its last step, "
+                                             r"model\[-1\]"):
+            export(pipe)
+    alone = SPOTree(problem, max_depth=2).fit(StandardScaler().fit_transform(X), C)
+    assert export_text(pipe[-1]) == export_text(alone)
