@@ -287,7 +287,19 @@ def decision_boundaries(model, x):
     """
     x = np.asarray(x, dtype=np.float64).ravel()
     _check_one_feature(model, "decision_boundaries")
-    return _boundaries(np.asarray(model.predict_decision(x.reshape(-1, 1))), x)
+    return _boundaries(np.asarray(model.predict_decision(_grid(model, x))), x)
+
+
+def _grid(model, x):
+    """The grid ``x`` as the one-column input ``model`` was fitted on."""
+    # A model fitted on a one-column DataFrame warned "X does not have valid
+    # feature names" at every call when handed the bare array.
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        return x.reshape(-1, 1)
+    import pandas as pd
+
+    return pd.DataFrame({names[0]: x})
 
 
 def _check_one_feature(model, caller):
@@ -342,8 +354,8 @@ def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
     x = np.asarray(x, dtype=np.float64).ravel()
     if model is not None:
         _check_one_feature(model, "plot_predicted_costs")
-        C_pred = model.predict(x.reshape(-1, 1))
-        W_pred = model.predict_decision(x.reshape(-1, 1))
+        C_pred = model.predict(_grid(model, x))
+        W_pred = model.predict_decision(_grid(model, x))
     elif C_pred is None or W_pred is None:
         raise ValueError("plot_predicted_costs needs a model, or both C_pred and W_pred.")
     C_pred, W_pred = np.asarray(C_pred, dtype=np.float64), np.asarray(W_pred, dtype=np.float64)

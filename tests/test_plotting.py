@@ -377,3 +377,29 @@ def test_one_feature_plots_name_a_model_of_several_features():
                                          r".* this SPOTree was fitted on 2 features"):
         decision_boundaries(model, grid)
     plt.close("all")
+
+
+def test_one_feature_plots_of_a_model_fitted_on_a_dataframe_do_not_warn():
+    # The grid went in as a bare array: a model fitted on a one-column
+    # DataFrame warned "X does not have valid feature names, but SPOTree was
+    # fitted with feature names" three times per plot, for the helper's own call.
+    import warnings
+
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    x = rng.random(60)
+    C = np.column_stack([x, np.full(60, 0.5)]) + rng.normal(scale=0.05, size=(60, 2))
+    model = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(pd.DataFrame({"x": x}), C)
+    grid = np.linspace(0, 1, 101)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        boundaries = decision_boundaries(model, grid)
+        ax = plot_predicted_costs(model, grid)
+    # The boundary is where the stored split sends the grid to the other leaf.
+    threshold = model.tree_.threshold[0]
+    assert boundaries == [pytest.approx(0.5 * (grid[grid <= threshold].max()
+                                               + grid[grid > threshold].min()))]
+    assert any(t.get_text().startswith("SPOTree boundary")
+               for t in ax.get_legend().get_texts())
+    plt.close("all")
