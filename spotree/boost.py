@@ -720,8 +720,11 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     estimators_ : list of SPOTree
         The kept trees (squared-error regression trees on the negative
         subgradients). Each leaf's ``tree_.value`` holds the step found by
-        the line search, before shrinkage; their ``decision`` arrays are
-        unused (zeros).
+        the line search, before shrinkage; their ``decision`` and ``loss``
+        arrays are unused (zeros). :func:`~spotree.export_text`,
+        :func:`~spotree.tree.export_graphviz` and
+        :func:`~spotree.plotting.plot_tree` show a tree's leaf steps (and no
+        decision or SPO loss).
     init_coef_ : ndarray of shape (n_costs, n_columns) or None
     init_intercept_ : ndarray of shape (n_costs,) or None
         The linear part of the start: ``F_0(x) = init_coef_ @ x +
@@ -1408,6 +1411,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             else:
                 tree.fit(X, Y, sample_weight=w)
             tree.problem_ = stumps_problem
+            # Its exports show the leaves' steps, not the unused decisions.
+            tree._spo_boost_step = True
             t_ = tree.tree_
             if basis is not None:
                 t_.value = t_.value @ basis.T
@@ -1607,6 +1612,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         for t in trees:
             est = SPOTree(**self._tree_params())
             est.problem_ = stumps_problem
+            est._spo_boost_step = True
             est.tree_ = t
             est.n_features_in_ = p
             if names is not None:

@@ -13,7 +13,7 @@ import re
 import numpy as np
 
 from ._compat import import_optional
-from .tree._export import split_labels
+from .tree._export import describe_step, is_boost_tree, split_labels
 from .tree._export_graphviz import _decision_keys, _describe, _resolve
 from .tree._tree import TREE_LEAF
 
@@ -63,7 +63,10 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
     """Draw a fitted SPO tree: splits, leaf decisions, samples and SPO losses.
 
     Leaves with the same decision share a colour. The left child of a split
-    holds the samples for which the split's condition is true.
+    holds the samples for which the split's condition is true. The trees of a
+    :class:`~spotree.SPOBoost` (``model.estimators_[k]``) hold no decisions:
+    their leaves show the step of the predicted costs (``tree_.value``, before
+    ``learning_rate`` shrinks it) and no SPO loss.
 
     Parameters
     ----------
@@ -125,7 +128,10 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
                                      min(max(1.7 * n_rows, 2.5), 24.0)))
     if fontsize is None:
         fontsize = float(np.clip(11 - 0.25 * n_cols, 5, 10))
-    keys = _decision_keys(tree)
+    boost = is_boost_tree(model)
+    # A boosting tree's decision and loss arrays are zeros, not its content.
+    show_loss = show_loss and not boost
+    keys = _decision_keys(tree, boost)
     fmt = f"{{:.{int(precision)}f}}"
 
     def samples(t):
@@ -135,9 +141,12 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
     for t in np.flatnonzero(visible):
         lines = []
         if shown_leaf[t]:
-            desc = _describe(problem, tree.decision[t])
-            lines += _wrap(desc)
-            if tree.children_left[t] != TREE_LEAF:
+            cut = tree.children_left[t] != TREE_LEAF
+            # A boosting tree's steps are at its leaves only (a cut node's is 0).
+            desc = ("" if boost and cut else describe_step(tree.value[t]) if boost
+                    else _describe(problem, tree.decision[t]))
+            lines += _wrap(desc) if desc else []
+            if cut:
                 lines.append("(subtree cut)")
             color = _LEAF_COLORS[keys[t] % len(_LEAF_COLORS)]
         else:

@@ -403,3 +403,26 @@ def test_one_feature_plots_of_a_model_fitted_on_a_dataframe_do_not_warn():
     assert any(t.get_text().startswith("SPOTree boundary")
                for t in ax.get_legend().get_texts())
     plt.close("all")
+
+
+def test_plot_tree_of_a_boosting_tree_shows_leaf_steps_not_fake_decisions():
+    # A SPOBoost tree's decisions and losses are unused zeros; its leaves hold steps.
+    from spotree.datasets import make_shortest_path
+    X, C = make_shortest_path(80, grid=(3, 3), random_state=0, noise=0.5)
+    lr = 0.1
+    model = SPOBoost(ShortestPath((3, 3)), init="mean", n_estimators=1, max_depth=2,
+                     learning_rate=lr, n_iter_no_change=None, random_state=0).fit(X, C)
+    tree = model.estimators_[0]
+    change = (model.predict(X) - model.init_intercept_) / lr
+    leaves = tree.apply(X)
+    ax = plot_tree(tree)
+    labels = texts(ax)
+    assert not any("decision" in s or "option" in s or "SPO loss" in s for s in labels)
+    steps = [lab for lab in labels if "cost step" in lab]
+    assert len(steps) == tree.get_n_leaves()
+    for lab in steps:
+        nums = np.array([float(v) for v in re.search(r"\[(.*)\]", lab.replace("\n", " "))
+                         .group(1).split(", ")])
+        assert any(np.allclose(nums, change[leaves == k][0], rtol=1e-3)
+                   for k in np.unique(leaves)), lab
+    plt.close(ax.figure)

@@ -41,6 +41,27 @@ def split_feature_names(model, n_columns, feature_names=None):
 __all__ = ["export_text", "describe_decision", "split_labels"]
 
 
+def is_boost_tree(model):
+    """Whether ``model`` is one of a :class:`~spotree.SPOBoost`'s trees.
+
+    Such a tree fits SPO+ gradient steps: its leaves' ``tree_.value`` hold a
+    step of the predicted costs (before ``learning_rate`` shrinks it) and its
+    ``decision`` and ``loss`` arrays are unused zeros, so exports show the
+    step and no decision or SPO loss.
+    """
+    return bool(getattr(model, "_spo_boost_step", False))
+
+
+def describe_step(value):
+    """The leaf text of a boosting tree: its step of the predicted costs.
+
+    Four significant digits, as decisions' entries: steps are often far
+    below 1, and a fixed number of decimals would print them as 0.
+    """
+    return ("cost step before learning_rate = ["
+            + ", ".join(f"{v:.4g}" for v in np.asarray(value, dtype=np.float64)) + "]")
+
+
 def split_labels(tree, node, name, fmt, category_values=None):
     """The conditions of the left and right branch of split ``node``, as text.
 
@@ -107,7 +128,10 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
 
     Each split line reads ``feature <= threshold`` (or ``feature in {...}``
     for categorical splits); each leaf shows its decision, its training
-    weight and its SPO loss.
+    weight and its SPO loss. The trees of a :class:`~spotree.SPOBoost`
+    (``model.estimators_[k]``) hold no decisions: their leaves show the step
+    of the predicted costs (``tree_.value``, before ``learning_rate``
+    shrinks it) and no SPO loss.
 
     Parameters
     ----------
@@ -133,6 +157,9 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
     if not isinstance(decimals, numbers.Integral) or isinstance(decimals, bool) or decimals < 0:
         raise ValueError(f"decimals must be a non-negative int; got {decimals!r}.")
     t = model.tree_
+    boost = is_boost_tree(model)
+    # A boosting tree's decision and loss arrays are zeros, not its content.
+    show_loss = show_loss and not boost
     feature_names = split_feature_names(model, t.n_features, feature_names)
     problem = model.problem_
     labels = getattr(model, "category_values_", None)
@@ -158,8 +185,9 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
             continue
         indent = "|   " * depth + "|--- "
         if t.children_left[node] == TREE_LEAF:
-            lines.append(f"{indent}decision: {describe_decision(problem, t.decision[node])}"
-                         f"  [{info(node)}]")
+            leaf = (describe_step(t.value[node]) if boost else
+                    f"decision: {describe_decision(problem, t.decision[node])}")
+            lines.append(f"{indent}{leaf}  [{info(node)}]")
             continue
         name = feature_names[t.feature[node]]
         left, right = split_labels(t, node, name, fmt, labels)

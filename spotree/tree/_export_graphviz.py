@@ -6,7 +6,8 @@ import numbers
 
 import numpy as np
 
-from ._export import _refuse_pipeline, describe_decision, split_feature_names, split_labels
+from ._export import (_refuse_pipeline, describe_decision, describe_step, is_boost_tree,
+                      split_feature_names, split_labels)
 from ._tree import TREE_LEAF, Tree
 
 __all__ = ["export_graphviz"]
@@ -44,11 +45,15 @@ def _resolve(model, feature_names, caller="export_graphviz"):
     return tree, problem, split_feature_names(model, tree.n_features, feature_names)
 
 
-def _decision_keys(tree):
-    """A small integer per distinct leaf decision (for colours), in order of appearance."""
+def _decision_keys(tree, boost=False):
+    """A small integer per distinct leaf decision (for colours), in order of appearance.
+
+    For a boosting tree (``boost``), per distinct leaf step: its decisions are zeros.
+    """
     keys, out = {}, np.full(tree.node_count, -1)
+    leaf_content = tree.value if boost else tree.decision
     for t in range(tree.node_count):
-        k = tuple(np.round(tree.decision[t], 9))
+        k = tuple(np.round(leaf_content[t], 9))
         out[t] = keys.setdefault(k, len(keys))
     return out
 
@@ -64,7 +69,9 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
     Each internal node shows its split (``feature <= threshold``; left is the
     "True" branch), its training samples and SPO loss; each leaf shows its
     decision. With ``filled=True`` leaves with the same decision share a
-    colour. Render the text with ``dot -Tpng tree.dot -o tree.png``.
+    colour. The trees of a :class:`~spotree.SPOBoost` (``model.estimators_[k]``)
+    hold no decisions: their leaves show the step of the predicted costs
+    (``tree_.value``, before ``learning_rate`` shrinks it) and no SPO loss. Render the text with ``dot -Tpng tree.dot -o tree.png``.
 
     Parameters
     ----------
@@ -97,7 +104,10 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
             or precision < 0:
         raise ValueError(f"precision must be a non-negative int; got {precision!r}.")
     fmt = f"{{:.{int(precision)}f}}"
-    keys = _decision_keys(tree)
+    boost = is_boost_tree(model)
+    # A boosting tree's decision and loss arrays are zeros, not its content.
+    show_loss = show_loss and not boost
+    keys = _decision_keys(tree, boost)
     depth = tree.node_depth()
     style = ", ".join(s for s, on in (("filled", filled), ("rounded", rounded)) if on)
     node_style = f', style="{style}"' if style else ""
@@ -115,7 +125,9 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
         leaf = tree.children_left[t] == TREE_LEAF
         truncated = not leaf and max_depth is not None and depth[t] >= max_depth
         parts = []
-        if leaf or truncated:
+        if leaf and boost:
+            parts.append(describe_step(tree.value[t]))
+        elif (leaf or truncated) and not boost:
             parts.append(f"decision: {_describe(problem, tree.decision[t])}")
         else:
             parts.append(split_labels(tree, t, names[tree.feature[t]], fmt,
@@ -125,7 +137,8 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
             parts.append(f"SPO loss = {fmt.format(tree.loss[t])}")
         attrs = f'label="{_escape(chr(10).join(parts))}"'.replace("\n", "\\n")
         if filled:
-            color = _PALETTE[keys[t] % len(_PALETTE)] if (leaf or truncated) else "#ffffff"
+            coloured = leaf or (truncated and not boost)
+            color = _PALETTE[keys[t] % len(_PALETTE)] if coloured else "#ffffff"
             attrs += f', fillcolor="{color}"'
         lines.append(f"{t} [{attrs}] ;")
         if truncated:

@@ -300,3 +300,56 @@ def test_a_fitted_pipeline_is_told_to_pass_its_last_step():
             export(pipe)
     alone = SPOTree(problem, max_depth=2).fit(StandardScaler().fit_transform(X), C)
     assert export_text(pipe[-1]) == export_text(alone)
+
+
+def _boost_and_leaf_steps():
+    """A small fitted SPOBoost, and per leaf of its first tree the change of predicted costs
+    that tree makes (first staged prediction minus the start), over learning_rate."""
+    import spotree
+    from spotree import SPOBoost
+    X, C = make_shortest_path(80, grid=(3, 3), random_state=0, noise=0.5)
+    lr = 0.1
+    model = SPOBoost(ShortestPath((3, 3)), init="mean", n_estimators=2, max_depth=2,
+                     learning_rate=lr, n_iter_no_change=None, random_state=0).fit(X, C)
+    tree = model.estimators_[0]
+    # The start plus the first tree's shrunk step, by predict with the other tree dropped.
+    change = (next(model.staged_predict(X)) - model.init_intercept_) / lr
+    leaf_of = tree.apply(X)
+    steps = {int(k): change[leaf_of == k][0] for k in np.unique(leaf_of)}
+    return spotree, model, tree, steps
+
+
+def _step_numbers(label):
+    m = re.search(r"cost step before learning_rate = \[([^\]]*)\]", label)
+    assert m, label
+    return np.array([float(v) for v in m.group(1).split(", ")])
+
+
+def test_a_boosting_tree_exports_its_leaf_steps_not_fake_decisions_or_losses(tmp_path):
+    # Its decision and loss arrays are zeros: exports read "decision: option 0" and
+    # "spo_loss=0.000" in every leaf. They show the step of the predicted costs.
+    from spotree.tree import export_graphviz
+    spotree, model, tree, steps = _boost_and_leaf_steps()
+    text = export_text(tree)
+    assert "decision" not in text and "spo_loss" not in text
+    leaf_lines = [ln for ln in text.splitlines() if "cost step" in ln]
+    assert len(leaf_lines) == len(steps) == tree.get_n_leaves()
+    # The text lists the leaves left to right.
+    t, order, stack = tree.tree_, [], [0]
+    while stack:
+        k = stack.pop()
+        if t.children_left[k] < 0:
+            order.append(k)
+        else:
+            stack += [t.children_right[k], t.children_left[k]]
+    for ln, k in zip(leaf_lines, order):
+        assert np.allclose(_step_numbers(ln), steps[k], rtol=1e-3, atol=1e-12), ln
+    dot = export_graphviz(tree)
+    assert "decision" not in dot and "SPO loss" not in dot
+    for k, w in steps.items():
+        label = re.search(rf'^{k} \[label="([^"]*)"', dot, re.M).group(1)
+        assert np.allclose(_step_numbers(label), w, rtol=1e-3, atol=1e-12)
+    # A saved and loaded model's trees say the same.
+    path = tmp_path / "boost.json"
+    model.save(path)
+    assert export_text(spotree.load(path).estimators_[0]) == text
