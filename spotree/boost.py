@@ -768,7 +768,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         The same on the validation rows; empty without a validation part.
     feature_importances_ : ndarray of shape (n_features,)
         Mean over the kept trees of their normalized squared-error decrease
-        per feature, normalized to sum to 1.
+        per feature, normalized to sum to 1; all zeros when no kept tree
+        splits (for example ``best_iteration_ == 0``: the start alone was
+        kept).
     problem_ : DecisionProblem
     n_features_in_ : int
     feature_names_in_ : ndarray of str
