@@ -71,7 +71,8 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
     decision. With ``filled=True`` leaves with the same decision share a
     colour. The trees of a :class:`~spotree.SPOBoost` (``model.estimators_[k]``)
     hold no decisions: their leaves show the step of the predicted costs
-    (``tree_.value``, before ``learning_rate`` shrinks it) and no SPO loss. Render the text with ``dot -Tpng tree.dot -o tree.png``.
+    (``tree_.value``, before ``learning_rate`` shrinks it) and no SPO loss.
+    Render the text with ``dot -Tpng tree.dot -o tree.png``.
 
     Parameters
     ----------
