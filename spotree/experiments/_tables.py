@@ -86,6 +86,13 @@ def _stats(rows, value):
     return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0, int(v.size)
 
 
+def _paper_pct(table, key):
+    """The paper's % improvement at ``key``, or "-" where the paper reports none
+    (it printed "+nan%" for a depth the paper did not run)."""
+    v = table.get(key)
+    return "-" if v is None else f"+{v}%"
+
+
 def _fmt(mean, std=None, digits=4):
     if math.isnan(mean):
         return "-"
@@ -228,7 +235,7 @@ def _shortest_path_summary(rows):
             for d, (m, per, wins) in imp.items():
                 cell = f"| {d} | {m:+.1f}% | {wins}/{len(per)} |"
                 if int(n) == 200:
-                    cell += f" +{PAPER_IMPROVEMENT_N200.get(d, math.nan)}% |"
+                    cell += f" {_paper_pct(PAPER_IMPROVEMENT_N200, d)} |"
                 lines.append(cell)
             lines.append("")
         fimp = improvement_table(rs, "SPO Forest", "CART Forest")
@@ -293,7 +300,7 @@ def _news_summary(rows, meta):
                         and depth_label(r.get("depth")) == d], "click_probability")[0]
             if not math.isnan(c):
                 lines.append(f"| {d} | {100 * (spot2 - c) / c:+.2f}% | "
-                             f"+{PAPER_NEWS_DEPTH2_OVER_CART.get(d, math.nan)}% |")
+                             f"{_paper_pct(PAPER_NEWS_DEPTH2_OVER_CART, d)} |")
         lines.append("")
     lines += ["Test normalized SPO loss:", ""] + _per_setting_table(rows, methods) + [""]
     return lines

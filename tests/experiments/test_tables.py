@@ -1,0 +1,49 @@
+"""The markdown summary tables of `spotree reproduce`, on hand-made rows."""
+
+from spotree.experiments._tables import summary_markdown
+
+
+def _rows(depths, base=None, news=False):
+    base = base or {"SPOT": 0.1, "CART": 0.2}
+    rows = []
+    for m, b in base.items():
+        for d in depths:
+            for s in (0, 1):
+                r = dict(method=m, depth=d, seed=s, n_train=200, degree=2, noise=0.0,
+                         normalized_spo_loss=b + 0.01 * s, n_leaves=3, fit_time=0.1)
+                if news:
+                    r.update(constraint_set=s, click_probability=0.05 - b / 10 - 0.001 * s,
+                             optimal_click_probability=0.06)
+                rows.append(r)
+    return rows
+
+
+def _table_row(summary, head, first_cell):
+    """The cells of the row starting with ``first_cell`` in the table whose header starts
+    with ``head``."""
+    lines = summary.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(head))
+    for ln in lines[start + 2:]:
+        if not ln.startswith("|"):
+            break
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        if cells[0] == first_cell:
+            return cells
+    raise AssertionError(f"no row {first_cell!r} under {head!r}")
+
+
+def test_paper_column_is_a_dash_where_the_paper_reports_no_number():
+    # Depths the paper did not run printed "+nan%" in the paper column.
+    meta = dict(experiment="shortest-path", quick=True, n_runs=8, n_cached=0)
+    text = summary_markdown("shortest-path", _rows([1, 4]), meta)
+    assert "nan" not in text
+    head = "| depth | SPOT vs CART | settings"
+    # SPOT's mean 0.105 against CART's 0.205: (0.205 - 0.105) / 0.205 = 48.8%.
+    assert _table_row(text, head, "1") == ["1", "+48.8%", "1/1", "+26.7%"]
+    assert _table_row(text, head, "4") == ["4", "+48.8%", "1/1", "-"]
+    meta = dict(experiment="news", quick=True, n_runs=8, n_cached=0)
+    text = summary_markdown("news", _rows([2, 3], news=True), meta)
+    assert "nan" not in text
+    head = "| CART depth | improvement | paper |"
+    assert _table_row(text, head, "2")[2] == "+4.3%"
+    assert _table_row(text, head, "3")[2] == "-"
