@@ -148,7 +148,16 @@ def _depth_order(rows):
 def _header(meta):
     what = ("Test losses are normalized SPO losses (the paper's normalized extra travel "
             "time; lower is better)")
-    if meta["experiment"] == "pyepo":
+    spread = "mean ± standard deviation over seeds"
+    if meta["experiment"] == "news":
+        # Not travel times, and its runs are constraint sets, not seeds.
+        what = ("Test click probabilities (higher is better) and normalized SPO losses "
+                "(lower is better)")
+        spread = "mean ± standard deviation over constraint sets"
+    elif meta["experiment"] == "illustrative":
+        # Its table lists every run: no mean or standard deviation.
+        spread = "one row per run"
+    elif meta["experiment"] == "pyepo":
         what = ("Test losses are normalized regrets (PyEPO's name for the normalized SPO "
                 "loss: total regret over total optimal value; lower is better)")
     elif meta["experiment"] == "energy":
@@ -158,7 +167,7 @@ def _header(meta):
     lines = [f"# spotree reproduce {meta['experiment']}" + (" --quick" if meta["quick"] else ""),
              "",
              f"{meta['n_runs']} runs ({meta['n_cached']} reused from the cache). "
-             f"{what}; mean ± standard deviation over seeds.", ""]
+             f"{what}; {spread}.", ""]
     if meta.get("errors"):
         lines += [f"**{len(meta['errors'])} runs failed** and are missing from the tables; "
                   f"first error: `{meta['errors'][0]}`.", ""]

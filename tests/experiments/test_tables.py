@@ -10,7 +10,8 @@ def _rows(depths, base=None, news=False):
         for d in depths:
             for s in (0, 1):
                 r = dict(method=m, depth=d, seed=s, n_train=200, degree=2, noise=0.0,
-                         normalized_spo_loss=b + 0.01 * s, n_leaves=3, fit_time=0.1)
+                         normalized_spo_loss=b + 0.01 * s, n_leaves=3, fit_time=0.1,
+                         wrong_decisions=0.0)
                 if news:
                     r.update(constraint_set=s, click_probability=0.05 - b / 10 - 0.001 * s,
                              optimal_click_probability=0.06)
@@ -47,3 +48,27 @@ def test_paper_column_is_a_dash_where_the_paper_reports_no_number():
     head = "| CART depth | improvement | paper |"
     assert _table_row(text, head, "2")[2] == "+4.3%"
     assert _table_row(text, head, "3")[2] == "-"
+
+
+def _intro(text):
+    return text.split("\n\n")[1]
+
+
+def test_the_first_line_names_the_quantities_and_the_spread_of_each_experiment():
+    # News called its losses "normalized extra travel time" and its spread "over seeds"
+    # (its runs are constraint sets, and its first table is click probabilities, higher
+    # better); illustrative promised a mean ± std over seeds but lists every run.
+    meta = dict(quick=True, n_runs=8, n_cached=0)
+    news = _intro(summary_markdown("news", _rows([2], news=True),
+                                   dict(meta, experiment="news")))
+    assert "travel time" not in news and "over seeds" not in news
+    assert "click probabilities (higher is better)" in news
+    assert "over constraint sets" in news
+    table = summary_markdown("news", _rows([2], news=True), dict(meta, experiment="news"))
+    assert "mean ± std over constraint sets" in table  # as the table's own line says
+    ill = _intro(summary_markdown("illustrative", _rows([1]),
+                                  dict(meta, experiment="illustrative")))
+    assert "standard deviation" not in ill and "one row per run" in ill
+    sp = _intro(summary_markdown("shortest-path", _rows([1]),
+                                 dict(meta, experiment="shortest-path")))
+    assert "travel time; lower is better" in sp and "over seeds" in sp
