@@ -687,7 +687,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         - a scikit-learn regressor (an object with ``fit`` and ``predict``):
           a clone of it is fitted to the costs (with ``sample_weight`` when
           its ``fit`` accepts one, otherwise only with equal weights, rows
-          of weight 0 left out);
+          of weight 0 left out). It sees ``X`` as the numeric array the
+          trees see, never a DataFrame (no column names; a categorical
+          column as its indicator columns), so a pipeline that selects
+          columns by name cannot be the start: select them by position;
         - ``"auto"``: scores the decisions of ``"index"`` and ``"ridge"`` by
           5-fold cross-validation over all the rows of ``X`` (see
           ``init_cv_regret_``) and keeps ``"index"`` unless ``"ridge"`` has
