@@ -72,3 +72,13 @@ def test_the_first_line_names_the_quantities_and_the_spread_of_each_experiment()
     sp = _intro(summary_markdown("shortest-path", _rows([1]),
                                  dict(meta, experiment="shortest-path")))
     assert "travel time; lower is better" in sp and "over seeds" in sp
+
+
+def test_the_per_setting_comparison_column_says_which_way_is_better():
+    # "SPOT vs CART" with "+50.0%" did not say whether SPOT's loss was lower or higher;
+    # in the news summary it follows a click-probability table where + means higher.
+    meta = dict(experiment="news", quick=True, n_runs=8, n_cached=0)
+    text = summary_markdown("news", _rows([2], news=True), meta)
+    head = "| depth | SPOT | CART | SPOT vs CART (% lower loss) |"
+    # SPOT's mean loss 0.105, CART's 0.205: SPOT's is (0.205 - 0.105) / 0.205 = 48.8% lower.
+    assert _table_row(text, head, "2")[3] == "+48.8%"
