@@ -91,7 +91,9 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     warm_start : bool, default=False
         Start from the ``coef_`` and ``intercept_`` of the previous fit (or
         ones set by hand) instead of random weights; Adam's moments start
-        afresh.
+        afresh. They must have this data's shape, and a previous fit's
+        categories must be this data's (``category_values_``): otherwise
+        ``fit`` raises a ValueError.
     verbose : int, default=0
         Print the mean training loss after every epoch when positive.
 
@@ -186,12 +188,48 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self : SPOPlusLinear
         """
         validate_params(self)
+        # What checking X resets, kept so that a refused warm start leaves the
+        # fitted model as it was.
+        kept = {k: v for k, v in vars(self).items()
+                if k in ("n_features_in_", "feature_names_in_", "category_values_")}
         X, C, sw = check_fit_inputs(self, X, C, sample_weight, allow_nan=False,
                                     one_hot_categories=True)
+        if self.warm_start and getattr(self, "coef_", None) is not None:
+            try:
+                self._check_warm_start(X.shape[1], C.shape[1],
+                                       kept.get("category_values_"))
+            except ValueError:
+                for k in ("n_features_in_", "feature_names_in_", "category_values_"):
+                    self.__dict__.pop(k, None)
+                self.__dict__.update(kept)
+                raise
         self.problem_ = problem = resolve_problem(self.problem, C)
         W_true = problem.solve(C)[0]
         self._fit_arrays(X, C, sw, W_true, check_random_state(self.random_state))
         return self
+
+    def _check_warm_start(self, p, d, categories_before):
+        """The ``coef_`` and ``intercept_`` a warm start continues from must fit this data.
+
+        A start of another shape was silently replaced by random weights, and
+        coefficients of another set of categories (a listed category that the
+        new data lacks or relabels) would have been read as this one's.
+        """
+        if np.shape(self.coef_) != (d, p):
+            raise ValueError(f"warm_start=True continues from coef_, which has shape "
+                             f"{np.shape(self.coef_)}, but this data needs ({d}, {p}) (n_costs, "
+                             "columns, a categorical column counting one per category); fit "
+                             "with warm_start=False, or set coef_ to that shape.")
+        if self.fit_intercept and np.shape(getattr(self, "intercept_", None)) != (d,):
+            raise ValueError(f"warm_start=True continues from intercept_, which has shape "
+                             f"{np.shape(getattr(self, 'intercept_', None))}, but this data "
+                             f"needs ({d},); fit with warm_start=False, or set intercept_.")
+        after = getattr(self, "category_values_", None)
+        if categories_before is not None and after != categories_before:
+            raise ValueError(f"warm_start=True continues from coefficients of the categories "
+                             f"{categories_before} (category_values_ of the previous fit), but "
+                             f"this data has {after}; give the columns the same categories "
+                             "(a category dtype lists them all), or fit with warm_start=False.")
 
     def _fit_arrays(self, X, C, sw, W_true, rng, average_from=None):
         """Adam on validated arrays (SPOBoost reuses it for its ``init="spo+"``).

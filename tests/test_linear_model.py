@@ -127,6 +127,39 @@ def test_fit_intercept_false_and_warm_start():
     assert not np.allclose(w.coef_, first)
 
 
+def test_warm_start_from_coefficients_that_do_not_fit_the_data_is_an_error():
+    # A coef_ set by hand (or left by a fit on other columns) of the wrong
+    # shape was silently replaced by a random start, though warm_start=True
+    # promises to continue from it; coefficients of other categories of the
+    # same count were read as this data's.
+    import pandas as pd
+
+    X, C, _, _ = _sp_data(n=60)
+    m = SPOPlusLinear(SP, max_iter=1, random_state=0, warm_start=True)
+    m.coef_, m.intercept_ = np.zeros((SP.n_costs, X.shape[1] + 1)), np.zeros(SP.n_costs)
+    with pytest.raises(ValueError, match=r"continues from coef_, which has shape \(12, 6\), "
+                                         r"but this data needs \(12, 5\)"):
+        m.fit(X, C)
+    m.coef_, m.intercept_ = np.zeros((SP.n_costs, X.shape[1])), np.zeros(3)
+    with pytest.raises(ValueError, match=r"continues from intercept_, which has shape "
+                                         r"\(3,\), but this data needs \(12,\)"):
+        m.fit(X, C)
+    # A start of the right shape is continued from: one full-batch epoch from
+    # all-zero weights moves each weight by Adam's first step, lr * sign(grad).
+    m.intercept_ = np.zeros(SP.n_costs)
+    m.set_params(batch_size=len(X)).fit(X, C)
+    assert np.abs(m.coef_).max() == pytest.approx(0.01)
+    frame = pd.DataFrame({"x": X[:, 0], "soil": np.where(X[:, 1] > 0, "dry", "wet")})
+    warm = SPOPlusLinear(SP, max_iter=1, random_state=0, warm_start=True).fit(frame, C)
+    relabelled = frame.assign(soil=np.where(X[:, 1] > 0, "clay", "dry"))
+    with pytest.raises(ValueError, match=r"coefficients of the categories \[None, \['dry', "
+                                         r"'wet'\]\] .* but this data has \[None, \['clay', "
+                                         r"'dry'\]\]"):
+        warm.fit(relabelled, C)
+    assert warm.category_values_ == [None, ["dry", "wet"]]  # the refused fit changed nothing
+    warm.fit(frame, C)  # the same categories continue
+
+
 def test_score_decisions_and_pickle():
     X, C, Xt, Ct = _sp_data()
     m = SPOPlusLinear(SP, random_state=0).fit(X, C)
