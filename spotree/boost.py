@@ -1416,8 +1416,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             else:
                 tree.fit(X, Y, sample_weight=w)
             tree.problem_ = stumps_problem
-            # Its exports show the leaves' steps, not the unused decisions.
-            tree._spo_boost_step = True
+            # Its exports show the leaves' steps, not the unused decisions (the mark
+            # is on the Tree, which export_graphviz and plot_tree also take bare).
+            tree.tree_._spo_boost_step = True
             t_ = tree.tree_
             if basis is not None:
                 t_.value = t_.value @ basis.T
@@ -1617,7 +1618,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         for t in trees:
             est = SPOTree(**self._tree_params())
             est.problem_ = stumps_problem
-            est._spo_boost_step = True
+            t._spo_boost_step = True
             est.tree_ = t
             est.n_features_in_ = p
             if names is not None:

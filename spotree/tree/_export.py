@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._tree import TREE_LEAF
+from ._tree import TREE_LEAF, Tree
 
 
 def split_feature_names(model, n_columns, feature_names=None):
@@ -42,14 +42,15 @@ __all__ = ["export_text", "describe_decision", "split_labels"]
 
 
 def is_boost_tree(model):
-    """Whether ``model`` is one of a :class:`~spotree.SPOBoost`'s trees.
+    """Whether ``model`` (an estimator or a bare Tree) is a :class:`~spotree.SPOBoost` tree.
 
     Such a tree fits SPO+ gradient steps: its leaves' ``tree_.value`` hold a
     step of the predicted costs (before ``learning_rate`` shrinks it) and its
     ``decision`` and ``loss`` arrays are unused zeros, so exports show the
     step and no decision or SPO loss.
     """
-    return bool(getattr(model, "_spo_boost_step", False))
+    tree = model if isinstance(model, Tree) else getattr(model, "tree_", None)
+    return bool(getattr(tree, "_spo_boost_step", False))
 
 
 def describe_step(value):

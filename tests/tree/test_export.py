@@ -349,7 +349,10 @@ def test_a_boosting_tree_exports_its_leaf_steps_not_fake_decisions_or_losses(tmp
     for k, w in steps.items():
         label = re.search(rf'^{k} \[label="([^"]*)"', dot, re.M).group(1)
         assert np.allclose(_step_numbers(label), w, rtol=1e-3, atol=1e-12)
+    # So does the bare Tree, which export_graphviz also takes.
+    assert export_graphviz(tree.tree_) == dot
     # A saved and loaded model's trees say the same.
     path = tmp_path / "boost.json"
     model.save(path)
-    assert export_text(spotree.load(path).estimators_[0]) == text
+    loaded = spotree.load(path).estimators_[0]
+    assert export_text(loaded) == text and export_graphviz(loaded.tree_) == dot
