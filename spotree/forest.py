@@ -293,6 +293,13 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only for DataFrame input with string column names.
+    category_values_ : list or None
+        Per column of X, its categories in the order of their codes: a
+        ``category`` dtype's own (listed even when no row holds them),
+        otherwise the labels of the training rows, sorted; None for a
+        numeric column, including one marked in ``categorical_features``
+        (its values are the codes); None when X has no category or text
+        column.
 
     See Also
     --------

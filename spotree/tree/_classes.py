@@ -522,6 +522,13 @@ class SPOTree(BaseSPOTree):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only for DataFrame input with string column names.
+    category_values_ : list or None
+        Per column of X, its categories in the order of their codes: a
+        ``category`` dtype's own (listed even when no row holds them),
+        otherwise the labels of the training rows, sorted; None for a
+        numeric column, including one marked in ``categorical_features``
+        (its values are the codes); None when X has no category or text
+        column.
     n_oracle_calls_ : int
         Batched oracle calls made during fit (0 on the vertex path but the
         initial ones).
