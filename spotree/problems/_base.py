@@ -312,9 +312,22 @@ class FiniteDecisions(DecisionProblem):
         return W, z
 
     def describe_decision(self, w):
-        """``"option k"``: the index of the candidate row equal to ``w``."""
-        k = int(np.argmin(np.abs(self.V - np.asarray(w)[None, :]).sum(axis=1)))
-        return f"option {k}"
+        """``"option k"``: the index of the candidate row equal to ``w``.
+
+        A vector equal to no row (a mix of rows, zeros) is listed by its
+        non-zero entries, ``"w = {0: 0.5, 1: 0.5}"`` (``"w = 0"``), marked
+        as no option: naming the nearest row would pass it off as that one.
+        """
+        w = np.asarray(w, dtype=np.float64).reshape(-1)
+        dist = np.abs(self.V - w[None, :]).max(axis=1)
+        k = int(np.argmin(dist))
+        scale = max(np.abs(self.V).max(initial=0.0), np.abs(w).max(initial=0.0), 1.0)
+        if dist[k] <= 1e-9 * scale:
+            return f"option {k}"
+        nz = np.flatnonzero(np.abs(w) > 1e-9 * scale)
+        entries = ("w = 0" if nz.size == 0 else
+                   "w = {" + ", ".join(f"{j}: {w[j]:.4g}" for j in nz) + "}")
+        return f"{entries} (no option)"
 
     def to_dict(self):
         return {"type": "finite", "decisions": self.V.tolist(), "sense": self.sense}

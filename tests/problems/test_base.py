@@ -795,3 +795,15 @@ def test_costs_near_the_largest_float_are_solved_exactly(make):
     for W, _ in (problem.solve(C), problem.solve_vertices(C)[:2]):
         assert (np.abs(W[:, None, :] - V[None]).sum(axis=2) == 0).any(axis=1).all()
         assert_allclose(np.einsum("ij,ij->i", C / 2.0 ** 20, W), ref, rtol=1e-12)
+
+
+def test_finite_describe_decision_names_only_a_row_equal_to_the_vector():
+    # A vector equal to no row was named after the nearest one: the zeros of a
+    # boosting tree read "option 0", a half-half mix "option 0" too.
+    V = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    fd = FiniteDecisions(V)
+    assert [fd.describe_decision(v) for v in V] == ["option 0", "option 1", "option 2"]
+    assert fd.describe_decision([0.0, 0.0, 0.0]) == "w = 0 (no option)"
+    assert fd.describe_decision([0.5, 0.5, 0.0]) == "w = {0: 0.5, 1: 0.5} (no option)"
+    # A row read back from a file in its last bit is still that row.
+    assert fd.describe_decision([0.0, 1.0 + 1e-15, 0.0]) == "option 1"
