@@ -1130,7 +1130,11 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             Non-negative weights, not all zero.
         X_val : array-like of shape (n_val, n_features), default=None
             A validation set for early stopping (and ``validation_score_``)
-            instead of holding out ``validation_fraction`` of ``X``.
+            instead of holding out ``validation_fraction`` of ``X``. In a
+            Pipeline, ``fit(X, C, spoboost__X_val=...)`` hands it over as
+            given, not through the pipeline's transformers; with metadata
+            routing on, ``Pipeline(steps, transform_input=["X_val"])`` and
+            ``set_fit_request(X_val=True, C_val=True)`` transform it.
         C_val : array-like of shape (n_val, n_costs), default=None
         sample_weight_val : array-like of shape (n_val,), default=None
 
