@@ -34,8 +34,8 @@ for _n in (200, 10000):
         f"travel time) over the seeds, n = {_n}, by training depth; one panel per degree and "
         "noise. Forests have unrestricted depth.")
     CAPTIONS[f"shortest_path_n{_n}_leaves.png"] = (
-        f"{'Paper figure 5. ' if _n == 10000 else ''}Number of leaves of the pruned SPOT and "
-        f"CART trees of the n = {_n} runs, by training depth.")
+        f"{'Paper figure 5. ' if _n == 10000 else ''}Number of leaves of the pruned SPOT, "
+        f"CART and (where run) SPOT Optimal trees of the n = {_n} runs, by training depth.")
 
 
 CAPTIONS["pyepo.png"] = (

@@ -67,3 +67,21 @@ def test_illustrative_with_one_seed_keeps_the_paper_titles():
         "(d) SPOT vs CART loss"]
     lines = _legend_lines(fig.axes[3])
     np.testing.assert_allclose(np.asarray(lines["CART"].get_ydata(), float), [0.3, 0.1])
+
+
+def test_the_leaves_caption_names_every_method_the_leaves_figure_draws(monkeypatch):
+    # The leaves figure draws SPOT Optimal's trees too (the full grid runs it), but its
+    # caption named only "the pruned SPOT and CART trees".
+    figs = {}
+    monkeypatch.setattr(_figures, "_save", lambda fig, out, name, tight=True:
+                        figs.setdefault(name, fig) and name)
+    rows = [dict(method=m, depth=d, seed=s, n_train=200, degree=2, noise=0.0,
+                 normalized_spo_loss=0.1 + 0.01 * s, n_leaves=2 + s)
+            for m in ("SPOT", "CART", "SPOT Optimal", "SPO Forest") for d in (1, 2)
+            for s in (0, 1)]
+    _figures._shortest_path(rows, None)
+    legend = [t.get_text() for t in figs["shortest_path_n200_leaves.png"].legends[0].texts]
+    assert legend == ["SPOT", "CART", "SPOT Optimal"]
+    for n in (200, 10000):
+        caption = _figures.CAPTIONS[f"shortest_path_n{n}_leaves.png"]
+        assert "SPOT Optimal" in caption and "SPOT," in caption and "CART" in caption
