@@ -95,7 +95,8 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         categories must be this data's (``category_values_``): otherwise
         ``fit`` raises a ValueError.
     verbose : int, default=0
-        Print the mean training loss after every epoch when positive.
+        Print the mean training loss after every epoch when positive (the
+        ``loss_curve_`` entry: with ``alpha``, plus the penalty, as it says).
 
     Attributes
     ----------
@@ -295,8 +296,10 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 count += 1
             curve.append(total / count)
             if self.verbose:
+                # The curve holds the penalty too: say so where it is not 0.
+                what = ("mean SPO+ loss + L2 penalty" if self.alpha else "mean SPO+ loss")
                 print(f"SPOPlusLinear epoch {epoch + 1}/{self.max_iter}: "
-                      f"mean SPO+ loss {curve[-1]:.6g}")
+                      f"{what} {curve[-1]:.6g}")
         if n_avg:
             coef = avg[0] / n_avg
             if self.fit_intercept:

@@ -515,3 +515,18 @@ def test_features_that_are_all_missing_categories_fit_an_intercept():
     # The learned intercept avoids the slow edge, as the mean cost does.
     assert problem.solve(model.intercept_[None, :])[0][0, 0] == 0.0
     assert_allclose(weighted.predict(empty), dropped.predict(empty), rtol=1e-12)
+
+
+def test_verbose_says_the_curve_holds_the_penalty_when_there_is_one(capsys):
+    # verbose printed "mean SPO+ loss" for loss_curve_, which adds 0.5 * alpha * |coef|^2.
+    X, C, _, _ = _sp_data(n=60)
+    for alpha, label in ((0.0, "mean SPO+ loss"), (5.0, "mean SPO+ loss + L2 penalty")):
+        model = SPOPlusLinear(SP, alpha=alpha, max_iter=2, verbose=1, random_state=0).fit(X, C)
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == 2
+        for k, line in enumerate(lines):
+            head, value = line.rsplit(" ", 1)
+            assert head == f"SPOPlusLinear epoch {k + 1}/2: {label}"
+            assert float(value) == pytest.approx(model.loss_curve_[k], rel=1e-5)
+    # With alpha = 5 the penalty is a visible part of the curve: 0.5 * 5 * |coef|^2.
+    assert 2.5 * float((model.coef_ ** 2).sum()) > 1e-3
