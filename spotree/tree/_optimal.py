@@ -205,6 +205,14 @@ class OptimalSPOTree(BaseSPOTree):
         self.alpha = alpha
         self.thresholds = thresholds
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # The MILP refuses NaN in X (only the search routes missing values);
+        # the inherited allow_nan=True made scikit-learn's estimator checks
+        # feed it NaN (check_estimators_pickle failed on the refusal).
+        tags.input_tags.allow_nan = self.method != "milp"
+        return tags
+
     def fit(self, X, C, sample_weight=None):
         """Train the optimal tree on features X and realized costs C.
 
