@@ -426,3 +426,22 @@ def test_plot_tree_of_a_boosting_tree_shows_leaf_steps_not_fake_decisions():
         assert any(np.allclose(nums, change[leaves == k][0], rtol=1e-3)
                    for k in np.unique(leaves)), lab
     plt.close(ax.figure)
+
+
+def test_a_bare_tree_s_zero_decision_reads_w_0_as_in_export_text():
+    # Without a problem, export_graphviz and plot_tree wrote a decision of zeros (a
+    # knapsack's "take nothing") as "w = {}"; export_text's rule says "w = 0".
+    from spotree.tree import describe_decision
+    V = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.5]])
+    tree = hand_tree(V)
+    dot = export_graphviz(tree)
+    labels = dict(re.findall(r"^(\d+) \[label=\"([^\"]*)\"", dot, flags=re.M))
+    # Leaves 2, 3, 4 hold V[1], V[0], V[2].
+    assert labels["3"].startswith("decision: w = 0\\n")
+    assert labels["2"].startswith("decision: w = {0: 1}")
+    assert labels["4"].startswith("decision: w = {1: 2.5}")
+    assert describe_decision(None, V[0]) == "w = 0"
+    ax = plot_tree(tree)
+    assert any(t.startswith("w = 0\n") for t in texts(ax))
+    assert not any("{}" in t for t in texts(ax))
+    plt.close(ax.figure)

@@ -18,11 +18,9 @@ _PALETTE = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#
 
 
 def _describe(problem, w):
-    if problem is not None:
-        return describe_decision(problem, w)
-    w = np.asarray(w, dtype=np.float64)
-    nz = np.flatnonzero(np.abs(w) > 1e-9)
-    return "w = {" + ", ".join(f"{k}: {w[k]:.4g}" for k in nz) + "}"
+    # describe_decision's own rule when there is no problem (a bare Tree): a
+    # decision of zeros reads "w = 0", as export_text writes it, not "w = {}".
+    return describe_decision(problem, w)
 
 
 def _resolve(model, feature_names, caller="export_graphviz"):
