@@ -68,6 +68,11 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True):
     -------
     C : ndarray of shape (m, d), dtype float64
     """
+    if sp.issparse(C):
+        # (numpy wrapped it in a 0-d object array: "setting an array element
+        # with a sequence".)
+        raise ValueError(f"{name} must be a dense 2-D array; got a scipy sparse "
+                         f"{type(C).__name__}: pass {name}.toarray().")
     try:
         arr = _as_real(C)
     except (TypeError, ValueError) as exc:
@@ -248,7 +253,18 @@ def check_realized_costs(est, C, n_samples, n_costs=None):
     if C is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
                          "None: pass the realized costs C of shape (n_samples, n_costs).")
-    C = C.to_numpy() if hasattr(C, "to_numpy") else np.asarray(C)
+    if sp.issparse(C):
+        raise ValueError(f"C must be a dense 2-D array of shape (n_samples, n_costs); got a "
+                         f"scipy sparse {type(C).__name__}: pass C.toarray().")
+    if not hasattr(C, "ndim"):
+        # A ragged list of rows: numpy's "inhomogeneous shape" message named
+        # no argument.
+        try:
+            C = np.asarray(C)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"C must be a numeric 2-D array of shape (n_samples, n_costs); "
+                             f"got {type(C).__name__} that is not one ({exc}).") from None
+    # (A DataFrame goes to check_costs as it is, so that its errors name its type.)
     if C.ndim == 1:
         raise ValueError(
             f"C must be a 2-D array of shape (n_samples, n_costs), one row of costs per "

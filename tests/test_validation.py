@@ -248,3 +248,34 @@ def test_costs_as_a_dataframe_fit_the_same_model_as_the_array(name):
     reference = ESTIMATORS[name](problem).fit(X, C).predict(X)
     for costs in (pd.DataFrame(C), np.asfortranarray(C)):
         assert_array_equal(ESTIMATORS[name](problem).fit(X, costs).predict(X), reference)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_sparse_or_ragged_costs_are_named(name):
+    # A scipy sparse C failed as "got ndarray that cannot be converted to float
+    # (setting an array element with a sequence.)" (numpy wraps it in a 0-d
+    # object array), and a ragged list of rows with numpy's "inhomogeneous
+    # shape" message, which named no argument.
+    import scipy.sparse as sp
+
+    from spotree.metrics import normalized_spo_loss
+
+    X, C = _data()
+    X = X[["a"]]  # (OptimalSPOTree refuses the category column)
+    for sparse in (sp.csr_matrix(C), sp.csr_array(C)):
+        with pytest.raises(ValueError, match=r"C must be a dense 2-D array of shape "
+                                             r"\(n_samples, n_costs\); got a scipy sparse "
+                                             r"csr_(matrix|array): pass C\.toarray\(\)"):
+            ESTIMATORS[name](ROADS).fit(X, sparse)
+    ragged = [[1.0, 2.0, 3.0], [1.0, 2.0]] + C[2:].tolist()
+    with pytest.raises(ValueError, match=r"C must be a numeric 2-D array of shape "
+                                         r"\(n_samples, n_costs\); got list that is not one"):
+        ESTIMATORS[name](ROADS).fit(X, ragged)
+    model = ESTIMATORS[name](ROADS).fit(X, C)
+    with pytest.raises(ValueError, match=r"C must be a dense 2-D array.*pass C\.toarray\(\)"):
+        model.score(X, sp.csr_matrix(C))
+    with pytest.raises(ValueError, match=r"C_true must be a dense 2-D array; got a scipy "
+                                         r"sparse csr_matrix: pass C_true\.toarray\(\)"):
+        normalized_spo_loss(sp.csr_matrix(C), C, problem=ROADS)
+    # The dense costs as a list of rows, as an array: the same model.
+    assert_array_equal(ESTIMATORS[name](ROADS).fit(X, C.tolist()).predict(X), model.predict(X))
