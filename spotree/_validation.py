@@ -266,11 +266,13 @@ def check_realized_costs(est, C, n_samples, n_costs=None):
                              f"got {type(C).__name__} that is not one ({exc}).") from None
     # (A DataFrame goes to check_costs as it is, so that its errors name its type.)
     if C.ndim == 1:
+        # (A pandas Series has no reshape: the hint that fits it.)
+        column = "C.to_frame()" if hasattr(C, "to_frame") else "C.reshape(-1, 1)"
         raise ValueError(
             f"C must be a 2-D array of shape (n_samples, n_costs), one row of costs per "
             f"sample; got a 1-D array of shape {C.shape}. A single column would be a "
             "problem with one option (a constant decision); if that is meant, pass "
-            "C.reshape(-1, 1).")
+            f"{column}.")
     # C-ordered: a DataFrame's to_numpy() is column-major, and BLAS sums in
     # another order on it, so SPOBoost fitted on a frame of costs differed in
     # the last bits from the same costs as an array.

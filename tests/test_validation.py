@@ -40,6 +40,11 @@ def test_one_dimensional_C_is_refused(name, problem):
     with pytest.raises(ValueError, match=r"C must be a 2-D array of shape \(n_samples, "
                                          r"n_costs\).*1-D array of shape \(60,\)"):
         ESTIMATORS[name](problem).fit(X[["a"]], C[:, 0])
+    # A Series has no reshape: the hint is to_frame (it said C.reshape(-1, 1),
+    # an AttributeError when followed).
+    with pytest.raises(ValueError, match=r"1-D array of shape \(60,\).*pass C\.to_frame\(\)\.$"):
+        ESTIMATORS[name](problem).fit(X[["a"]], pd.Series(C[:, 0]))
+    assert pd.Series(C[:, 0]).to_frame().shape == (60, 1)
 
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
