@@ -183,6 +183,18 @@ def one_hot(X, categories):
     return np.hstack(blocks) if blocks else X
 
 
+def one_hot_names(names, categories):
+    """Names of :func:`one_hot`'s columns: a numeric column keeps its name, a
+    categorical one gives ``"name=label"`` per category, in the columns' order."""
+    out = []
+    for name, labels in zip(names, categories):
+        if labels is None:
+            out.append(str(name))
+        else:
+            out.extend(f"{name}={label}" for label in labels)
+    return out
+
+
 def one_hot_sum(v, categories):
     """Sum the entries of ``v`` (one per :func:`one_hot` column) back per original feature."""
     if categories is None or all(c is None for c in categories):

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from . import _schema
-from ._categories import one_hot_sum, one_hot_width
+from ._categories import one_hot_names, one_hot_sum, one_hot_width
 from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from ._ridge import _ridge_gcv, _standardization, cost_unit
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
@@ -1257,10 +1257,13 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # start reads (indicators for categories), named as X's when it had names.
         names = (getattr(self, "feature_names_in_", None)
                  if getattr(self, "category_values_", None) is None else None)
+        columns = self._tree_column_names()
         for tree in trees:
             tree.n_features_in_ = X_all.shape[1]
             if names is not None:
                 tree.feature_names_in_ = names
+            if columns is not None:
+                tree._column_names = columns
         self.estimators_ = trees
         self.train_score_ = np.asarray(train_scores)
         self.validation_score_ = (np.asarray(val_scores) if val is not None
@@ -1574,6 +1577,20 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             return np.zeros((X.shape[0], 0), dtype=np.int64)
         return np.column_stack([est.tree_.apply(X) for est in self.estimators_])
 
+    def _tree_column_names(self):
+        """Names of the columns the trees split on when categories widened X, else None.
+
+        The trees read one indicator column per category: exports named them
+        by position (``x7``), which is not X's column 7. These read
+        ``"color=red"``, and a numeric column keeps its name.
+        """
+        cats = getattr(self, "category_values_", None)
+        if cats is None:
+            return None
+        names = getattr(self, "feature_names_in_", None)
+        names = [f"x{j}" for j in range(len(cats))] if names is None else list(names)
+        return one_hot_names(names, cats)
+
     # ------------------------------------------------------ persistence
     def _set_trees_from_load(self, trees):
         """Rebuild the fitted state from the arrays of a saved model."""
@@ -1617,6 +1634,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                              f"holds {len(trees)} trees.")
         # The trees' features are the columns of X unless categories widened them.
         names = getattr(self, "feature_names_in_", None) if cats is None else None
+        columns = self._tree_column_names()
         stumps_problem = FiniteDecisions(np.eye(d))
         ests = []
         for t in trees:
@@ -1627,6 +1645,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             est.n_features_in_ = p
             if names is not None:
                 est.feature_names_in_ = names
+            if columns is not None:
+                est._column_names = columns
             # Recomputed from the stored impurities, as a fitted tree's (the
             # file does not hold them).
             imp = _tree_importances(t)

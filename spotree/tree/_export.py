@@ -24,6 +24,9 @@ def split_feature_names(model, n_columns, feature_names=None):
         # A string is a sequence of its characters: "ab" would name x0 "a".
         raise ValueError(f"feature_names must be a list of names, one per feature; got the "
                          f"string {feature_names!r}.")
+    if feature_names is None and getattr(model, "_column_names", None) is not None:
+        # A SPOBoost tree on one-hot columns: "color=red", not "x1".
+        feature_names = list(model._column_names)
     if feature_names is None:
         names = getattr(model, "feature_names_in_", None)
         feature_names = list(names) if names is not None else [f"x{j}" for j in range(p)]

@@ -356,3 +356,52 @@ def test_a_boosting_tree_exports_its_leaf_steps_not_fake_decisions_or_losses(tmp
     model.save(path)
     loaded = spotree.load(path).estimators_[0]
     assert export_text(loaded) == text and export_graphviz(loaded.tree_) == dot
+
+
+def test_a_boosting_tree_on_categories_names_its_indicator_columns(tmp_path):
+    # With a categorical column SPOBoost's trees split on one indicator column per
+    # category; exports named the columns by position ("x7" for f4 of 6 columns).
+    import pandas as pd
+
+    import spotree
+    from spotree import SPOBoost
+    X, C = make_shortest_path(150, grid=(3, 3), random_state=0, noise=0.5)
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    color = np.random.default_rng(0).choice(["red", "green", "blue"], len(df))
+    df.insert(1, "color", pd.Categorical(color))
+    C = C + 3.0 * (color == "red")[:, None] * np.linspace(-1, 1, C.shape[1])
+    model = SPOBoost(ShortestPath((3, 3)), init="mean", n_estimators=8, max_depth=2,
+                     n_iter_no_change=None, random_state=0).fit(df, C)
+    path = tmp_path / "boost.json"
+    model.save(path)
+    loaded = spotree.load(path)
+    leaves = model.apply(df)
+    seen_color = False
+    for k, tree in enumerate(model.estimators_):
+        text = export_text(tree, decimals=8)
+        assert export_text(loaded.estimators_[k], decimals=8) == text
+        t = tree.tree_
+        if t.node_count == 1:
+            continue
+        # The root's line names a column of df (or one of its categories) and a threshold:
+        # rows at or below it on that column are the rows routed left.
+        m = re.match(r"^\|--- (\S+) <= (\S+)  \[", text)
+        assert m, text
+        name, thr = m.group(1), float(m.group(2))
+        if "=" in name:
+            col, label = name.split("=")
+            values = (df[col].astype(str) == label).astype(float).to_numpy()
+            seen_color = True
+        else:
+            values = df[name].to_numpy()
+        left = set()
+        stack = [t.children_left[0]]
+        while stack:
+            u = stack.pop()
+            if t.children_left[u] < 0:
+                left.add(u)
+            else:
+                stack += [t.children_left[u], t.children_right[u]]
+        went_left = np.isin(leaves[:, k], list(left))
+        assert np.array_equal(went_left, values <= thr + 5e-9), name
+    assert seen_color
