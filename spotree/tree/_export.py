@@ -60,10 +60,13 @@ def describe_step(value):
     """The leaf text of a boosting tree: its step of the predicted costs.
 
     Four significant digits, as decisions' entries: steps are often far
-    below 1, and a fixed number of decimals would print them as 0.
+    below 1, and a fixed number of decimals would print them as 0. Entries
+    below 1e-12 of the largest are round-off of a 0 (subgradient entries that
+    cancel in the leaf's mean) and print as 0, not as ``8.876e-18``.
     """
-    return ("cost step before learning_rate = ["
-            + ", ".join(f"{v:.4g}" for v in np.asarray(value, dtype=np.float64)) + "]")
+    v = np.asarray(value, dtype=np.float64).copy()
+    v[np.abs(v) <= 1e-12 * np.abs(v).max(initial=0.0)] = 0.0
+    return "cost step before learning_rate = [" + ", ".join(f"{x:.4g}" for x in v) + "]"
 
 
 def split_labels(tree, node, name, fmt, category_values=None):

@@ -405,3 +405,19 @@ def test_a_boosting_tree_on_categories_names_its_indicator_columns(tmp_path):
         went_left = np.isin(leaves[:, k], list(left))
         assert np.array_equal(went_left, values <= thr + 5e-9), name
     assert seen_color
+
+
+def test_a_boosting_leaf_s_round_off_zeros_print_as_0():
+    # A leaf's step is gamma times the mean of subgradient entries that may cancel:
+    # such entries printed as round-off ("8.876e-18").
+    from spotree.tree import export_graphviz
+    spotree, model, tree, steps = _boost_and_leaf_steps()
+    t = tree.tree_
+    leaf = next(k for k in range(t.node_count) if t.children_left[k] < 0)
+    t.value[leaf, 0] = 1e-14 * np.abs(t.value[leaf]).max()  # round-off of a 0
+    want = t.value[leaf].copy()
+    want[0] = 0.0
+    label = re.search(rf'^{leaf} \[label="([^"]*)"', export_graphviz(tree), re.M).group(1)
+    got = _step_numbers(label)
+    assert got[0] == 0.0
+    assert np.allclose(got, want, rtol=1e-3)
