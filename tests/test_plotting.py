@@ -445,3 +445,19 @@ def test_a_bare_tree_s_zero_decision_reads_w_0_as_in_export_text():
     assert any(t.startswith("w = 0\n") for t in texts(ax))
     assert not any("{}" in t for t in texts(ax))
     plt.close(ax.figure)
+
+
+def test_export_graphviz_writes_to_an_open_file_as_scikit_learns_does(tmp_path):
+    # out_file=<open file> raised "expected str, bytes or os.PathLike object,
+    # not TextIOWrapper"; scikit-learn's export_graphviz takes one.
+    import io
+
+    roads = FiniteDecisions(np.eye(2))
+    model = Fitted(hand_tree(np.eye(2)), roads)
+    with open(tmp_path / "t.dot", "w") as fh:
+        dot = export_graphviz(model, out_file=fh)
+        assert not fh.closed  # the caller's to close
+    assert (tmp_path / "t.dot").read_text() == dot == export_graphviz(model)
+    buffer = io.StringIO()
+    export_graphviz(model, out_file=buffer)
+    assert buffer.getvalue() == dot

@@ -87,8 +87,10 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
     show_loss : bool, default=True
     filled : bool, default=True
     rounded : bool, default=True
-    out_file : str or path-like, default=None
-        Also write the text to this file.
+    out_file : str, path-like or file object, default=None
+        Also write the text to this file (an open text file, such as
+        scikit-learn's ``export_graphviz`` takes, is written to and left
+        open).
 
     Returns
     -------
@@ -157,7 +159,11 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
             stack += [right, left]
     lines.append("}")
     dot = "\n".join(lines) + "\n"
-    if out_file is not None:
+    if hasattr(out_file, "write"):
+        # (open() on a file object raised "expected str, bytes or os.PathLike
+        # object, not TextIOWrapper".)
+        out_file.write(dot)
+    elif out_file is not None:
         with open(out_file, "w", encoding="utf-8") as fh:
             fh.write(dot)
     return dot
