@@ -63,10 +63,11 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
     """Draw a fitted SPO tree: splits, leaf decisions, samples and SPO losses.
 
     Leaves with the same decision share a colour. The left child of a split
-    holds the samples for which the split's condition is true. The trees of a
-    :class:`~spotree.SPOBoost` (``model.estimators_[k]``) hold no decisions:
-    their leaves show the step of the predicted costs (``tree_.value``, before
-    ``learning_rate`` shrinks it) and no SPO loss.
+    holds the samples for which the split's condition is true. A node's SPO
+    loss is the total over its training rows (weighted), not their mean. The
+    trees of a :class:`~spotree.SPOBoost` (``model.estimators_[k]``) hold no
+    decisions: their leaves show the step of the predicted costs
+    (``tree_.value``, before ``learning_rate`` shrinks it) and no SPO loss.
 
     Parameters
     ----------

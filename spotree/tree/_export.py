@@ -135,10 +135,11 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
 
     Each split line reads ``feature <= threshold`` (or ``feature in {...}``
     for categorical splits); each leaf shows its decision, its training
-    weight and its SPO loss. The trees of a :class:`~spotree.SPOBoost`
-    (``model.estimators_[k]``) hold no decisions: their leaves show the step
-    of the predicted costs (``tree_.value``, before ``learning_rate``
-    shrinks it) and no SPO loss.
+    weight and its SPO loss (``tree_.loss``: the total over the node's
+    training rows, weighted, not their mean). The trees of a
+    :class:`~spotree.SPOBoost` (``model.estimators_[k]``) hold no decisions:
+    their leaves show the step of the predicted costs (``tree_.value``,
+    before ``learning_rate`` shrinks it) and no SPO loss.
 
     Parameters
     ----------
@@ -148,6 +149,7 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
         was fitted on a DataFrame, else ``x0, x1, ...``.
     decimals : int, default=3
     show_loss : bool, default=True
+        Show each node's total SPO loss (``spo_loss=``).
 
     Returns
     -------

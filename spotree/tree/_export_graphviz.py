@@ -65,10 +65,11 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
     """Export a fitted SPO tree in Graphviz DOT format.
 
     Each internal node shows its split (``feature <= threshold``; left is the
-    "True" branch), its training samples and SPO loss; each leaf shows its
-    decision. With ``filled=True`` leaves with the same decision share a
-    colour. The trees of a :class:`~spotree.SPOBoost` (``model.estimators_[k]``)
-    hold no decisions: their leaves show the step of the predicted costs
+    "True" branch), its training samples and SPO loss (the total over its
+    training rows, weighted, not their mean); each leaf shows its decision.
+    With ``filled=True`` leaves with the same decision share a colour. The
+    trees of a :class:`~spotree.SPOBoost` (``model.estimators_[k]``) hold no
+    decisions: their leaves show the step of the predicted costs
     (``tree_.value``, before ``learning_rate`` shrinks it) and no SPO loss.
     Render the text with ``dot -Tpng tree.dot -o tree.png``.
 
