@@ -132,6 +132,11 @@ def _check_file_structure(left, right, feature, threshold, categories, n_feature
                              f"is not empty); got {float(threshold[t])!r}.")
 
 
+_NOT_FINITE = ("cost-complexity pruning needs finite node losses; node {k}'s is {v!r} (a "
+               "squared error beyond the float range: costs above about 1e154 in magnitude). "
+               "Rescale the costs, or prune by the SPO loss (prune(..., loss='spo')).")
+
+
 class Tree:
     """A fitted binary tree stored as parallel arrays, one entry per node.
 
@@ -348,6 +353,13 @@ class Tree:
         removed = np.zeros(self.node_count, dtype=bool)  # strictly below a pruned node
         R_sub, n_sub = self.subtree_sums(R)
         R_sub = R_sub.astype(np.float64)
+        # inf - inf is NaN, no link is ever the weakest, and the loop below never
+        # ended (a squared-error tree on costs above ~1e154: ccp_alpha hung its fit).
+        bad = np.flatnonzero(~(np.isfinite(R) & np.isfinite(R_sub)))
+        if bad.size:
+            k = int(bad[0])
+            raise ValueError(_NOT_FINITE.format(k=k, v=float(R[k] if not np.isfinite(R[k])
+                                                             else R_sub[k])))
         alphas, masks, losses = [0.0], [leaf.copy()], [R_sub[0]]
         scale = max(abs(R_sub[0]), abs(R[0]), 1e-300)
         while not leaf[0]:
@@ -357,6 +369,9 @@ class Tree:
             g_min = g.min()
             # Prune every node tied with the weakest link (floating tolerance).
             weakest = np.flatnonzero(g <= g_min + 1e-12 * scale)
+            if not weakest.size:  # sums that overflowed on the way: NaN everywhere
+                raise ValueError(_NOT_FINITE.format(k=int(np.argmax(np.isnan(g))),
+                                                    v=float("nan")))
             for t in weakest:
                 if leaf[t] or removed[t]:
                     continue

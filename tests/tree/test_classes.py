@@ -949,6 +949,47 @@ def test_squared_error_tree_at_extreme_cost_scales():
     np.testing.assert_array_equal(pure.tree_.impurity[pure.tree_.is_leaf], [0.0, 0.0])
 
 
+_PRUNE_HUGE = """
+import warnings
+import numpy as np
+from spotree import SPOTree
+from spotree.problems import FiniteDecisions
+warnings.simplefilter("ignore")
+rng = np.random.default_rng(0)
+X = rng.uniform(size=(60, 2))
+C = 1e200 * (rng.uniform(size=(60, 3)) + np.eye(3)[(3 * X[:, 0]).astype(int)])
+tree = SPOTree(FiniteDecisions(np.eye(3)), criterion="mse", max_depth=3)
+for run in (lambda: tree.set_params(ccp_alpha=1.0).fit(X, C),
+            lambda: tree.set_params(ccp_alpha=0.0).fit(X, C).prune(X, C),
+            lambda: tree.cost_complexity_pruning_path(X, C)):
+    try:
+        run()
+        print("no error")
+    except ValueError as exc:
+        print(exc)
+print(tree.set_params(ccp_alpha=0.0).fit(X, C).prune(X, C, loss="spo").get_n_leaves())
+"""
+
+
+def test_pruning_a_tree_whose_squared_errors_overflow_raises_instead_of_hanging():
+    # Costs of 1e200: the stored squared errors are inf, the weakest link's
+    # gain inf - inf = NaN, nothing was ever pruned and the loop never ended
+    # (ccp_alpha hung fit, prune and cost_complexity_pruning_path). In a
+    # subprocess, so that a hang fails the test instead of the suite.
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", _PRUNE_HUGE], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    msg = ("cost-complexity pruning needs finite node losses; node 0's is inf (a squared error "
+           "beyond the float range: costs above about 1e154 in magnitude). Rescale the costs, "
+           "or prune by the SPO loss (prune(..., loss='spo')).")
+    assert lines[:3] == [msg] * 3
+    assert int(lines[3]) >= 1           # the SPO loss prunes it
+
+
 def _hand_importances(tree):
     """Normalized criterion-loss decrease per feature, by a loop over the splits."""
     imp = np.zeros(tree.n_features)
