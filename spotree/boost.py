@@ -1049,7 +1049,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             if X_val is None or C_val is None:
                 raise ValueError("X_val and C_val must be given together.")
             Xv = self._validate_X(X_val, arg="X_val")
-            Cv = check_costs(C_val, n_costs=problem.n_costs, name="C_val")
+            Cv = np.ascontiguousarray(check_costs(C_val, n_costs=problem.n_costs,
+                                                  name="C_val"))
             check_same_rows(Xv, Cv, ("X_val", "C_val"))
             swv = check_sample_weight(sample_weight_val, Xv.shape[0],
                                       name="sample_weight_val")

@@ -889,7 +889,8 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 Xv = check_features(est, X_val, reset=False, arg="X_val")
-            C_va = check_costs(C_val, n_costs=problem.n_costs, name="C_val")
+            C_va = np.ascontiguousarray(check_costs(C_val, n_costs=problem.n_costs,
+                                                    name="C_val"))
             check_same_rows(Xv, C_va, ("X_val", "C_val"))
             sw_va = check_sample_weight(sample_weight_val, Xv.shape[0],
                                         name="sample_weight_val")

@@ -284,3 +284,21 @@ def test_sparse_or_ragged_costs_are_named(name):
         normalized_spo_loss(sp.csr_matrix(C), C, problem=ROADS)
     # The dense costs as a list of rows, as an array: the same model.
     assert_array_equal(ESTIMATORS[name](ROADS).fit(X, C.tolist()).predict(X), model.predict(X))
+
+
+def test_validation_costs_as_a_dataframe_score_as_the_array():
+    # As for C in fit: SPOBoost's validation_score_ (X_val, C_val) and
+    # SPOTree.prune's val_losses differed in the last bits when C_val was a
+    # DataFrame (column-major) instead of the same costs as an array.
+    from spotree import ShortestPath
+    from spotree.datasets import make_shortest_path
+
+    problem = ShortestPath(grid=(3, 3))
+    X, C = make_shortest_path(300, grid=(3, 3), degree=4, noise=0.5, random_state=0)
+    frame = pd.DataFrame(C[200:])
+    boosts = [SPOBoost(problem, n_estimators=10, random_state=0).fit(
+        X[:200], C[:200], X_val=X[200:], C_val=costs) for costs in (C[200:], frame)]
+    assert_array_equal(boosts[1].validation_score_, boosts[0].validation_score_)
+    tree = SPOTree(problem, max_depth=4).fit(X[:200], C[:200])
+    assert_array_equal(tree.prune(X[200:], frame).pruning_path_.val_losses,
+                       tree.prune(X[200:], C[200:]).pruning_path_.val_losses)

@@ -242,7 +242,9 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """
         X = self._validate_X_predict(X)
         # Named as prune's arguments, X_val and C_val.
-        C = check_costs(C, n_costs=self.problem_.n_costs, name="C_val")
+        # C-ordered as the training costs are (see check_realized_costs): a
+        # DataFrame of validation costs summed in another order.
+        C = np.ascontiguousarray(check_costs(C, n_costs=self.problem_.n_costs, name="C_val"))
         check_same_rows(X, C, ("X_val", "C_val"))
         sw = check_sample_weight(sample_weight, X.shape[0])
         t = self.tree_
