@@ -36,8 +36,11 @@ def _check_problem(problem):
 
 def _check_pair(C_true, C_pred, problem, second="C_pred"):
     _check_problem(problem)
-    C_true = check_costs(C_true, n_costs=problem.n_costs, name="C_true")
-    C_pred = check_costs(C_pred, n_costs=problem.n_costs, name=second)
+    # C-ordered: einsum and the oracle sum a column-major array (a
+    # DataFrame's) in another order, so the losses of the same numbers
+    # differed in the last bits between an array and a DataFrame.
+    C_true = np.ascontiguousarray(check_costs(C_true, n_costs=problem.n_costs, name="C_true"))
+    C_pred = np.ascontiguousarray(check_costs(C_pred, n_costs=problem.n_costs, name=second))
     check_same_rows(C_true, C_pred, ("C_true", second))
     return C_true, C_pred
 
@@ -293,7 +296,8 @@ def _check_spo_plus(C_true, C_pred, problem, W_true):
     if W_true is None:
         W_true = problem.solve(C_true)[0]
     else:
-        W_true = check_costs(W_true, n_costs=problem.n_costs, name="W_true")
+        W_true = np.ascontiguousarray(check_costs(W_true, n_costs=problem.n_costs,
+                                                   name="W_true"))
         check_same_rows(C_true, W_true, ("C_true", "W_true"))
     return C_true, C_pred, W_true
 

@@ -587,3 +587,29 @@ def test_spo_scorer_checks_its_arguments_when_made():
     with pytest.raises(ValueError, match="ties must be 'first' or 'worst'; got 'best'"):
         make_spo_scorer(ROADS, ties="best")
     assert make_spo_scorer(ROADS, ties="worst") is not None
+
+
+def test_losses_of_a_dataframe_or_fortran_array_equal_the_arrays_bitwise():
+    # einsum and the oracle summed a column-major C_true (a DataFrame's
+    # to_numpy) in another order: spo_loss, spo_plus_loss and
+    # normalized_decision_loss differed in the last bits from the same
+    # numbers as a C-ordered array (a scorer on a DataFrame of costs then
+    # disagreed with one on the array).
+    import pandas as pd
+
+    from spotree import ShortestPath
+    from spotree.metrics import (normalized_decision_loss, normalized_spo_loss, spo_loss,
+                                 spo_plus_loss)
+
+    problem = ShortestPath(grid=(3, 3))
+    rng = np.random.default_rng(0)
+    C = rng.uniform(0.5, 3.0, size=(300, problem.n_costs)) * rng.uniform(0.5, 3.0, (300, 1))
+    P = C + rng.normal(scale=0.8, size=C.shape)
+    W = problem.solve(P)[0]
+    sw = np.linspace(0.1, 2, 300)
+    for f in (spo_loss, normalized_spo_loss, spo_plus_loss):
+        reference = f(C, P, problem=problem, sample_weight=sw)
+        for c, p in ((np.asfortranarray(C), P), (pd.DataFrame(C), pd.DataFrame(P))):
+            assert_array_equal(f(c, p, problem=problem, sample_weight=sw), reference)
+    assert (normalized_decision_loss(np.asfortranarray(C), np.asfortranarray(W), problem=problem)
+            == normalized_decision_loss(C, W, problem=problem))
