@@ -508,7 +508,13 @@ class SPOTree(BaseSPOTree):
         paper) and left for pruning to remove.
     ccp_alpha : float, default=0.0
         Complexity parameter of minimal cost-complexity pruning applied after
-        growing (on the training criterion loss).
+        growing (on the training criterion loss). It is in units of the total
+        training loss (summed over the weighted rows; for ``criterion="mse"``
+        the squared errors summed over the costs too), not of scikit-learn's
+        mean impurity: ``DecisionTreeRegressor(ccp_alpha=a)`` prunes as
+        ``SPOTree(criterion="mse", ccp_alpha=a * sample_weight.sum() *
+        n_costs)`` does. :meth:`cost_complexity_pruning_path` gives the
+        alphas in these units.
     random_state : int, RandomState instance or None, default=None
         Seeds the feature draws of ``max_features``.
 
