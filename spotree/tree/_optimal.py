@@ -133,6 +133,11 @@ class OptimalSPOTree(BaseSPOTree):
         ``n_binaries``.
     feature_importances_ : ndarray of shape (n_features,)
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only for DataFrame input with string column names.
+    category_values_ : None
+        Always None: categorical columns are refused (as SPOTree's attribute,
+        for the exports).
 
     Notes
     -----
