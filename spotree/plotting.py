@@ -288,16 +288,36 @@ def decision_boundaries(model, x):
     ----------
     model : fitted estimator of one feature with ``predict_decision``
     x : array-like of shape (m,)
-        Increasing grid of values of the feature.
+        Increasing grid of values of the feature (distinct and finite: a
+        boundary is read between neighbours; anything else is a ValueError).
 
     Returns
     -------
     list of float
         Midpoints between consecutive grid values whose decisions differ.
     """
-    x = np.asarray(x, dtype=np.float64).ravel()
+    x = _check_grid(x, "decision_boundaries")
     _check_one_feature(model, "decision_boundaries")
     return _boundaries(np.asarray(model.predict_decision(_grid(model, x))), x)
+
+
+def _check_grid(x, caller):
+    """``x`` as a 1-D float grid in order: a boundary is read between neighbours."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if not np.isfinite(x).all():
+        raise ValueError(f"{caller}: x must hold finite values of the feature; got "
+                         f"{int((~np.isfinite(x)).sum())} NaN or infinite.")
+    step = np.diff(x)
+    # Out of order, neighbours in x are not neighbours in the feature: a
+    # shuffled grid gave boundaries at 0.45, 0.15 and 0.45 for a model whose
+    # decision changes at 0.28 (a sorted one: 0.25).
+    if step.size and not ((step > 0).all() or (step < 0).all()):
+        i = int(np.flatnonzero(step <= 0)[0] if (step > 0).sum() >= step.size / 2
+                else np.flatnonzero(step >= 0)[0])
+        raise ValueError(f"{caller}: x must be a grid of distinct values in increasing "
+                         f"order (as np.linspace gives); x[{i}] = {x[i]:.6g} and x[{i + 1}] "
+                         f"= {x[i + 1]:.6g} are out of order or equal. Sort it: np.unique(x).")
+    return x
 
 
 def _grid(model, x):
@@ -343,7 +363,8 @@ def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
         Provides ``predict`` and ``predict_decision`` on the grid; None when
         ``C_pred`` and ``W_pred`` are given.
     x : array-like of shape (m,)
-        Increasing grid of feature values.
+        Increasing grid of feature values (distinct and finite, as for
+        :func:`decision_boundaries`).
     C_true : array-like of shape (m, d), default=None
         True costs on the grid.
     C_pred, W_pred : array-like of shape (m, d), default=None
@@ -361,7 +382,7 @@ def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
     -------
     ax : matplotlib Axes
     """
-    x = np.asarray(x, dtype=np.float64).ravel()
+    x = _check_grid(x, "plot_predicted_costs")
     if model is not None:
         _check_one_feature(model, "plot_predicted_costs")
         C_pred = model.predict(_grid(model, x))

@@ -461,3 +461,22 @@ def test_export_graphviz_writes_to_an_open_file_as_scikit_learns_does(tmp_path):
     buffer = io.StringIO()
     export_graphviz(model, out_file=buffer)
     assert buffer.getvalue() == dot
+
+
+def test_one_feature_plots_refuse_a_grid_out_of_order():
+    # A boundary is read between neighbours of x: a shuffled grid gave
+    # [0.45, 0.15, 0.45] for a model whose decision changes at 0.28 (the
+    # sorted grid: [0.25], the midpoint of 0.2 and 0.3), without a word.
+    x = np.linspace(0, 1, 11)
+    assert decision_boundaries(Threshold1D(0.28), x) == [pytest.approx(0.25)]
+    assert decision_boundaries(Threshold1D(0.28), x[::-1]) == [pytest.approx(0.25)]
+    shuffled = np.random.default_rng(0).permutation(x)
+    for f in (decision_boundaries, plot_predicted_costs):
+        with pytest.raises(ValueError, match=rf"{f.__name__}: x must be a grid of distinct "
+                                             r"values in increasing order .* out of order or "
+                                             r"equal\. Sort it: np\.unique\(x\)"):
+            f(Threshold1D(0.28), shuffled)
+        with pytest.raises(ValueError, match=rf"{f.__name__}: x must hold finite values of "
+                                             r"the feature; got 1 NaN or infinite"):
+            f(Threshold1D(0.28), np.r_[x, np.nan])
+    plt.close("all")
