@@ -289,7 +289,8 @@ def decision_boundaries(model, x):
     model : fitted estimator of one feature with ``predict_decision``
     x : array-like of shape (m,)
         Increasing grid of values of the feature (distinct and finite: a
-        boundary is read between neighbours; anything else is a ValueError).
+        boundary is read between neighbours, so a grid out of order or
+        holding NaN is a ValueError).
 
     Returns
     -------
