@@ -646,3 +646,36 @@ def test_prune_by_squared_error_is_refused_with_a_message_for_this_estimator():
         est.prune(X[40:], C[40:], loss="mse")
     assert "spo_weight" not in str(info.value) and "criterion='mse'" not in str(info.value)
     assert est.prune(X[40:], C[40:], loss="spo").get_n_leaves() >= 1
+
+
+@pytest.mark.parametrize("method", ["search", "milp"])
+def test_pruned_copy_reports_the_pruned_trees_objective(method):
+    # result_ describes tree_: after prune removed splits, its objective,
+    # training loss and gap are the pruned tree's (recomputed here from the
+    # definition: each training row's extra cost under its leaf's decision),
+    # the bound is kept, and the fitted model's result_ is untouched.
+    problem = ShortestPath((3, 3))
+    X, C = make_shortest_path(120, grid=(3, 3), degree=2, noise=0.5, random_state=3)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=120)
+    tree = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=10, method=method,
+                          split_penalty=0.001, random_state=0).fit(X, C, sample_weight=w)
+    before = dict(tree.result_)
+    assert tree.tree_.n_leaves > 1
+    # Validation costs unrelated to X: the root alone is best.
+    rng = np.random.default_rng(5)
+    X_val = rng.uniform(size=(200, X.shape[1]))
+    C_val = np.tile(rng.uniform(0.5, 2.0, size=problem.n_costs), (200, 1))
+    pruned = tree.prune(X_val, C_val)
+    assert pruned.tree_.n_leaves < tree.tree_.n_leaves
+    _, z = problem.solve(C)
+    dec = pruned.tree_.decision[pruned.tree_.apply(X)]
+    train_loss = float((w * ((C * dec).sum(axis=1) - z)).sum() / w.sum())
+    n_splits = pruned.tree_.n_leaves - 1
+    r = pruned.result_
+    assert r["pruned"] is True
+    assert r["train_loss"] == pytest.approx(train_loss, rel=1e-9, abs=1e-12)
+    assert r["objective"] == pytest.approx(train_loss + 0.001 * n_splits, rel=1e-9)
+    assert r["bound"] == before["bound"] and r["bound"] <= r["objective"] + 1e-12
+    assert r["gap"] == pytest.approx((r["objective"] - r["bound"]) / r["objective"])
+    assert r["status"] == before["status"]
+    assert tree.result_ == before
