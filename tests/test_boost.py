@@ -1257,6 +1257,10 @@ def test_rounds_grow_the_trees_of_a_public_spotree_fit_loop(loss, subsample, max
     from spotree import SPOTree
 
     X, C, _, _ = _sp_data(n=150, degree=4)
+    # The generator's C is column-major and the fit makes costs row-major
+    # (d7334ff); the start C.mean(axis=0) sums in another order on each, so
+    # the loop below starts from the same array as the fit does.
+    C = np.ascontiguousarray(C)
     lr, rounds, depth, leaf = 0.3, 4, 3, 5
     m = SPOBoost(SP, loss=loss, init="mean", n_estimators=rounds, learning_rate=lr,
                  max_depth=depth, min_samples_leaf=leaf, subsample=subsample,
