@@ -356,7 +356,12 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         pruned.pruning_alpha_ = float(alphas[best])
         pruned.pruning_path_ = Bunch(ccp_alphas=alphas, n_leaves=n_leaves, val_losses=val,
                                      standard_error=float(se))
+        self._after_prune(pruned)
         return pruned
+
+    def _after_prune(self, pruned):
+        """Bring a subclass's own fitted attributes of ``pruned`` (a copy of
+        this estimator with a pruned ``tree_``) up to date; none here."""
 
     def _per_sample_loss(self, tree, X, C, loss):
         node_of = tree.apply(X)

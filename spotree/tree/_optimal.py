@@ -130,7 +130,10 @@ class OptimalSPOTree(BaseSPOTree):
         ``runtime`` (seconds), ``n_nodes_explored`` (search subproblems or
         branch-and-bound nodes); for the MILP also ``solver``,
         ``solver_objective``, ``warm_start_objective`` and
-        ``n_binaries``.
+        ``n_binaries``. After :meth:`prune` removed splits, the pruned
+        copy's ``objective``, ``train_loss`` and ``gap`` are the pruned
+        tree's (to the same ``bound``, which holds for every tree of
+        ``max_depth``) and ``pruned`` is True; the rest describes the fit.
     feature_importances_ : ndarray of shape (n_features,)
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -310,50 +313,20 @@ class OptimalSPOTree(BaseSPOTree):
                          "node, which OptimalSPOTree (trained on the SPO loss) does not "
                          "keep; prune with loss='criterion' or 'spo'.")
 
-    def prune(self, X_val, C_val, sample_weight=None, one_se_rule=False, loss="criterion"):
-        """Cost-complexity pruning with the alpha chosen on validation data.
-
-        As :meth:`SPOTree.prune`: Breiman's weakest-link sequence of subtrees
-        from the training losses stored in the tree, each scored on
-        ``(X_val, C_val)``, the best kept (ties to the smaller tree).
-
-        Parameters
-        ----------
-        X_val : array-like of shape (n_val, n_features)
-        C_val : array-like of shape (n_val, n_costs)
-        sample_weight : array-like of shape (n_val,), default=None
-        one_se_rule : bool, default=False
-            Keep the smallest subtree whose validation loss is within one
-            standard error of the best.
-        loss : {"criterion", "spo"}, default="criterion"
-            The loss that orders and scores the subtrees (both the SPO loss
-            here).
-
-        Returns
-        -------
-        pruned : OptimalSPOTree
-            A pruned copy, with ``pruning_path_`` and ``pruning_alpha_`` as in
-            :meth:`SPOTree.prune`. When splits were removed, its ``result_``
-            holds the pruned tree's ``objective``, ``train_loss`` and ``gap``
-            (to the same ``bound``, which holds for every tree of
-            ``max_depth``) and ``pruned=True``; ``status``, ``runtime`` and
-            the search's or solver's own figures describe the fit.
-        """
-        pruned = super().prune(X_val, C_val, sample_weight=sample_weight,
-                               one_se_rule=one_se_rule, loss=loss)
+    def _after_prune(self, pruned):
+        """``result_`` described the unpruned tree: the pruned copy's holds its
+        own objective, training loss and gap (the bound, a lower bound on
+        every tree of max_depth, still holds for it) and ``pruned=True``."""
         result = getattr(pruned, "result_", None)
-        if result is not None and pruned.tree_.node_count != self.tree_.node_count:
-            # result_ described the unpruned tree: its objective, training
-            # loss and gap now describe the pruned one (the bound, a lower
-            # bound on every tree of max_depth, still holds for it).
-            result = dict(result)
-            W = float(pruned.tree_.weighted_n_node_samples[0])
-            result["objective"] = self._objective(pruned.tree_, W)
-            result["train_loss"] = _leaf_loss(pruned.tree_) / W
-            result["gap"] = self._gap(result["objective"], result["bound"])
-            result["pruned"] = True
-            pruned.result_ = result
-        return pruned
+        if result is None or pruned.tree_.node_count == self.tree_.node_count:
+            return
+        result = dict(result)
+        W = float(pruned.tree_.weighted_n_node_samples[0])
+        result["objective"] = self._objective(pruned.tree_, W)
+        result["train_loss"] = _leaf_loss(pruned.tree_) / W
+        result["gap"] = self._gap(result["objective"], result["bound"])
+        result["pruned"] = True
+        pruned.result_ = result
 
 
     # ------------------------------------------------------------ search
