@@ -134,6 +134,7 @@ class OptimalSPOTree(BaseSPOTree):
         copy's ``objective``, ``train_loss`` and ``gap`` are the pruned
         tree's (to the same ``bound``, which holds for every tree of
         ``max_depth``) and ``pruned`` is True; the rest describes the fit.
+        :meth:`save` writes it with the model.
     feature_importances_ : ndarray of shape (n_features,)
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -307,6 +308,9 @@ class OptimalSPOTree(BaseSPOTree):
                           f"0.2 and will be removed in 0.3; use {new}={value!r}.",
                           FutureWarning, stacklevel=3)
         return value
+
+    # The solve's diagnostics travel with the model file.
+    _persist_extra = BaseSPOTree._persist_extra + ("result_",)
 
     def _train_mse(self):
         raise ValueError("loss='mse' pruning needs the training squared error of every "

@@ -211,6 +211,17 @@ def _read_json_value(v, where, p=None, d=None):
                                      f"got {_schema._show(v)}.")
 
 
+def _read_result(v, where, p, d):
+    """OptimalSPOTree's ``result_``: an object of scalars (diagnostics of the
+    solve; a solver's objective or gap may be inf or NaN when it found nothing)."""
+    for key, x in _schema.mapping(v, where).items():
+        if not (x is None or isinstance(x, (bool, int, float, str))):
+            raise _schema.SchemaError(_schema.join(where, key),
+                                      f"must be a JSON number, string, bool or null; "
+                                      f"got {_schema._show(x)}.")
+    return dict(v)
+
+
 def _read_category_values(v, where, p, d):
     """Per feature, the labels of a categorical column (a list) or None."""
     if v is None:
@@ -313,6 +324,8 @@ _EXTRA_READERS = {
     "category_values_": _read_category_values,
     "categories_seen_": _read_categories_seen,
     "ridge_features_": _read_ridge_features,
+    # OptimalSPOTree: the solve's status, objective, bound and gap.
+    "result_": _read_result,
     # SPOForest(criterion="auto"): the kept criterion and both out-of-bag scores.
     "criterion_": lambda v, where, p, d: _schema.string(v, where, choices=("spo", "mse")),
     "criterion_oob_scores_": _read_oob_pair,

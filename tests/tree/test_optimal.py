@@ -679,3 +679,31 @@ def test_pruned_copy_reports_the_pruned_trees_objective(method):
     assert r["gap"] == pytest.approx((r["objective"] - r["bound"]) / r["objective"])
     assert r["status"] == before["status"]
     assert tree.result_ == before
+
+
+@pytest.mark.parametrize("method", ["search", "milp"])
+def test_result_is_saved_and_loaded_with_the_model(tmp_path, method):
+    # result_ (status, objective, bound, gap...) is part of what a user saves:
+    # the loaded model reported no result_ at all before it was written.
+    from spotree.tree import load
+
+    problem = ShortestPath((3, 3))
+    X, C = make_shortest_path(60, grid=(3, 3), degree=2, noise=0.5, random_state=1)
+    est = OptimalSPOTree(problem, max_depth=1, method=method, random_state=0).fit(X, C)
+    pruned = est.prune(X[:20], np.tile(C[:1], (20, 1)))
+    for model, name in ((est, "fit.json"), (pruned, "pruned.json")):
+        model.save(tmp_path / name)
+        back = load(tmp_path / name)
+        assert back.result_ == model.result_
+        assert set(back.result_) >= {"method", "status", "objective", "bound", "gap"}
+    assert load(tmp_path / "pruned.json").result_.get("pruned") is True
+    # A result_ that is not an object of scalars is refused, naming the key.
+    doc = json.loads((tmp_path / "fit.json").read_text())
+    doc["fitted"]["result_"]["status"] = ["optimal"]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"fitted\.result_\.status must be a JSON number"):
+        load(tmp_path / "bad.json")
+    doc["fitted"]["result_"] = [1]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"fitted\.result_ must be an object"):
+        load(tmp_path / "bad.json")
