@@ -128,7 +128,8 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     Sample weights scale each row's loss; the objective is
     ``sum_i w_i l_i / sum_i w_i``. Weighted minibatch gradients are
     normalized by the mean weight of the whole training set, so unit weights
-    give exactly PyEPO's per-batch mean.
+    give exactly PyEPO's per-batch mean. A row of zero weight is a row
+    removed: the minibatches are drawn from the rows of positive weight.
 
     Examples
     --------
@@ -205,6 +206,13 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 self.__dict__.update(kept)
                 raise
         self.problem_ = problem = resolve_problem(self.problem, C)
+        # Only the rows of positive weight: the minibatches are drawn from the
+        # rows, so a row of weight 0 moved the others' batches (and the mean
+        # weight that scales the steps): 25 such rows changed the predictions
+        # by 7%. SPOBoost's "spo+" start drops them alike.
+        pos = sw > 0
+        if not pos.all():
+            X, C, sw = X[pos], C[pos], sw[pos]
         W_true = problem.solve(C)[0]
         self._fit_arrays(X, C, sw, W_true, check_random_state(self.random_state))
         return self
