@@ -581,6 +581,26 @@ def test_knapsack_dp_value_at_a_multiplier_is_the_optimum():
             assert got == pytest.approx(exact, rel=1e-12, abs=1e-12), (t, r)
 
 
+def test_knapsack_dp_value_at_keeps_an_item_free_within_the_rounding_margin():
+    # The reduction fixes item j only when |d_j| > U - lb (plus a margin for
+    # rounding). Here the optimum beats the core's lb by delta = 2**-30, far
+    # below the margin, and leaves out the item X of d_X = U - opt: X is fixed
+    # (wrongly) as soon as the margin is subtracted instead of added. Every
+    # number is exact in binary. r = 1 is the LP relaxation's critical ratio.
+    # By hand: K = 6; X weighs 2 for 3 - delta, six items weigh 3 for 3 each.
+    # The best subset is two of the 3s (6); X with one 3 gives 6 - delta.
+    from spotree.problems._compiled import _knapsack_dp_value_at
+
+    delta = 2.0 ** -30
+    W = np.array([[2.0, 3, 3, 3, 3, 3, 3]])
+    c = -np.array([3.0 - delta, 3, 3, 3, 3, 3, 3])
+    assert _exact_min(c, W, np.array([6.0])) == -6.0
+    o = Knapsack(W, [6]).compiled_oracle()
+    work, iwork = _buffers(o)
+    assert relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)[1] == 1.0
+    assert _knapsack_dp_value_at(o.ints, c, work, iwork, 1.0) == -6.0
+
+
 def test_knapsack_dp_value_at_matches_the_full_table_on_large_knapsacks():
     # ICON-sized knapsacks (48 items of weights 3, 5, 7, capacity 120, and
     # others), costs of one sign or mixed, at the relaxation's multiplier:
