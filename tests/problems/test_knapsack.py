@@ -187,6 +187,25 @@ def test_items_of_non_positive_value_are_never_taken(method):
     assert_array_equal(W, (C < 0).astype(float))
 
 
+def test_zero_value_items_are_left_out_whatever_highs_returns():
+    # HiGHS may take an item of value 0: taking every item is an optimal
+    # MILP solution here (room for all, no negative value), and a stand-in
+    # for the MILP model returns it. The decisions still leave the zero
+    # items out, as the compiled solvers do (the documented rule).
+    class TakeAll:
+        def solve(self, Cm):
+            return np.ones_like(Cm), None
+
+    w = np.array([1.0, 2.0, 3.0, 1.0])
+    C = np.array([[0.0, 2.0, 0.0, 1.0], [3.0, 0.0, 0.0, 0.0]])
+    for sense, sign in (("max", 1.0), ("min", -1.0)):
+        ks = Knapsack(w, w.sum(), sense=sense, method="highs")
+        ks._model_milp = TakeAll()
+        W, z = ks.solve(sign * C)
+        assert_array_equal(W, (C > 0).astype(float))
+        assert_allclose(z, sign * C.sum(axis=1))
+
+
 def test_bb_is_deterministic_and_batch_equals_rows():
     rng = np.random.default_rng(14)
     Wt = rng.integers(300, 800, size=(2, 20)) / 100.0
