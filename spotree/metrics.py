@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from ._ridge import cost_unit
 from ._validation import check_costs, check_same_rows, check_sample_weight
 from .problems import DecisionProblem, describe_not_a_problem
 
@@ -216,12 +217,18 @@ def normalized_decision_loss(C_true, W_pred, *, problem, sample_weight=None):
     if C_true.shape[0] == 0:
         raise ValueError("C_true is empty: the normalized SPO loss needs at least one row.")
     _, z = problem.solve(C_true)
-    denom = np.dot(sw, np.abs(z))
+    loss = decision_loss(C_true, W_pred, problem=problem, z_true=z)
+    # The sums in units of powers of two at the largest weight and the largest
+    # term (exact, so the ratio is unchanged): weighted sums of values near the
+    # float range overflowed to inf, and inf / inf came out as 0.0, a perfect
+    # score (50 rows of costs, or weights, of 1e306).
+    sw = sw / cost_unit(sw)
+    unit = cost_unit(np.concatenate([np.abs(z), loss]))
+    denom = np.dot(sw, np.abs(z) / unit)
     if denom == 0:
         raise ValueError("the optimal values z*(C_true) are all zero, so the normalized "
                          "SPO loss is undefined; use spo_loss instead.")
-    return float(np.dot(sw, decision_loss(C_true, W_pred, problem=problem, z_true=z))
-                 / denom)
+    return float(np.dot(sw, loss / unit) / denom)
 
 
 def normalized_spo_loss(C_true, C_pred, *, problem, sample_weight=None, ties="first"):

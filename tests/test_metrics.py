@@ -266,6 +266,35 @@ def test_normalized_equals_independent_formula(sense):
     assert normalized_spo_loss(C_true, C_pred, problem=p) == pytest.approx(unweighted, rel=1e-12)
 
 
+@pytest.mark.parametrize("scaled", ["weights", "costs"])
+def test_normalized_loss_of_weighted_sums_beyond_the_float_range(scaled):
+    # Weights or costs times 2^1018 on 80 rows: every row's terms are finite,
+    # their weighted sums are not. The sums overflowed to inf and the ratio
+    # came out as 0.0 (a perfect score, for every estimator's score() and the
+    # forest's oob_score_); a power of two changes neither the regrets'
+    # ratio nor, here, any rounding.
+    rng = np.random.default_rng(2)
+    V = rng.normal(size=(6, 4))
+    p = FiniteDecisions(V)
+    C_true = rng.normal(size=(80, 4))
+    C_pred = C_true + rng.normal(scale=0.7, size=C_true.shape)
+    w = rng.uniform(0.5, 2.0, size=80)
+    z = (C_true @ V.T).min(axis=1)
+    expected = np.sum(w * brute_regret(C_true, C_pred, V, "min")) / np.sum(w * np.abs(z))
+    big = 2.0 ** 1018
+    if scaled == "weights":
+        w = w * big
+    else:
+        C_true, C_pred = C_true * big, C_pred * big
+    wz = w * np.abs((C_true @ V.T).min(axis=1))
+    with np.errstate(over="ignore"):
+        assert np.isfinite(wz).all() and np.isinf(np.sum(wz))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow on the way either
+        got = normalized_spo_loss(C_true, C_pred, problem=p, sample_weight=w)
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
 def test_normalized_all_zero_optimum_raises():
     with pytest.raises(ValueError, match="optimal values z\\*\\(C_true\\) are all zero"):
         normalized_spo_loss(np.zeros((3, 2)), np.ones((3, 2)), problem=ROADS)
