@@ -291,6 +291,39 @@ def test_negative_costs_off_every_path_and_cycle_stay_compiled():
     assert_allclose(lp.solve(C)[1], linprog_values(A, b, C), rtol=1e-9)
 
 
+def test_negative_cycle_off_every_path_goes_to_highs():
+    # Cycles that no source-target path touches still carry flow in the LP
+    # (a circulation satisfies A w = 0 anywhere): 3 <-> 4 hangs off node 1
+    # and cannot reach the target 2; 5 <-> 6 is not even reachable. A
+    # negative cost on either must stop the compiled (Dijkstra) solve.
+    edges = [(0, 1), (1, 2), (0, 2), (1, 3), (3, 4), (4, 3), (5, 6), (6, 5)]
+    A, b = incidence(7, edges), supply(7, 0, 2)
+    lp = LinearProgram(A_eq=A, b_eq=b, bounds=(0, 1))
+    assert lp.compiled_oracle().kind == KIND_LABEL_SETTING
+    C = np.array([[1.0, 1.0, 3.0, 1.0, -1.0, -1.0, 1.0, 1.0],   # cycle 3-4: -2
+                  [1.0, 1.0, 3.0, 1.0, 1.0, 1.0, -2.0, 1.0],    # cycle 5-6: -1
+                  [1.0, 1.0, 3.0, 1.0, 1.0, 1.0, 1.0, 1.0]])    # a path: 2
+    W, z = lp.solve(C)
+    assert_allclose(z, linprog_values(A, b, C), rtol=1e-9)
+    assert_allclose(z, [0.0, 1.0, 2.0])  # by hand: the path 0-1-2 plus the cycle
+    assert_allclose(A @ W.T, np.tile(b[:, None], 3))
+
+
+def test_edge_bounds_below_one_are_not_a_path_problem():
+    # With every edge capped at 0.5 the unit of flow must split over the two
+    # routes: no single path is feasible, so no path solver may answer.
+    edges = [(0, 1), (1, 3), (0, 2), (2, 3)]
+    A, b = incidence(4, edges), supply(4, 0, 3)
+    lp = LinearProgram(A_eq=A, b_eq=b, bounds=(0, 0.5))
+    assert lp.compiled_oracle() is None
+    C = np.array([[1.0, 1.0, 3.0, 3.0], [2.0, -1.0, 0.0, 0.5]])
+    W, z = lp.solve(C)
+    ref = [linprog(c, A_eq=A, b_eq=b, bounds=(0, 0.5), method="highs").fun for c in C]
+    assert_allclose(z, ref, rtol=1e-9)
+    assert_allclose(z, [4.0, 0.75])  # by hand: half of each route's cost
+    assert_allclose(W, 0.5)
+
+
 @pytest.mark.parametrize("kwargs", [
     dict(bounds=(0, 0.5)),
     dict(bounds=(-1, 1)),
