@@ -797,6 +797,21 @@ def test_costs_near_the_largest_float_are_solved_exactly(make):
         assert_allclose(np.einsum("ij,ij->i", C / 2.0 ** 20, W), ref, rtol=1e-12)
 
 
+def test_large_vertices_times_moderate_costs_are_compared_without_overflow():
+    # No cost is near the largest float (1e290), but the vertices' entries
+    # (1e30) take the values past it: the rescaling must count the
+    # vertices' size, or every value is inf and the first vertex wins the
+    # tie. Reference: the same products on the costs divided by 2**200.
+    V = np.array([[2e30, 0.0, 0.0], [0.0, 1e30, 0.0], [0.0, 0.0, 3e30]])
+    C = np.array([[1e290, 1.5e290, 0.6e290], [1e290, 3e290, 0.7e290]])
+    ref = ((C / 2.0 ** 200) @ V.T).argmin(axis=1)
+    assert_array_equal(ref, [1, 0])  # by hand: 1.5e320 < 1.8e320 < 2e320; 2e320 < 2.1e320
+    for sense, sign in (("min", 1.0), ("max", -1.0)):
+        fd = FiniteDecisions(V, sense=sense)
+        assert_array_equal(fd.solve_vertices(sign * C)[2], ref)
+        assert_array_equal(fd.solve(sign * C)[0], V[ref])
+
+
 def test_finite_describe_decision_names_only_a_row_equal_to_the_vector():
     # A vector equal to no row was named after the nearest one: the zeros of a
     # boosting tree read "option 0", a half-half mix "option 0" too.
