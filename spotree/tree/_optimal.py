@@ -345,19 +345,24 @@ class OptimalSPOTree(BaseSPOTree):
         s = problem.sign
         V = problem.vertices()
         # The search works on costs divided by a power of two near their
-        # magnitude (exact), so it finds the same tree at any cost scale.
+        # magnitude (exact), so it finds the same tree at any cost scale; and
+        # on weights divided alike (sums over the rows of weights near the
+        # float range overflowed: at 1e306 on 100 rows, another tree and an
+        # objective of NaN). Its values below are in those weights' unit.
         unit = power_of_two_scale(C)
         Cs = C / unit
-        penalty = self._renamed("alpha") * W / unit
+        w_unit = power_of_two_scale(sw)
+        sws, W_s = sw / w_unit, W / w_unit
+        penalty = self._renamed("alpha") * W_s / unit
         cnt = (sw > 0).astype(np.float64)
         if V is not None:
-            G = s * (Cs @ V.T) * sw[:, None]
+            G = s * (Cs @ V.T) * sws[:, None]
             search = OptimalSearch(B, n_bins, cnt, min_leaf, penalty, G.min(axis=1), G=G,
                                    time_limit=float(self.time_limit),
                                    verbose=bool(self.verbose))
         else:
-            search = OptimalSearch(B, n_bins, cnt, min_leaf, penalty, s * sw * z / unit, C=Cs,
-                                   sign=s, solve=problem.solve, sample_weight=sw,
+            search = OptimalSearch(B, n_bins, cnt, min_leaf, penalty, s * sws * z / unit, C=Cs,
+                                   sign=s, solve=problem.solve, sample_weight=sws,
                                    time_limit=float(self.time_limit),
                                    verbose=bool(self.verbose))
         cost, nested, status, bound = search.run(self.max_depth)
@@ -370,11 +375,11 @@ class OptimalSPOTree(BaseSPOTree):
         base = search.row_bound.sum() * unit
         # The search's own value and the tree's recomputed loss agree up to
         # rounding; the bound is converted to the same units.
-        bound = min((bound - base) / W, objective)
+        bound = min((bound - base) / W_s, objective)
         return tree, dict(method="search", status=status, objective=objective,
                           bound=max(bound, 0.0), gap=self._gap(objective, max(bound, 0.0)),
                           n_nodes_explored=int(search.n_nodes_explored),
-                          search_objective=(cost - base) / W)
+                          search_objective=(cost - base) / W_s)
 
     @staticmethod
     def _gap(objective, bound):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._ridge import cost_unit
 from .._validation import check_costs, check_same_rows, check_sample_weight
 from ..metrics import REGRET_RTOL
 from ._tree import TREE_LEAF, TREE_UNDEFINED, Tree, check_structure
@@ -122,7 +123,11 @@ def tree_from_structure(children_left, children_right, feature, threshold, X, C,
         _, z = problem.solve(C)
     z = np.asarray(z, dtype=np.float64)
 
-    Wm = member * sw[None, :]                     # (node_count, n_samples)
+    # The sums below in units of a power of two at the largest weight (exact,
+    # and scaled back at the end): weighted sums of costs overflowed for
+    # weights whose total is near the float range (the means became inf/NaN).
+    w_unit = float(cost_unit(sw))
+    Wm = member * (sw / w_unit)[None, :]          # (node_count, n_samples)
     weight = Wm.sum(axis=1)
     sums = Wm @ C                                 # weighted cost sums
     value = np.zeros_like(sums)
@@ -148,7 +153,8 @@ def tree_from_structure(children_left, children_right, feature, threshold, X, C,
     if (nonempty & (loss < -tol)).any():
         raise ValueError("a node's decision beats the optimum of its training costs: the "
                          "problem's oracle did not return optimal decisions.")
-    loss = np.where(nonempty, np.maximum(loss, 0.0), 0.0)
+    loss = np.where(nonempty, np.maximum(loss, 0.0), 0.0) * w_unit
+    weight = weight * w_unit
     is_leaf = left == TREE_LEAF
     feat = np.where(is_leaf, TREE_UNDEFINED, np.asarray(feature, dtype=np.int64).ravel())
     thr = np.where(is_leaf, float(TREE_UNDEFINED),

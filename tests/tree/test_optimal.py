@@ -356,6 +356,32 @@ def test_milp_at_any_cost_scale(scale):
     assert r["warm_start_objective"] >= r["objective"] * (1 - 1e-9)
 
 
+@pytest.mark.parametrize("vertices", [True, False])
+def test_search_with_weights_whose_sums_pass_the_float_range(vertices):
+    # Weights times 2^1016 on 100 rows: their total and the tree's losses are
+    # finite, but the search's sums of weighted path costs were not. It
+    # returned another tree with an objective of inf or NaN (status
+    # 'optimal'); it now searches on the weights divided by a power of two,
+    # as on the costs (and the tree's sums are taken so too).
+    from spotree.datasets import make_pyepo_shortest_path
+
+    X, C = make_pyepo_shortest_path(100, grid=(3, 3), degree=4, noise=0.5, random_state=0)
+    X = X[:, :2]
+    sp = ShortestPath((3, 3))
+    problem = sp if vertices else _no_vertices(sp)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=100)
+    exact = _enumerate_best(X, C, w, sp, 1, 5)
+    big = w * 2.0 ** 1016
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow on the way
+        est = OptimalSPOTree(problem, max_depth=1, min_samples_leaf=5).fit(X, C, big)
+    r = est.result_
+    assert r["status"] == "optimal"
+    assert r["objective"] == pytest.approx(exact, rel=1e-9)
+    assert r["search_objective"] == pytest.approx(exact, rel=1e-9)
+    assert 0.0 <= r["bound"] <= r["objective"]
+
+
 def test_milp_with_a_warm_start_that_highs_mis_reports():
     # HiGHS (presolve with the greedy tree as a start) returned the start,
     # reported a lower objective than any tree has and called it optimal:
