@@ -53,6 +53,8 @@ def test_readme_python_blocks_run(capsys):
 def test_readme_commands_match_ci():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
-    assert 'pip install -e ".[dev]" && python -m pytest' in readme
-    assert "python -m pytest" in ci and '".[dev]"' in ci
+    # The same test command, word for word, in both (two xdist workers).
+    command = "python -m pytest -n 2"
+    assert f'pip install -e ".[dev]" && {command}\n' in readme
+    assert f"\n{command}\n" in ci and '".[dev]"' in ci
     assert "spotree reproduce shortest-path --quick" in readme
