@@ -13,6 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._params import RANDOM_STATE, InstanceOf, Interval, validate_params
+from ._ridge import cost_unit
 from ._validation import check_features, check_fit_inputs
 from .metrics import _spo_plus, spo_plus_loss, spo_plus_subgradient  # noqa: F401 (old home)
 from .problems import resolve_problem
@@ -276,7 +277,11 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                          else np.zeros(d))
         params = [coef, intercept] if self.fit_intercept else [coef]
         opt = _Adam(params, float(self.learning_rate))
-        w = sw / sw.mean()  # unit weights: exactly the per-batch mean
+        # Unit weights: exactly the per-batch mean. (The weights first in units
+        # of a power of two at the largest, exact: the mean of weights near the
+        # float range overflowed to inf, and every step was 0.)
+        sw = sw / cost_unit(sw)
+        w = sw / sw.mean()
         bs = int(min(self.batch_size, n))
         problem = self.problem_
         curve = []

@@ -2,10 +2,11 @@
 estimator checks (the loss itself is tested in test_metrics.py)."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import linprog
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -131,6 +132,24 @@ def test_rows_of_zero_weight_are_rows_removed():
     assert_allclose(b.intercept_, a.intercept_, rtol=1e-12, atol=1e-14)
     assert_allclose(b.loss_curve_, a.loss_curve_, rtol=1e-12)
     assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12, atol=1e-14)
+
+
+def test_weights_whose_sum_passes_the_float_range():
+    # Weights times 2^1020 (each finite, their sum not): the steps were scaled
+    # by their mean, which overflowed to inf, so every step was 0 and the
+    # model stayed at its random start (loss_curve_ all 0), silently. A
+    # power of two changes nothing in the objective sum_i w_i l_i / sum_i w_i.
+    X, C, Xt, _ = _sp_data(n=90)
+    sw = np.random.default_rng(4).uniform(0.5, 2.0, len(X))
+    a = SPOPlusLinear(SP, max_iter=3, random_state=0).fit(X, C, sample_weight=sw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        b = SPOPlusLinear(SP, max_iter=3, random_state=0).fit(X, C,
+                                                              sample_weight=sw * 2.0 ** 1020)
+    assert (a.loss_curve_ > 0).all()
+    assert_array_equal(b.loss_curve_, a.loss_curve_)
+    assert_array_equal(b.coef_, a.coef_)
+    assert_array_equal(b.intercept_, a.intercept_)
 
 
 def test_fit_intercept_false_and_warm_start():
