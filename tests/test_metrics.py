@@ -160,6 +160,20 @@ def test_ties_worst_does_not_depend_on_the_scale_of_the_predictions(scale):
                                 ties="worst"), [1.0])
 
 
+def test_ties_worst_counts_rounding_level_ties_row_by_row():
+    # 0.1 + 0.2 is 0.30000000000000004 in floats, 0.3 in exact arithmetic:
+    # the two roads tie up to rounding, and "worst" charges road 1 (true
+    # cost 5 against the optimum 1): regret 4, by hand.
+    assert_array_equal(spo_loss([[5.0, 1.0]], [[0.1 + 0.2, 0.3]], problem=ROADS,
+                                ties="worst"), [4.0])
+    # The tolerance is relative to each row's own magnitude: a row of
+    # predictions of 1e6 beside it does not tie road 1 (1.0) with road 2
+    # (1.00001), so the predicted best road 1 is charged, truly optimal: 0.
+    C_pred = np.array([[1e6, 1e6], [1.0, 1.00001]])
+    C_true = np.array([[2.0, 7.0], [1.0, 5.0]])
+    assert_array_equal(spo_loss(C_true, C_pred, problem=ROADS, ties="worst"), [5.0, 0.0])
+
+
 def test_ties_worst_needs_vertices():
     p = CallableProblem(lambda c: np.eye(2)[np.argmin(c)], n_costs=2)
     with pytest.raises(ValueError, match="ties='worst' needs a problem with a vertex list "
@@ -579,6 +593,17 @@ def test_spo_plus_loss_and_subgradient_by_hand_on_two_roads():
     # Given W_true is used as w*(c) (one oracle call saved), not recomputed.
     assert_array_equal(spo_plus_loss([[1.0, 3.0]], [[2.0, 1.0]], problem=ROADS,
                                      W_true=[[0.0, 1.0]]), [0.0])
+
+
+def test_spo_plus_loss_of_an_exact_tie_is_zero_not_a_rounding_negative():
+    # Under 2 c_hat - c = (0.3, 0.3, 0.2) the decisions (0, 0.1, 0.3) and
+    # (0, 0.3, 0) of w*(c) both cost 0.09 exactly, so the loss is 0 by hand;
+    # in floats (2 c_hat - c)^T (w*(c) - w2) came out as -6.9e-18, and the
+    # documented "always >= 0" must hold.
+    p = FiniteDecisions([[0.0, 0.1, 0.3], [0.0, 0.3, 0.0], [0.0, 0.7, 0.1],
+                         [0.7, 0.0, 0.1]])
+    loss = spo_plus_loss([[0.3, 0.3, 0.3]], [[0.3, 0.3, 0.25]], problem=p)
+    assert_array_equal(loss, [0.0])
 
 
 def test_spo_plus_keeps_its_old_home():
