@@ -115,3 +115,15 @@ def test_codes_are_the_positions_of_the_labels_seen_at_fit():
     lookup = {v: k for k, v in enumerate(labels[0])}
     expected = [lookup.get(v, np.nan) if v is not None else np.nan for v in new["c"]]
     assert_array_equal(encode_frame(new, labels)[0]["c"], expected)
+
+
+def test_one_hot_columns_their_names_and_sums_follow_the_codes():
+    from spotree._categories import one_hot, one_hot_names, one_hot_sum
+
+    # A numeric column, then one of 3 categories (codes 0, 1, 2; NaN missing).
+    cats = [None, ["dry", "wet", "clay"]]
+    X = np.array([[0.5, 2.0], [1.5, 0.0], [2.5, np.nan]])
+    assert_array_equal(one_hot(X, cats), [[0.5, 0, 0, 1], [1.5, 1, 0, 0], [2.5, 0, 0, 0]])
+    assert one_hot_names(["x", "soil"], cats) == ["x", "soil=dry", "soil=wet", "soil=clay"]
+    # Per original feature, the total of its columns (by hand: 0.1; 0.2 + 0.3 + 0.4).
+    assert_array_equal(one_hot_sum(np.array([0.1, 0.2, 0.3, 0.4]), cats), [0.1, 0.9])

@@ -61,3 +61,15 @@ def test_a_bad_random_state_is_named_in_the_error():
         for good in (0, np.int64(2**32 - 1), np.random.RandomState(0), None):
             kw = {"max_depth": 1} if cls.__name__ == "OptimalSPOTree" else {}
             cls(sp, random_state=good, **kw).fit(X, C)
+
+
+def test_half_open_intervals_and_their_descriptions():
+    # max_features' fraction is (0, 1]: 0 is no feature, 1 all of them.
+    right, left = Interval(float, 0.0, 1.0, "right"), Interval(float, 0.0, 1.0, "left")
+    assert not right.accepts(0.0) and right.accepts(1.0) and right.accepts(1e-300)
+    assert left.accepts(0.0) and not left.accepts(1.0)
+    # An infinite end is never closed, whatever ``closed`` says.
+    assert str(Interval(int, 1, None)) == "an int in the range [1, inf)"
+    assert str(Interval(int, None, -1)) == "an int in the range (-inf, -1]"
+    assert str(right) == "a float in the range (0.0, 1.0]"
+    assert str(left) == "a float in the range [0.0, 1.0)"
