@@ -81,6 +81,20 @@ def test_plot_tree_on_given_axes_with_a_bare_tree_and_max_depth(tmp_path):
     saved_pixels(fig, tmp_path / "t.png")
 
 
+def test_plot_tree_puts_leaves_in_order_and_each_split_above_its_childrens_middle():
+    # hand_tree's leaves, left to right: 3, 4 (under split 1), then 2, at x =
+    # 0, 1, 2. Split 1 sits at (0 + 1) / 2 = 0.5, the root at (0.5 + 2) / 2
+    # = 1.25 (by hand); a node's y is minus its depth.
+    ax = plot_tree(hand_tree(np.eye(2)), problem=FiniteDecisions(np.eye(2)))
+    where = {t.get_text().split("\n")[0]: t.get_position() for t in ax.texts}
+    assert where["x0 <= 0.28"] == (1.25, 0)
+    assert where["x1 <= 0.50"] == (0.5, -1)
+    leaves = sorted(t.get_position() for t in ax.texts if "n = 30" in t.get_text()
+                    or "n = 40" in t.get_text())
+    assert leaves == [(0, -2), (1, -2), (2, -1)]
+    plt.close(ax.figure)
+
+
 def test_plot_tree_rejects_non_models_and_bad_names():
     with pytest.raises(ValueError, match="fitted spotree tree"):
         plot_tree(object())
@@ -296,9 +310,11 @@ def test_plot_boosting_and_plot_pruning_path_reject_what_they_cannot_draw():
         plot_pruning_path(SPOTree().fit(*three_options(50, 0)))
     X, C = three_options(60, 0)
     model = SPOBoost(n_estimators=2, init="mean", n_iter_no_change=None).fit(X, C)
-    model.best_iteration_ = 7
-    with pytest.raises(ValueError, match="best_iteration_=7 is not a round"):
-        plot_boosting(model)
+    # Rounds 0 to 2: the first one past the end is refused too.
+    for bad in (3, 7):
+        model.best_iteration_ = bad
+        with pytest.raises(ValueError, match=f"best_iteration_={bad} is not a round"):
+            plot_boosting(model)
     model.best_iteration_, model.validation_score_ = 1, np.zeros(2)
     with pytest.raises(ValueError, match="validation_score_ has 2 rounds and train_score_ 3"):
         plot_boosting(model)
