@@ -321,6 +321,9 @@ def test_normalized_all_zero_optimum_raises():
 def test_normalized_rejects_empty_and_zero_weights():
     with pytest.raises(ValueError, match="C_true is empty"):
         normalized_spo_loss(np.empty((0, 2)), np.empty((0, 2)), problem=ROADS)
+    # (Not "the optimal values are all zero": there are none.)
+    with pytest.raises(ValueError, match="C_true is empty"):
+        normalized_decision_loss(np.empty((0, 2)), np.empty((0, 2)), problem=ROADS)
     with pytest.raises(ValueError, match="sample_weight sums to zero"):
         normalized_spo_loss(np.ones((2, 2)), np.ones((2, 2)), problem=ROADS,
                             sample_weight=[0.0, 0.0])
