@@ -180,7 +180,9 @@ def test_bootstrap_weights_act_like_copied_rows():
         assert_allclose(copied.predict(Xt), est.predict(Xt), rtol=1e-12)
 
 
-@pytest.mark.parametrize("max_samples, expected", [(None, 100), (40, 40), (0.25, 25)])
+# (0.257: 25.7 draws round to 26, as in scikit-learn; 100 = n is allowed.)
+@pytest.mark.parametrize("max_samples, expected",
+                         [(None, 100), (40, 40), (100, 100), (0.25, 25), (0.257, 26)])
 def test_max_samples_sets_the_bootstrap_size(max_samples, expected):
     X, C, _, _ = _data(n=100)
     forest = SPOForest(SP, n_estimators=3, max_samples=max_samples, random_state=0).fit(X, C)
@@ -1398,3 +1400,81 @@ def test_len_index_and_iteration_agree_and_need_a_fit():
     assert len(forest) == 7 == len(list(forest))
     assert [t is u for t, u in zip(forest, forest.estimators_)] == [True] * 7
     assert forest[-1] is forest.estimators_[6]
+
+
+def test_zero_weight_rows_do_not_count_in_a_forest_without_bootstrap():
+    # A fractional min_samples_leaf is a fraction of the rows of positive
+    # weight only, as with the bootstrap: the tree is the SPOTree grown on
+    # those rows alone (6 of 60 rows a leaf, not 12 of 120).
+    X, C, Xt, _ = _data(n=120, seed=2)
+    sw = np.where(np.arange(120) % 2 == 0, 0.0, np.random.default_rng(4).uniform(0.5, 2, 120))
+    keep = sw > 0
+    alone = SPOTree(SP, min_samples_leaf=0.1).fit(X[keep], C[keep], sample_weight=sw[keep])
+    forest = SPOForest(SP, n_estimators=1, bootstrap=False, max_features=None, criterion="spo",
+                       min_samples_leaf=0.1, ridge_features=False, random_state=0)
+    forest.fit(X, C, sample_weight=sw)
+    tree = forest.estimators_[0].tree_
+    assert_array_equal(tree.feature, alone.tree_.feature)
+    assert_array_equal(tree.threshold, alone.tree_.threshold)
+    assert_array_equal(tree.n_node_samples, alone.tree_.n_node_samples)
+    assert_allclose(forest.predict(Xt), alone.predict(Xt), rtol=1e-12)
+    # Without bootstrap each tree is grown on every row once (zero weights included).
+    [rows] = forest.estimators_samples_
+    assert_array_equal(rows, np.arange(120))
+
+
+@pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction")
+def test_weighted_oob_score_by_brute_force():
+    # The out-of-bag decisions' regret weighted by sample_weight, over the
+    # weighted optimal values, enumerated over SP's paths.
+    X, C, _, _ = _data(n=80, seed=6)
+    sw = np.random.default_rng(6).integers(1, 6, 80).astype(float)
+    forest = SPOForest(SP, n_estimators=8, criterion="spo", min_samples_leaf=8,
+                       oob_score=True, random_state=1).fit(X, C, sample_weight=sw)
+    V = SP.vertices()
+    num = den = 0.0
+    for i in range(80):
+        preds = [est.predict(X[i:i + 1])[0] for est, rows in
+                 zip(forest.estimators_, forest.estimators_samples_) if i not in rows]
+        if preds:
+            w = V[np.argmin(V @ np.mean(preds, axis=0))]
+            z = min(V @ C[i])
+            num += sw[i] * (C[i] @ w - z)
+            den += sw[i] * abs(z)
+    assert forest.oob_score_ == pytest.approx(-num / den, rel=1e-10)
+
+
+def test_tune_max_features_breaks_a_tie_for_the_candidate_listed_first():
+    # None and 1.0 both search every column: the same forest, the same loss.
+    X, C, Xt, Ct = _data(n=100)
+    template = SPOForest(SP, n_estimators=2, min_samples_leaf=10, random_state=0)
+    best, table = tune_max_features(template, X, C, Xt[:40], Ct[:40], candidates=(None, 1.0))
+    assert table.val_loss[0] == table.val_loss[1]
+    assert table.best_index == 0 and table.best_max_features is None
+    assert best.max_features is None
+
+
+def test_tune_max_features_refit_keeps_both_sets_of_weights():
+    X, C, Xt, Ct = _data(n=100)
+    rng = np.random.default_rng(8)
+    sw, sw_val = rng.uniform(0.2, 3.0, 100), rng.uniform(0.2, 3.0, 40)
+    template = SPOForest(SP, n_estimators=2, min_samples_leaf=10, random_state=1)
+    best, table = tune_max_features(template, X, C, Xt[:40], Ct[:40], candidates=(2,),
+                                    sample_weight=sw, sample_weight_val=sw_val, refit=True)
+    direct = SPOForest(SP, n_estimators=2, min_samples_leaf=10, random_state=1,
+                       max_features=2).fit(np.vstack([X, Xt[:40]]), np.vstack([C, Ct[:40]]),
+                                           sample_weight=np.concatenate([sw, sw_val]))
+    assert_array_equal(best.predict(Xt), direct.predict(Xt))
+
+
+@pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction")
+def test_oob_score_of_negative_costs_is_defined():
+    # Optimal values all negative: sum |z*| > 0, so the out-of-bag normalized
+    # SPO loss exists (a signed sum of z* < 0 must not refuse it).
+    X, C, _, _ = _data(n=60)
+    forest = SPOForest(SP, n_estimators=5, criterion="spo", min_samples_leaf=10,
+                       oob_score=True, random_state=0).fit(X, -C)
+    has = ~np.isnan(forest.oob_prediction_[:, 0])
+    assert np.isfinite(forest.oob_score_) and forest.oob_score_ <= 0.0
+    assert forest.oob_score_ == pytest.approx(-normalized_spo_loss(
+        -C[has], forest.oob_prediction_[has], problem=SP), rel=1e-12)
