@@ -127,3 +127,13 @@ def test_one_hot_columns_their_names_and_sums_follow_the_codes():
     assert one_hot_names(["x", "soil"], cats) == ["x", "soil=dry", "soil=wet", "soil=clay"]
     # Per original feature, the total of its columns (by hand: 0.1; 0.2 + 0.3 + 0.4).
     assert_array_equal(one_hot_sum(np.array([0.1, 0.2, 0.3, 0.4]), cats), [0.1, 0.9])
+
+
+def test_a_category_dtype_keeps_its_own_categories_and_their_order():
+    from spotree._categories import encode_frame
+
+    # Unused categories listed, in the dtype's order (not sorted): codes by hand.
+    col = pd.Categorical(["b", "a", None, "b"], categories=["z", "b", "a", "c"])
+    coded, labels = encode_frame(pd.DataFrame({"c": col}))
+    assert labels == [["z", "b", "a", "c"]]
+    assert_array_equal(coded["c"], [1.0, 2.0, np.nan, 1.0])
