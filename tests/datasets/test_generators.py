@@ -204,6 +204,30 @@ def test_news_determinism():
     assert not np.array_equal(a[1], c[1])
 
 
+def test_news_click_probabilities_follow_the_documented_formula():
+    """The documented model, written out entry by entry on the same random draws: the
+    score x^T M a_k standardized over the data set, p = 0.02 + 0.18 sigmoid(1.5 s - 1),
+    per-article counts floor(weight / n_articles), clicks Binomial(count, p)."""
+    n, m, p = 40, 3, 4
+    X, C, w = make_news(n, n_articles=m, n_features=p, random_state=5)
+    rng = np.random.RandomState(5)
+    X_ref = rng.dirichlet(np.ones(p), size=n)
+    A = rng.dirichlet(np.ones(p), size=m)
+    M = rng.normal(size=(p, p)) * 2.0 + np.eye(p) * 2.0
+    S = np.array([[sum(X_ref[i, a] * M[a, b] * A[k, b] for a in range(p) for b in range(p))
+                   for k in range(m)] for i in range(n)])
+    mu = S.sum() / S.size
+    sd = np.sqrt(((S - mu) ** 2).sum() / S.size)
+    P = 0.02 + 0.18 / (1.0 + np.exp(1.0 - 1.5 * (S - mu) / sd))
+    counts = np.maximum(np.round(rng.lognormal(6.0, 0.8, size=n)), 50 * m)
+    per = np.floor(counts / m)
+    clicks = rng.binomial(per.astype(np.int64)[:, None], P)
+    assert_array_equal(X, X_ref)
+    assert_array_equal(w, counts)
+    assert_allclose(C, clicks / per[:, None], rtol=1e-15)
+    assert ((P > 0.02) & (P < 0.2)).all() and P.std() > 0.01
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"n_samples": 0}, "n_samples must be an int >= 1"),
     ({"n_samples": 10, "n_articles": 0}, "n_articles must be an int >= 1"),
