@@ -75,8 +75,27 @@ def test_standardize_uses_the_training_part(tmp_path):
     assert_array_equal(std.C, raw.C)
 
 
+def test_standardize_leaves_a_constant_column_finite(tmp_path):
+    """A feature constant over the training part (no holiday in it) is centred, not
+    divided by its zero spread: as scikit-learn's StandardScaler, which the benchmark
+    uses, does. Divided by 0 it made the whole column NaN."""
+    from sklearn.preprocessing import StandardScaler
+
+    parts = _write(tmp_path / "Data.npz")
+    parts["X_1gtrain"][:, 1] = 0.0
+    parts["X_1gtest"][:, 1] = np.repeat(np.arange(100) % 2, 48)
+    np.savez(tmp_path / "Data.npz", **parts)
+    std = load_icon_energy(tmp_path, standardize=True)
+    rows = np.concatenate([parts["X_1gtrain"], parts["X_1gtest"]])[:, 1:]
+    want = StandardScaler().fit(parts["X_1gtrain"][:, 1:]).transform(rows)
+    assert np.isfinite(std.X).all()
+    assert_allclose(std.X_items.reshape(-1, 8), want, rtol=1e-12, atol=1e-12)
+    assert_array_equal(std.X[700:, 0], np.arange(100) % 2)
+
+
 @pytest.mark.parametrize("override, match", [
     ({"weights": np.ones(47)}, "weights must be 48 positive"),
+    ({"weights": np.r_[0.0, np.ones(47)]}, "weights must be 48 positive"),
     ({"y_test": np.zeros(10)}, "y_test must have one value per row"),
     ({"X_1gtrain": np.zeros((49, 9))}, "X_1gtrain must have 9 columns and a multiple of 48"),
     ({"y_train": np.full(700 * 48, np.nan)}, "y_train holds NaN"),
