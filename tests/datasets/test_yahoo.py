@@ -104,6 +104,45 @@ def test_filters_drop_rare_article_types_and_thin_user_clusters(log_dir):
     assert strict.X_train.shape[0] == 0 and strict.X_test.shape[0] == 0
 
 
+def test_validation_fraction_sets_the_validation_share(log_dir):
+    """Only the default 0.5 was run, under which training and validation swapped
+    would go unseen: a quarter of the pool records validate here, the rest train."""
+    d, truth = log_dir
+    pool = int(((truth.timestamp - MAY1) // DAY < 5).sum())
+    out = load_yahoo_r6(d, n_user_clusters=6, n_article_clusters=7, min_records=1,
+                        min_article_coverage=0.0, validation_fraction=0.25, random_state=0)
+    assert out.n_records["val"] == round(0.25 * pool)
+    assert out.n_records["train"] == pool - round(0.25 * pool)
+    assert out.sample_weight_val.sum() == out.n_records["val"]
+    assert out.sample_weight_train.sum() == out.n_records["train"]
+
+
+def test_min_records_keeps_a_count_equal_to_it(log_dir):
+    """At least min_records: a count equal to it keeps its user cluster and counts
+    towards its article type's coverage. The training counts come from a run that
+    keeps every cluster and type (same seed, so the same split and clusters)."""
+    d, _ = log_dir
+    kw = dict(n_user_clusters=6, n_article_clusters=7, random_state=0)
+    full = load_yahoo_r6(d, min_records=1, min_article_coverage=0.0, **kw)
+    assert full.cluster_train.tolist() == list(range(6)) and full.article_types.size == 7
+    counts = full.record_counts_train
+
+    def expected(m, at_least):
+        hit = counts >= m if at_least else counts > m
+        kept = np.flatnonzero(hit.mean(axis=0) >= 0.5)
+        return kept, np.flatnonzero(hit[:, kept].all(axis=1))
+
+    # A threshold that a count meets exactly and where "more than" would differ.
+    m = next(int(v) for v in np.unique(counts) if v > 1 and any(
+        not np.array_equal(a, b) for a, b in zip(expected(v, True), expected(v, False))))
+    out = load_yahoo_r6(d, min_records=m, min_article_coverage=0.5, **kw)
+    np.testing.assert_allclose(out.article_coverage, (counts >= m).mean(axis=0))
+    kept, rows = expected(m, True)
+    np.testing.assert_array_equal(out.article_types, kept)
+    np.testing.assert_array_equal(out.cluster_train, rows)
+    np.testing.assert_array_equal(out.record_counts_train, counts[np.ix_(rows, kept)])
+
+
 def test_same_seed_same_pairs_and_split_changes_with_seed(log_dir):
     d, _ = log_dir
     kw = dict(n_user_clusters=6, n_article_clusters=7, min_records=1,
