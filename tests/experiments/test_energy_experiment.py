@@ -216,3 +216,26 @@ def test_a_capacity_below_every_item_weight_is_refused(tmp_path):
         run_experiment("energy", data=path, out=tmp_path / "out", capacities=[120, 2.5],
                        methods=["LS-day"], progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_tree_run_grows_on_training_days_and_prunes_on_validation_days(tmp_path):
+    """Only the least-squares runs were checked: a tree left unpruned (or pruned on
+    the training days) went unseen. The reference is grown on the training days,
+    pruned on the validation days, and scored by the DP above (the run's warm-up
+    size: the first 25 days of each part)."""
+    from spotree import SPOTree
+    from spotree.experiments._energy import data_id, run_energy
+    from spotree.problems import Knapsack
+
+    path = str(_write_file(tmp_path / "Data.npz"))
+    (run,) = make_grid("energy", data_id=data_id(path), data_path=path, methods=["SPOTree"],
+                       seeds=[2], capacities=[60], scalings=["raw"])
+    run["max_days"] = 25
+    row, _ = run_energy(run)
+    data = load_icon_energy(path, random_state=2)
+    tr, va, te = data.train[:25], data.validation[:25], data.test[:25]
+    ref = SPOTree(Knapsack(data.weights, 60.0), random_state=2).fit(data.X[tr], data.C[tr])
+    ref = ref.prune(data.X[va], data.C[va])
+    assert row["n_leaves"] == ref.get_n_leaves()
+    expected = _relative_regret_by_hand(data.C[te], ref.predict(data.X[te]), data.weights, 60)
+    assert row["relative_regret"] == pytest.approx(expected, rel=1e-9, abs=1e-9)
