@@ -949,3 +949,41 @@ def test_a_problem_whose_checks_run_out_of_time_says_what_the_command_allows(tmp
                           "The spotree command allows these checks of a problem 0.3 s",
                           "load_problem(path, check_time_limit=None)")
     assert "pass a larger 'check_time_limit'" not in res.stderr
+
+
+def test_a_weighted_fit_weighs_fit_prune_and_the_printed_loss(tmp_path, capsys, grid_paths):
+    """`fit --weights` with a validation split: no test ran a weighted fit that succeeds,
+    so the weights could reach the wrong rows, or miss the printed loss, unseen."""
+    rows = read_rows(TRAIN)[:100]
+    wts = np.random.default_rng(1).integers(0, 4, size=100).astype(float)
+    wts[:2] = 1.0
+    data = tmp_path / "weighted.csv"
+    with open(data, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=[*rows[0], "w"])
+        w.writeheader()
+        for r, v in zip(rows, wts):
+            w.writerow({**r, "w": f"{v:g}"})
+    res = run_in_process(capsys, *fit_args(tmp_path / "m.json", "--weights", "w",
+                                           "--validation-fraction", "0.2", "--max-depth", "3",
+                                           "--min-samples-leaf", "5", "--random-state", "0",
+                                           data=data))
+    assert res.returncode == 0, res.stderr
+    X = np.array([[float(r[c]) for c in FEATURES] for r in rows])
+    C = np.array([[float(r[c]) for c in COSTS] for r in rows])
+    # The first 20 rows validate (pruning, weighted), the other 80 fit (weighted).
+    ref = spotree.SPOTree(spotree.ShortestPath((4, 4)), max_depth=3, min_samples_leaf=5,
+                          random_state=0).fit(X[20:], C[20:], sample_weight=wts[20:])
+    ref = ref.prune(X[:20], C[:20], sample_weight=wts[:20])
+    model = spotree.load(tmp_path / "m.json")
+    assert f"{ref.get_n_leaves()} leaves" in res.stdout
+    np.testing.assert_allclose(model.predict(pd.DataFrame(X, columns=FEATURES)),
+                               ref.predict(X))
+    # The printed training loss is weighted: paths enumerated, regret summed by hand.
+    paths = grid_paths(4, 4)
+    Xf, Cf, wf = X[20:], C[20:], wts[20:]
+    chosen = paths[np.argmin(ref.predict(Xf) @ paths.T, axis=1)]
+    best = np.min(Cf @ paths.T, axis=1)
+    want = np.dot(wf, np.einsum("ij,ij->i", Cf, chosen) - best) / np.dot(wf, np.abs(best))
+    unweighted = (np.einsum("ij,ij->i", Cf, chosen) - best).sum() / np.abs(best).sum()
+    got = float(re.search(r"training normalized SPO loss ([0-9.]+)", res.stdout).group(1))
+    assert abs(want - unweighted) > 1e-3 and got == pytest.approx(want, abs=5e-5)
