@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._categories import unseen_to_missing
 from .._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
+from .._ridge import cost_unit
 from .._validation import (check_costs, check_features, check_fit_inputs,
                            check_random_state_seed, check_realized_costs, check_same_rows,
                            check_sample_weight)
@@ -236,9 +237,10 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     def _node_losses_on(self, X, C, sample_weight, loss):
         """Loss of every node of the fitted tree as a leaf, on the given data.
 
-        Returns the losses, the weights, X, C and the magnitude of the terms
+        Returns the losses, the weights, X, C, the magnitude of the terms
         summed into a node's loss (largest over the nodes): differences far
-        below it are rounding.
+        below it are rounding; and the weights' unit: the weights, losses and
+        magnitude are in units of that power of two (the largest weight's).
         """
         X = self._validate_X_predict(X)
         # Named as prune's arguments, X_val and C_val.
@@ -247,6 +249,10 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         C = np.ascontiguousarray(check_costs(C, n_costs=self.problem_.n_costs, name="C_val"))
         check_same_rows(X, C, ("X_val", "C_val"))
         sw = check_sample_weight(sample_weight, X.shape[0])
+        # Exact, and the sums of weights near the float range no longer
+        # overflow (prune raised an IndexError on the NaN losses).
+        w_unit = float(cost_unit(sw))
+        sw = sw / w_unit
         t = self.tree_
         P = t.decision_path(X).T.tocsr().astype(np.float64)  # nodes x samples
         Pw = P.multiply(sw[None, :]).tocsr()
@@ -266,16 +272,16 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         spo = np.maximum(spo, 0.0)
         spo_mag = float(tol.max(initial=0.0)) / REGRET_RTOL
         if loss == "spo":
-            return spo, sw, X, C, spo_mag
+            return spo, sw, X, C, spo_mag, w_unit
         sq = Pw @ np.einsum("ij,ij->i", C, C)
         mse = sq - 2 * np.einsum("ij,ij->i", S, t.value) + wn * np.einsum(
             "ij,ij->i", t.value, t.value)
         mse_mag = float((sq + 2 * np.einsum("ij,ij->i", np.abs(S), np.abs(t.value))
                          + wn * np.einsum("ij,ij->i", t.value, t.value)).max(initial=0.0))
         if loss == "mse":
-            return np.maximum(mse, 0.0), sw, X, C, mse_mag
+            return np.maximum(mse, 0.0), sw, X, C, mse_mag, w_unit
         crit = self._criterion_scales
-        return crit(spo, mse), sw, X, C, crit(spo_mag, mse_mag)
+        return crit(spo, mse), sw, X, C, crit(spo_mag, mse_mag), w_unit
 
     def _spo_share(self):
         """The weight of the SPO loss in the training criterion (1: SPO, 0: squared error)."""
@@ -327,7 +333,8 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             chosen alpha.
         """
         loss = self._pruning_loss_name(loss)
-        node_val, sw, X, C, magnitude = self._node_losses_on(X_val, C_val, sample_weight, loss)
+        node_val, sw, X, C, magnitude, w_unit = self._node_losses_on(X_val, C_val,
+                                                                      sample_weight, loss)
         t = self.tree_
         train = {"criterion": t.impurity, "spo": t.loss}.get(loss)
         if train is None:  # "mse" for a tree grown on another criterion
@@ -354,8 +361,10 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         pruned.tree_ = t.pruned(masks[best])
         pruned.feature_importances_ = pruned._importances_of_pruned()
         pruned.pruning_alpha_ = float(alphas[best])
-        pruned.pruning_path_ = Bunch(ccp_alphas=alphas, n_leaves=n_leaves, val_losses=val,
-                                     standard_error=float(se))
+        # The validation losses in the weights' own units (exact).
+        pruned.pruning_path_ = Bunch(ccp_alphas=alphas, n_leaves=n_leaves,
+                                     val_losses=val * w_unit,
+                                     standard_error=float(se * w_unit))
         self._after_prune(pruned)
         return pruned
 

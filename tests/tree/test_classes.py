@@ -448,6 +448,28 @@ def test_prune_with_weights_matches_duplicated_validation_rows():
     np.testing.assert_allclose(a.pruning_path_.val_losses, b.pruning_path_.val_losses)
 
 
+@pytest.mark.parametrize("one_se_rule", [False, True])
+def test_prune_with_validation_weights_whose_sums_pass_the_float_range(one_se_rule):
+    # Validation weights times 2^1016: each finite, the nodes' weighted losses
+    # summed over the rows not (prune raised IndexError on their NaN). A power
+    # of two must choose the same subtree, with the losses times it.
+    X, C, Xv, Cv = _train_val(5)
+    est = SPOTree(SP, min_samples_leaf=5).fit(X, C)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=len(Xv))
+    big = 2.0 ** 1016
+    a = est.prune(Xv, Cv, sample_weight=w, one_se_rule=one_se_rule)
+    b = est.prune(Xv, Cv, sample_weight=w * big, one_se_rule=one_se_rule)
+    assert a.pruning_path_.n_leaves.size > 2
+    assert b.get_n_leaves() == a.get_n_leaves()
+    assert b.pruning_alpha_ == a.pruning_alpha_
+    ok = np.isfinite(b.pruning_path_.val_losses)
+    assert ok.any()
+    np.testing.assert_array_equal(b.pruning_path_.val_losses[ok],
+                                  a.pruning_path_.val_losses[ok] * big)
+    assert (b.pruning_path_.standard_error == a.pruning_path_.standard_error * big
+            or np.isnan(a.pruning_path_.standard_error))
+
+
 def test_one_se_rule_ignores_validation_rows_of_zero_weight():
     # A zero weight is a removed row: it must not count in the standard
     # error's n (it did: the SE shrank by sqrt((n_kept - 1) / (n_all - 1))).
