@@ -295,6 +295,9 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 Xb = X[rows]
                 C_hat = Xb @ coef.T + intercept
                 loss, grad = _spo_plus(problem, C[rows], C_hat, W_true[rows])
+                # The penalty at the coefficients of this loss (the step below
+                # moves them in place).
+                penalty = 0.5 * self.alpha * float((coef ** 2).sum())
                 wb = w[rows]
                 m = rows.shape[0]
                 G = (wb[:, None] * grad) / m
@@ -305,7 +308,7 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                     for a, q in zip(avg, params):
                         a += q
                     n_avg += 1
-                total += float(wb @ loss) / m + 0.5 * self.alpha * float((coef ** 2).sum())
+                total += float(wb @ loss) / m + penalty
                 count += 1
             curve.append(total / count)
             if self.verbose:

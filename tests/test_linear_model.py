@@ -104,6 +104,40 @@ def test_alpha_shrinks_the_coefficients():
     assert np.linalg.norm(ridge.coef_) < 0.5 * np.linalg.norm(free.coef_)
 
 
+def test_alpha_adds_alpha_coef_to_the_gradient_and_its_penalty_to_the_curve():
+    # Hand loop: full-batch Adam from given coefficients (warm start) on the
+    # mean SPO+ subgradient 2 (w*(c) - w*(2 c_hat - c)) of a pick-the-cheapest
+    # problem, plus alpha * coef (the gradient of alpha / 2 * |coef|^2); each
+    # curve entry is the mean SPO+ loss plus that penalty, both at the
+    # coefficients the step started from.
+    rng = np.random.default_rng(0)
+    n, p, d, alpha = 40, 3, 3, 0.7
+    X = rng.normal(size=(n, p))
+    C = 2 + X @ rng.normal(size=(p, d)) + rng.normal(scale=0.5, size=(n, d))
+    A0, b0 = rng.normal(size=(d, p)), rng.normal(size=d)
+    m = SPOPlusLinear(FiniteDecisions(np.eye(d)), alpha=alpha, max_iter=4, batch_size=n,
+                      warm_start=True, random_state=0)
+    m.coef_, m.intercept_ = A0.copy(), b0.copy()
+    m.fit(X, C)
+    eye = np.eye(d)
+    W_true = eye[np.argmin(C, axis=1)]
+    A, b = A0.copy(), b0.copy()
+    moments = [[0.0, 0.0], [0.0, 0.0]]
+    curve = []
+    for t in range(1, 5):
+        T = 2 * (X @ A.T + b) - C
+        D = W_true - eye[np.argmin(T, axis=1)]
+        curve.append(np.mean(np.einsum("ij,ij->i", T, D)) + 0.5 * alpha * np.sum(A ** 2))
+        G = 2 * D / n
+        for param, g, mv in zip((A, b), (G.T @ X + alpha * A, G.sum(axis=0)), moments):
+            mv[0] = 0.9 * mv[0] + 0.1 * g
+            mv[1] = 0.999 * mv[1] + 0.001 * g * g
+            param -= 0.01 * (mv[0] / (1 - 0.9 ** t)) / (np.sqrt(mv[1] / (1 - 0.999 ** t)) + 1e-8)
+    assert_allclose(m.coef_, A, rtol=1e-10, atol=1e-12)
+    assert_allclose(m.intercept_, b, rtol=1e-10, atol=1e-12)
+    assert_allclose(m.loss_curve_, curve, rtol=1e-10)
+
+
 def test_integer_weights_equal_repeated_rows_full_batch():
     X, C, _, _ = _sp_data(n=60)
     reps = np.random.default_rng(0).integers(0, 3, 60)
