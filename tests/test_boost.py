@@ -306,7 +306,7 @@ def test_scaling_the_weights_changes_nothing(k):
     # they vanished (every gain was).
     import warnings
 
-    X, C, Xt, _ = _sp_data(n=200, degree=6)
+    X, C, Xt, Ct = _sp_data(n=200, degree=6)
     sw = np.random.default_rng(2).uniform(0.5, 2.0, len(X))
     kw = dict(n_estimators=15, n_iter_no_change=5, random_state=1)
     a = SPOBoost(SP, **kw).fit(X, C, sample_weight=sw)
@@ -316,6 +316,18 @@ def test_scaling_the_weights_changes_nothing(k):
     assert (b.init_choice_, b.n_iter_, b.best_iteration_) == (
         a.init_choice_, a.n_iter_, a.best_iteration_)
     assert b.init_cv_regret_ == pytest.approx(a.init_cv_regret_, rel=1e-12)
+    assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12)
+    # The same for the weights of X_val: the test of the trees' gain over the
+    # start squares them too.
+    wv = np.random.default_rng(3).uniform(0.5, 2.0, 60)
+    kw = dict(init="mean", n_estimators=5, n_iter_no_change=5, random_state=0)
+    a = SPOBoost(SP, **kw).fit(X, C, X_val=Xt[:60], C_val=Ct[:60], sample_weight_val=wv)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = SPOBoost(SP, **kw).fit(X, C, X_val=Xt[:60], C_val=Ct[:60],
+                                   sample_weight_val=wv * 2.0 ** k)
+    assert b.best_iteration_ == a.best_iteration_ > 0
+    assert_allclose(b.validation_score_, a.validation_score_, rtol=1e-12)
     assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12)
     # A regressor start is fitted with the weights as given (its penalty is
     # not relative to them).
@@ -684,35 +696,37 @@ def test_auto_init_keeps_index_unless_ridge_is_significantly_better(degree, how,
         assert 0 < gain < 2 * se
 
 
+def test_auto_init_keeps_the_index_start_when_both_starts_tie():
+    # Both starts decide every row optimally (the first option is always far
+    # cheaper): their cross-validated regrets are equal, row by row (all 0),
+    # and a tie keeps the first of index and ridge (a gain of 0 is not more
+    # than 0 standard errors).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    C = np.column_stack([1.0 + 0.1 * X[:, 0], 5.0 + 0.1 * X[:, 1]])
+    m = SPOBoost(FiniteDecisions(np.eye(2)), n_estimators=1, n_iter_no_change=None,
+                 random_state=0).fit(X, C)
+    assert m.init_cv_regret_ == {"index": 0.0, "ridge": 0.0}
+    assert m.init_choice_ == "index"
+
+
 def _standardize(X, w):
     mean = (w[:, None] * X).sum(0) / w.sum()
     scale = np.sqrt((w[:, None] * (X - mean) ** 2).sum(0) / w.sum())
     return mean, scale
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("seed", [2, 3, 5])
-def test_ridge_start_is_standardized_ridge_with_the_leave_one_out_penalty(weighted, seed):
-    # Brute force: for every penalty of the grid, leave each row out in turn,
-    # fit ridge on the others (features standardized once, on all the rows),
-    # and keep per cost the penalty of least (weighted) error; then
-    # scikit-learn's Ridge with that penalty on all the rows.
+def _loo_ridge_by_hand(X, C, w):
+    """Brute force: for every penalty of the grid, leave each row out in turn,
+    fit ridge on the others (features standardized once, on all the rows), and
+    keep per cost the penalty of least (weighted) error; then scikit-learn's
+    Ridge with that penalty on all the rows. Returns the coefficients and
+    intercepts in X's units, and the index of each cost's penalty."""
     from sklearn.linear_model import Ridge
 
     from spotree._ridge import _RIDGE_ALPHAS
 
-    # Weak signals in noise, so that the penalties chosen are inside the grid
-    # (not its ends) and differ between the costs.
-    n, p = 30, 4
-    X = (np.random.default_rng(3).normal(size=(n, p)) * [1.0, 10.0, 0.1, 3.0]
-         + [0.0, 5.0, -2.0, 1.0])
-    B = np.array([[0.5, 0.3, 0.0, 0.2], [0.3, 0.2, 0.2, 0.1], [1.0, -0.5, 0.2, 0.0]])
-    rng = np.random.default_rng(seed)
-    C = 4 + ((X - X.mean(0)) / X.std(0)) @ B.T + rng.normal(size=(n, 3))
-    w = rng.integers(1, 4, n).astype(float) if weighted else np.ones(n)
-    problem = FiniteDecisions(np.eye(3))
-    m = SPOBoost(problem, init="ridge", n_estimators=1, n_iter_no_change=None).fit(
-        X, C, sample_weight=w if weighted else None)
+    n, p = X.shape
     mean, scale = _standardize(X, w)
     Z = (X - mean) / scale
     errors = np.zeros((len(_RIDGE_ALPHAS), C.shape[1]))
@@ -728,20 +742,63 @@ def test_ridge_start_is_standardized_ridge_with_the_leave_one_out_penalty(weight
             coef = np.linalg.solve(Zk.T @ (wk * Zk) + a * np.eye(p), Zk.T @ (wk * (C[keep] - cm)))
             errors[k] += w[i] * (C[i] - cm - (Z[i] - zm) @ coef) ** 2
     chosen = np.argmin(errors, axis=0)
-    # The data make ridge matter: the first cost's penalty is inside the grid.
-    assert 0 < chosen[0] < len(_RIDGE_ALPHAS) - 1
     expected_coef, expected_icpt = [], []
     for j in range(C.shape[1]):
         r = Ridge(alpha=_RIDGE_ALPHAS[chosen[j]] * w.sum()).fit(Z, C[:, j], sample_weight=w)
         expected_coef.append(r.coef_ / scale)
         expected_icpt.append(r.intercept_ - (r.coef_ / scale) @ mean)
-    assert_allclose(m.init_coef_, np.array(expected_coef), rtol=1e-7, atol=1e-9)
+    return np.array(expected_coef), np.array(expected_icpt), chosen
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", [2, 3, 5])
+def test_ridge_start_is_standardized_ridge_with_the_leave_one_out_penalty(weighted, seed):
+    # Against the brute force of _loo_ridge_by_hand.
+    from spotree._ridge import _RIDGE_ALPHAS
+
+    # Weak signals in noise, so that the penalties chosen are inside the grid
+    # (not its ends) and differ between the costs.
+    n, p = 30, 4
+    X = (np.random.default_rng(3).normal(size=(n, p)) * [1.0, 10.0, 0.1, 3.0]
+         + [0.0, 5.0, -2.0, 1.0])
+    B = np.array([[0.5, 0.3, 0.0, 0.2], [0.3, 0.2, 0.2, 0.1], [1.0, -0.5, 0.2, 0.0]])
+    rng = np.random.default_rng(seed)
+    C = 4 + ((X - X.mean(0)) / X.std(0)) @ B.T + rng.normal(size=(n, 3))
+    w = rng.integers(1, 4, n).astype(float) if weighted else np.ones(n)
+    problem = FiniteDecisions(np.eye(3))
+    m = SPOBoost(problem, init="ridge", n_estimators=1, n_iter_no_change=None).fit(
+        X, C, sample_weight=w if weighted else None)
+    expected_coef, expected_icpt, chosen = _loo_ridge_by_hand(X, C, w)
+    # The data make ridge matter: the first cost's penalty is inside the grid.
+    assert 0 < chosen[0] < len(_RIDGE_ALPHAS) - 1
+    assert_allclose(m.init_coef_, expected_coef, rtol=1e-7, atol=1e-9)
     assert_allclose(m.init_intercept_, expected_icpt, rtol=1e-7, atol=1e-9)
     # Rescaled features, same model.
     s, t = np.array([3.0, 0.01, 100.0, -1.0]), np.array([1.0, -50.0, 0.5, 2.0])
     m2 = SPOBoost(problem, init="ridge", n_estimators=1, n_iter_no_change=None).fit(
         X * s + t, C, sample_weight=w if weighted else None)
     assert_allclose(m2.init_coef_ * s, m.init_coef_, rtol=1e-7, atol=1e-9)
+
+
+def test_ridge_start_gives_a_constant_feature_no_coefficient():
+    # A column of 0.1 has a weighted mean that differs from 0.1 in the last
+    # bit (2.2e-16 of deviation here): standardized by that deviation, its
+    # rounding noise was a column of -1s, another intercept fitted with a
+    # penalty. It gets a zero coefficient, and the other columns the brute
+    # force's ridge without it.
+    rng = np.random.default_rng(2)
+    n = 30
+    X = rng.normal(size=(n, 3)) * [1.0, 10.0, 0.1]
+    C = 4 + X @ np.array([[0.5, 0.03, 0.0], [0.3, 0.02, 2.0]]).T + rng.normal(size=(n, 2))
+    w = np.ones(n)
+    Xc = np.column_stack([X, np.full(n, 0.1)])
+    assert np.std(Xc[:, 3] / 0.125) > 0  # the rounding noise is there
+    m = SPOBoost(FiniteDecisions(np.eye(2)), init="ridge", n_estimators=1,
+                 n_iter_no_change=None).fit(Xc, C)
+    coef, icpt, _ = _loo_ridge_by_hand(X, C, w)
+    assert_allclose(m.init_coef_[:, 3], 0.0, atol=1e-12)
+    assert_allclose(m.init_coef_[:, :3], coef, rtol=1e-7, atol=1e-9)
+    assert_allclose(m.init_intercept_, icpt, rtol=1e-7, atol=1e-9)
 
 
 def _natural_spline(u, y, w, u_new, n_knots=9):
@@ -789,18 +846,19 @@ def test_index_start_is_a_natural_cubic_spline_of_the_ridge_index(monkeypatch):
 @pytest.mark.parametrize("zero_weights", [False, True])
 def test_index_start_smooths_the_links_by_one_penalty_of_least_total_gcv(monkeypatch, block,
                                                                          zero_weights):
-    # By hand, with the variance power held at 0 and without the tiny ridge:
-    # the basis of Hastie, Tibshirani and Friedman (eq. 5.4-5.5) on the index
-    # mapped to [0, 1] (columns v, d_k - d_{K-1}); weighted centring; the bend
-    # columns (all but v) penalized by lambda times the mean of their Gram
-    # diagonal; one lambda for all the costs, of least total GCV (the sum
-    # over the costs of rss / (1 - (tr H + 1) / n)^2, H the explicit hat
-    # matrix of the centred weighted rows). Rows of weight 0 take no part
-    # (not in the index's range, nor in n). The costs are fitted in blocks
-    # (here also two at a time): the same links, one lambda across blocks.
+    # By hand, with the variance power held at 0: the basis of Hastie,
+    # Tibshirani and Friedman (eq. 5.4-5.5) on the index mapped to [0, 1]
+    # (columns v, d_k - d_{K-1}); weighted centring; a light ridge of 1e-4
+    # times the mean diagonal of the Gram matrix on every column; the bend
+    # columns (all but v) penalized by lambda times the mean of their
+    # diagonal (light ridge included); one lambda for all the costs, of
+    # least total GCV (the sum over the costs of rss / (1 - (tr H + 1) / n)^2,
+    # H the explicit hat matrix of the centred weighted rows). Rows of weight
+    # 0 take no part (not in the index's range, nor in n). The costs are
+    # fitted in blocks (here also two at a time): the same links, one lambda
+    # across blocks.
     import spotree.boost as boost
 
-    monkeypatch.setattr(boost, "_LINK_PENALTY", 0.0)
     monkeypatch.setattr(boost, "_VAR_POWER_MAX", 0.0)
     if block is not None:
         monkeypatch.setattr(boost, "_LINK_BLOCK", block)
@@ -846,9 +904,10 @@ def test_index_start_smooths_the_links_by_one_penalty_of_least_total_gcv(monkeyp
         Bw = np.sqrt(w)[:, None] * (B - mu)
         y = np.sqrt(w) * (C[:, j] - cm)
         G = Bw.T @ Bw
-        P = np.diag([0.0] + [1.0] * (K - 2)) * np.mean(np.diag(G)[1:])
+        G_ridge = G + 1e-4 * np.mean(np.diag(G)) * np.eye(K - 1)
+        P = np.diag([0.0] + [1.0] * (K - 2)) * np.mean(np.diag(G_ridge)[1:])
         for i, lam in enumerate(lams):
-            A_inv = np.linalg.inv(G + lam * P)
+            A_inv = np.linalg.inv(G_ridge + lam * P)
             beta = A_inv @ Bw.T @ y
             H = Bw @ A_inv @ Bw.T
             gcv[j, i] = np.sum((y - Bw @ beta) ** 2) / (1 - (np.trace(H) + 1) / n) ** 2
@@ -862,6 +921,45 @@ def test_index_start_smooths_the_links_by_one_penalty_of_least_total_gcv(monkeyp
     assert own[0] > own[2]
     per_cost = pred[np.arange(d), own].T
     assert not np.allclose(m._start().predict(Xt), per_cost, rtol=1e-3, atol=1e-3)
+
+
+def test_link_gcv_is_rss_over_one_minus_hat_trace_plus_one_over_rows():
+    # By hand, per cost and penalty: the explicit hat matrix of the
+    # penalized system (the linear term free, the bends penalized by lambda
+    # times the mean diagonal of their block), df = trace(H) + 1 (the
+    # intercept), GCV = rss / (1 - df / m)^2 with m the rows of positive
+    # weight (zero rows of Bc), and inf where df >= m. Few rows, so that
+    # the smallest penalties leave no degree of freedom.
+    import spotree.boost as boost
+
+    rng = np.random.default_rng(0)
+    d, n, k = 2, 14, 8
+    Bc = rng.normal(size=(d, n, k))
+    Bc[0, :6] = 0.0   # rows of weight 0 of the first cost
+    y = rng.normal(size=(d, n))
+    y[0, :6] = 0.0
+    m = np.array([n - 6, n])
+    G0 = Bc.transpose(0, 2, 1) @ Bc
+    G = G0 + 1e-4 * np.trace(G0, axis1=1, axis2=2)[:, None, None] / k * np.eye(k)
+    b = np.einsum("jmk,jm->jk", Bc, y)
+    betas, gcv = boost._link_gcv(G, G0, b, y, Bc, m)
+    lams = boost._LINK_LAMBDAS
+    seen_inf = 0
+    for j in range(d):
+        P = np.diag([0.0] + [1.0] * (k - 1)) * np.mean(np.diag(G[j])[1:])
+        for i, lam in enumerate(lams):
+            A_inv = np.linalg.inv(G[j] + lam * P)
+            beta = A_inv @ Bc[j].T @ y[j]
+            H = Bc[j] @ A_inv @ Bc[j].T
+            df = np.trace(H) + 1.0
+            assert_allclose(betas[j, i], beta, rtol=1e-8, atol=1e-10)
+            if df >= m[j]:
+                assert gcv[j, i] == np.inf
+                seen_inf += 1
+            else:
+                rss = np.sum((y[j] - Bc[j] @ beta) ** 2)
+                assert_allclose(gcv[j, i], rss / (1.0 - df / m[j]) ** 2, rtol=1e-8)
+    assert 0 < seen_inf < d * len(lams)
 
 
 @pytest.mark.parametrize("block", [None, 120 * 9])
@@ -1188,15 +1286,15 @@ def test_held_out_rows_choose_the_rounds_then_all_rows_are_refitted():
     assert_allclose(v.init_coef_, sol[:-1].T, atol=1e-10)
 
 
-@pytest.mark.parametrize("subsample", [0.5, 0.9])
-def test_subsample_trains_each_tree_on_that_many_distinct_rows(subsample):
-    # A subsample is drawn without replacement: exactly int(subsample * n)
-    # distinct rows carry weight in each round (a draw with replacement
+@pytest.mark.parametrize("subsample, n_bag", [(0.5, 60), (0.9, 108), (0.333, 39)])
+def test_subsample_trains_each_tree_on_that_many_distinct_rows(subsample, n_bag):
+    # A subsample is drawn without replacement: exactly subsample * n rows,
+    # rounded down as scikit-learn's gradient boosting does (39 of 120 at
+    # 0.333, not 40), carry weight in each round (a draw with replacement
     # repeats rows and so leaves fewer of them in the tree's root).
     X, C, _, _ = _sp_data(n=120)
     m = SPOBoost(SP, n_estimators=4, subsample=subsample, n_iter_no_change=None,
                  random_state=0).fit(X, C)
-    n_bag = int(subsample * 120)
     for est in m.estimators_:
         assert est.tree_.n_node_samples[0] == n_bag
         assert est.tree_.weighted_n_node_samples[0] == pytest.approx(n_bag)
