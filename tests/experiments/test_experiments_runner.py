@@ -713,3 +713,38 @@ def test_fit_time_leaves_out_the_validation_score_of_the_row(monkeypatch):
     row, _ = _runner._run_shortest_path(run)
     assert "val_normalized_spo_loss" in row
     assert row["fit_time"] == 0.0  # the fit itself does not move the fake clock
+
+
+def test_news_scores_are_weighted_by_the_test_clusters_records():
+    """The click probability and the normalized regret of a news run weigh each test
+    user cluster by its records; both unweighted went unseen. A one-leaf tree (its
+    leaf weight is the whole training weight) decides for the weighted mean of the
+    training costs; every decision here is scipy's linprog on the run's LP."""
+    from scipy.optimize import linprog
+
+    from spotree.experiments._runner import _run_news, news_synthetic_data
+    from spotree.problems import news_recommendation
+
+    run = next(r for r in make_grid("news", quick=True, seeds=[1], depths=[2])
+               if r["method"] == "CART")
+    run["min_leaf_weight"] = 10 ** 9
+    data = news_synthetic_data((40, 20, 30), random_state=3)
+    row, _ = _run_news(run, data)
+    assert row["n_leaves"] == 1
+    lp = news_recommendation(n_articles=6, random_state=1)
+
+    def best(c):  # a maximization
+        res = linprog(-c, A_ub=lp.A_ub, b_ub=lp.b_ub, A_eq=lp.A_eq, b_eq=lp.b_eq,
+                      bounds=lp.bounds, method="highs")
+        return res.x, -res.fun
+
+    w_fit = np.average(data["C_train"], weights=data["sample_weight_train"], axis=0)
+    W = best(w_fit)[0]
+    Ct, wt = data["C_test"], data["sample_weight_test"]
+    z = np.array([best(c)[1] for c in Ct])
+    got = Ct @ W
+    assert row["click_probability"] == pytest.approx(np.dot(wt, got) / wt.sum(), rel=1e-6)
+    assert row["optimal_click_probability"] == pytest.approx(np.dot(wt, z) / wt.sum(), rel=1e-6)
+    assert row["normalized_spo_loss"] == pytest.approx(
+        np.dot(wt, z - got) / np.dot(wt, np.abs(z)), rel=1e-6)
+    assert abs(np.mean(got) - np.dot(wt, got) / wt.sum()) > 1e-4
