@@ -95,6 +95,14 @@ def test_auto_picks_dp_for_one_integer_resource_and_bb_otherwise():
     assert big.solver == "bb"
     assert Knapsack(np.ones(10), 10_000, method="dp").solver == "dp"
     assert Knapsack([3, 4, 5], 7, method="highs").compiled_oracle() is None
+    # The documented limits are inclusive: 16 items x (4095 + 1) = 65,536
+    # cells is "at most 65,536" (dp), one more capacity unit is not; 1,024 x
+    # 4,096 = 4,194,304 cells is what method="dp" accepts at most (4,097: 4,195,328).
+    assert Knapsack(np.ones(16), 4095).solver == "dp"
+    assert Knapsack(np.ones(16), 4096).solver == "bb"
+    assert Knapsack(np.ones(1024), 4095, method="dp").solver == "dp"
+    with pytest.raises(ValueError, match="4195328 cells"):
+        Knapsack(np.ones(1024), 4096, method="dp")
 
 
 def test_highs_method_equals_brute_force():
