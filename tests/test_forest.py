@@ -180,9 +180,10 @@ def test_bootstrap_weights_act_like_copied_rows():
         assert_allclose(copied.predict(Xt), est.predict(Xt), rtol=1e-12)
 
 
-# (0.257: 25.7 draws round to 26, as in scikit-learn; 100 = n is allowed.)
-@pytest.mark.parametrize("max_samples, expected",
-                         [(None, 100), (40, 40), (100, 100), (0.25, 25), (0.257, 26)])
+# (0.257: 25.7 draws round to 26, as in scikit-learn, and 0.1 to at least one;
+# 100 = n is allowed.)
+@pytest.mark.parametrize("max_samples, expected", [(None, 100), (40, 40), (100, 100),
+                                                   (0.25, 25), (0.257, 26), (0.001, 1)])
 def test_max_samples_sets_the_bootstrap_size(max_samples, expected):
     X, C, _, _ = _data(n=100)
     forest = SPOForest(SP, n_estimators=3, max_samples=max_samples, random_state=0).fit(X, C)
@@ -303,10 +304,14 @@ def test_oob_prediction_and_score_by_brute_force():
 
 def test_oob_warns_when_some_rows_are_never_out_of_bag():
     X, C, _, _ = _data(n=80)
-    with pytest.warns(UserWarning, match="no out-of-bag prediction"):
+    with pytest.warns(UserWarning, match="no out-of-bag prediction") as record:
         forest = SPOForest(SP, n_estimators=1, oob_score=True, random_state=0).fit(X, C)
     assert np.isfinite(forest.oob_score_)
     assert np.isnan(forest.oob_prediction_).any()
+    # The warning counts the rows the one tree drew: they have no prediction.
+    k = np.unique(forest.estimators_samples_[0]).size
+    assert np.isnan(forest.oob_prediction_[:, 0]).sum() == k
+    assert any(str(w.message).startswith(f"{k} of 80 training samples") for w in record)
 
 
 @pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction:UserWarning")
