@@ -421,3 +421,22 @@ def test_a_boosting_leaf_s_round_off_zeros_print_as_0():
     got = _step_numbers(label)
     assert got[0] == 0.0
     assert np.allclose(got, want, rtol=1e-3)
+
+
+@pytest.mark.parametrize("missing_cheap", [0, 1])
+def test_the_branch_missing_values_follow_says_or_missing(missing_cheap):
+    # Rows 0 and 1 prefer road 0, rows 2 and 3 road 1, and the two rows
+    # missing x0 prefer road ``missing_cheap``: the only zero-loss split cuts
+    # at 1.5 and sends them to the branch of their road.
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [np.nan], [np.nan]])
+    road = np.array([0, 0, 1, 1, missing_cheap, missing_cheap])
+    C = np.where(road[:, None] == 0, [1.0, 2.0], [2.0, 1.0])
+    est = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(X, C)
+    lines = export_text(est, show_loss=False).splitlines()
+    left, right = "x0 <= 1.500", "x0 > 1.500"
+    if missing_cheap == 1:
+        left, right = left + "  [samples=6]", right + " or missing"
+    else:
+        left, right = left + " or missing  [samples=6]", right
+    assert lines[0] == "|--- " + left
+    assert lines[2] == "|--- " + right
