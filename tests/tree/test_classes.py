@@ -490,6 +490,23 @@ def test_one_se_rule_ignores_validation_rows_of_zero_weight():
     assert a.get_n_leaves() == b.get_n_leaves()
 
 
+def test_one_se_rule_scales_with_the_validation_weights():
+    # Weights times 1000: every validation loss and the standard error of the
+    # best subtree's total loss times 1000 (the per-row losses and their
+    # weighted spread unchanged), so the same subtree is kept.
+    X, C, Xv, Cv = _train_val(0)
+    est = SPOTree(SP, min_samples_leaf=5).fit(X, C)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=len(Xv))
+    base = est.prune(Xv, Cv, sample_weight=w, one_se_rule=True)
+    assert base.get_n_leaves() < est.prune(Xv, Cv, sample_weight=w).get_n_leaves()
+    got = est.prune(Xv, Cv, sample_weight=1e3 * w, one_se_rule=True)
+    np.testing.assert_allclose(got.pruning_path_.val_losses, 1e3 * base.pruning_path_.val_losses,
+                               rtol=1e-9)
+    assert got.pruning_path_.standard_error == pytest.approx(
+        1e3 * base.pruning_path_.standard_error, rel=1e-9)
+    assert got.get_n_leaves() == base.get_n_leaves()
+
+
 # ----------------------------------------------------- scikit-learn habits
 def test_clone_and_params():
     est = SPOTree(SP, max_depth=3, thresholds=9, min_samples_leaf=2)

@@ -180,6 +180,33 @@ def test_pruned_does_not_modify_the_original():
     assert t.to_dict() == before
 
 
+def _hand_tree(R, weights=None):
+    """Root 0 -> (1, 2), 1 -> (3, 4), 2 -> (5, 6), with node losses R."""
+    left = [1, 3, 5, -1, -1, -1, -1]
+    right = [2, 4, 6, -1, -1, -1, -1]
+    n = len(left)
+    w = np.full(n, 4.0) if weights is None else np.asarray(weights, dtype=float)
+    return Tree(n_features=1, n_outputs=1, children_left=left, children_right=right,
+                feature=[0, 0, 0, -2, -2, -2, -2],
+                threshold=[0.5, 0.25, 0.75, -2.0, -2.0, -2.0, -2.0],
+                value=np.zeros(n), decision=np.zeros(n), loss=R, impurity=R,
+                n_node_samples=w.astype(int), weighted_n_node_samples=w)
+
+
+def test_links_tied_as_the_weakest_are_pruned_together():
+    # Nodes 1 and 2 gain 3 - (1 + 1) = 1 each (exact in floats); the root
+    # (10 - 6) / (2 - 1) = 4 once they are pruned. By hand, the smallest
+    # subtree minimizing R + alpha |leaves| is the whole tree below alpha 1,
+    # the root's two children from 1 to 4, the root alone after: a subtree
+    # with one of the tied links pruned (3 leaves) is never the smallest
+    # optimal one.
+    t = _hand_tree(np.array([10.0, 3.0, 3.0, 1.0, 1.0, 1.0, 1.0]))
+    alphas, masks, losses = t.pruning_sequence()
+    np.testing.assert_array_equal(alphas, [0.0, 1.0, 4.0])
+    assert [t.pruned(m).n_leaves for m in masks] == [4, 2, 1]
+    np.testing.assert_array_equal(losses, [4.0, 6.0, 10.0])
+
+
 # --------------------------------------------------------------- dict I/O
 @pytest.mark.parametrize("categorical", [False, True])
 def test_to_dict_from_dict_round_trip_through_json(categorical):
