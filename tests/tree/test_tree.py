@@ -72,6 +72,20 @@ def test_shape_properties():
         assert depth[u] == depth[p] + 1
 
 
+def test_a_value_equal_to_the_threshold_goes_left():
+    # Left when x <= threshold (documented). Between neighbouring floats the
+    # midpoint rounds to the lower value, which is then the threshold itself:
+    # the training rows must still reach the leaves they were scored in.
+    lo = 1.0
+    hi = np.nextafter(lo, 2.0)
+    X = np.array([[lo], [lo], [hi], [hi]])
+    C = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 1.0]])
+    t = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(X, C).tree_
+    assert t.threshold[0] == lo
+    np.testing.assert_array_equal(t.apply(X), [1, 1, 2, 2])
+    np.testing.assert_array_equal(t.apply(np.array([[0.5], [2.0]])), [1, 2])
+
+
 # ------------------------------------------------------------------ pruning
 def _all_prunings(t, node=0):
     """Every pruned subtree rooted at ``node``, as frozensets of its leaves."""
@@ -205,6 +219,15 @@ def test_links_tied_as_the_weakest_are_pruned_together():
     np.testing.assert_array_equal(alphas, [0.0, 1.0, 4.0])
     assert [t.pruned(m).n_leaves for m in masks] == [4, 2, 1]
     np.testing.assert_array_equal(losses, [4.0, 6.0, 10.0])
+
+
+def test_a_tree_stored_without_missing_sides_sends_missing_values_to_the_heavier_child():
+    # Files written before missing-value support: as the growth decides where
+    # no training row missed the feature, the heavier child, left on a tie.
+    R = np.zeros(7)
+    t = _hand_tree(R, weights=[6.0, 3.0, 3.0, 1.0, 2.0, 2.0, 1.0])
+    np.testing.assert_array_equal(t.missing_go_to_left, [1, 0, 1, 0, 0, 0, 0])
+    np.testing.assert_array_equal(t.apply(np.array([[np.nan]])), [4])
 
 
 # --------------------------------------------------------------- dict I/O
