@@ -496,7 +496,11 @@ class SPOTree(BaseSPOTree):
         Minimum fraction of the total sample weight in a leaf; the way to
         constrain leaves by weight.
     max_features : int, float, {"sqrt", "log2"} or None, default=None
-        Number of features drawn at random at each node (feature bagging).
+        Number of features drawn at random at each node (feature bagging): an
+        int, a fraction of the features (``max(1, int(max_features * p))``),
+        ``int(sqrt(p))`` or ``int(log2(p))`` (at least 1), or all of them
+        (None). A node where none of the drawn features has an admissible
+        split searches the other features too, as scikit-learn's trees do.
     thresholds : "all" or int, default="all"
         ``"all"`` scores every boundary between distinct values; an int ``q``
         scores ``q`` quantile thresholds per feature per node (the paper used

@@ -146,6 +146,25 @@ def test_every_path_grows_the_reference_tree(name, case, a, seed):
         assert_same_tree(tree, ref, X, w)
 
 
+@pytest.mark.parametrize("name, a", [("sp33", 1.0), ("knap-dp", 0.0)])
+def test_min_split_against_the_reference(name, a):
+    # A node of exactly min_samples_split rows may be split, one of fewer may
+    # not (the reference's rule); some node of each kind sits at the limit.
+    make, paths = PROBLEMS[name]
+    problem = make(0)
+    X, C = _data(problem, 3, n=24)
+    w = np.ones(X.shape[0])
+    at_limit = 0
+    for min_split in (4, 6, 9):
+        ref = ReferenceTree(problem, X, C, w, a=a, min_split=min_split)
+        at_limit += sum(node["idx"].size == min_split and node["left"] >= 0
+                        for node in ref.nodes)
+        for path in paths:
+            tree = _grow(problem, X, C, w, path, a=a, min_split_cnt=min_split)
+            assert_same_tree(tree, ref, X, w)
+    assert at_limit > 0
+
+
 def test_paths_agree_on_larger_data():
     problem = ShortestPath((3, 4))
     rng = np.random.default_rng(5)

@@ -744,6 +744,99 @@ def test_max_depth_and_min_loss_decrease():
     assert t2.node_count < t.node_count
 
 
+def _gains(t):
+    internal = np.flatnonzero(~t.is_leaf)
+    return internal, (t.impurity[internal] - t.impurity[t.children_left[internal]]
+                      - t.impurity[t.children_right[internal]])
+
+
+def _same_truncated(full, t, thr):
+    """``t`` is ``full`` cut (from the root down) at the first node gaining less than thr."""
+    gain = dict(zip(*_gains(full)))
+
+    def walk(u, v):
+        if full.children_left[u] == -1 or gain[u] < thr:
+            assert t.children_left[v] == -1, f"node {v} split; full tree gains {gain.get(u)}"
+            return 1
+        assert t.children_left[v] != -1, f"node {v} is a leaf; full tree gains {gain[u]}"
+        assert t.feature[v] == full.feature[u] and t.threshold[v] == full.threshold[u]
+        return (walk(full.children_left[u], t.children_left[v])
+                + walk(full.children_right[u], t.children_right[v]))
+
+    return walk(0, 0)
+
+
+@pytest.mark.parametrize("criterion, spo_weight", [("spo", 1.0), ("mse", 1.0), ("spo", 0.5)])
+def test_min_loss_decrease_cuts_the_full_tree_where_splits_gain_less(criterion, spo_weight):
+    # The best split of a node does not depend on min_loss_decrease, so the
+    # tree grown with it is the full tree cut at every node whose split
+    # gains (impurity less its children's, in the problem's units, weighted)
+    # less than it. Costs about 1e3 and weights about 200 (far from 1, where
+    # the kernel's scaling of the costs and weights shows).
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 3))
+    C = 1e3 * np.exp(0.5 * rng.normal(size=(120, SP.n_costs)) + 0.4 * X[:, :1])
+    w = rng.uniform(100.0, 300.0, size=120)
+    kw = dict(criterion=criterion, spo_weight=spo_weight, max_depth=5, min_samples_leaf=4)
+    full = SPOTree(SP, **kw).fit(X, C, w).tree_
+    g = np.unique(_gains(full)[1])
+    g = g[g > 1e-9 * g.max()]
+    assert g.size >= 6
+    for q in (0.3, 0.7):
+        k = int(q * g.size)
+        thr = 0.5 * (g[k - 1] + g[k])
+        t = SPOTree(SP, min_loss_decrease=thr, **kw).fit(X, C, w).tree_
+        n_leaves = _same_truncated(full, t, thr)
+        assert t.n_leaves == n_leaves < full.n_leaves
+
+
+def test_max_features_searches_the_other_features_where_the_drawn_ones_cannot_split():
+    # Features 0 and 2 are constant: a node that draws one of them alone has
+    # no admissible split, and (as CART) searches the other features too. So
+    # every random_state grows the tree grown on all the features.
+    X1, C = make_shortest_path(150, n_features=1, grid=(3, 3), noise=0.5, random_state=2)
+    X = np.column_stack([np.ones(150), X1[:, 0], np.zeros(150)])
+    kw = dict(max_depth=3, min_samples_leaf=5)
+    full = SPOTree(SP, **kw).fit(X, C).tree_
+    assert full.node_count >= 7
+    for s in range(6):
+        t = SPOTree(SP, max_features=1, random_state=s, **kw).fit(X, C).tree_
+        np.testing.assert_array_equal(t.feature, full.feature)
+        np.testing.assert_array_equal(t.threshold, full.threshold)
+
+
+def test_fractions_of_samples_round_up_as_scikit_learns():
+    # min_samples_leaf as a fraction counts ceil(fraction * n) rows: 0.25 of 10
+    # is 3, so the split isolating the two rows that prefer road 0 (a zero
+    # loss) is not admissible; 0.2 of 10 (2 rows) allows it.
+    roads = FiniteDecisions(np.eye(2))
+    X = np.arange(10.0)[:, None]
+    C = np.where(X < 2, [1.0, 2.0], [2.0, 1.0]) + 0.01 * X
+    t = SPOTree(roads, max_depth=1, min_samples_leaf=0.2).fit(X, C).tree_
+    assert t.threshold[0] == 1.5 and t.loss[1] == t.loss[2] == 0.0
+    # 0.25: 3 rows at least; the best such split leaves rows 0 to 2 left.
+    t = SPOTree(roads, max_depth=1, min_samples_leaf=0.25).fit(X, C).tree_
+    assert t.threshold[0] == 2.5 and t.n_node_samples[1] == 3
+
+
+def test_max_features_fractions_and_names_resolve_as_scikit_learns():
+    # 8 features: "sqrt" draws int(2.83) = 2, "log2" int(3) = 3, 0.3 int(2.4) = 2
+    # and 0.45 int(3.6) = 3; the same random_state grows the tree drawn with
+    # that many features.
+    X, C = make_shortest_path(150, n_features=8, grid=(3, 3), noise=0.5, random_state=4)
+    X = X + np.random.default_rng(0).normal(scale=0.3, size=X.shape)
+
+    def grown(k, s):
+        return SPOTree(SP, max_depth=3, min_samples_leaf=5, max_features=k,
+                       random_state=s).fit(X, C).tree_
+
+    for s in range(3):
+        by_k = {k: grown(k, s) for k in (2, 3)}
+        assert by_k[2].to_dict() != by_k[3].to_dict()
+        for k, same in (("sqrt", 2), ("log2", 3), (0.3, 2), (0.45, 3)):
+            assert grown(k, s).to_dict() == by_k[same].to_dict(), (k, s)
+
+
 # ---------------------------------------------------------------- bad input
 def test_inf_in_x_and_nan_or_inf_in_c_are_rejected_with_a_clear_error():
     # NaN in X is a missing value (tests/tree/test_missing.py); infinity is not.
