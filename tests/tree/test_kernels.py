@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from spotree.tree._kernels import filter_order, partition_segment
+from spotree.tree._kernels import allowed_positions, filter_order, partition_segment
 
 
 def test_partition_segment_is_a_stable_partition_into_the_other_copy():
@@ -40,6 +40,31 @@ def test_filter_order_keeps_the_active_rows_in_order():
         assert out.shape == (2, p, int(active.sum())) and out.dtype == dtype
         for f in range(p):
             np.testing.assert_array_equal(out[0, f], [i for i in order[f] if active[i]])
+
+
+def test_allowed_positions_are_numpys_quantiles_cut_after_every_value_at_most():
+    # Positions p (a cut between sorted values p and p + 1) that a quantile
+    # threshold hits: numpy's linear quantiles at k / (q + 1), and x <= t goes
+    # left, so a quantile landing on a value (whole levels: 13 values and
+    # q = 1, 3, 5) cuts after that value and its repeats. The compiled code's
+    # Python source (py_func: the function is compiled without a Python wrapper).
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        m = int(rng.integers(2, 16)) if trial % 2 else 13
+        q = int(rng.integers(1, 8))
+        xs = np.sort(rng.integers(0, 6, size=m).astype(float))
+        allowed = np.zeros(m, dtype=bool)
+        allowed_positions.py_func(xs, m, q, allowed)
+        want = set()
+        for t in np.quantile(xs, np.arange(1, q + 1) / (q + 1.0)):
+            p = int(np.searchsorted(xs, t, side="right")) - 1
+            if 0 <= p < m - 1:
+                want.add(p)
+        assert set(np.flatnonzero(allowed[:m])) == want, (xs, q)
+    # q <= 0: every position.
+    allowed[:] = False
+    allowed_positions.py_func(xs, m, 0, allowed)
+    assert allowed[:m].all()
 
 
 # A cold fit compiles only its own kind's code. In a fresh interpreter with an

@@ -405,6 +405,29 @@ def test_subset_search_falls_back_to_one_vs_rest_beyond_ten_categories(seed):
         assert tree.tree_.categories[0].size == 1
 
 
+def test_subset_search_tries_every_subset_of_exactly_ten_categories():
+    # "Up to 10 categories per node" (categorical_splits="subset"): ten are
+    # still searched by subsets, and here the best split is no single category.
+    problem = _random_finite(0)
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.arange(20) % 10, rng.uniform(size=20)]).astype(float)
+    C = rng.uniform(0.2, 2.0, size=(20, problem.n_costs))
+    w = np.ones(20)
+    tree = SPOTree(problem, max_depth=1, categorical_features=[0],
+                   categorical_splits="subset").fit(X, C)
+    _, z = problem.solve(C)
+
+    def loss(masks):  # spo_loss_of_partition with z solved once (511 subsets)
+        return sum(float(np.sum(C[m] @ problem.solve(C[m].mean(axis=0)[None, :])[0][0] - z[m]))
+                   for m in masks if m.any())
+
+    ranked = brute_force_best(itertools.chain(subset_partitions(X, 0),
+                                              numeric_partitions(X, [1])), loss, w)
+    one = brute_force_best(equality_partitions(X, 0), loss, w)
+    assert ranked[0][0] < one[0][0] - 1e-9
+    check_root(tree, X, C, w, ranked, loss, loss([np.ones(20, dtype=bool)]))
+
+
 # finite-random-max with seed 2 has a zero root SPO loss (computed up to rounding noise).
 _MIXED_CASES = [(n, s) for n in ("sp33", "finite-random-max") for s in SEEDS]
 
