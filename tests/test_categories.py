@@ -137,3 +137,18 @@ def test_a_category_dtype_keeps_its_own_categories_and_their_order():
     coded, labels = encode_frame(pd.DataFrame({"c": col}))
     assert labels == [["z", "b", "a", "c"]]
     assert_array_equal(coded["c"], [1.0, 2.0, np.nan, 1.0])
+
+
+def test_an_unseen_code_of_an_array_is_predicted_as_missing_and_the_array_is_kept():
+    # Integer codes marked categorical in a numpy array: code 5 was never
+    # seen, so it follows the missing side, as NaN does; the caller's array
+    # is not overwritten with that NaN.
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(0, 3, 120), rng.uniform(size=120)]).astype(float)
+    C = np.column_stack([np.where(X[:, 0] == 1, 1.0, 3.0), np.full(120, 2.0)])
+    est = SPOTree(ROADS, max_depth=2, categorical_features=[0]).fit(X, C)
+    new = np.array([[5.0, 0.3], [1.0, 0.3]])
+    kept = new.copy()
+    missing = np.array([[np.nan, 0.3], [1.0, 0.3]])
+    assert_array_equal(est.predict(new), est.predict(missing))
+    assert_array_equal(new, kept)
