@@ -987,3 +987,20 @@ def test_a_weighted_fit_weighs_fit_prune_and_the_printed_loss(tmp_path, capsys, 
     unweighted = (np.einsum("ij,ij->i", Cf, chosen) - best).sum() / np.abs(best).sum()
     got = float(re.search(r"training normalized SPO loss ([0-9.]+)", res.stdout).group(1))
     assert abs(want - unweighted) > 1e-3 and got == pytest.approx(want, abs=5e-5)
+
+
+def test_weights_all_zero_or_a_cost_column_are_refused(tmp_path, capsys):
+    """Two checks of --weights that no test reached: a column of zeros (no positive
+    total) and a column that is also a cost."""
+    rows = read_rows(TRAIN)[:30]
+    data = tmp_path / "w.csv"
+    with open(data, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=[*rows[0], "w"])
+        w.writeheader()
+        for r in rows:
+            w.writerow({**r, "w": "0"})
+    res = run_in_process(capsys, *fit_args(tmp_path / "m.json", "--weights", "w", data=data))
+    assert_one_line_error(res, "--weights column 'w'", "positive total")
+    res = run_in_process(capsys, *fit_args(tmp_path / "m.json", "--weights", "c3", data=data))
+    assert_one_line_error(res, "--weights column 'c3' is also a feature or cost")
+    assert not (tmp_path / "m.json").exists()
