@@ -838,6 +838,24 @@ def test_plot_max_depth_sizes_the_figure_by_the_leaves_drawn(fitted, tmp_path, c
     # Two leaves drawn: 2 inches each, at least 5 inches; 1.7 per level, 2 levels.
     height, width = mpimg.imread(out).shape[:2]
     assert (width, height) == (5 * 20, round(3.4 * 20))
+    # Two levels: the leaves drawn are the nodes at depth 2 and the leaves above it,
+    # counted here by walking the tree (a count of the true leaves only was unseen at
+    # depth 1, where both give the 5-inch minimum).
+    tree = spotree.load(model).tree_
+    drawn, stack = 0, [(0, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth == 2 or tree.children_left[node] == -1:
+            drawn += 1
+        else:
+            stack += [(tree.children_left[node], depth + 1),
+                      (tree.children_right[node], depth + 1)]
+    assert drawn >= 3
+    res = run_in_process(capsys, "plot", model, "--out", out, "--max-depth", "2",
+                         "--dpi", "20")
+    assert res.returncode == 0, res.stderr
+    height, width = mpimg.imread(out).shape[:2]
+    assert (width, height) == (2 * drawn * 20, round(1.7 * 3 * 20))
 
 
 def test_news_log_options_are_refused_for_the_energy_experiment(tmp_path, capsys):
