@@ -82,3 +82,27 @@ def test_the_per_setting_comparison_column_says_which_way_is_better():
     head = "| depth | SPOT | CART | SPOT vs CART (% lower loss) |"
     # SPOT's mean loss 0.105, CART's 0.205: SPOT's is (0.205 - 0.105) / 0.205 = 48.8% lower.
     assert _table_row(text, head, "2")[3] == "+48.8%"
+
+
+def test_standardizing_that_lowers_the_regret_is_marked_moved():
+    """The energy table's 'moved' flag compares the size of the change with the spread:
+    a drop (standardized below raw) larger than the spread is moved too. Only a change
+    of 0 was checked, so a flag that ignored drops went unseen. By hand: raw 10 and 12,
+    standardized 5 and 6 (diff -5.5, spread = std(10, 12) = 1.41); then 11 and 11.5
+    (diff +0.25 < 1.41: not moved)."""
+    from spotree.experiments._tables import energy_tables
+
+    def rows(std_values):
+        out = []
+        for scaling, values in (("raw", (10.0, 12.0)), ("standardized", std_values)):
+            for seed, v in enumerate(values):
+                out.append(dict(method="LS-day", scaling=scaling, capacity="120.0", seed=seed,
+                                relative_regret=v, normalized_spo_loss=v / 100, fit_time=0.1))
+        return out
+
+    for std_values, cell in (((5.0, 6.0), "-5.50 (spread 1.41) moved"),
+                             ((11.0, 11.5), "+0.25 (spread 1.41)")):
+        lines = energy_tables(rows(std_values))
+        start = lines.index("### standardized minus raw")
+        line = next(x for x in lines[start:] if x.startswith("| LS-day |"))
+        assert line == f"| LS-day | {cell} |"
