@@ -761,3 +761,27 @@ def test_the_first_rows_validate_and_their_count_is_rounded():
     assert X_val.ravel().tolist() == [0, 1, 2] and X_fit.ravel().tolist() == list(range(3, 9))
     assert C_val[:, 0].tolist() == [0, 1, 2] and C_fit[:, 1].tolist() == [-k for k in range(3, 9)]
     assert sw_val.tolist() == [1, 2, 3] and sw_fit.tolist() == list(range(4, 10))
+
+
+def test_the_illustrative_test_rows_are_a_draw_of_their_own():
+    """The test rows are make_illustrative's draw with seed + 1000, not the training
+    rows again (scoring on the training draw went unseen). Reference: a CART stump on
+    the training draw, its decisions chosen by hand between the two roads."""
+    from spotree import FiniteDecisions, SPOTree
+    from spotree.datasets import make_illustrative
+    from spotree.experiments._runner import _run_illustrative
+
+    run = next(r for r in make_grid("illustrative", seeds=[4])
+               if (r["method"], r["depth"]) == ("CART", 1))
+    run.update(n_train=60, n_test=50)
+    row, _ = _run_illustrative(run)
+    X, C = make_illustrative(60, random_state=4)
+    Xt, Ct = make_illustrative(50, random_state=1004)
+    assert not np.allclose(Xt, X[:50])
+    ref = SPOTree(FiniteDecisions(np.eye(2)), criterion="mse", max_depth=1,
+                  random_state=4).fit(X, C)
+    P = ref.predict(Xt)
+    got = Ct[np.arange(50), np.argmin(P, axis=1)]
+    expected = (got - Ct.min(axis=1)).sum() / np.abs(Ct.min(axis=1)).sum()
+    assert row["normalized_spo_loss"] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert row["wrong_decisions"] == pytest.approx(np.mean(got > Ct.min(axis=1)))
