@@ -378,6 +378,39 @@ def test_the_line_search_stops_where_a_rounding_error_of_the_direction_descends(
         assert steps.max() < 10 * np.abs(C).max()
 
 
+def test_the_line_search_first_tries_a_step_of_one_cost_unit():
+    # The Notes: "the line search's first trial step is 1 in the units of the
+    # costs". By hand, round 1 from the mean start: the leaf directions are
+    # the mean negative subgradients, and the first batch after the
+    # subgradients' is 2 (F_0 + 1 * v_leaf) - c for the rows of the leaves
+    # whose loss descends along v (here all).
+    problem, X, C = _finite_data("min")
+    batches = []
+
+    class Recording(FiniteDecisions):
+        def _solve(self, C):
+            batches.append(np.array(C))
+            return super()._solve(C)
+
+    rec = Recording(problem.V)
+    m = SPOBoost(rec, init="mean", n_estimators=1, max_depth=1, min_samples_leaf=10,
+                 n_iter_no_change=None, random_state=0).fit(X, C)
+    V = problem.V
+    F0 = np.tile(C.mean(axis=0), (len(X), 1))
+    W_true = V[np.argmin(C @ V.T, axis=1)]
+    neg = -2 * (W_true - V[np.argmin((2 * F0 - C) @ V.T, axis=1)])
+    leaf = m.estimators_[0].apply(X)
+    v = np.zeros_like(C)
+    for lab in np.unique(leaf):
+        v[leaf == lab] = neg[leaf == lab].mean(axis=0)
+    # Every leaf descends: its slope at 0 is -sum_i neg_i . v = -n |v|^2 < 0.
+    assert np.all(np.abs(v).sum(axis=1) > 0)
+    # Batches: C (W_true), the start's training score, the subgradients, ...
+    assert_allclose(batches[2], 2 * F0 - C)
+    # ... then the first trial step, 1, on every row.
+    assert_allclose(batches[3], 2 * (F0 + v) - C, rtol=1e-12)
+
+
 def _argmin_oracle(C):
     W = np.zeros_like(C)
     W[np.arange(C.shape[0]), np.argmin(C, axis=1)] = 1.0
@@ -979,6 +1012,33 @@ def test_index_start_of_a_constant_cost_is_its_value(monkeypatch, block):
     P = m._start().predict(rng.normal(size=(30, 3)) * 3)
     assert_allclose(P[:, 1], 2.5, rtol=1e-12)
     assert np.isfinite(P).all() and np.ptp(P[:, 0]) > 1.0
+
+
+def test_variance_power_floors_exact_residuals_and_skips_exactly_fitted_costs():
+    # By hand: magnitudes floored at a quarter of each cost's weighted mean
+    # magnitude; a squared residual of exactly 0 (row 2) counts as 1e-12 of
+    # its cost's weighted mean square, not as log(0) (or a tiny absolute
+    # floor, whose log of -690 would swamp the slope); the second cost, fitted
+    # exactly, tells nothing and takes no part.
+    import spotree.boost as boost
+
+    G = np.array([[1.0, 3.0], [2.0, -1.0], [4.0, 0.5], [8.0, 2.0], [16.0, 1.0], [0.1, 4.0]])
+    C = G.copy()
+    C[:, 0] += [0.1, 0.2, 0.0, 0.7, 2.0, 0.05]
+    sw = np.array([1.0, 2.0, 1.0, 0.5, 1.0, 1.5])
+    k, A = boost._variance_power(G, C, sw)
+    mag = np.abs(G)
+    floored = np.maximum(mag, 0.25 * (sw @ mag) / sw.sum())
+    assert_allclose(A, floored, rtol=1e-15)
+    r2 = (C[:, 0] - G[:, 0]) ** 2
+    assert r2[2] == 0.0
+    la = np.log(floored[:, 0])
+    lr = np.log(np.maximum(r2, 1e-12 * (sw @ r2) / sw.sum()))
+    la -= sw @ la / sw.sum()
+    lr -= sw @ lr / sw.sum()
+    expected = (sw @ (la * lr)) / (sw @ (la * la))
+    assert 0.5 < expected < 0.8  # inside the clip to [0, 2]
+    assert k == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("threads", [1, 3])
