@@ -1022,3 +1022,18 @@ def test_weights_all_zero_or_a_cost_column_are_refused(tmp_path, capsys):
     res = run_in_process(capsys, *fit_args(tmp_path / "m.json", "--weights", "c3", data=data))
     assert_one_line_error(res, "--weights column 'c3' is also a feature or cost")
     assert not (tmp_path / "m.json").exists()
+
+
+def test_a_validation_fraction_that_rounds_to_every_row_is_refused(tmp_path, capsys):
+    """0.99 of 30 rows rounds to 30: nothing would be left to fit. Only the other end
+    (no row to validate) was reached by a test."""
+    rows = read_rows(TRAIN)[:30]
+    data = tmp_path / "small.csv"
+    with open(data, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    res = run_in_process(capsys, *fit_args(tmp_path / "m.json", "--validation-fraction",
+                                           "0.99", data=data))
+    assert_one_line_error(res, "--validation-fraction 0.99 leaves no rows", "(30 rows)")
+    assert not (tmp_path / "m.json").exists()
