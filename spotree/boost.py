@@ -1564,7 +1564,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, n_costs)
         """
-        return self.problem_.solve(self.predict(X))[0]
+        # predict first: it raises NotFittedError on an unfitted model, where
+        # problem_ (set by fit) would raise a bare AttributeError.
+        C_hat = self.predict(X)
+        return self.problem_.solve(C_hat)[0]
 
     def apply(self, X):
         """Leaf index of every sample in every kept tree.

@@ -348,7 +348,10 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, n_costs)
         """
-        return self.problem_.solve(self.predict(X))[0]
+        # predict first: it raises NotFittedError on an unfitted model, where
+        # problem_ (set by fit) would raise a bare AttributeError.
+        C_hat = self.predict(X)
+        return self.problem_.solve(C_hat)[0]
 
     def save(self, path):
         """Write the fitted model as JSON (see :func:`spotree.load`); no pickle involved.

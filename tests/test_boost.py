@@ -10,6 +10,7 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV
 from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -466,6 +467,14 @@ def test_feature_importances_find_the_informative_feature():
     assert m.feature_importances_.sum() == pytest.approx(1.0)
     assert np.argmax(m.feature_importances_) == 1
 
+
+def test_decisions_and_score_before_fit_raise_not_fitted():
+    # predict_decision read problem_ (set by fit) before predict checked the fit,
+    # so an unfitted model raised AttributeError: 'SPOBoost' ... 'problem_'.
+    X, C, _, _ = _sp_data(n=20, n_test=1)
+    for method, args in (("predict_decision", (X,)), ("score", (X, C))):
+        with pytest.raises(NotFittedError):
+            getattr(SPOBoost(SP), method)(*args)
 
 def test_save_load_and_pickle(tmp_path):
     X, C, Xt, Ct = _sp_data(n=200)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import linprog
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from spotree import ShortestPath, SPOPlusLinear
@@ -242,6 +243,14 @@ def test_score_decisions_and_pickle():
     m2 = pickle.loads(pickle.dumps(m))
     assert_allclose(m2.predict(Xt), m.predict(Xt))
 
+
+def test_decisions_and_score_before_fit_raise_not_fitted():
+    # predict_decision read problem_ (set by fit) before predict checked the fit,
+    # so an unfitted model raised AttributeError: 'SPOPlusLinear' ... 'problem_'.
+    X, C, _, _ = _sp_data(n=20)
+    for method, args in (("predict_decision", (X,)), ("score", (X, C))):
+        with pytest.raises(NotFittedError):
+            getattr(SPOPlusLinear(SP), method)(*args)
 
 @pytest.mark.parametrize("params, match", [
     ({"learning_rate": 0.0}, "'learning_rate' parameter of SPOPlusLinear must be a float in "
