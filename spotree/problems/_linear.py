@@ -139,15 +139,16 @@ class LinearProgram(DecisionProblem):
     optimal basis of the batch's mean direction (solved when a batch of at
     least 16 rows of an LP with factored certificates, see below, first
     needs it) or by the dual method from scratch, whichever has lately cost
-    less CPU time on this thread's model (see
-    :class:`~spotree.problems._highs.HighsModel`). As that choice follows
-    measured times, solving the same batch twice, even on two new
-    instances, can give decisions that differ in the last bits (up to
-    2e-15 on a 5-variable LP) or, among tied optima, another optimal
-    vertex; the optimal values agree to rounding. An instance can
-    therefore be shared by threads (a scorer and the estimators of a
-    threaded grid search); processes (joblib, dask) each get their own
-    copy. HiGHS runs with one thread: with its default setting it reads the
+    fewer simplex iterations on this thread's model (see
+    :class:`~spotree.problems._highs.HighsModel`). That choice counts
+    iterations rather than measuring time, so a new instance solving the
+    same sequence of batches on one thread returns the same decisions,
+    bit for bit, on every run. An instance can be shared by threads (its
+    own ``n_jobs`` threads, a scorer and the estimators of a threaded grid
+    search); then the order in which rows reach a thread's model can
+    change which of tied optimal vertices is returned and the last bits of
+    a decision, not the optimal values beyond rounding. Processes (joblib, dask) each get
+    their own copy. HiGHS runs with one thread: with its default setting it reads the
     CPU topology on every run, which doubles the cost of a small LP.
 
     **Basis cache** (pure LPs). After each HiGHS solve, the optimal basis is

@@ -198,6 +198,31 @@ def test_far_start_scratch_solves_from_scratch_with_the_dual_method():
         assert abs(c @ w - ref.fun) <= 1e-9 * max(1, abs(ref.fun))
 
 
+def test_auto_far_start_counts_simplex_iterations_a_primal_one_as_145_dual_ones():
+    # The work of a far solve is HiGHS's own iteration count (plus one for the
+    # run), not a measured time, so that the choice is the same on every run.
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(8, 14))
+    b = A @ rng.uniform(0, 1, 14) + 0.5
+    m = model(A, np.full(8, -np.inf), b, np.zeros(14), np.ones(14))
+    m.set_reference(rng.uniform(-1, 1, 14))
+    seen = {}
+    for k in range(4):
+        c = rng.uniform(-1, 1, 14) * (-1) ** k  # each far from the one before
+        n_before = list(m._far_n)
+        m.solve(c)
+        arm = [a for a in (0, 1) if m._far_n[a] == n_before[a] + 1]
+        assert len(arm) == 1
+        arm = arm[0]
+        its = m.h.getInfo().simplex_iteration_count
+        if arm not in seen:  # an arm's first record is its work as it is
+            weight = 1.45 if arm == m._FAR_REFERENCE else 1.0
+            assert m._far_work[arm] == pytest.approx((its + 1) * weight)
+            seen[arm] = its
+    assert set(seen) == {m._FAR_SCRATCH, m._FAR_REFERENCE}
+    assert seen[m._FAR_SCRATCH] > 0  # a dual run from scratch iterates
+
+
 def test_auto_far_start_tries_both_then_keeps_the_cheaper_and_explores():
     m = model(np.ones((1, 2)), [-np.inf], [1.0], np.zeros(2), np.ones(2))
     scratch, reference = m._FAR_SCRATCH, m._FAR_REFERENCE

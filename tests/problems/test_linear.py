@@ -1154,3 +1154,33 @@ def test_describe_decision_of_a_tiny_scale_lp_shows_its_entries():
     # Rounding noise beside entries of size 1 stays hidden, as before.
     assert lp.describe_decision([1.0, 1e-17, 0.5]) == "w = {0: 1, 2: 0.5}"
     assert lp.describe_decision([0.0, 0.0, 0.0]) == "w = 0"
+
+
+def test_same_batch_gives_the_same_decisions_bit_for_bit_whatever_the_clock(monkeypatch):
+    # The far solves' start (primal from a reference basis or dual from
+    # scratch) was chosen by measured CPU time, so fresh instances solving the
+    # same batch returned other tied vertices and other last bits (6 distinct
+    # results in 6 runs of 300 rows with these clocks). Each run gets a clock of its
+    # own, advancing by random amounts, in every function of the time module.
+    import time
+
+    rng = np.random.default_rng(0)
+    A = rng.integers(0, 3, size=(6, 12)).astype(float)
+    C = rng.integers(-3, 2, size=(200, 12)).astype(float)  # many tied optima
+    results = []
+    for seed in range(3):
+        ticks = np.random.default_rng(seed).exponential(1e-3, size=100_000).cumsum()
+        counter = iter(ticks)
+        with monkeypatch.context() as m:
+            for name in ("thread_time", "process_time", "perf_counter", "monotonic", "time"):
+                m.setattr(time, name, lambda: float(next(counter)))
+            W, z = LinearProgram(A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1)).solve(C)
+        results.append((W, z))
+    for W, z in results[1:]:
+        np.testing.assert_array_equal(W, results[0][0])
+        np.testing.assert_array_equal(z, results[0][1])
+    # And the decisions are optimal (scipy's HiGHS, from scratch, on a sample).
+    for i in range(0, 200, 29):
+        ref = linprog(C[i], A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1))
+        assert results[0][1][i] == pytest.approx(ref.fun, abs=1e-9)
+        assert (A @ results[0][0][i] <= 4.0 + 1e-9).all()
