@@ -333,13 +333,13 @@ def show(args):
     if args.dot:
         from ..tree._export_graphviz import export_graphviz
 
-        sys.stdout.write(export_graphviz(model, feature_names=names))
+        sys.stdout.write(export_graphviz(model, feature_names=names, max_depth=args.max_depth))
     else:
         from ..tree import export_text
 
         print(f"{type(model).__name__} for {model.problem_!r}: {model.get_n_leaves()} leaves, "
               f"depth {model.get_depth()}")
-        sys.stdout.write(export_text(model, feature_names=names))
+        sys.stdout.write(export_text(model, feature_names=names, max_depth=args.max_depth))
     return 0
 
 

@@ -466,6 +466,8 @@ def build_parser():
                                     "decision, samples and SPO loss.")
     sp.add_argument("model", metavar="M", help="a model saved by 'fit'")
     sp.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
+    sp.add_argument("--max-depth", type=_int_in(0, what="a non-negative int"), default=None,
+                    metavar="N", help="print only the top N levels")
 
     lp = sub.add_parser("plot", formatter_class=_fmt_help, parents=[common],
                         help="draw a model as an image",

@@ -130,7 +130,7 @@ def _refuse_pipeline(model, caller):
                          "after the pipeline's transformers).")
 
 
-def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
+def export_text(model, feature_names=None, *, max_depth=None, decimals=3, show_loss=True):
     """Render a fitted SPO tree (or CART tree of spotree) as indented text.
 
     Each split line reads ``feature <= threshold`` (or ``feature in {...}``
@@ -147,6 +147,10 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
     feature_names : list of str, default=None
         Names of the features; by default ``feature_names_in_`` if the model
         was fitted on a DataFrame, else ``x0, x1, ...``.
+    max_depth : int, default=None
+        Write nodes down to this depth; a split at that depth is written as
+        its node's decision followed by ``(subtree cut)``, as
+        :func:`~spotree.plotting.plot_tree` draws it. None writes the whole tree.
     decimals : int, default=3
     show_loss : bool, default=True
         Show each node's total SPO loss (``spo_loss=``).
@@ -165,6 +169,9 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
     check_is_fitted(model, "tree_")
     if not isinstance(decimals, numbers.Integral) or isinstance(decimals, bool) or decimals < 0:
         raise ValueError(f"decimals must be a non-negative int; got {decimals!r}.")
+    if max_depth is not None and (not isinstance(max_depth, numbers.Integral)
+                                  or isinstance(max_depth, bool) or max_depth < 0):
+        raise ValueError(f"max_depth must be a non-negative int or None; got {max_depth!r}.")
     t = model.tree_
     boost = is_boost_tree(model)
     # A boosting tree's decision and loss arrays are zeros, not its content.
@@ -197,6 +204,12 @@ def export_text(model, feature_names=None, *, decimals=3, show_loss=True):
             leaf = (describe_step(t.value[node]) if boost else
                     f"decision: {describe_decision(problem, t.decision[node])}")
             lines.append(f"{indent}{leaf}  [{info(node)}]")
+            continue
+        if max_depth is not None and depth >= max_depth:
+            # A boosting tree's steps are at its leaves only (a cut node's is 0).
+            cut = ("(subtree cut)" if boost else
+                   f"decision: {describe_decision(problem, t.decision[node])} (subtree cut)")
+            lines.append(f"{indent}{cut}  [{info(node)}]")
             continue
         name = feature_names[t.feature[node]]
         left, right = split_labels(t, node, name, fmt, labels)

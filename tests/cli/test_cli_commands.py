@@ -183,6 +183,19 @@ def test_show_and_plot(fitted, tmp_path):
     assert img.ndim == 3 and img[..., :3].std() > 0.05
 
 
+def test_show_max_depth_prints_the_top_levels(fitted, capsys):
+    # 'spotree plot' took --max-depth, 'spotree show' did not.
+    from spotree import export_text
+
+    _, model_path, _ = fitted
+    model = spotree.load(model_path)
+    res = run_in_process(capsys, "show", model_path, "--max-depth", "1")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n", 1)[1] == export_text(model, max_depth=1)
+    assert res.stdout.count("(subtree cut)") == 2  # both children of the root split
+    dot = run_in_process(capsys, "show", model_path, "--dot", "--max-depth", "0")
+    assert dot.returncode == 0 and 'more0 [label="..."' in dot.stdout
+
 def test_show_a_tree_deeper_than_the_recursion_limit(tmp_path, capsys, deep_chain_model):
     import sys
 

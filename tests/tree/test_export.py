@@ -218,6 +218,26 @@ def test_single_leaf_and_unfitted():
         export_text(SPOTree())
 
 
+def test_max_depth_cuts_subtrees_into_their_node_s_decision():
+    # export_text had no max_depth, which export_graphviz and plot_tree have.
+    # By hand: the right child (rows x0 = 2..7) sums its costs to (22, 14), so
+    # it decides option 1, at a loss of 14 - 6 = 8 over its rows' optima.
+    X = np.arange(8.0).reshape(-1, 1)
+    C = np.array([[1, 5], [1, 5], [5, 1], [5, 1], [1, 5], [1, 5], [5, 1], [5, 1]], float)
+    model = SPOTree(FiniteDecisions(np.eye(2)), max_depth=2).fit(X, C)
+    assert export_text(model, decimals=1, max_depth=1).split("\n") == [
+        "|--- x0 <= 1.5  [samples=8, spo_loss=16.0]",
+        "|   |--- decision: option 0  [samples=2, spo_loss=0.0]",
+        "|--- x0 > 1.5",
+        "|   |--- decision: option 1 (subtree cut)  [samples=6, spo_loss=8.0]",
+        ""]
+    assert export_text(model, decimals=1, max_depth=0) == (
+        "|--- decision: option 0 (subtree cut)  [samples=8, spo_loss=16.0]\n")
+    assert export_text(model, max_depth=2) == export_text(model)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="max_depth must be a non-negative int or None"):
+            export_text(model, max_depth=bad)
+
 def test_bad_arguments_get_clear_errors():
     # A fitted forest was called "not fitted"; a negative or fractional
     # decimals gave Python's format-specifier errors; a string of feature
