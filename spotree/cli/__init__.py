@@ -1,4 +1,4 @@
-"""The ``spotree`` command: reproduce the paper, and fit / predict / show / plot on CSV files.
+"""The ``spotree`` command: reproduce the paper; fit, predict, evaluate, show, plot on CSV files.
 
 The package is split in three: :mod:`._parser` (the argparse interface),
 :mod:`._io` (CSV tables through pandas, problem specs, model files, output
@@ -52,7 +52,8 @@ def main(argv=None):
     from ._io import CLIError
 
     command = {"reproduce": _commands.reproduce, "fit": _commands.fit,
-               "predict": _commands.predict, "show": _commands.show,
+               "predict": _commands.predict, "evaluate": _commands.evaluate,
+               "show": _commands.show,
                "plot": _commands.plot}[args.command]
     saved = warnings.showwarning
     warnings.showwarning = _one_line_warnings

@@ -17,7 +17,7 @@ from ._io import (CLIError, check_input_file, check_not_an_input, check_output_d
                   save_model, select_columns, write_output)
 from ._parser import DPI_RANGE, FIT_ESTIMATOR_OPTIONS, NOT_GIVEN
 
-__all__ = ["reproduce", "fit", "predict", "show", "plot"]
+__all__ = ["reproduce", "fit", "predict", "evaluate", "show", "plot"]
 
 #: Largest raster image ``spotree plot`` draws (pixels), so a large --dpi fails
 #: with a message instead of exhausting memory (4 bytes per pixel).
@@ -174,11 +174,41 @@ def _check_params(model):
         raise CLIError(f"{flag}: {exc}") from None
 
 
-def fit(args):
+def _loss_text(model, X, C, sw):
+    """The normalized SPO loss of the model's decisions on ``(X, C)``, as text."""
     import numpy as np
 
     from ..metrics import decision_loss
 
+    problem = model.problem_
+    # The model's own decisions: a tree reads them from its leaves (no solve), and
+    # the optimal values are the only solves left.
+    _, z = problem.solve(C)
+    w = np.ones(len(z)) if sw is None else sw
+    regret = np.dot(w, decision_loss(C, model.predict_decision(X), problem=problem,
+                                     z_true=z))
+    scale = np.dot(w, np.abs(z))
+    # Every optimal value 0 (e.g. doing nothing is best) leaves nothing to normalize
+    # by: the mean SPO loss then, not an error after the fit.
+    return (f"normalized SPO loss {regret / scale:.4f}" if scale > 0 else
+            f"mean SPO loss {regret / w.sum():.4g} (every optimal value is 0, so it is "
+            "not normalized)")
+
+
+def _weight_column(df, column, features, costs, path):
+    """The --weights column: non-negative numbers with a positive total."""
+    if column not in df.columns:
+        raise CLIError(f"--weights: no column {column!r} in {path}")
+    if column in features or column in costs:
+        raise CLIError(f"--weights column {column!r} is also a feature or cost")
+    sw = numeric_matrix(df, [column], path)[:, 0]
+    if (sw < 0).any() or not (sw > 0).any():
+        raise CLIError(f"--weights column {column!r} must be non-negative with a "
+                       "positive total")
+    return sw
+
+
+def fit(args):
     check_input_file(args.data, "data file")
     check_output_file(args.model, "--model")
     check_not_an_input(args.model, "--model", {"--data": args.data, "--problem": args.problem})
@@ -205,14 +235,7 @@ def fit(args):
                        f"--costs '{','.join(names)}'")
     sw = None
     if args.weights:
-        if args.weights not in df.columns:
-            raise CLIError(f"--weights: no column {args.weights!r} in {args.data}")
-        if args.weights in features or args.weights in costs:
-            raise CLIError(f"--weights column {args.weights!r} is also a feature or cost")
-        sw = numeric_matrix(df, [args.weights], args.data)[:, 0]
-        if (sw < 0).any() or not (sw > 0).any():
-            raise CLIError(f"--weights column {args.weights!r} must be non-negative with a "
-                           "positive total")
+        sw = _weight_column(df, args.weights, features, costs, args.data)
     X = feature_frame(df, features, args.data)
     C = numeric_matrix(df, costs, args.data)
     del df
@@ -247,19 +270,7 @@ def fit(args):
         before = model.get_n_leaves()
         model = model.prune(X_val, C[:n_val], sample_weight=val_sw)
         note = f", pruned from {before} leaves on the first {n_val} rows"
-    # The model's own decisions: a tree reads them from its leaves (no solve), and
-    # the optimal values are the only solves left.
-    C_fit = C[n_val:]
-    _, z = problem.solve(C_fit)
-    w = np.ones(len(z)) if fit_sw is None else fit_sw
-    regret = np.dot(w, decision_loss(C_fit, model.predict_decision(X_fit), problem=problem,
-                                     z_true=z))
-    scale = np.dot(w, np.abs(z))
-    # Every optimal value 0 (e.g. doing nothing is best) leaves nothing to normalize
-    # by: the mean SPO loss then, not an error after the fit.
-    loss_text = (f"training normalized SPO loss {regret / scale:.4f}" if scale > 0 else
-                 f"training mean SPO loss {regret / w.sum():.4g} (every optimal value is "
-                 "0, so it is not normalized)")
+    loss_text = "training " + _loss_text(model, X_fit, C[n_val:], fit_sw)
     save_model(model, args.model, {"features": features, "costs": costs,
                                    "weights": args.weights})
     shape = (f"{len(model.estimators_)} trees" if hasattr(model, "estimators_")
@@ -279,6 +290,32 @@ def _model_features(model, columns):
     return names
 
 
+def _features_to_predict(model, columns, df, path, n_other=0):
+    """The names of the model's feature columns, checked against ``df``.
+
+    None for a model whose features have no names: ``df`` must then hold
+    exactly its features, besides ``n_other`` columns of costs and weights.
+    """
+    names = _model_features(model, columns)
+    if names is None:
+        if df.shape[1] - n_other != model.n_features_in_:
+            raise CLIError(f"the model has {model.n_features_in_} unnamed features; "
+                           f"{path} must then have exactly that many columns"
+                           + (" besides the costs and weights" if n_other else ""))
+    else:
+        missing = [n for n in names if n not in df.columns]
+        if missing:
+            raise CLIError(f"{path} lacks the model's feature column(s): "
+                           f"{', '.join(missing)}")
+    return names
+
+
+def _feature_matrix(model, df, names, path):
+    X = feature_frame(df, names, path, getattr(model, "category_values_", None),
+                      fitted=True)
+    return X if getattr(model, "feature_names_in_", None) is not None else X.to_numpy()
+
+
 def predict(args):
     import numpy as np
     import pandas as pd
@@ -288,19 +325,10 @@ def predict(args):
         check_not_an_input(args.out, "--out", {"--data": args.data, "--model": args.model})
     model, columns = load_model(args.model)
     df = read_table(args.data)
-    names = _model_features(model, columns)
+    names = _features_to_predict(model, columns, df, args.data)
     if names is None:
-        if df.shape[1] != model.n_features_in_:
-            raise CLIError(f"the model has {model.n_features_in_} unnamed features; "
-                           f"{args.data} must then have exactly that many columns")
         names = [str(c) for c in df.columns]
-    missing = [n for n in names if n not in df.columns]
-    if missing:
-        raise CLIError(f"{args.data} lacks the model's feature column(s): "
-                       f"{', '.join(missing)}")
-    X = feature_frame(df, names, args.data, getattr(model, "category_values_", None),
-                      fitted=True)
-    Xf = X if getattr(model, "feature_names_in_", None) is not None else X.to_numpy()
+    Xf = _feature_matrix(model, df, names, args.data)
     C_hat = model.predict(Xf)
     W = np.round(model.predict_decision(Xf), 12) + 0.0  # + 0.0: no "-0"
     cost_names = columns.get("costs") or [f"c{k}" for k in range(C_hat.shape[1])]
@@ -316,6 +344,49 @@ def predict(args):
         print(f"wrote {len(out)} predictions to {args.out}", file=sys.stderr)
     else:
         write(sys.stdout)
+    return 0
+
+
+# --------------------------------------------------------------- evaluate
+def evaluate(args):
+    model, columns = load_model(args.model)
+    problem = model.problem_
+    df = read_table(args.data)
+    stored = columns.get("costs")
+    if args.costs is None and stored is None:
+        raise CLIError(f"{args.model} does not name its cost columns (it was not saved by "
+                       "'spotree fit'): give them with --costs")
+    costs = (select_columns(args.costs, df.columns, "--costs", args.data)
+             if args.costs is not None else stored)
+    missing = [c for c in costs if c not in df.columns]
+    if missing:
+        raise CLIError(f"{args.data} lacks the model's cost column(s): {', '.join(missing)} "
+                       "(name the columns with --costs)")
+    if len(costs) != problem.n_costs:
+        raise CLIError(f"--costs selects {len(costs)} columns but the model's problem has "
+                       f"{problem.n_costs} costs (one per decision variable)")
+    if stored is not None and set(costs) == set(stored) and list(costs) != list(stored):
+        # The columns the model was fitted on, in another order: each cost would
+        # be paired with the wrong decision variable.
+        raise CLIError(f"--costs selects the columns {', '.join(costs)}, the model's cost "
+                       "columns in another order; list them in the order of the fit: "
+                       f"--costs '{','.join(stored)}'")
+    n_other = len(costs) + (args.weights is not None)
+    names = _features_to_predict(model, columns, df, args.data, n_other)
+    if names is None:
+        names = [str(c) for c in df.columns if c not in costs and c != args.weights]
+    both = [c for c in names if c in costs]
+    if both:
+        raise CLIError(f"column(s) {', '.join(both)} are both features and costs")
+    sw = None
+    if args.weights is not None:
+        sw = _weight_column(df, args.weights, names, costs, args.data)
+    C = numeric_matrix(df, costs, args.data)
+    check_summable(C, costs, args.data, sw)
+    X = _feature_matrix(model, df, names, args.data)
+    weighted = "" if sw is None else f", weighted by {args.weights!r}"
+    print(f"{type(model).__name__} on {len(C)} rows of {args.data}{weighted}: "
+          f"{_loss_text(model, X, C, sw)}")
     return 0
 
 

@@ -60,6 +60,7 @@ examples:
   spotree fit --data train.csv --features 'x*' --costs 'c*' \\
               --problem problem.json --model model.json --max-depth 3
   spotree predict --model model.json --data new.csv --out predictions.csv
+  spotree evaluate --model model.json --data test.csv
   spotree show model.json
   spotree plot model.json --out tree.png
 
@@ -458,6 +459,22 @@ def build_parser():
     pp.add_argument("--data", required=True, metavar="CSV",
                     help="rows to predict; must hold the model's feature columns")
     pp.add_argument("--out", metavar="CSV", help="output file (default: standard output)")
+
+    # evaluate -------------------------------------------------------------
+    ep = sub.add_parser(
+        "evaluate", formatter_class=_fmt_help, parents=[common],
+        help="score a model's decisions on a CSV file of realized costs",
+        description=("Score a saved model on the rows of a CSV file that hold its feature\n"
+                     "columns and the realized costs: the normalized SPO loss of its\n"
+                     "decisions (the extra cost over the best decisions in hindsight, as a\n"
+                     "fraction of their cost), as the model's score() is minus it."))
+    ep.add_argument("--model", required=True, metavar="M", help="a model saved by 'fit'")
+    ep.add_argument("--data", required=True, metavar="CSV",
+                    help="rows to score; must hold the model's feature and cost columns")
+    ep.add_argument("--costs", metavar="COLS",
+                    help="cost columns, in the problem's order (default: the columns the "
+                         "model was fitted on)")
+    ep.add_argument("--weights", metavar="COL", help="column of sample weights")
 
     # show / plot ----------------------------------------------------------
     sp = sub.add_parser("show", formatter_class=_fmt_help, parents=[common],

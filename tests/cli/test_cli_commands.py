@@ -110,7 +110,7 @@ def fitted(tmp_path_factory):
 def test_help_and_version_without_an_activated_venv():
     top, sub, version = run_many(("--help",), ("reproduce", "--help"), ("--version",))
     assert top.returncode == 0
-    for word in ("reproduce", "fit", "predict", "show", "plot", "examples:"):
+    for word in ("reproduce", "fit", "predict", "evaluate", "show", "plot", "examples:"):
         assert word in top.stdout
     assert sub.returncode == 0
     for word in ("--quick", "--out", "--jobs", "--seeds", "--scheduler", "--data",
@@ -166,6 +166,49 @@ def test_predict_to_stdout_reorders_columns_by_name(fitted, tmp_path):
     assert res.returncode == 0, res.stderr
     assert res.stdout == ref.stdout and res.stdout.count("\n") == len(rows) + 1
 
+
+def _normalized_regret_by_enumeration(W, C, w):
+    """sum w (c.w - z*) / sum w |z*|, z* the cheapest of the 4x4 grid's 20 paths."""
+    paths = spotree.ShortestPath((4, 4)).vertices()
+    z = (C @ paths.T).min(axis=1)
+    return np.dot(w, np.einsum("ij,ij->i", C, W) - z) / np.dot(w, np.abs(z))
+
+
+def test_evaluate_scores_the_decisions_on_realized_costs(fitted, tmp_path, capsys):
+    # The command line could fit and predict but not say how good the decisions
+    # are on held-out costs; evaluate does, with the cost columns of the fit.
+    _, model_path, _ = fitted
+    X, C = train_arrays()
+    W = spotree.load(model_path).predict_decision(pd.DataFrame(X, columns=FEATURES))
+    weighted = tmp_path / "weighted.csv"
+    weights = np.arange(len(C)) % 3.0  # a third of the rows weigh 0
+    pd.read_csv(TRAIN).assign(w=weights).to_csv(weighted, index=False)
+    res = run_in_process(capsys, "evaluate", "--model", model_path, "--data", TRAIN)
+    assert res.returncode == 0, res.stderr
+    expected = _normalized_regret_by_enumeration(W, C, np.ones(len(C)))
+    assert res.stdout == (f"SPOTree on 400 rows of {TRAIN}: normalized SPO loss "
+                          f"{expected:.4f}\n")
+    res = run_in_process(capsys, "evaluate", "--model", model_path, "--data", weighted,
+                         "--weights", "w")
+    assert res.returncode == 0, res.stderr
+    expected = _normalized_regret_by_enumeration(W, C, weights)
+    assert res.stdout.endswith(f", weighted by 'w': normalized SPO loss {expected:.4f}\n")
+    # A model saved from Python names no cost columns: --costs gives them.
+    plain = tmp_path / "plain.json"
+    spotree.SPOTree(spotree.ShortestPath((4, 4)), max_depth=1).fit(X, C).save(plain)
+    assert_one_line_error(run_in_process(capsys, "evaluate", "--model", plain, "--data",
+                                         TRAIN), "does not name its cost columns", "--costs")
+    res = run_in_process(capsys, "evaluate", "--model", plain, "--data", TRAIN,
+                         "--costs", "c*")
+    assert res.returncode == 0, res.stderr
+    W = spotree.load(plain).predict_decision(X)
+    assert res.stdout.endswith(
+        f"{_normalized_regret_by_enumeration(W, C, np.ones(len(C))):.4f}\n")
+    for data, costs, needle in ((NEW, (), "lacks the model's cost column(s): c0, c1"),
+                                (TRAIN, ("--costs", "c1,c0,c[2-9],c1?,c2?"),
+                                 "in another order")):
+        assert_one_line_error(run_in_process(capsys, "evaluate", "--model", model_path,
+                                             "--data", data, *costs), needle)
 
 def test_show_and_plot(fitted, tmp_path):
     mpimg = pytest.importorskip("matplotlib.image")
