@@ -18,7 +18,7 @@ from sklearn.utils.validation import validate_data
 
 from ._categories import encode_frame, is_dataframe, one_hot
 
-__all__ = ["check_costs", "check_sample_weight", "check_random_state_seed", "check_same_rows",
+__all__ = ["check_costs", "cost_names", "check_sample_weight", "check_random_state_seed", "check_same_rows",
            "check_features", "check_realized_costs", "check_fit_inputs"]
 
 
@@ -50,7 +50,7 @@ def _as_real(values):
     return arr.astype(np.float64, copy=False)
 
 
-def check_costs(C, *, n_costs=None, name="C", allow_empty=True):
+def check_costs(C, *, n_costs=None, name="C", allow_empty=True, names=None):
     """Return ``C`` as a finite float64 array of shape (m, n_costs).
 
     Parameters
@@ -63,11 +63,15 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True):
         Name of the argument, used in error messages.
     allow_empty : bool, default=True
         Whether zero rows are accepted.
+    names : sequence of str or None, default=None
+        The problem's variable names (:func:`cost_names`): a DataFrame whose
+        columns are these names in another order is refused.
 
     Returns
     -------
     C : ndarray of shape (m, d), dtype float64
     """
+    _check_column_order(C, names, name)
     if sp.issparse(C):
         # (numpy wrapped it in a 0-d object array: "setting an array element
         # with a sequence".)
@@ -95,6 +99,31 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True):
         raise ValueError(f"{name} contains NaN or infinity (first at row {bad[0]}, "
                          f"column {bad[1]}); costs must be finite.")
     return arr
+
+
+def cost_names(problem):
+    """The names of ``problem``'s variables, in cost order (``variable_names``), or None."""
+    names = getattr(problem, "variable_names", None)
+    return None if names is None else [str(n) for n in names]
+
+
+def _check_column_order(C, names, name):
+    """Refuse a DataFrame whose columns are the variables' names in another order.
+
+    The costs are read by position: such a frame (a model file's variables
+    reordered by its tool, a frame built from a dict) would pair every cost
+    with another variable, silently.
+    """
+    columns = getattr(C, "columns", None)
+    if names is None or columns is None or len(columns) != len(names):
+        return
+    columns = [str(c) for c in columns]
+    if columns != list(names) and sorted(columns) == sorted(names):
+        shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+        raise ValueError(f"{name} is a DataFrame whose columns are the problem's "
+                         f"variable_names in another order; costs are read by position, so "
+                         f"each would be paired with another variable. Put the columns in "
+                         f"the problem's order ({shown}): {name}[problem.variable_names].")
 
 
 def check_sample_weight(sample_weight, n_samples, *, name="sample_weight",
@@ -248,8 +277,11 @@ def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False, a
     return X
 
 
-def check_realized_costs(est, C, n_samples, n_costs=None):
-    """The realized costs ``C`` given to ``est.fit`` or ``score``: finite, (n_samples, n_costs)."""
+def check_realized_costs(est, C, n_samples, n_costs=None, names=None):
+    """The realized costs ``C`` given to ``est.fit`` or ``score``: finite, (n_samples, n_costs).
+
+    ``names``: the problem's variable names (see :func:`check_costs`).
+    """
     if C is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
                          "None: pass the realized costs C of shape (n_samples, n_costs).")
@@ -276,7 +308,7 @@ def check_realized_costs(est, C, n_samples, n_costs=None):
     # C-ordered: a DataFrame's to_numpy() is column-major, and BLAS sums in
     # another order on it, so SPOBoost fitted on a frame of costs differed in
     # the last bits from the same costs as an array.
-    C = np.ascontiguousarray(check_costs(C, name="C", n_costs=n_costs))
+    C = np.ascontiguousarray(check_costs(C, name="C", n_costs=n_costs, names=names))
     check_same_rows(n_samples, C)
     return C
 
@@ -295,5 +327,6 @@ def check_fit_inputs(est, X, C, sample_weight, *, allow_nan=True, one_hot_catego
     """
     X = check_features(est, X, reset=True, allow_nan=allow_nan,
                        one_hot_categories=one_hot_categories)
-    C = check_realized_costs(est, C, X.shape[0])
+    # (est.problem is not resolved yet; a non-problem has no variable_names.)
+    C = check_realized_costs(est, C, X.shape[0], names=cost_names(getattr(est, "problem", None)))
     return X, C, check_sample_weight(sample_weight, X.shape[0])

@@ -28,7 +28,7 @@ from ._categories import one_hot_names, one_hot_sum, one_hot_width
 from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from ._ridge import _ridge_gcv, _standardization, cost_unit
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
-                          check_sample_weight)
+                          check_sample_weight, cost_names)
 from .forest import _tree_importances
 from .linear_model import SPOPlusLinear
 from .metrics import _spo_plus
@@ -1050,7 +1050,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 raise ValueError("X_val and C_val must be given together.")
             Xv = self._validate_X(X_val, arg="X_val")
             Cv = np.ascontiguousarray(check_costs(C_val, n_costs=problem.n_costs,
-                                                  name="C_val"))
+                                                  name="C_val", names=cost_names(problem)))
             check_same_rows(Xv, Cv, ("X_val", "C_val"))
             swv = check_sample_weight(sample_weight_val, Xv.shape[0],
                                       name="sample_weight_val")

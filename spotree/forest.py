@@ -29,7 +29,7 @@ from ._categories import is_dataframe, unseen_to_missing
 from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from ._ridge import RidgeFeatures
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
-                          check_sample_weight)
+                          check_sample_weight, cost_names)
 from .metrics import normalized_spo_loss
 from .problems import resolve_problem
 from .tree import SPOTree, register_model
@@ -890,7 +890,7 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
                 warnings.simplefilter("ignore")
                 Xv = check_features(est, X_val, reset=False, arg="X_val")
             C_va = np.ascontiguousarray(check_costs(C_val, n_costs=problem.n_costs,
-                                                    name="C_val"))
+                                                    name="C_val", names=cost_names(problem)))
             check_same_rows(Xv, C_va, ("X_val", "C_val"))
             sw_va = check_sample_weight(sample_weight_val, Xv.shape[0],
                                         name="sample_weight_val")

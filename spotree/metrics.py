@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ._ridge import cost_unit
-from ._validation import check_costs, check_same_rows, check_sample_weight
+from ._validation import check_costs, check_same_rows, check_sample_weight, cost_names
 from .problems import DecisionProblem, describe_not_a_problem
 
 __all__ = ["spo_loss", "normalized_spo_loss", "normalized_decision_loss", "make_spo_scorer",
@@ -40,8 +40,11 @@ def _check_pair(C_true, C_pred, problem, second="C_pred"):
     # C-ordered: einsum and the oracle sum a column-major array (a
     # DataFrame's) in another order, so the losses of the same numbers
     # differed in the last bits between an array and a DataFrame.
-    C_true = np.ascontiguousarray(check_costs(C_true, n_costs=problem.n_costs, name="C_true"))
-    C_pred = np.ascontiguousarray(check_costs(C_pred, n_costs=problem.n_costs, name=second))
+    names = cost_names(problem)
+    C_true = np.ascontiguousarray(check_costs(C_true, n_costs=problem.n_costs, name="C_true",
+                                              names=names))
+    C_pred = np.ascontiguousarray(check_costs(C_pred, n_costs=problem.n_costs, name=second,
+                                              names=names))
     check_same_rows(C_true, C_pred, ("C_true", second))
     return C_true, C_pred
 
@@ -304,7 +307,7 @@ def _check_spo_plus(C_true, C_pred, problem, W_true):
         W_true = problem.solve(C_true)[0]
     else:
         W_true = np.ascontiguousarray(check_costs(W_true, n_costs=problem.n_costs,
-                                                   name="W_true"))
+                                                   name="W_true", names=cost_names(problem)))
         check_same_rows(C_true, W_true, ("C_true", "W_true"))
     return C_true, C_pred, W_true
 

@@ -302,3 +302,52 @@ def test_validation_costs_as_a_dataframe_score_as_the_array():
     tree = SPOTree(problem, max_depth=4).fit(X[:200], C[:200])
     assert_array_equal(tree.prune(X[200:], frame).pruning_path_.val_losses,
                        tree.prune(X[200:], C[200:]).pruning_path_.val_losses)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_costs_named_by_the_variables_in_another_order_are_refused(name):
+    # Costs are read by position. A frame whose columns are the LP's
+    # variable_names in another order (PuLP sorts a model's columns by name)
+    # was taken as it is: each cost went to another variable, and the fit, the
+    # score and the metrics were silently those of other costs.
+    from spotree import LinearProgram
+    from spotree.metrics import normalized_spo_loss
+
+    # Send one unit through route a, b or c: the cheapest route is taken.
+    lp = LinearProgram(A_eq=[[1, 1, 1]], b_eq=[1], bounds=(0, 1),
+                       variable_names=["route_a", "route_b", "route_c"])
+    X, C = _data()
+    X = X[["a"]]
+    named = pd.DataFrame(C, columns=lp.variable_names)
+    mixed = named[["route_c", "route_a", "route_b"]]
+    model = ESTIMATORS[name](lp).fit(X, named)  # in the problem's order: as the array
+    assert_array_equal(model.predict(X), ESTIMATORS[name](lp).fit(X, C).predict(X))
+    match = (r"C is a DataFrame whose columns are the problem's variable_names in another "
+             r"order; .* Put the columns in the problem's order \(route_a, route_b, "
+             r"route_c\): C\[problem\.variable_names\]")
+    with pytest.raises(ValueError, match=match):
+        ESTIMATORS[name](lp).fit(X, mixed)
+    with pytest.raises(ValueError, match=match):
+        model.score(X, mixed)
+    with pytest.raises(ValueError, match=match):
+        lp.solve(mixed)
+    with pytest.raises(ValueError, match=r"C_true is a DataFrame whose columns"):
+        normalized_spo_loss(mixed, C, problem=lp)
+    # Names the problem does not know say nothing of the order: read by position.
+    other = pd.DataFrame(C, columns=["x", "y", "z"])
+    assert model.score(X, other) == model.score(X, C)
+
+
+def test_validation_costs_named_in_another_order_are_refused():
+    from spotree import LinearProgram
+
+    lp = LinearProgram(A_eq=[[1, 1, 1]], b_eq=[1], bounds=(0, 1),
+                       variable_names=["route_a", "route_b", "route_c"])
+    X, C = _data()
+    X = X[["a"]]
+    mixed = pd.DataFrame(C, columns=lp.variable_names)[["route_b", "route_a", "route_c"]]
+    match = r"C_val is a DataFrame whose columns are the problem's variable_names"
+    with pytest.raises(ValueError, match=match):
+        SPOTree(lp, max_depth=2).fit(X, C).prune(X, mixed)
+    with pytest.raises(ValueError, match=match):
+        SPOBoost(lp, n_estimators=2, random_state=0).fit(X, C, X_val=X, C_val=mixed)

@@ -8,7 +8,7 @@ import pickle
 
 import numpy as np
 
-from .._validation import check_costs, check_same_rows
+from .._validation import check_costs, check_same_rows, cost_names
 
 __all__ = ["DecisionProblem", "FiniteDecisions", "CallableProblem", "describe_not_a_problem",
            "resolve_problem", "null_space_basis", "row_space_basis"]
@@ -83,7 +83,7 @@ class DecisionProblem:
             The optimal value of each row, in the problem's own sense
             (minimum for ``"min"``, maximum for ``"max"``).
         """
-        C = check_costs(C, n_costs=self.n_costs)
+        C = check_costs(C, n_costs=self.n_costs, names=cost_names(self))
         if C.shape[0] == 0:
             return np.empty((0, self.n_costs)), np.empty(0)
         W, _ = self._solve(_unoverflowed(C))
@@ -113,8 +113,8 @@ class DecisionProblem:
         -------
         ndarray of shape (m,)
         """
-        C = check_costs(C, n_costs=self.n_costs)
-        W = check_costs(W, n_costs=self.n_costs, name="W")
+        C = check_costs(C, n_costs=self.n_costs, names=cost_names(self))
+        W = check_costs(W, n_costs=self.n_costs, name="W", names=cost_names(self))
         check_same_rows(C, W, ("C", "W"))
         return np.einsum("ij,ij->i", C, W)
 

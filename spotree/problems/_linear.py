@@ -93,7 +93,9 @@ class LinearProgram(DecisionProblem):
         Ignored for MILPs.
     variable_names : sequence of d str or None, default=None
         Names of the variables (the cost columns), for example the column
-        names of a model file. Only stored and written to JSON.
+        names of a model file. Stored, written to JSON and used to describe
+        decisions; a DataFrame of costs whose columns are these names in
+        another order is refused (costs are read by position).
     check_time_limit : float or None, default=None
         Seconds allowed for the feasibility and boundedness checks at
         construction (None: no limit). When they do not finish in time, a

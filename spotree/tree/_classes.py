@@ -16,7 +16,7 @@ from .._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_para
 from .._ridge import cost_unit
 from .._validation import (check_costs, check_features, check_fit_inputs,
                            check_random_state_seed, check_realized_costs, check_same_rows,
-                           check_sample_weight)
+                           check_sample_weight, cost_names)
 from ..metrics import REGRET_RTOL, decision_loss, normalized_decision_loss
 from ..problems import resolve_problem
 from ._builder import grow_tree
@@ -156,7 +156,8 @@ class SPOScoreMixin:
         float
         """
         W = self.predict_decision(X)
-        C = check_realized_costs(self, C, W.shape[0], self.problem_.n_costs)
+        C = check_realized_costs(self, C, W.shape[0], self.problem_.n_costs,
+                                 names=cost_names(self.problem_))
         return -normalized_decision_loss(C, W, problem=self.problem_,
                                          sample_weight=sample_weight)
 
@@ -246,7 +247,8 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # Named as prune's arguments, X_val and C_val.
         # C-ordered as the training costs are (see check_realized_costs): a
         # DataFrame of validation costs summed in another order.
-        C = np.ascontiguousarray(check_costs(C, n_costs=self.problem_.n_costs, name="C_val"))
+        C = np.ascontiguousarray(check_costs(C, n_costs=self.problem_.n_costs, name="C_val",
+                                             names=cost_names(self.problem_)))
         check_same_rows(X, C, ("X_val", "C_val"))
         sw = check_sample_weight(sample_weight, X.shape[0])
         # Exact, and the sums of weights near the float range no longer
