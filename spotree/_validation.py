@@ -103,8 +103,8 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True, names=None):
 
 def cost_names(problem):
     """The names of ``problem``'s variables, in cost order (``variable_names``), or None."""
-    names = getattr(problem, "variable_names", None)
-    return None if names is None else [str(n) for n in names]
+    # As stored, not copied: this runs at every solve, and matters only for a DataFrame.
+    return getattr(problem, "variable_names", None)
 
 
 def _check_column_order(C, names, name):
@@ -117,8 +117,8 @@ def _check_column_order(C, names, name):
     columns = getattr(C, "columns", None)
     if names is None or columns is None or len(columns) != len(names):
         return
-    columns = [str(c) for c in columns]
-    if columns != list(names) and sorted(columns) == sorted(names):
+    columns, names = [str(c) for c in columns], [str(n) for n in names]
+    if columns != names and sorted(columns) == sorted(names):
         shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
         raise ValueError(f"{name} is a DataFrame whose columns are the problem's "
                          f"variable_names in another order; costs are read by position, so "
