@@ -18,13 +18,17 @@ import itertools
 import json
 import math
 import os
-import sys
 
 import numpy as np
 
 __all__ = ["SchemaError", "read_json_file", "join", "mapping", "check_keys", "member",
            "integer", "real", "string", "int_array", "real_array", "real_matrix",
-           "real_lists", "string_list"]
+           "real_lists", "string_list", "MAX_JSON_DEPTH"]
+
+# Deepest nesting of arrays and objects read_json_file accepts. Model and
+# problem spec files nest a few levels; the readers walk documents
+# recursively, so a fixed bound well under Python's recursion limit (1000).
+MAX_JSON_DEPTH = 100
 
 
 class SchemaError(ValueError):
@@ -112,7 +116,8 @@ def read_json_file(path, *, max_bytes, what, argument="path", function="spotree.
         If ``path`` is not a str or path-like, or ``max_bytes`` not an int.
     ValueError
         If the file is too large, not UTF-8 text, not JSON, has a key twice
-        in one object, or is nested too deeply for the parser.
+        in one object, or nests arrays or objects more than
+        ``MAX_JSON_DEPTH`` (100) levels deep.
     OSError
         If the file cannot be opened (missing, a directory, no permission).
     """
@@ -146,18 +151,38 @@ def read_json_file(path, *, max_bytes, what, argument="path", function="spotree.
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not a {what} (not UTF-8 text).") from None
+    too_deep = (f"{path} is not a {what} (arrays or objects nested more than "
+                f"{MAX_JSON_DEPTH} levels deep).")
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        doc = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not a {what} (invalid JSON at line {exc.lineno}, "
                          f"column {exc.colno}: {exc.msg}).") from None
     except RecursionError:
-        # The C parser recurses once per nesting level and stops at the
-        # interpreter's recursion limit; no genuine document is that deep.
-        raise ValueError(f"{path} is not a {what} (arrays or objects nested more than "
-                         f"about {sys.getrecursionlimit()} levels deep).") from None
+        # Up to Python 3.12 the C parser stops at the interpreter's recursion
+        # limit (1000 by default, beyond MAX_JSON_DEPTH).
+        raise ValueError(too_deep) from None
     except ValueError as exc:  # e.g. an integer literal with too many digits
         raise ValueError(f"{path} is not a {what} ({exc}).") from None
+    # Python 3.13's parser reads about 9,000 levels: the readers that follow
+    # recurse once per level and raised RecursionError (from about 950 levels
+    # on 3.11, under the parser's own limit). One bound on every version.
+    if _nested_deeper_than(doc, MAX_JSON_DEPTH):
+        raise ValueError(too_deep)
+    return doc
+
+
+def _nested_deeper_than(doc, limit):
+    """Whether ``doc`` has arrays or objects nested more than ``limit`` deep."""
+    # A stack of its own: the point is to refuse what recursion cannot walk.
+    stack = [(doc, 1)] if isinstance(doc, (list, dict)) else []
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = v.values() if isinstance(v, dict) else v
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (list, dict)))
+    return False
 
 
 # ----------------------------------------------------------- structures

@@ -530,9 +530,32 @@ def test_arrays_nested_200000_deep(tmp_path):
     with pytest.raises(ValueError, match="not a spotree model file .*nested more than"):
         spotree.load(path)
     doc = _doc(tmp_path)
-    doc["trees"][0]["value"][0][0] = json.loads("[" * 500 + "]" * 500)
+    doc["trees"][0]["value"][0][0] = json.loads("[" * 90 + "]" * 90)  # 95 in all
     msg = _load_error(tmp_path, doc)
     assert "trees[0].value[0][0] must be a finite number; got a list" in msg
+
+
+def test_a_value_nested_700_deep_is_refused_on_every_python(tmp_path):
+    # SPOForest's per-tree loss scales are read by a reader that recurses
+    # once per level: 700 levels parsed on Python 3.11 (as ~9,000 do on
+    # 3.13), then the reader raised RecursionError. Files nesting more than
+    # 100 levels are refused as they are read, whatever json can parse.
+    X, C = make_shortest_path(40, n_features=2, grid=(2, 2), random_state=0)
+    spotree.SPOForest(ShortestPath((2, 2)), n_estimators=2, random_state=0).fit(X, C).save(
+        tmp_path / "forest.json")
+    doc = json.loads((tmp_path / "forest.json").read_text())
+    doc["fitted"]["_trees_loss_scales"] = "DEEP"
+    path = tmp_path / "deep.json"
+    # Under the document and its 'fitted' object: 98 levels make 100 in all.
+    for depth, refused in ((700, True), (99, True), (98, False)):
+        path.write_text(json.dumps(doc).replace('"DEEP"', "[" * depth + "1" + "]" * depth))
+        with pytest.raises(ValueError) as info:
+            spotree.load(path)
+        msg = " ".join(str(info.value).split())
+        deep = "is not a spotree model file (arrays or objects nested more than 100 levels deep)"
+        assert (deep in msg) == refused, (depth, msg)
+        if not refused:  # read as far as the value itself: malformed, and named
+            assert "fitted._trees_loss_scales" in msg, msg
 
 
 def test_files_over_the_size_limit_are_refused_before_reading(tmp_path):
