@@ -85,6 +85,7 @@ def test_an_interrupt_right_after_the_temp_file_is_created(tmp_path, monkeypatch
     def builtin_open(file, *args, **kwargs):
         fh = real_builtin_open(file, *args, **kwargs)
         if str(file) != str(target):
+            fh.close()  # the file stays on disk; only the (leaked) handle goes
             raise KeyboardInterrupt
         return fh
 
