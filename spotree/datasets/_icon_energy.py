@@ -55,20 +55,23 @@ def _read(path):
                 f"it starts with {head[:16]!r}, not a zip archive's signature (an HTML "
                 "page saved instead of the file?)")
         raise _bad(path, f"not a readable .npz archive: {what}")
-    try:
-        z = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise _bad(path, f"not a readable .npz archive ({exc})") from None
-    if not isinstance(z, np.lib.npyio.NpzFile):
-        raise _bad(path, "it holds a single array, not an .npz archive of named arrays")
-    with z:
-        missing = [k for k in _KEYS if k not in z.files]
-        if missing:
-            raise _bad(path, f"arrays {missing} are missing (it has {sorted(z.files)})")
+    # Opened here: np.load(path) leaves its own handle open when the archive
+    # is damaged (a ResourceWarning, and a file Windows cannot delete).
+    with open(path, "rb") as fh:
         try:
-            arrays = {k: np.asarray(z[k]) for k in _KEYS}
+            z = np.load(fh, allow_pickle=False)
         except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-            raise _bad(path, f"an array cannot be read ({exc})") from None
+            raise _bad(path, f"not a readable .npz archive ({exc})") from None
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise _bad(path, "it holds a single array, not an .npz archive of named arrays")
+        with z:
+            missing = [k for k in _KEYS if k not in z.files]
+            if missing:
+                raise _bad(path, f"arrays {missing} are missing (it has {sorted(z.files)})")
+            try:
+                arrays = {k: np.asarray(z[k]) for k in _KEYS}
+            except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+                raise _bad(path, f"an array cannot be read ({exc})") from None
     for k in _KEYS:
         if not np.issubdtype(arrays[k].dtype, np.number):
             raise _bad(path, f"{k} holds {arrays[k].dtype}, not numbers")

@@ -398,7 +398,8 @@ def _news_data(files, params, data_id, cache_dir, progress):
     keys = [f"{a}_{s}" for a in ("X", "C", "sample_weight") for s in ("train", "val", "test")]
     if os.path.exists(path):
         try:
-            with np.load(path) as z:
+            # Opened here: np.load(path) leaves its handle open on a damaged file.
+            with open(path, "rb") as fh, np.load(fh) as z:
                 if all(k in z for k in keys):
                     return {k: z[k] for k in keys}
         except (OSError, ValueError, EOFError, zipfile.BadZipFile):

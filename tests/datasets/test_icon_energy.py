@@ -1,6 +1,9 @@
 """The ICON energy knapsack loader: on a small synthetic file written here (layout,
 split, standardization, malformed files) and on the real file where it is present."""
 
+import gc
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
@@ -132,6 +135,19 @@ def test_not_a_file(tmp_path):
     np.save(tmp_path / "y.npy", np.zeros(3))
     with pytest.raises(ValueError, match="single array"):
         load_icon_energy(tmp_path / "y.npy")
+
+
+def test_a_damaged_archive_is_refused_and_its_file_closed(tmp_path):
+    # np.load(path) left its handle open on a damaged archive: a
+    # ResourceWarning when collected (and a file Windows cannot delete).
+    _write(tmp_path / "Data.npz", n_train_days=2, n_test_days=1)
+    (tmp_path / "d.npz").write_bytes((tmp_path / "Data.npz").read_bytes()[:100])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        with pytest.raises(ValueError, match="d.npz.*not a readable .npz archive"):
+            load_icon_energy(tmp_path / "d.npz")
+        gc.collect()
+    assert not [str(w.message) for w in caught if w.category is ResourceWarning]
 
 
 def test_real_file(icon_energy_file):
