@@ -99,6 +99,37 @@ def test_read_json_file_reports_bad_content_as_value_error(tmp_path, content, ma
         _schema.read_json_file(path, max_bytes=10 ** 7, what="model file")
 
 
+def test_read_json_file_counts_nesting_outside_strings_only(tmp_path):
+    # Brackets, quotes and backslashes inside strings (keys too) are not
+    # nesting; the depth is counted on the text, the reference here on the
+    # parsed values, by recursion.
+    tricky = ["[[[{{", "]]]}}", 'a\\"[', "\\", '\\"', '"]', "\u00e9[\n"]
+
+    def nest(k):
+        v = tricky[0]
+        for i in range(k):
+            t = tricky[i % len(tricky)]
+            v = [t, v] if i % 2 else {t: v, "x": t}
+        return v
+
+    def depth(v):
+        if not isinstance(v, (list, dict)):
+            return 0
+        return 1 + max(map(depth, v.values() if isinstance(v, dict) else v))
+
+    path = tmp_path / "a.json"
+    for k in (100, 101):
+        for ascii_only in (True, False):
+            doc = nest(k)
+            assert depth(doc) == k
+            path.write_text(json.dumps(doc, ensure_ascii=ascii_only), encoding="utf-8")
+            if k <= _schema.MAX_JSON_DEPTH:
+                assert _schema.read_json_file(path, max_bytes=10 ** 6, what="x") == doc
+            else:
+                with pytest.raises(ValueError, match="nested more than 100 levels deep"):
+                    _schema.read_json_file(path, max_bytes=10 ** 6, what="x")
+
+
 def test_read_json_file_accepts_a_byte_order_mark(tmp_path):
     path = tmp_path / "a.json"
     path.write_bytes(b"\xef\xbb\xbf[1]")
