@@ -1272,7 +1272,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.feature_importances_ = self._mean_importances()
         if self.verbose:
             refit = " (refitted on all the rows)" if refitted else ""
-            print(f"SPOBoost: {self.n_iter_} rounds in {time.perf_counter() - start:.2f} s, "
+            rounds = f"{self.n_iter_} round{'' if self.n_iter_ == 1 else 's'}"
+            print(f"SPOBoost: {rounds} in {time.perf_counter() - start:.2f} s, "
                   f"kept {self.best_iteration_}{refit}.")
         return self
 

@@ -514,6 +514,11 @@ def plot_boosting(model, ax=None, *, title=None):
     return ax
 
 
+def _leaves(n):
+    n = int(n)
+    return f"{n} leaf" if n == 1 else f"{n} leaves"
+
+
 def plot_pruning_path(model, ax=None, *, title=None):
     """A pruned tree's validation loss along the weakest-link sequence, and the subtree kept.
 
@@ -566,11 +571,11 @@ def plot_pruning_path(model, ax=None, *, title=None):
         ax.axhspan(low, low + se, color="#1f77b4", alpha=0.12, lw=0,
                    label="best + one standard error")
     ax.plot([leaves[k]], [val[k]], "o", color="#d62728", ms=8, mfc="none", mew=2,
-            label=f"kept: {int(leaves[k])} leaves")
+            label=f"kept: {_leaves(leaves[k])}")
     ax.set_xlabel("leaves")
     ax.set_ylabel("total validation loss")
     ax.legend(fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
     ax.set_title(title if title is not None else
-                 f"alpha = {alphas[k]:.3g}, {int(leaves[k])} leaves kept")
+                 f"alpha = {alphas[k]:.3g}, {_leaves(leaves[k])} kept")
     return ax

@@ -544,6 +544,14 @@ def test_verbose_prints_progress():
     assert "train regret" in out and "    20 " in out and "kept 20" in out
 
 
+def test_verbose_says_1_round_not_1_rounds():
+    X, C, _, _ = _sp_data(n=30)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        SPOBoost(SP, n_estimators=1, max_depth=1, n_iter_no_change=None, verbose=1).fit(X, C)
+    assert "SPOBoost: 1 round in " in buf.getvalue()
+
+
 @pytest.mark.parametrize("params, match", [
     ({"learning_rate": 0.0}, r"'learning_rate' parameter of SPOBoost must be a float in the "
                              r"range \(0.0, inf\)\. Got 0.0 instead"),
@@ -583,6 +591,7 @@ def test_validation_part_too_small_or_unscorable():
     with pytest.raises(ValueError, match=r"cannot be scored.*values that are not all zero\. "
                                          r"Use other validation rows, or leave out X_val"):
         SPOBoost(SP, n_iter_no_change=None).fit(X, C, X_val=X[:5], C_val=np.zeros((5, 12)))
+
 
 
 @pytest.mark.parametrize("val, match", [

@@ -320,6 +320,18 @@ def test_plot_boosting_and_plot_pruning_path_reject_what_they_cannot_draw():
         plot_boosting(model)
 
 
+def test_plot_pruning_path_says_1_leaf_not_1_leaves():
+    X, C = three_options(60, 3)
+    # Equal validation costs: every subtree ties, and the root alone is kept.
+    pruned = SPOTree(max_depth=2, min_samples_leaf=10).fit(X, C).prune(X[:30],
+                                                                     np.ones((30, 3)))
+    assert pruned.get_n_leaves() == 1
+    ax = plot_pruning_path(pruned)
+    assert "kept: 1 leaf" in [ln.get_label() for ln in ax.get_lines()]
+    assert ax.get_title().endswith(", 1 leaf kept")
+    plt.close(ax.figure)
+
+
 @pytest.mark.parametrize("one_se_rule", [False, True])
 def test_plot_pruning_path_draws_every_subtree_and_marks_the_kept_one(tmp_path, one_se_rule):
     X, C = three_options(300, 3)

@@ -23,6 +23,13 @@ __all__ = ["reproduce", "fit", "predict", "evaluate", "show", "plot"]
 #: with a message instead of exhausting memory (4 bytes per pixel).
 MAX_PIXELS = 64_000_000
 
+_PLURALS = {"leaf": "leaves"}
+
+
+def _count(n, noun):
+    """``n`` and ``noun``, plural unless ``n`` is 1: "1 leaf", "2 leaves", "0 rows"."""
+    return f"{n} {noun if n == 1 else _PLURALS.get(noun, noun + 's')}"
+
 
 # -------------------------------------------------------------- reproduce
 def reproduce(args):
@@ -98,7 +105,7 @@ def reproduce(args):
     written = ", ".join(os.path.basename(p) for p in result["files"].values())
     print(f"wrote {written} to {out}")
     if result["errors"]:
-        raise CLIError(f"{len(result['errors'])} runs failed (first: "
+        raise CLIError(f"{_count(len(result['errors']), 'run')} failed (first: "
                        f"{result['errors'][0]['error']}); the other results are written, "
                        "rerun to retry the failed ones")
     return 0
@@ -223,8 +230,8 @@ def fit(args):
     if both:
         raise CLIError(f"column(s) {', '.join(both)} are both features and costs")
     if len(costs) != problem.n_costs:
-        raise CLIError(f"--costs selects {len(costs)} columns but the problem in "
-                       f"{args.problem} has {problem.n_costs} costs (one per decision "
+        raise CLIError(f"--costs selects {_count(len(costs), 'column')} but the problem in "
+                       f"{args.problem} has {_count(problem.n_costs, 'cost')} (one per decision "
                        "variable)")
     names = getattr(problem, "variable_names", None)
     if names is not None and set(costs) == set(names) and list(costs) != list(names):
@@ -245,7 +252,7 @@ def fit(args):
     n_val = int(round(args.validation_fraction * n))
     if args.validation_fraction > 0 and (n_val < 1 or n_val >= n):
         raise CLIError(f"--validation-fraction {args.validation_fraction} leaves no rows to "
-                       f"validate or to fit ({n} rows)")
+                       f"validate or to fit ({_count(n, 'row')})")
     fit_sw = None if sw is None else sw[n_val:]
     val_sw = None if sw is None else sw[:n_val]
     if sw is not None and n_val:
@@ -263,18 +270,18 @@ def fit(args):
         model, res = tune_max_features(model, X_fit, C[n_val:], X_val, C[:n_val],
                                        candidates=grid, sample_weight=fit_sw,
                                        sample_weight_val=val_sw)
-        note = f", max_features={res.best_max_features} chosen on the first {n_val} rows"
+        note = f", max_features={res.best_max_features} chosen on the first {_count(n_val, 'row')}"
     else:
         model.fit(X_fit, C[n_val:], sample_weight=fit_sw)
     if n_val and hasattr(model, "prune"):
         before = model.get_n_leaves()
         model = model.prune(X_val, C[:n_val], sample_weight=val_sw)
-        note = f", pruned from {before} leaves on the first {n_val} rows"
+        note = f", pruned from {_count(before, 'leaf')} on the first {_count(n_val, 'row')}"
     loss_text = "training " + _loss_text(model, X_fit, C[n_val:], fit_sw)
     save_model(model, args.model, {"features": features, "costs": costs,
                                    "weights": args.weights})
-    shape = (f"{len(model.estimators_)} trees" if hasattr(model, "estimators_")
-             else f"{model.get_n_leaves()} leaves, depth {model.get_depth()}")
+    shape = (_count(len(model.estimators_), "tree") if hasattr(model, "estimators_")
+             else f"{_count(model.get_n_leaves(), 'leaf')}, depth {model.get_depth()}")
     chosen = getattr(model, "criterion_", None)
     label = args.criterion if chosen is None else f"{args.criterion}: {chosen} kept"
     print(f"fitted {type(model).__name__} ({label}): {shape}{note}; {loss_text}; saved to "
@@ -341,7 +348,7 @@ def predict(args):
 
     if args.out is not None:
         write_output(args.out, write, "--out")
-        print(f"wrote {len(out)} predictions to {args.out}", file=sys.stderr)
+        print(f"wrote {_count(len(out), 'prediction')} to {args.out}", file=sys.stderr)
     else:
         write(sys.stdout)
     return 0
@@ -363,8 +370,8 @@ def evaluate(args):
         raise CLIError(f"{args.data} lacks the model's cost column(s): {', '.join(missing)} "
                        "(name the columns with --costs)")
     if len(costs) != problem.n_costs:
-        raise CLIError(f"--costs selects {len(costs)} columns but the model's problem has "
-                       f"{problem.n_costs} costs (one per decision variable)")
+        raise CLIError(f"--costs selects {_count(len(costs), 'column')} but the model's problem "
+                       f"has {_count(problem.n_costs, 'cost')} (one per decision variable)")
     if stored is not None and set(costs) == set(stored) and list(costs) != list(stored):
         # The columns the model was fitted on, in another order: each cost would
         # be paired with the wrong decision variable.
@@ -385,7 +392,7 @@ def evaluate(args):
     check_summable(C, costs, args.data, sw)
     X = _feature_matrix(model, df, names, args.data)
     weighted = "" if sw is None else f", weighted by {args.weights!r}"
-    print(f"{type(model).__name__} on {len(C)} rows of {args.data}{weighted}: "
+    print(f"{type(model).__name__} on {_count(len(C), 'row')} of {args.data}{weighted}: "
           f"{_loss_text(model, X, C, sw)}")
     return 0
 
@@ -408,7 +415,8 @@ def show(args):
     else:
         from ..tree import export_text
 
-        print(f"{type(model).__name__} for {model.problem_!r}: {model.get_n_leaves()} leaves, "
+        print(f"{type(model).__name__} for {model.problem_!r}: "
+              f"{_count(model.get_n_leaves(), 'leaf')}, "
               f"depth {model.get_depth()}")
         sys.stdout.write(export_text(model, feature_names=names, max_depth=args.max_depth))
     return 0

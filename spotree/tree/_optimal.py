@@ -294,7 +294,8 @@ class OptimalSPOTree(BaseSPOTree):
         if self.verbose and self.method == "search":
             print(f"OptimalSPOTree(search): {result['status']}, objective "
                   f"{result['objective']:.6g}, bound {result['bound']:.6g}, "
-                  f"{result['runtime']:.2f} s, {result['n_nodes_explored']} subproblems")
+                  f"{result['runtime']:.2f} s, {result['n_nodes_explored']} subproblem"
+                  f"{'' if result['n_nodes_explored'] == 1 else 's'}")
         return self
 
     def _renamed(self, old, warn=False):

@@ -430,7 +430,8 @@ class OptimalSearch:
                     print(f"  root feature {j}: incumbent objective "
                           f"{(best_cost - lb_all) / W:.6g}, "
                           f"{time.perf_counter() - self.start:.2f} s, "
-                          f"{self.n_nodes_explored} subproblems")
+                          f"{self.n_nodes_explored} subproblem"
+                          f"{'' if self.n_nodes_explored == 1 else 's'}")
                 go_left = self.B[idx, j] <= b
                 L, R = idx[go_left], idx[~go_left]
                 lbR = self.row_bound[R].sum()

@@ -1093,3 +1093,26 @@ def test_a_validation_fraction_that_rounds_to_every_row_is_refused(tmp_path, cap
                                            "0.99", data=data))
     assert_one_line_error(res, "--validation-fraction 0.99 leaves no rows", "(30 rows)")
     assert not (tmp_path / "m.json").exists()
+
+
+def test_counts_of_one_are_singular(tmp_path, capsys):
+    """`spotree fit` printed "1 leaves" for a one-leaf tree (and "1 trees", "1 rows")."""
+    tree, forest = tmp_path / "t.json", tmp_path / "f.json"
+    # 400 rows < 10000: the root is the only leaf.
+    res = run_in_process(capsys, *fit_args(tree, "--min-samples-split", "10000"))
+    assert res.returncode == 0, res.stderr
+    assert spotree.load(tree).get_n_leaves() == 1
+    assert ": 1 leaf, depth 0;" in res.stdout
+    res = run_in_process(capsys, "show", tree)
+    assert ": 1 leaf, depth 0" in res.stdout
+    res = run_in_process(capsys, *fit_args(forest, "--estimator", "forest", "--n-estimators",
+                                           "1", "--max-depth", "1", "--max-features", "1"))
+    assert res.returncode == 0, res.stderr
+    assert ": 1 tree;" in res.stdout
+    one = tmp_path / "one.csv"
+    pd.read_csv(TRAIN).head(1).to_csv(one, index=False)
+    res = run_in_process(capsys, "evaluate", "--model", tree, "--data", one)
+    assert res.returncode == 0, res.stderr
+    assert f"SPOTree on 1 row of {one}:" in res.stdout
+    res = run_in_process(capsys, *fit_args(tmp_path / "x.json", "--costs", "c0"))
+    assert_one_line_error(res, "--costs selects 1 column but")
