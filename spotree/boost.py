@@ -31,7 +31,7 @@ from ._validation import (check_costs, check_features, check_fit_inputs, check_s
                           check_sample_weight, cost_names)
 from .forest import _tree_importances
 from .linear_model import SPOPlusLinear
-from .metrics import _spo_plus
+from .metrics import _spo_plus, zero_optima_hint
 from .problems import FiniteDecisions, resolve_problem
 from .problems._compiled import solve_threads
 from .tree import SPOTree, register_model
@@ -1221,7 +1221,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                     f"The validation part ({what}: {Xv.shape[0]} "
                     f"row{'s' if Xv.shape[0] != 1 else ''}) cannot be scored: "
                     "the normalized SPO loss needs a positive total weight and optimal "
-                    f"values that are not all zero. {fix}")
+                    f"values that are not all zero. {fix}"
+                    + (" " + zero_optima_hint(problem) if (swv > 0).any() else ""))
             val = (Xv, Cv, swv, zv)
         start = time.perf_counter()
         early = self.n_iter_no_change is not None and val is not None

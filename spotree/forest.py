@@ -30,7 +30,7 @@ from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_param
 from ._ridge import RidgeFeatures
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
                           check_sample_weight, cost_names)
-from .metrics import normalized_spo_loss
+from .metrics import normalized_spo_loss, zero_optima_hint
 from .problems import resolve_problem
 from .tree import SPOTree, register_model
 from .tree._classes import (CATEGORICAL_FEATURES, SPOScoreMixin, _categories_seen,
@@ -573,7 +573,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             raise ValueError("oob_score=True: the optimal values z*(C_true) are all zero on the "
                              "training rows of positive weight, so their normalized SPO loss "
                              "(oob_score_) is undefined; set oob_score=False and score the "
-                             "forest with spotree.metrics.spo_loss instead.")
+                             "forest with spotree.metrics.spo_loss instead. "
+                             + zero_optima_hint(base.problem))
 
     def _draw_seeds(self):
         # All seeds drawn before any tree is grown: tree k's randomness is
@@ -901,7 +902,7 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
                 raise ValueError("The optimal values of C_val are all zero on the rows of "
                                  "positive sample_weight_val, so the validation normalized SPO "
                                  "loss that chooses max_features is undefined; give other "
-                                 "validation rows.")
+                                 "validation rows. " + zero_optima_hint(problem))
             # Candidates differ in feature draws only: one oracle pass (and
             # one ridge map) for all.
             fmap, X_fit = est._ridge_map(X, C, sw)

@@ -29,6 +29,18 @@ __all__ = ["spo_loss", "normalized_spo_loss", "normalized_decision_loss", "make_
 _TIES = ("first", "worst")
 
 
+def zero_optima_hint(problem):
+    """Advice for optimal values that are all zero: check the problem's ``sense``.
+
+    A maximization problem written as a minimization (a knapsack's positive
+    values with ``sense="min"``) makes doing nothing optimal, of value 0.
+    """
+    sense = getattr(problem, "sense", None)
+    told = f" (this {type(problem).__name__} has sense={sense!r})" if sense else ""
+    return (f"Check the problem's sense{told}: minimizing costs that are all positive (or "
+            "maximizing costs that are all negative) makes doing nothing optimal, of value 0.")
+
+
 def _check_problem(problem):
     if not isinstance(problem, DecisionProblem):
         raise TypeError(describe_not_a_problem(problem))
@@ -230,7 +242,8 @@ def normalized_decision_loss(C_true, W_pred, *, problem, sample_weight=None):
     denom = np.dot(sw, np.abs(z) / unit)
     if denom == 0:
         raise ValueError("the optimal values z*(C_true) are all zero, so the normalized "
-                         "SPO loss is undefined; use spo_loss instead.")
+                         "SPO loss is undefined; use spo_loss instead. "
+                         + zero_optima_hint(problem))
     return float(np.dot(sw, loss / unit) / denom)
 
 

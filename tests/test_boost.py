@@ -594,6 +594,16 @@ def test_validation_part_too_small_or_unscorable():
 
 
 
+def test_zero_validation_optima_say_to_check_the_sense():
+    from spotree.problems import Knapsack
+
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(20, 2)), rng.uniform(1, 2, (20, 3))
+    # Positive values minimized: taking nothing (value 0) is optimal on every row.
+    knap = Knapsack([[1.0, 1.0, 1.0]], [2.0], sense="min")
+    with pytest.raises(ValueError, match=r"cannot be scored.*sense='min'"):
+        SPOBoost(knap, random_state=0).fit(X, C)
+
 @pytest.mark.parametrize("val, match", [
     (dict(X_val=np.ones((5, 3))), r"^X_val: X has 3 features, but SPOBoost is expecting 5"),
     (dict(X_val=np.full((5, 5), np.nan)), r"^X_val: Input X contains NaN"),

@@ -1287,6 +1287,18 @@ def test_auto_criterion_keeps_spo_when_regret_cannot_be_normalized():
         assert grown == [], criterion
 
 
+def test_zero_oob_optima_say_to_check_the_sense():
+    from spotree.problems import Knapsack
+
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(20, 2)), rng.uniform(1, 2, (20, 3))
+    # Positive values minimized: taking nothing (value 0) is optimal on every row.
+    knap = Knapsack([[1.0, 1.0, 1.0]], [2.0], sense="min")
+    with pytest.raises(ValueError, match=r"oob_score=True.*spo_loss instead\. Check the "
+                                         r"problem's sense \(this Knapsack has sense='min'\)"):
+        SPOForest(knap, n_estimators=2, oob_score=True, random_state=0).fit(X, C)
+
+
 @_NO_OOB_WARNING
 def test_auto_criterion_keeps_the_spo_forest_on_a_tie():
     # Leaves that may not split: both forests are bootstrap means, equal.
@@ -1483,3 +1495,4 @@ def test_oob_score_of_negative_costs_is_defined():
     assert np.isfinite(forest.oob_score_) and forest.oob_score_ <= 0.0
     assert forest.oob_score_ == pytest.approx(-normalized_spo_loss(
         -C[has], forest.oob_prediction_[has], problem=SP), rel=1e-12)
+

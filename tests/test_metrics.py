@@ -318,6 +318,28 @@ def test_normalized_all_zero_optimum_raises():
                             problem=ROADS, sample_weight=[1.0, 0.0])
 
 
+def test_all_zero_optima_message_says_to_check_the_sense():
+    """A knapsack's positive values minimized: taking nothing is optimal (value 0)
+    on every row. The error said only to use spo_loss, not why the optima were 0."""
+    from spotree import SPOTree
+    from spotree.problems import Knapsack
+
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(12, 2)), rng.uniform(1, 2, (12, 3))
+    knap = Knapsack([[1.0, 1.0, 1.0]], [2.0], sense="min")
+    # Independently: the empty knapsack is the cheapest of the 7 feasible picks.
+    picks = np.array([w for w in np.ndindex(2, 2, 2) if sum(w) <= 2], dtype=float)
+    assert_array_equal((C @ picks.T).min(axis=1), 0.0)
+    tree = SPOTree(knap, max_depth=1).fit(X, C)
+    for call in (lambda: normalized_spo_loss(C, C, problem=knap),
+                 lambda: normalized_decision_loss(C, np.zeros_like(C), problem=knap),
+                 lambda: tree.score(X, C)):
+        with pytest.raises(ValueError, match=r"all zero.*use spo_loss instead\. Check the "
+                                             r"problem's sense \(this Knapsack has "
+                                             r"sense='min'\)"):
+            call()
+
+
 def test_normalized_rejects_empty_and_zero_weights():
     with pytest.raises(ValueError, match="C_true is empty"):
         normalized_spo_loss(np.empty((0, 2)), np.empty((0, 2)), problem=ROADS)
