@@ -51,9 +51,9 @@ class CVXPYProblem(DecisionProblem):
         if not isinstance(decision, cp.Variable):
             raise TypeError(f"The 'decision' parameter of from_cvxpy must be a cvxpy.Variable. "
                             f"Got {type(decision).__name__} instead.")
-        if len(cost.shape) != 1 or cost.shape != decision.shape:
+        if len(cost.shape) not in (1, 2) or cost.shape != decision.shape:
             raise ValueError(f"The 'cost' and 'decision' parameters of from_cvxpy must be 1-D "
-                             f"of the same length. Got shapes {cost.shape} and "
+                             f"or 2-D, of the same shape. Got shapes {cost.shape} and "
                              f"{decision.shape} instead.")
         if not any(p is cost for p in problem.parameters()):
             raise ValueError(f"The 'cost' parameter of from_cvxpy ({_name(cost)}) is not a "
@@ -85,15 +85,17 @@ class CVXPYProblem(DecisionProblem):
         # vector (the SPO+ loss at 2 c_hat - c, SPOBoost's subgradients), which
         # CVXPY refuses for a cost declared nonneg=True ("Parameter value must
         # be nonnegative") or with bounds.
-        self._cost = cp.Parameter(int(cost.shape[0]))
-        self.problem = cp.Problem(type(problem.objective)(self._cost @ decision),
-                                  problem.constraints)
+        self._cost = cp.Parameter(cost.shape)
+        objective = (self._cost @ decision if len(cost.shape) == 1
+                     else cp.sum(cp.multiply(self._cost, decision)))
+        self.problem = cp.Problem(type(problem.objective)(objective), problem.constraints)
         self.cost = cost
         self.decision = decision
         self._integer = _integer_entries(decision)
         self.solver = solver
         self.solver_options = dict(solver_options or {})
-        self.n_costs = int(cost.shape[0])
+        # A 2-D cost and decision are flattened in C (row-major) order.
+        self.n_costs = int(np.prod(cost.shape))
         self._model_lock = threading.Lock()
         # One solve with a zero objective: compiles the problem and finds out
         # whether it is feasible.
@@ -103,7 +105,8 @@ class CVXPYProblem(DecisionProblem):
     def _check_objective(expr, cost, decision):
         """The objective must be exactly ``cost @ decision`` (checked at random points)."""
         hint = ("The objective of the problem passed to from_cvxpy must be exactly cost @ "
-                "decision (Minimize or Maximize), linear in the cost parameter; ")
+                "decision (Minimize or Maximize; for 2-D ones, cp.sum(cp.multiply(cost, "
+                "decision))), linear in the cost parameter; ")
         params = expr.parameters()
         if len(params) != 1 or params[0] is not cost:
             raise ValueError(hint + f"it depends on the parameters "
@@ -122,7 +125,7 @@ class CVXPYProblem(DecisionProblem):
                 b = decision.project(rng.normal(size=decision.shape))
                 cost.value, decision.value = a, b
                 got = float(np.asarray(expr.value))
-                if abs(got - a @ b) > 1e-9 * (np.abs(a) @ np.abs(b)):
+                if abs(got - np.sum(a * b)) > 1e-9 * np.sum(np.abs(a) * np.abs(b)):
                     raise ValueError(hint + "it is not (it differs from cost @ decision at a "
                                      "random point).")
         finally:
@@ -135,7 +138,8 @@ class CVXPYProblem(DecisionProblem):
         # decisions half as good as the optimum and costs of order 1e9
         # failed; the optimal decisions do not depend on a positive scale.
         peak = np.abs(c).max(initial=0.0)
-        self._cost.value = np.ldexp(c, -int(np.frexp(peak)[1])) if 0.0 < peak < np.inf else c
+        c = np.ldexp(c, -int(np.frexp(peak)[1])) if 0.0 < peak < np.inf else c
+        self._cost.value = c.reshape(self._cost.shape)  # C order, as the decision below
         try:
             self.problem.solve(solver=self.solver, **self.solver_options)
         except Exception as exc:
@@ -207,13 +211,13 @@ class CVXPYProblem(DecisionProblem):
 
 def _integer_entries(decision):
     """Mask of the entries of ``decision`` declared boolean or integer."""
-    mask = np.zeros(int(np.prod(decision.shape)), dtype=bool)
+    mask = np.zeros(decision.shape, dtype=bool)
     for idx in (decision.boolean_idx, decision.integer_idx):
         # A tuple of index arrays (boolean=True) or a list of index tuples
         # (boolean=[(0,), (2,)]).
         for where in ([idx] if isinstance(idx, tuple) else idx):
-            mask[where] = True
-    return mask
+            mask[tuple(where)] = True
+    return mask.reshape(-1)  # C order, as the decisions
 
 
 def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
@@ -229,6 +233,14 @@ def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
     every cost vector; the values are ``c^T w`` of the returned decisions, so
     they carry the solver's accuracy (about 1e-8 relative for interior-point
     solvers).
+
+    ``cost`` and ``decision`` may also be 2-D, of one shape ``(n, m)`` (an
+    assignment problem's ``x[i, j]``), with the objective
+    ``cp.sum(cp.multiply(cost, decision))``. They are flattened in C
+    (row-major) order: entry ``i * m + j`` of a cost vector (a column of
+    ``C``) is ``cost[i, j]``, and the same entry of a decision is
+    ``decision[i, j]``; ``W.reshape(-1, n, m)`` gives the decisions back as
+    matrices.
 
     Entries of ``decision`` declared ``boolean`` or ``integer`` come back
     as exact integers (solvers return them up to their tolerance).
@@ -249,8 +261,8 @@ def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
     Parameters
     ----------
     problem : cvxpy.Problem
-    cost : cvxpy.Parameter of shape (d,)
-    decision : cvxpy.Variable of shape (d,)
+    cost : cvxpy.Parameter of shape (d,) or (n, m)
+    decision : cvxpy.Variable of the same shape as ``cost``
     solver : str or None, default=None
         Passed to ``problem.solve`` (None lets CVXPY choose).
     solver_options : dict or None, default=None

@@ -233,8 +233,8 @@ def test_argument_types_and_shapes():
         from_cvxpy(prob, np.ones(3), x)
     with pytest.raises(TypeError, match="'decision' parameter .* must be a cvxpy.Variable"):
         from_cvxpy(prob, c, c)
-    with pytest.raises(ValueError, match=r"must be 1-D of the same length. Got shapes \(3,\) "
-                                         r"and \(4,\)"):
+    with pytest.raises(ValueError, match=r"must be 1-D or 2-D, of the same shape. Got "
+                                         r"shapes \(3,\) and \(4,\)"):
         from_cvxpy(prob, c, cp.Variable(4))
     with pytest.raises(ValueError, match=r"'cost' parameter of from_cvxpy .* is not a "
                                          r"parameter of the problem"):
@@ -288,3 +288,37 @@ def test_boolean_and_integer_entries_come_back_as_exact_integers():
     assert_array_equal(z, (C @ P.T).max(axis=1))
     # Pickles round-trip with the mask.
     assert_array_equal(pickle.loads(pickle.dumps(problem)).solve(C)[0], W)
+
+
+def test_2d_assignment_matches_brute_force_over_permutations():
+    """A 2-D cost and decision (an assignment's x[i, j]) were refused; they are
+    flattened in C order: entry 3 * i + j of a cost vector is cost[i, j]."""
+    import itertools
+
+    n = 3
+    c, x = cp.Parameter((n, n)), cp.Variable((n, n))
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(c, x))),
+                      [cp.sum(x, axis=0) == 1, cp.sum(x, axis=1) == 1, x >= 0])
+    problem = from_cvxpy(prob, c, x, solver=SOLVER)
+    assert problem.n_costs == 9
+    C = np.random.default_rng(0).uniform(0, 10, (5, 9))
+    W, z = problem.solve(C)
+    perms = [np.eye(n)[list(p)] for p in itertools.permutations(range(n))]
+    for k in range(len(C)):
+        # Brute force over the 6 permutation matrices, with cost[i, j] = C[k, 3 i + j].
+        values = [np.sum(C[k].reshape(n, n) * P) for P in perms]
+        best = perms[int(np.argmin(values))]
+        assert sorted(values)[1] - min(values) > 1e-3
+        assert_allclose(W[k], best.reshape(-1), atol=1e-6)
+        assert z[k] == pytest.approx(min(values), rel=1e-7)
+    # Declared boolean: the entries come back as exact 0/1 in the same order.
+    xb = cp.Variable((n, n), boolean=True)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(c, xb))),
+                      [cp.sum(xb, axis=0) == 1, cp.sum(xb, axis=1) == 1])
+    Wb, _ = from_cvxpy(prob, c, xb).solve(C[:2])
+    assert_array_equal(Wb, W[:2].round())
+    # The objective must be the inner product of cost and decision.
+    bad = cp.Problem(cp.Minimize(cp.sum(cp.multiply(c, x.T))),
+                     [cp.sum(x, axis=0) == 1, cp.sum(x, axis=1) == 1, x >= 0])
+    with pytest.raises(ValueError, match="cp.sum\\(cp.multiply\\(cost, decision\\)\\)"):
+        from_cvxpy(bad, c, x, solver=SOLVER)
