@@ -31,17 +31,27 @@ def check_same_rows(a, b, names=("X", "C")):
                          f"{n_a} and {n_b}.")
 
 
-def _as_real(values):
+class _StringsError(ValueError):
+    """Strings given as numbers (callers name the argument in their message)."""
+
+
+def _as_real(values, name):
     """``values`` as float64; complex numbers are an error, not a warning.
 
     (numpy casts complex to float with only a ComplexWarning, dropping the
-    imaginary part.)
+    imaginary part.) An array of strings or bytes is an error naming
+    ``name``, as scikit-learn's ``check_array(dtype="numeric")`` refuses
+    one; numpy converted numeric strings ("1.5") silently.
     """
     # Checked on the dtype, not by turning the ComplexWarning into an error:
     # catch_warnings resets every module's record of warnings already shown
     # (a user oracle's warning was printed again at every solve, once per
     # tree node) and is not thread-safe.
     arr = np.asarray(values)
+    if arr.dtype.kind in "US":
+        raise _StringsError(f"it holds strings (dtype {arr.dtype}), not numbers: convert them "
+                            f"to numbers explicitly (for example "
+                            f"np.asarray({name}, dtype=float))")
     if np.iscomplexobj(arr):
         raise TypeError("complex numbers are not real numbers")
     if arr.dtype == object:
@@ -78,7 +88,9 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True, names=None):
         raise ValueError(f"{name} must be a dense 2-D array; got a scipy sparse "
                          f"{type(C).__name__}: pass {name}.toarray().")
     try:
-        arr = _as_real(C)
+        arr = _as_real(C, name)
+    except _StringsError as exc:
+        raise ValueError(f"{name} must be a numeric 2-D array; {exc}.") from None
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a numeric 2-D array; got {type(C).__name__} "
                          f"that cannot be converted to float ({exc}).") from None
@@ -138,7 +150,9 @@ def check_sample_weight(sample_weight, n_samples, *, name="sample_weight",
         sw = np.full(n_samples, float(sample_weight))
     else:
         try:
-            sw = _as_real(sample_weight)
+            sw = _as_real(sample_weight, name)
+        except _StringsError as exc:
+            raise ValueError(f"{name} must be a 1-D array of real numbers; {exc}.") from None
         except (TypeError, ValueError):
             raise ValueError(f"{name} must be a 1-D array of real numbers.") from None
     if sw.ndim != 1 or sw.shape[0] != n_samples:

@@ -209,6 +209,34 @@ def test_complex_costs_and_weights_are_refused():
         assert SPOTree(max_depth=1).fit(X, C.astype(np.float32)).get_depth() <= 1
 
 
+def test_costs_and_weights_of_strings_are_refused():
+    # numpy turned numeric strings into numbers silently; scikit-learn's
+    # check_array(dtype="numeric") refuses arrays of strings or bytes.
+    from sklearn.utils import check_array
+
+    from spotree.metrics import spo_loss
+
+    with pytest.raises(ValueError, match="not compatible with arrays of bytes/strings"):
+        check_array(np.array([["1", "2"]]), dtype="numeric")
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(6, 2)), rng.uniform(1, 2, (6, 3))
+    for bad in (C.astype(str), C.astype(bytes), C.astype(str).tolist()):
+        with pytest.raises(ValueError, match=r"^C must be a numeric 2-D array; it holds "
+                                             r"strings \(dtype [<|][US]\d+\), not numbers: "
+                                             r"convert them"):
+            SPOTree().fit(X, bad)
+    with pytest.raises(ValueError, match=r"^C_pred must be a numeric 2-D array; it holds "
+                                         r"strings"):
+        spo_loss(C, C.astype(str), problem=ROADS)
+    with pytest.raises(ValueError, match=r"^sample_weight must be a 1-D array of real numbers; "
+                                         r"it holds strings \(dtype <U1\)"):
+        SPOTree().fit(X, C, sample_weight=["1"] * 6)
+    # A DataFrame's numeric columns, and object arrays (as scikit-learn), read as before.
+    want = SPOTree(max_depth=1).fit(X, C).predict(X)
+    for ok in (pd.DataFrame(C), C.astype(object)):
+        assert_array_equal(SPOTree(max_depth=1).fit(X, ok).predict(X), want)
+
+
 def test_a_warning_of_the_oracle_is_shown_once_over_many_solves():
     # Python shows a repeated warning once per place (the "default" action).
     # The complex-number check of every solve's costs used catch_warnings,
