@@ -34,7 +34,7 @@ from .metrics import normalized_spo_loss, zero_optima_hint
 from .problems import resolve_problem
 from .tree import SPOTree, register_model
 from .tree._classes import (CATEGORICAL_FEATURES, SPOScoreMixin, _categories_seen,
-                            categorical_mask)
+                            categorical_mask, warn_unused_spo_weight)
 from .tree._builder import AbortFlag
 from .tree._fit_data import FitData
 from .tree._kernels import MODE_ORACLE
@@ -214,7 +214,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     spo_weight : float in [0, 1], default=1.0
         With ``criterion="spo"``, the weight of the SPO loss in each tree's
         mixed criterion, as in SPOTree (each tree normalizes by its own root
-        losses).
+        losses). Unused with ``criterion="mse"`` (``fit`` warns when it is not
+        1.0); with ``"auto"``, the SPO trees use it, the squared-error ones
+        do not.
     min_loss_decrease : float, default=0.0
         A split is made only if it lowers the node's criterion loss by at
         least this much, as in SPOTree.
@@ -490,6 +492,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self : SPOForest
         """
         validate_params(self)
+        warn_unused_spo_weight(self)
         X, C, sw = check_fit_inputs(self, X, C, sample_weight)
         problem = resolve_problem(self.problem, C)
         fmap, X = self._ridge_map(X, C, sw)

@@ -1496,3 +1496,28 @@ def test_oob_score_of_negative_costs_is_defined():
     assert forest.oob_score_ == pytest.approx(-normalized_spo_loss(
         -C[has], forest.oob_prediction_[has], problem=SP), rel=1e-12)
 
+
+def test_spo_weight_unused_by_criterion_mse_warns_once_per_fit():
+    # spo_weight only weighs the SPO loss in criterion="spo": with "mse" it was
+    # ignored without a word (scikit-learn warns of l1_ratio without elasticnet).
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(30, 2)), rng.uniform(1, 2, (30, 3))
+    roads = FiniteDecisions(np.eye(3))
+    msg = "spo_weight=0.5 has no effect with criterion='mse'"
+    with pytest.warns(UserWarning, match=msg) as rec:
+        SPOTree(roads, criterion="mse", spo_weight=0.5, max_depth=1).fit(X, C)
+    assert len(rec) == 1 and rec[0].filename == __file__
+    # One warning for the forest's fit, not one per tree.
+    with pytest.warns(UserWarning, match=msg) as rec:
+        SPOForest(roads, criterion="mse", spo_weight=0.5, n_estimators=3, max_depth=1,
+                  random_state=0).fit(X, C)
+    assert [str(w.message).startswith("spo_weight") for w in rec] == [True]
+    assert rec[0].filename == __file__
+    # The SPO trees use it; criterion="auto" grows SPO and squared-error trees
+    # with it internally and must not warn, nor the default spo_weight.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for crit, w in (("spo", 0.5), ("auto", 0.5), ("mse", 1.0)):
+            SPOForest(roads, criterion=crit, spo_weight=w, n_estimators=3, max_depth=1,
+                      oob_score=False, random_state=0).fit(X, C)
+        SPOTree(roads, criterion="spo", spo_weight=0.5, max_depth=1).fit(X, C)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import numbers
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -134,6 +135,20 @@ def _categories_seen(fit_data, active):
         codes = fit_data.codes[active, f]
         seen.append(values[np.unique(codes[codes < values.size])])
     return seen
+
+
+def warn_unused_spo_weight(est, stacklevel=3):
+    """Warn that ``est.spo_weight`` is unused under ``criterion="mse"`` (as
+    scikit-learn warns of an ``l1_ratio`` without ``penalty="elasticnet"``).
+
+    Called by the public ``fit`` only: a forest's trees grow through
+    ``_fit_arrays``, so one fit warns once.
+    """
+    if est.criterion == "mse" and est.spo_weight != 1.0:
+        warnings.warn(f"spo_weight={est.spo_weight!r} has no effect with criterion='mse': it "
+                      "weighs the SPO loss in criterion='spo' (set spo_weight=1.0, or "
+                      "criterion='spo' to mix the two losses).", UserWarning,
+                      stacklevel=stacklevel)
 
 
 class SPOScoreMixin:
@@ -521,7 +536,8 @@ class SPOTree(BaseSPOTree):
     spo_weight : float in [0, 1], default=1.0
         With ``criterion="spo"``, the weight ``a`` of the mixed criterion
         ``a * SPO / SPO_root + (1 - a) * MSE / MSE_root`` (root losses as
-        normalizers); 1.0 is pure SPO loss.
+        normalizers); 1.0 is pure SPO loss. Unused with ``criterion="mse"``
+        (``fit`` warns when it is not 1.0).
     min_loss_decrease : float, default=0.0
         A split is made only if it lowers the node's criterion loss by at
         least this much. At 0, zero-decrease splits are made (as in the
@@ -658,6 +674,7 @@ class SPOTree(BaseSPOTree):
         self : SPOTree
         """
         validate_params(self)
+        warn_unused_spo_weight(self)
         self._forget_outside_state()
         X, C, sw = check_fit_inputs(self, X, C, sample_weight)
         return self._fit_arrays(X, C, sw, resolve_problem(self.problem, C))
