@@ -668,7 +668,7 @@ def _expected_failed_checks(estimator):
                           SPOBoost(n_estimators=5, loss="mse", random_state=0),
                           SPOBoost(n_estimators=5, n_iter_no_change=None, init="linear",
                                    random_state=0)],
-                         expected_failed_checks=_expected_failed_checks, xfail_strict=True)
+                         expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 

@@ -761,7 +761,7 @@ PRINCIPLED = {
                           SPOForest(n_estimators=3, criterion="mse", bootstrap=False,
                                     max_features=None, random_state=0),
                           SPOForest(n_estimators=3, criterion="auto", random_state=0)],
-                         expected_failed_checks=lambda est: PRINCIPLED, xfail_strict=True)
+                         expected_failed_checks=lambda est: PRINCIPLED)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

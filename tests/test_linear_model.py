@@ -344,7 +344,7 @@ def _expected_failed_checks(estimator):
 
 
 @parametrize_with_checks([SPOPlusLinear(max_iter=5)],
-                         expected_failed_checks=_expected_failed_checks, xfail_strict=True)
+                         expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 

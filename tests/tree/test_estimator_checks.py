@@ -40,7 +40,7 @@ def _expected_failed_checks(estimator):
 
 
 @parametrize_with_checks([SPOTree(), SPOTree(criterion="mse")],
-                         expected_failed_checks=_expected_failed_checks, xfail_strict=True)
+                         expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 

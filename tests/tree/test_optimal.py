@@ -628,8 +628,7 @@ _NAMED_C = "the target is the cost matrix C (fit(X, C)); the check needs the nam
         **({"check_estimators_nan_inf": "only fit refuses NaN; predict routes a missing value "
                                         "as every spotree tree does"}
            if est.method == "milp" else {}),
-    },
-    xfail_strict=True)
+    })
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
