@@ -10,6 +10,7 @@ input fails the same way everywhere.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -305,11 +306,18 @@ def check_realized_costs(est, C, n_samples, n_costs=None, names=None):
     if not hasattr(C, "ndim"):
         # A ragged list of rows: numpy's "inhomogeneous shape" message named
         # no argument.
+        given = type(C).__name__
         try:
-            C = np.asarray(C)
+            with warnings.catch_warnings():
+                # numpy < 1.24 makes a ragged list a 1-D array of lists (with a
+                # VisibleDeprecationWarning) instead of raising.
+                warnings.simplefilter("ignore")
+                C = np.asarray(C)
+            if C.dtype == object and C.ndim == 1 and any(np.ndim(row) for row in C):
+                raise ValueError("its rows have different lengths")
         except (TypeError, ValueError) as exc:
             raise ValueError(f"C must be a numeric 2-D array of shape (n_samples, n_costs); "
-                             f"got {type(C).__name__} that is not one ({exc}).") from None
+                             f"got {given} that is not one ({exc}).") from None
     # (A DataFrame goes to check_costs as it is, so that its errors name its type.)
     if C.ndim == 1:
         # (A pandas Series has no reshape: the hint that fits it.)
