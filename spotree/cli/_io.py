@@ -21,6 +21,14 @@ import warnings
 import numpy as np
 import pandas as pd
 
+# Before pandas 3.1, read_csv's default float parser is not correctly rounded:
+# "2.2517997595648356e+16" came back one unit in the last place off
+# (2.251799759564836e+16, pandas 1.5.3 to 3.0.6), so a table written with
+# repr() was not read back bit for bit. "round_trip" parses with Python's
+# own float(); pandas 3.1 makes its default exact and deprecates the option.
+_PANDAS_VERSION = tuple(int(v) for v in re.findall(r"\d+", pd.__version__)[:2])
+_EXACT_FLOATS = {} if _PANDAS_VERSION >= (3, 1) else {"float_precision": "round_trip"}
+
 __all__ = ["CLIError", "check_input_file", "check_output_file", "check_output_dir",
            "check_not_an_input",
            "read_table", "select_columns", "numeric_matrix", "feature_frame",
@@ -203,7 +211,7 @@ def read_table(path, option="--data"):
             # "null" is text (pandas would read it as missing without a word).
             df = pd.read_csv(path, header=0, names=header, encoding="utf-8-sig",
                              skipinitialspace=True, index_col=False,
-                             keep_default_na=False, na_values=[""])
+                             keep_default_na=False, na_values=[""], **_EXACT_FLOATS)
     except pd.errors.ParserWarning:
         raise _long_row(path, header) from None
     except pd.errors.EmptyDataError:

@@ -40,6 +40,16 @@ def test_round_trip_of_any_finite_table(tmp_path_factory, A):
     np.testing.assert_array_equal(M, A)
 
 
+def test_floats_that_pandas_default_parser_rounds_wrongly_are_read_exactly(tmp_path):
+    # Before pandas 3.1, read_csv's default parser read these one unit in the
+    # last place off (pandas 1.5.3 to 3.0.6: 2.2517997595648356e+16 as
+    # 2.251799759564836e+16); Python's float() is the reference.
+    text = "a\n2.2517997595648356e+16\n0.1\n1.7976931348623157e+308\n"
+    df, M = load(write(tmp_path / "f.csv", text))
+    expected = [float(v) for v in text.split()[1:]]
+    assert M[:, 0].tolist() == expected
+
+
 def test_quotes_spaces_blank_lines_and_bom(tmp_path):
     text = '\ufeff"a, b", c\n\n1.5, 2\n   \n"3",4e2\n'
     df, M = load(write(tmp_path / "q.csv", text))
