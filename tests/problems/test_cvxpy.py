@@ -187,8 +187,9 @@ def test_variables_and_parameters_with_attributes():
 
     weights, capacity = np.array([3.0, 4.0, 2.0, 5.0]), 8.0
     c, x = cp.Parameter(4, nonneg=True), cp.Variable(4, boolean=True)
+    # (SCIPY: scipy's HiGHS MILP; CVXPY's own "HIGHS" interface is new in CVXPY 1.6.)
     knap = from_cvxpy(cp.Problem(cp.Maximize(c @ x), [weights @ x <= capacity]), c, x,
-                      solver="HIGHS")
+                      solver="SCIPY")
     C = np.random.default_rng(0).uniform(0, 5, size=(6, 4))
     W, z = knap.solve(C)
     subsets = np.array([s for s in itertools.product([0, 1], repeat=4)
