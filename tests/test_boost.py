@@ -476,6 +476,7 @@ def test_decisions_and_score_before_fit_raise_not_fitted():
         with pytest.raises(NotFittedError):
             getattr(SPOBoost(SP), method)(*args)
 
+
 def test_save_load_and_pickle(tmp_path):
     X, C, Xt, Ct = _sp_data(n=200)
     m = SPOBoost(SP, n_estimators=15, init="linear", random_state=0).fit(X, C)
