@@ -19,8 +19,8 @@ from sklearn.utils.validation import validate_data
 
 from ._categories import encode_frame, is_dataframe, one_hot
 
-__all__ = ["check_costs", "cost_names", "check_sample_weight", "check_random_state_seed", "check_same_rows",
-           "check_features", "check_realized_costs", "check_fit_inputs"]
+__all__ = ["check_costs", "cost_names", "check_sample_weight", "check_random_state_seed",
+           "check_same_rows", "check_features", "check_realized_costs", "check_fit_inputs"]
 
 
 def check_same_rows(a, b, names=("X", "C")):
