@@ -27,6 +27,7 @@ from . import _schema
 from ._categories import one_hot_names, one_hot_sum, one_hot_width
 from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from ._ridge import _ridge_gcv, _standardization, cost_unit
+from ._text import count_noun
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
                           check_sample_weight, cost_names)
 from .forest import _tree_importances
@@ -1218,8 +1219,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                        "Use other validation rows, or leave out X_val and C_val (without "
                        "early stopping they only give validation_score_).")
                 raise ValueError(
-                    f"The validation part ({what}: {Xv.shape[0]} "
-                    f"row{'s' if Xv.shape[0] != 1 else ''}) cannot be scored: "
+                    f"The validation part ({what}: {count_noun(Xv.shape[0], 'row')}) "
+                    "cannot be scored: "
                     "the normalized SPO loss needs a positive total weight and optimal "
                     f"values that are not all zero. {fix}"
                     + (" " + zero_optima_hint(problem) if (swv > 0).any() else ""))
@@ -1273,8 +1274,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.feature_importances_ = self._mean_importances()
         if self.verbose:
             refit = " (refitted on all the rows)" if refitted else ""
-            rounds = f"{self.n_iter_} round{'' if self.n_iter_ == 1 else 's'}"
-            print(f"SPOBoost: {rounds} in {time.perf_counter() - start:.2f} s, "
+            print(f"SPOBoost: {count_noun(self.n_iter_, 'round')} in {time.perf_counter() - start:.2f} s, "
                   f"kept {self.best_iteration_}{refit}.")
         return self
 

@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from ._compat import import_optional
+from ._text import count_noun
 from .tree._export import describe_step, is_boost_tree, split_labels
 from .tree._export_graphviz import _decision_keys, _describe, _resolve
 from .tree._tree import TREE_LEAF
@@ -514,11 +515,6 @@ def plot_boosting(model, ax=None, *, title=None):
     return ax
 
 
-def _leaves(n):
-    n = int(n)
-    return f"{n} leaf" if n == 1 else f"{n} leaves"
-
-
 def plot_pruning_path(model, ax=None, *, title=None):
     """A pruned tree's validation loss along the weakest-link sequence, and the subtree kept.
 
@@ -571,11 +567,11 @@ def plot_pruning_path(model, ax=None, *, title=None):
         ax.axhspan(low, low + se, color="#1f77b4", alpha=0.12, lw=0,
                    label="best + one standard error")
     ax.plot([leaves[k]], [val[k]], "o", color="#d62728", ms=8, mfc="none", mew=2,
-            label=f"kept: {_leaves(leaves[k])}")
+            label=f"kept: {count_noun(leaves[k], 'leaf')}")
     ax.set_xlabel("leaves")
     ax.set_ylabel("total validation loss")
     ax.legend(fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
     ax.set_title(title if title is not None else
-                 f"alpha = {alphas[k]:.3g}, {_leaves(leaves[k])} kept")
+                 f"alpha = {alphas[k]:.3g}, {count_noun(leaves[k], 'leaf')} kept")
     return ax

@@ -9,7 +9,7 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "spotree"
 
 # Lower numbers may not import higher ones. Helpers shared by all sit at 0.
 LAYER = {
-    "_validation": 0, "_categories": 0, "_params": 0, "_compat": 0, "_atomic": 0, "_numba": 0, "_schema": 0, "_ridge": 0,
+    "_validation": 0, "_categories": 0, "_params": 0, "_compat": 0, "_atomic": 0, "_numba": 0, "_schema": 0, "_ridge": 0, "_text": 0,
     "problems": 1, "metrics": 2, "datasets": 2, "tree": 3, "linear_model": 3, "forest": 4,
     "boost": 4,
     "plotting": 5, "experiments": 5, "cli": 6, "__main__": 6,

@@ -16,20 +16,13 @@ from ._io import (CLIError, check_input_file, check_not_an_input, check_output_d
                   read_table,
                   save_model, select_columns, write_output)
 from ._parser import DPI_RANGE, FIT_ESTIMATOR_OPTIONS, NOT_GIVEN
+from .._text import count_noun as _count
 
 __all__ = ["reproduce", "fit", "predict", "evaluate", "show", "plot"]
 
 #: Largest raster image ``spotree plot`` draws (pixels), so a large --dpi fails
 #: with a message instead of exhausting memory (4 bytes per pixel).
 MAX_PIXELS = 64_000_000
-
-_PLURALS = {"leaf": "leaves"}
-
-
-def _count(n, noun):
-    """``n`` and ``noun``, plural unless ``n`` is 1: "1 leaf", "2 leaves", "0 rows"."""
-    return f"{n} {noun if n == 1 else _PLURALS.get(noun, noun + 's')}"
-
 
 # -------------------------------------------------------------- reproduce
 def reproduce(args):

@@ -10,6 +10,7 @@ import numpy as np
 from .._compat import GUROBI_INSTALLED
 from .._validation import check_fit_inputs, check_random_state_seed
 from .._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
+from .._text import count_noun
 from ._classes import BaseSPOTree, SPOTree, _resolve_min_count
 from ..problems import resolve_problem
 from ._fit_data import power_of_two_scale
@@ -294,8 +295,7 @@ class OptimalSPOTree(BaseSPOTree):
         if self.verbose and self.method == "search":
             print(f"OptimalSPOTree(search): {result['status']}, objective "
                   f"{result['objective']:.6g}, bound {result['bound']:.6g}, "
-                  f"{result['runtime']:.2f} s, {result['n_nodes_explored']} subproblem"
-                  f"{'' if result['n_nodes_explored'] == 1 else 's'}")
+                  f"{result['runtime']:.2f} s, {count_noun(result['n_nodes_explored'], 'subproblem')}")
         return self
 
     def _renamed(self, old, warn=False):

@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from .._text import count_noun
 from ._kernels import midpoint
 from ._optimal_kernels import (depth2_depth1, depth2_pair, depth2_prepare,
                                depth2_root_finish, depth2_root_start, midpoints)
@@ -430,8 +431,7 @@ class OptimalSearch:
                     print(f"  root feature {j}: incumbent objective "
                           f"{(best_cost - lb_all) / W:.6g}, "
                           f"{time.perf_counter() - self.start:.2f} s, "
-                          f"{self.n_nodes_explored} subproblem"
-                          f"{'' if self.n_nodes_explored == 1 else 's'}")
+                          f"{count_noun(self.n_nodes_explored, 'subproblem')}")
                 go_left = self.B[idx, j] <= b
                 L, R = idx[go_left], idx[~go_left]
                 lbR = self.row_bound[R].sum()
