@@ -20,6 +20,7 @@ __all__ = [
     "CVXPY_INSTALLED",
     "PYEPO_INSTALLED",
     "TORCH_INSTALLED",
+    "NETWORKX_INSTALLED",
     "import_optional",
 ]
 
@@ -39,6 +40,7 @@ GUROBI_INSTALLED = _installed("gurobipy")
 CVXPY_INSTALLED = _installed("cvxpy")
 PYEPO_INSTALLED = _installed("pyepo")
 TORCH_INSTALLED = _installed("torch")
+NETWORKX_INSTALLED = _installed("networkx")
 
 # module name -> (pip extra, package name shown to the user)
 _EXTRAS = {
@@ -52,6 +54,7 @@ _EXTRAS = {
     "cvxpy": ("cvxpy", "cvxpy"),
     "pyepo": ("pyepo", "pyepo"),
     "torch": (None, "torch"),
+    "networkx": ("networkx", "networkx"),
     "pandas": (None, "pandas"),
 }
 
