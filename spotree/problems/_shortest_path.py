@@ -1,5 +1,6 @@
 """Shortest paths: on a grid with edges directed east and north (paper section
-5.1), and on any directed acyclic graph (:meth:`ShortestPath.from_edges`)."""
+5.1), and on any directed acyclic graph (:meth:`ShortestPath.from_edges`,
+:meth:`ShortestPath.from_networkx`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from math import comb
 
 import numpy as np
 
+from .._compat import import_optional
 from ._base import DecisionProblem, _check_sense, null_space_basis
 
 __all__ = ["ShortestPath", "DAGShortestPath", "incidence_network"]
@@ -78,6 +80,90 @@ class ShortestPath(DecisionProblem):
         (array([[0., 1., 0., 1.]]), '0->2->3')
         """
         return DAGShortestPath(n_nodes, edges, source, target, sense=sense)
+
+    @staticmethod
+    def from_networkx(G, source, target, *, sense="min"):
+        """Shortest (or longest) path on a networkx directed acyclic graph.
+
+        A factory: returns a :class:`DAGShortestPath` whose nodes and edges
+        keep their networkx labels. Needs networkx (``pip install
+        spotree[networkx]``).
+
+        **Graphs accepted.** A ``networkx.DiGraph``, or a
+        ``networkx.MultiDiGraph`` whose parallel edges are different
+        decisions with their own costs (two roads between the same places,
+        as in OSMnx street networks). The graph must be acyclic, as for
+        :meth:`from_edges`, so that any costs, negative ones included, have
+        a shortest path. Refused with a ValueError that names the argument:
+        an undirected graph (``Graph``, ``MultiGraph``: every edge could be
+        used both ways, which is a cycle), a cycle or self loop (reported
+        with its nodes), ``source`` or ``target`` not a node of ``G``,
+        ``source == target``, no path from ``source`` to ``target``. Edge
+        and node attributes are ignored; costs come from ``C``.
+
+        **Numbering.** Node ``i`` of the problem is ``list(G)[i]``, G's own
+        node order (the order the nodes were added), kept in
+        :attr:`~DAGShortestPath.node_labels`. The cost vector lists the edges
+        in the order of ``G.edges()`` (``G.edges(keys=True)`` for a
+        MultiDiGraph: each node's out-edges, nodes in G's order), kept in
+        :attr:`~DAGShortestPath.edge_labels`; cost column ``k`` is the cost
+        of ``edge_labels[k]``. :attr:`~DAGShortestPath.variable_names`
+        names the columns ``"u->v"`` (``"u->v[key]"`` for a MultiDiGraph),
+        so that a pandas DataFrame of costs with those columns in another
+        order is refused instead of being read by position.
+        :meth:`~DAGShortestPath.describe_decision` writes paths with the
+        labels and :meth:`~DAGShortestPath.to_networkx` gives the graph back.
+        :meth:`~DAGShortestPath.to_dict` (and a saved model) keeps the graph
+        with nodes numbered 0..n-1 but not the labels, which need not be
+        JSON values; pickling keeps them.
+
+        **Graphs with cycles** (road networks with two-way streets) and
+        non-negative costs are solved by a
+        :class:`~spotree.problems.LinearProgram` on the incidence matrix,
+        which recognizes the network and uses a compiled label-setting
+        (Dijkstra) solver (for an undirected graph, take ``G =
+        G.to_directed()`` first: each edge both ways)::
+
+            edges = list(G.edges())  # the cost columns
+            A = nx.incidence_matrix(G, edgelist=edges, oriented=True)
+            b = np.zeros(len(G)); nodes = list(G)
+            b[nodes.index(source)], b[nodes.index(target)] = -1, 1
+            LinearProgram(A_eq=A, b_eq=b, bounds=(0, 1))
+
+        Parameters
+        ----------
+        G : networkx.DiGraph or networkx.MultiDiGraph
+            A directed acyclic graph; nodes may be any hashable labels.
+        source, target : node of G
+            The path goes from ``source`` to ``target``.
+        sense : {"min", "max"}, default="min"
+            ``"max"`` finds the longest path.
+
+        Returns
+        -------
+        DAGShortestPath
+
+        Raises
+        ------
+        ValueError
+            For the graphs and nodes refused above.
+        ImportError
+            When networkx is not installed.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> from spotree.problems import ShortestPath
+        >>> G = nx.DiGraph([("home", "bridge"), ("home", "tunnel"),
+        ...                 ("bridge", "work"), ("tunnel", "work")])
+        >>> sp = ShortestPath.from_networkx(G, "home", "work")
+        >>> sp.variable_names
+        ['home->bridge', 'home->tunnel', 'bridge->work', 'tunnel->work']
+        >>> W, z = sp.solve([[4.0, 1.0, 2.0, 2.0]])
+        >>> sp.describe_decision(W[0]), z
+        ('home->tunnel->work', array([3.]))
+        """
+        return _from_networkx(G, source, target, sense)
 
     @staticmethod
     def from_incidence(A, b, sense="min"):
@@ -365,6 +451,90 @@ def _check_node(value, name, n_nodes):
     return int(value)
 
 
+def _from_networkx(G, source, target, sense):
+    """:meth:`ShortestPath.from_networkx`; the checks speak of labels, not node ids."""
+    where = "ShortestPath.from_networkx"
+    nx = import_optional("networkx", where)
+    if not isinstance(G, nx.Graph):
+        raise ValueError(f"The 'G' parameter of {where} must be a networkx DiGraph or "
+                         f"MultiDiGraph. Got {type(G).__name__} instead.")
+    if not G.is_directed():
+        raise ValueError(f"The 'G' parameter of {where} must be a directed acyclic graph "
+                         f"(a networkx DiGraph or MultiDiGraph). Got an undirected "
+                         f"{type(G).__name__}, whose edges can each be used both ways "
+                         "(a cycle). Orient them, e.g. nx.DiGraph(edges); for "
+                         "non-negative costs, the from_networkx docs show a LinearProgram on "
+                         "G.to_directed() that solves graphs with cycles.")
+    sense = _check_sense(sense)
+    labels = list(G)
+    index = {v: i for i, v in enumerate(labels)}
+    s = _label_node(index, source, "source")
+    t = _label_node(index, target, "target")
+    if s == t:
+        raise ValueError(f"The 'source' and 'target' parameters of {where} must differ. Got "
+                         f"{source!r} for both.")
+    multi = G.is_multigraph()
+    edge_labels = list(G.edges(keys=True) if multi else G.edges())
+    E = np.array([(index[e[0]], index[e[1]]) for e in edge_labels],
+                 dtype=np.int64).reshape(-1, 2)
+    tail, head = np.ascontiguousarray(E[:, 0]), np.ascontiguousarray(E[:, 1])
+    loops = np.flatnonzero(tail == head)
+    if loops.size:
+        raise ValueError(f"The 'G' parameter of {where} has a self loop at node "
+                         f"{labels[tail[loops[0]]]!r}; the graph must be acyclic.")
+    _, cycle = _topological_order(len(labels), tail, head)
+    if cycle is not None:
+        raise ValueError(f"The 'G' parameter of {where} has a cycle "
+                         f"({'->'.join(str(labels[v]) for v in cycle)}); the graph must be "
+                         "acyclic (see the from_networkx docs for a LinearProgram that "
+                         "solves graphs with cycles and non-negative costs).")
+    if not _reaches(len(labels), tail, head, s, t):
+        raise ValueError(f"The 'G' parameter of {where} has no path from source {source!r} "
+                         f"to target {target!r}.")
+    problem = DAGShortestPath(len(labels), E, s, t, sense=sense)
+    problem.node_labels = labels
+    problem.edge_labels = edge_labels
+    problem.variable_names = _edge_names(edge_labels)
+    return problem
+
+
+def _label_node(index, value, name):
+    try:
+        return index[value]
+    except (KeyError, TypeError):  # TypeError: an unhashable value is no node
+        raise ValueError(f"The '{name}' parameter of ShortestPath.from_networkx must be a "
+                         f"node of 'G'. Got {_short_repr(value)} instead.") from None
+
+
+def _reaches(n_nodes, tail, head, source, target):
+    """Whether a directed path leads from ``source`` to ``target``."""
+    out = [[] for _ in range(n_nodes)]
+    for a, b in zip(tail.tolist(), head.tolist()):
+        out[a].append(b)
+    seen = {source}
+    stack = [source]
+    while stack:
+        for u in out[stack.pop()]:
+            if u not in seen:
+                seen.add(u)
+                stack.append(u)
+    return target in seen
+
+
+def _edge_names(edge_labels):
+    """``"u->v"`` (``"u->v[key]"``) per edge, or None when two edges print alike.
+
+    Labels are written with str; when two of them print alike (the node ``1``
+    and the node ``"1"``) with repr, which tells them apart.
+    """
+    for fmt in (str, repr):
+        names = [f"{fmt(e[0])}->{fmt(e[1])}" + (f"[{fmt(e[2])}]" if len(e) == 3 else "")
+                 for e in edge_labels]
+        if len(set(names)) == len(names):
+            return names
+    return None
+
+
 def _topological_order(n_nodes, tail, head):
     """Kahn's algorithm; returns (order, None) or (None, nodes of one cycle)."""
     out_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
@@ -403,7 +573,9 @@ def _topological_order(n_nodes, tail, head):
 class DAGShortestPath(DecisionProblem):
     """Shortest (or longest) path between two nodes of a directed acyclic graph.
 
-    Built by :meth:`ShortestPath.from_edges`. The decision ``w`` has one
+    Built by :meth:`ShortestPath.from_edges` (or
+    :meth:`ShortestPath.from_networkx`, which also keeps the node and edge
+    labels). The decision ``w`` has one
     entry per edge, in the order the edges were given: 1 on the edges of the
     path, 0 elsewhere.
 
@@ -441,7 +613,22 @@ class DAGShortestPath(DecisionProblem):
         Number of edges.
     n_nodes, source, target : int
     tail, head : ndarray of int64 of shape (n_edges,)
+    node_labels : list or None
+        Built by :meth:`ShortestPath.from_networkx`: the networkx label of
+        node ``i`` at position ``i``; None otherwise.
+    edge_labels : list of tuple or None
+        Built by :meth:`ShortestPath.from_networkx`: the networkx edge
+        ``(u, v)`` (``(u, v, key)`` for a MultiDiGraph) whose cost is column
+        ``k``, at position ``k``; None otherwise.
+    variable_names : list of str or None
+        Built by :meth:`ShortestPath.from_networkx`: ``"u->v"`` (or
+        ``"u->v[key]"``) per cost column, None otherwise (and None when two
+        edges would print alike with both str and repr).
     """
+
+    node_labels = None
+    edge_labels = None
+    variable_names = None
 
     def __init__(self, n_nodes, edges, source, target, sense="min"):
         if (not isinstance(n_nodes, numbers.Integral) or isinstance(n_nodes, bool)
@@ -575,7 +762,8 @@ class DAGShortestPath(DecisionProblem):
         return _circulation_basis(self.n_nodes, self.tail, self.head, usable)
 
     def describe_decision(self, w):
-        """The path as node ids, e.g. ``"0->2->5"``.
+        """The path as node ids, e.g. ``"0->2->5"`` (labels, e.g. ``"home->work"``,
+        when built by :meth:`ShortestPath.from_networkx`).
 
         A hop along one of several parallel edges names the edge by its
         index in the cost vector, e.g. ``"0-[e1]->2->5"``: otherwise two
@@ -586,12 +774,70 @@ class DAGShortestPath(DecisionProblem):
         pairs, counts = np.unique(np.column_stack([self.tail, self.head]), axis=0,
                                   return_counts=True)
         parallel = {(int(a), int(b)) for (a, b), k in zip(pairs, counts) if k > 1}
-        node, text, steps = self.source, str(self.source), 0
+        labels = self.node_labels
+        name = str if labels is None else (lambda v: str(labels[v]))
+        node, text, steps = self.source, name(self.source), 0
         while node in nxt and steps < self.n_nodes:
             head, e = nxt[node]
-            text += f"-[e{e}]->{head}" if (node, head) in parallel else f"->{head}"
+            text += (f"-[e{e}]->" if (node, head) in parallel else "->") + name(head)
             node, steps = head, steps + 1
         return text
+
+    def to_networkx(self, costs=None, *, weight="weight"):
+        """The graph as a networkx directed graph, with the problem's node labels.
+
+        Needs networkx. Nodes are the :attr:`node_labels` (``0 .. n_nodes - 1``
+        when the problem was not built from networkx), added in node order;
+        edges are added in cost-vector order, each with its cost column as
+        the attribute ``"column"``. The graph's attributes ``"source"``,
+        ``"target"`` and ``"sense"`` hold the problem's, so
+        ``ShortestPath.from_networkx(H, H.graph["source"], H.graph["target"])``
+        rebuilds the problem with the same cost columns.
+
+        Parameters
+        ----------
+        costs : array-like of shape (n_costs,), default=None
+            A cost vector; each edge gets its cost as the attribute
+            ``weight``, e.g. for ``nx.shortest_path(H, s, t, weight=...)``.
+        weight : str, default="weight"
+            Name of that attribute.
+
+        Returns
+        -------
+        networkx.DiGraph or networkx.MultiDiGraph
+            A MultiDiGraph when the problem was built from one or has
+            parallel edges (which a DiGraph cannot hold), keeping the keys
+            of :attr:`edge_labels`.
+        """
+        nx = import_optional("networkx", "DAGShortestPath.to_networkx")
+        if costs is not None:
+            try:
+                c = np.asarray(costs, dtype=np.float64)
+            except (TypeError, ValueError):
+                c = None
+            if c is None or c.shape != (self.n_costs,) or not np.isfinite(c).all():
+                raise ValueError(f"The 'costs' parameter of DAGShortestPath.to_networkx must "
+                                 f"be a vector of {self.n_costs} finite numbers, one per "
+                                 f"edge. Got {_short_repr(costs)} instead.")
+        if not isinstance(weight, str):
+            raise ValueError(f"The 'weight' parameter of DAGShortestPath.to_networkx must be "
+                             f"a str. Got {weight!r} instead.")
+        labels = self.node_labels if self.node_labels is not None else range(self.n_nodes)
+        keys = self.edge_labels is not None and any(len(e) == 3 for e in self.edge_labels)
+        multi = keys or len(set(zip(self.tail.tolist(), self.head.tolist()))) < self.n_costs
+        H = nx.MultiDiGraph() if multi else nx.DiGraph()
+        H.graph.update(source=labels[self.source], target=labels[self.target],
+                       sense=self.sense)
+        H.add_nodes_from(labels)
+        for k, (a, b) in enumerate(zip(self.tail.tolist(), self.head.tolist())):
+            attrs = {"column": k}
+            if costs is not None:
+                attrs[weight] = float(c[k])
+            if keys:
+                H.add_edge(labels[a], labels[b], key=self.edge_labels[k][2], **attrs)
+            else:
+                H.add_edge(labels[a], labels[b], **attrs)
+        return H
 
     def to_dict(self):
         return {"type": "dag_shortest_path", "n_nodes": self.n_nodes,
@@ -605,6 +851,10 @@ class DAGShortestPath(DecisionProblem):
         return cls(**args)
 
     def __repr__(self):
+        if self.node_labels is not None:
+            return (f"ShortestPath.from_networkx(n_nodes={self.n_nodes}, "
+                    f"n_edges={self.n_costs}, source={self.node_labels[self.source]!r}, "
+                    f"target={self.node_labels[self.target]!r}, sense={self.sense!r})")
         return (f"ShortestPath.from_edges(n_nodes={self.n_nodes}, n_edges={self.n_costs}, "
                 f"source={self.source}, target={self.target}, sense={self.sense!r})")
 

@@ -1,0 +1,241 @@
+"""ShortestPath.from_networkx and DAGShortestPath.to_networkx.
+
+Decisions are checked against networkx's own shortest path lengths
+(Bellman-Ford, which takes negative costs) and against every source-target
+path listed by networkx; the cost columns are built here from the documented
+order, ``list(G.edges())``, never from the problem's own attributes.
+"""
+
+import pathlib
+import pickle
+import re
+import sys
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from spotree.problems import LinearProgram, ShortestPath
+
+nx = pytest.importorskip("networkx")
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def random_dag(rng, n, p, multi=False, labels="str"):
+    """A random DAG on ``n`` labelled nodes, nodes and edges added in shuffled order.
+
+    Edges go from a lower to a higher rank of a hidden order, so there is no
+    cycle; with ``multi``, about one edge in three gets a parallel twin.
+    """
+    names = {"str": [f"n{k}" for k in range(n)],
+             "tuple": [(k % 3, k // 3) for k in range(n)],
+             "mixed": [k if k % 2 else f"s{k}" for k in range(n)]}[labels]
+    rank = rng.permutation(n)
+    G = nx.MultiDiGraph() if multi else nx.DiGraph()
+    G.add_nodes_from(names[k] for k in rng.permutation(n))
+    pairs = [(a, b) for a in range(n) for b in range(n) if rank[a] < rank[b]]
+    for k in rng.permutation(len(pairs)):
+        if rng.random() < p:
+            a, b = pairs[k]
+            G.add_edge(names[a], names[b])
+            if multi and rng.random() < 1 / 3:
+                G.add_edge(names[a], names[b])
+    first, last = names[int(np.argmin(rank))], names[int(np.argmax(rank))]
+    return G, first, last
+
+
+def brute_force(G, edges, source, target, c, sense):
+    """Best path by listing every source-target path; its 0/1 vector and value."""
+    col = {e: k for k, e in enumerate(edges)}
+    best = None
+    for path in nx.all_simple_edge_paths(G, source, target):
+        w = np.zeros(len(edges))
+        w[[col[tuple(e)] for e in path]] = 1.0
+        v = c @ w
+        if best is None or (v < best[1] if sense == "min" else v > best[1]):
+            best = (w, v)
+    return best
+
+
+@pytest.mark.parametrize("multi", [False, True])
+@pytest.mark.parametrize("labels", ["str", "tuple", "mixed"])
+def test_decisions_match_networkx_and_brute_force(multi, labels):
+    rng = np.random.default_rng(7 + multi + len(labels))
+    checked = 0
+    for _ in range(4):
+        G, s, t = random_dag(rng, 8, 0.45, multi=multi, labels=labels)
+        if not nx.has_path(G, s, t):
+            continue
+        checked += 1
+        edges = list(G.edges(keys=True)) if multi else list(G.edges())
+        C = rng.normal(size=(6, len(edges)))  # negative costs too: the graph is acyclic
+        for sense in ("min", "max"):
+            sp = ShortestPath.from_networkx(G, s, t, sense=sense)
+            assert sp.n_costs == len(edges)
+            W, z = sp.solve(C)
+            for c, w, v in zip(C, W, z):
+                # networkx's Bellman-Ford on the same costs (negated for a longest path).
+                H = G.copy()
+                for e, ce in zip(edges, c):
+                    H.edges[e]["cost"] = ce if sense == "min" else -ce
+                ref = nx.shortest_path_length(H, s, t, weight="cost", method="bellman-ford")
+                assert_allclose(v, ref if sense == "min" else -ref, atol=1e-9)
+                # Continuous random costs: the best path is unique.
+                w_best, v_best = brute_force(G, edges, s, t, c, sense)
+                assert_array_equal(w, w_best)
+                assert_allclose(v, v_best, atol=1e-9)
+    assert checked >= 3
+
+
+def test_labels_and_column_names_follow_the_documented_order():
+    G = nx.DiGraph()
+    G.add_nodes_from(["d", "b", "a", "c"])  # not sorted: G's order counts
+    G.add_edges_from([("b", "d"), ("a", "b"), ("a", "c"), ("c", "d"), ("a", "d")])
+    sp = ShortestPath.from_networkx(G, "a", "d")
+    assert sp.node_labels == ["d", "b", "a", "c"]
+    # G.edges(): each node's out-edges, nodes in G's order.
+    assert sp.edge_labels == [("b", "d"), ("a", "b"), ("a", "c"), ("a", "d"), ("c", "d")]
+    assert sp.variable_names == ["b->d", "a->b", "a->c", "a->d", "c->d"]
+    assert sp.edges() == [(1, 0), (2, 1), (2, 3), (2, 0), (3, 0)]
+    assert (sp.source, sp.target) == (2, 0)
+    assert sp.n_paths() == 3
+    W, z = sp.solve([[1.0, 1.0, 5.0, 3.0, 5.0], [5.0, 5.0, 1.0, 9.0, 1.0]])
+    assert [sp.describe_decision(w) for w in W] == ["a->b->d", "a->c->d"]
+    assert_array_equal(z, [2.0, 2.0])
+    assert repr(sp) == ("ShortestPath.from_networkx(n_nodes=4, n_edges=5, source='a', "
+                        "target='d', sense='min')")
+    # Labels that print alike are told apart with repr.
+    H = nx.DiGraph([(1, "1"), ("1", 2), (1, 2)])
+    assert ShortestPath.from_networkx(H, 1, 2).variable_names == ["1->'1'", "1->2", "'1'->2"]
+
+
+def test_multidigraph_keys_name_parallel_edges():
+    G = nx.MultiDiGraph()
+    G.add_edge("x", "y", key="toll")
+    G.add_edge("x", "y", key="free")
+    G.add_edge("y", "z")
+    sp = ShortestPath.from_networkx(G, "x", "z")
+    assert sp.edge_labels == [("x", "y", "toll"), ("x", "y", "free"), ("y", "z", 0)]
+    assert sp.variable_names == ["x->y[toll]", "x->y[free]", "y->z[0]"]
+    W, _ = sp.solve([[2.0, 3.0, 1.0], [4.0, 3.0, 1.0]])
+    assert_array_equal(W, [[1, 0, 1], [0, 1, 1]])
+    assert sp.describe_decision(W[1]) == "x-[e1]->y->z"
+
+
+def test_dataframe_costs_are_checked_against_the_edge_names():
+    pd = pytest.importorskip("pandas")
+    G = nx.DiGraph([("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")])
+    sp = ShortestPath.from_networkx(G, "a", "d")
+    C = pd.DataFrame([[1.0, 2.0, 5.0, 1.0]], columns=sp.variable_names)
+    assert_array_equal(sp.solve(C)[0], [[0, 1, 0, 1]])
+    with pytest.raises(ValueError, match="variable_names in another order"):
+        sp.solve(C[sp.variable_names[::-1]])
+
+
+@pytest.mark.parametrize("multi", [False, True])
+def test_to_networkx_round_trip(multi):
+    rng = np.random.default_rng(3)
+    G, s, t = random_dag(rng, 7, 0.6, multi=multi, labels="tuple")
+    sp = ShortestPath.from_networkx(G, s, t, sense="max")
+    H = sp.to_networkx()
+    assert type(H) is type(G)
+    assert list(H) == list(G)
+    assert list(H.edges(keys=True) if multi else H.edges()) == \
+        list(G.edges(keys=True) if multi else G.edges())
+    assert [d["column"] for *_, d in H.edges(data=True)] == list(range(sp.n_costs))
+    assert H.graph == {"source": s, "target": t, "sense": "max"}
+    back = ShortestPath.from_networkx(H, H.graph["source"], H.graph["target"],
+                                      sense=H.graph["sense"])
+    assert back.edge_labels == sp.edge_labels and back.node_labels == sp.node_labels
+    assert_array_equal(back.tail, sp.tail)
+    assert_array_equal(back.head, sp.head)
+    # Pickling keeps the labels.
+    again = pickle.loads(pickle.dumps(sp))
+    assert again.edge_labels == sp.edge_labels and again.variable_names == sp.variable_names
+
+
+def test_to_networkx_of_a_from_edges_problem_and_its_weights():
+    # Parallel edges and edges listed out of node order: "column" maps them back.
+    edges = [(2, 3), (0, 1), (1, 3), (0, 2), (0, 1)]
+    sp = ShortestPath.from_edges(4, edges, 0, 3)
+    c = np.array([1.0, 4.0, 1.0, 2.0, 0.5])
+    H = sp.to_networkx(c, weight="minutes")
+    assert isinstance(H, nx.MultiDiGraph) and list(H) == [0, 1, 2, 3]
+    assert sorted((u, v, d["column"], d["minutes"]) for u, v, d in H.edges(data=True)) == \
+        sorted((u, v, k, c[k]) for k, (u, v) in enumerate(edges))
+    ref = nx.shortest_path_length(H, 0, 3, weight="minutes")
+    assert_allclose(sp.solve([c])[1], [ref])  # 0->1 (0.5) ->3 (1)
+    assert ref == 1.5
+    simple = ShortestPath.from_edges(3, [(1, 2), (0, 1)], 0, 2).to_networkx()
+    assert isinstance(simple, nx.DiGraph) and not simple.is_multigraph()
+    assert simple.edges[1, 2]["column"] == 0 and simple.graph["source"] == 0
+
+
+def test_the_documented_linear_program_solves_graphs_with_cycles():
+    # The recipe of from_networkx's docs, on random digraphs with two-way edges.
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(6):
+        G = nx.gnp_random_graph(9, 0.3, seed=int(rng.integers(1 << 30)), directed=True)
+        source, target = 0, 8
+        if not nx.has_path(G, source, target):
+            continue
+        edges = list(G.edges())
+        A = nx.incidence_matrix(G, edgelist=edges, oriented=True)
+        b = np.zeros(len(G))
+        nodes = list(G)
+        b[nodes.index(source)], b[nodes.index(target)] = -1, 1
+        lp = LinearProgram(A_eq=A, b_eq=b, bounds=(0, 1))
+        C = rng.uniform(0.1, 2.0, size=(3, len(edges)))
+        _, z = lp.solve(C)
+        for c, v in zip(C, z):
+            nx.set_edge_attributes(G, dict(zip(edges, c)), "cost")
+            assert_allclose(v, nx.shortest_path_length(G, source, target, weight="cost"))
+        checked += 1
+    assert checked >= 3
+
+
+def test_refusals_name_the_argument():
+    dag = nx.DiGraph([("a", "b"), ("b", "c")])
+    where = "of ShortestPath.from_networkx"
+    cases = [
+        (([("a", "b")], "a", "b"), f"'G' parameter {where} must be a networkx DiGraph"),
+        ((nx.Graph([("a", "b")]), "a", "b"), "undirected Graph"),
+        ((nx.MultiGraph([("a", "b")]), "a", "b"), "undirected MultiGraph"),
+        ((dag, "z", "c"), f"'source' parameter {where} must be a node of 'G'. Got 'z'"),
+        ((dag, ["a"], "c"), r"'source' parameter .* Got \['a'\]"),
+        ((dag, "a", "z"), f"'target' parameter {where} must be a node of 'G'"),
+        ((dag, "a", "a"), "'source' and 'target' parameters .* must differ. Got 'a'"),
+        ((nx.DiGraph([("a", "b"), ("b", "b")]), "a", "b"), "self loop at node 'b'"),
+        ((nx.DiGraph([("s", "a"), ("a", "b"), ("b", "a"), ("b", "t")]), "s", "t"),
+         r"'G' parameter .* has a cycle \((a->b->a|b->a->b)\)"),
+        ((dag, "c", "a"), "no path from source 'c' to target 'a'"),
+        ((nx.DiGraph([("a", "b"), ("c", "d")]), "a", "d"), "no path from source 'a'"),
+    ]
+    for args, message in cases:
+        with pytest.raises(ValueError, match=message):
+            ShortestPath.from_networkx(*args)
+    with pytest.raises(ValueError, match="sense must be 'min' or 'max'"):
+        ShortestPath.from_networkx(dag, "a", "c", sense="minimum")
+    sp = ShortestPath.from_networkx(dag, "a", "c")
+    for bad in ([1.0], [1.0, np.nan], "ab", [[1.0, 2.0]]):
+        with pytest.raises(ValueError, match="'costs' parameter of DAGShortestPath.to_networkx"):
+            sp.to_networkx(bad)
+    with pytest.raises(ValueError, match="'weight' parameter"):
+        sp.to_networkx([1.0, 2.0], weight=None)
+
+
+def test_spotree_works_without_networkx(monkeypatch):
+    # No module of spotree imports networkx itself (only _compat.import_optional
+    # does, on demand), so spotree imports where it is not installed.
+    pattern = re.compile(r"^\s*(import|from)\s+networkx\b", re.MULTILINE)
+    for path in (ROOT / "spotree").rglob("*.py"):
+        assert not pattern.search(path.read_text(encoding="utf-8")), path
+    # networkx blocked: from_edges works, to_networkx names the extra.
+    monkeypatch.setitem(sys.modules, "networkx", None)
+    sp = ShortestPath.from_edges(3, [(0, 1), (1, 2)], 0, 2)
+    assert sp.solve([[1.0, 1.0]])[1][0] == 2.0
+    with pytest.raises(ImportError, match=r"^DAGShortestPath.to_networkx requires networkx, "
+                       r"which is not installed: pip install spotree\[networkx\]$"):
+        sp.to_networkx()
