@@ -77,6 +77,7 @@ import importlib.util
 import numpy as np
 np.set_printoptions(legacy=False)
 HAVE_CVXPY = importlib.util.find_spec("cvxpy") is not None
+HAVE_NETWORKX = importlib.util.find_spec("networkx") is not None
 """
 
 # -- gallery --------------------------------------------------------------------
