@@ -19,12 +19,14 @@ import warnings
 
 import numpy as np
 
+from ._compat import import_optional
 from ._ridge import cost_unit
 from ._validation import check_costs, check_same_rows, check_sample_weight, cost_names
 from .problems import DecisionProblem, describe_not_a_problem
 
 __all__ = ["spo_loss", "normalized_spo_loss", "normalized_decision_loss", "make_spo_scorer",
-           "decision_loss", "spo_plus_loss", "spo_plus_subgradient", "REGRET_RTOL"]
+           "decision_loss", "spo_plus_loss", "spo_plus_subgradient", "compare_decisions",
+           "DecisionComparison", "REGRET_RTOL"]
 
 _TIES = ("first", "worst")
 
@@ -297,6 +299,316 @@ def make_spo_scorer(problem, *, ties="first"):
         raise ValueError(f"ties must be 'first' or 'worst'; got {ties!r}.")
     return make_scorer(normalized_spo_loss, greater_is_better=False, problem=problem,
                        ties=ties)
+
+
+class DecisionComparison:
+    """Several models' decisions on the same rows, side by side: see :func:`compare_decisions`.
+
+    Attributes
+    ----------
+    names : list of str
+        The models, in the order given.
+    reference : str
+        The model the others are compared with.
+    normalized_spo_loss : ndarray of shape (n_models,)
+        Each model's normalized SPO loss on the rows.
+    difference : ndarray of shape (n_models,)
+        Each model's normalized SPO loss minus the reference's (0 for the
+        reference): negative means better decisions than the reference's.
+    standard_error : ndarray of shape (n_models,)
+        The standard error of ``difference``, the rows being independent
+        draws (0 for the reference; NaN with less than two rows' weight).
+    n_better, n_worse : ndarray of shape (n_models,)
+        The rows where the model's regret is strictly below (above) the
+        reference's, beyond rounding; with ``sample_weight``, their total
+        weight. Integers when every weight is.
+    regrets : ndarray of shape (n_models, n_samples)
+        Each model's regret (SPO loss) on each row, before weighting.
+    optimal_values : ndarray of shape (n_samples,)
+        The optimal value ``z*(c)`` of each row's realized costs.
+    sample_weight : ndarray of shape (n_samples,)
+        The rows' weights (ones when none were given).
+    """
+
+    _COLUMNS = ("normalized_spo_loss", "difference", "standard_error", "n_better", "n_worse")
+
+    def __init__(self, names, reference, normalized_spo_loss, difference, standard_error,
+                 n_better, n_worse, regrets, optimal_values, sample_weight):
+        self.names = list(names)
+        self.reference = reference
+        self.normalized_spo_loss = normalized_spo_loss
+        self.difference = difference
+        self.standard_error = standard_error
+        self.n_better = n_better
+        self.n_worse = n_worse
+        self.regrets = regrets
+        self.optimal_values = optimal_values
+        self.sample_weight = sample_weight
+
+    def to_dict(self):
+        """The table as a dict of lists: ``"model"``, then one list per column.
+
+        Returns
+        -------
+        dict of str -> list
+        """
+        out = {"model": list(self.names)}
+        for col in self._COLUMNS:
+            out[col] = getattr(self, col).tolist()
+        return out
+
+    def to_frame(self):
+        """The table as a pandas DataFrame indexed by the models' names.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        pd = import_optional("pandas", purpose="DecisionComparison.to_frame")
+        return pd.DataFrame(self.to_dict()).set_index("model")
+
+    def __str__(self):
+        ref = self.names.index(self.reference)
+        head = ["model", "normalized SPO loss", "difference", "std. error", "rows better",
+                "rows worse"]
+        rows = []
+        for i, name in enumerate(self.names):
+            if i == ref:
+                rows.append([name, f"{self.normalized_spo_loss[i]:.4g}", "(reference)", "",
+                             "", ""])
+            else:
+                rows.append([name, f"{self.normalized_spo_loss[i]:.4g}",
+                             f"{self.difference[i]:+.4g}", f"{self.standard_error[i]:.2g}",
+                             f"{self.n_better[i]:g}", f"{self.n_worse[i]:g}"])
+        width = [max(len(r[j]) for r in [head] + rows) for j in range(len(head))]
+
+        def line(cells):
+            return ("| " + cells[0].ljust(width[0]) + " | "
+                    + " | ".join(c.rjust(w) for c, w in zip(cells[1:], width[1:])) + " |")
+
+        rule = "|" + "|".join("-" * (width[0] + 2) if j == 0 else "-" * (w + 1) + ":"
+                              for j, w in enumerate(width)) + "|"
+        return "\n".join([line(head), rule] + [line(r) for r in rows])
+
+    def __repr__(self):
+        return (f"<DecisionComparison of {len(self.names)} models on "
+                f"{self.optimal_values.shape[0]} rows, reference {self.reference!r}>")
+
+
+def _estimator_part(model):
+    """The estimator that predicts: a Pipeline's last step, or ``model`` itself."""
+    steps = getattr(model, "steps", None)
+    if isinstance(steps, list) and steps and isinstance(steps[-1], tuple):
+        return steps[-1][1]
+    return model
+
+
+def _model_decisions(name, model, X, n, problem):
+    """Decisions of one model (or of its precomputed predicted costs) on the ``n`` rows."""
+    what = f"models[{name!r}]"
+    if callable(getattr(model, "predict", None)):
+        if X is None:
+            raise ValueError(f"X is None, but {what} ({type(model).__name__}) predicts from "
+                             "features: pass X, or its predicted costs in place of the model.")
+        final = _estimator_part(model)
+        # A spotree estimator's own decisions (a tree's stored leaf decisions),
+        # the ones its score charges; other regressors decide by solving their
+        # predicted costs.
+        if callable(getattr(final, "predict_decision", None)):
+            Xt = model[:-1].transform(X) if final is not model else X
+            W = np.asarray(final.predict_decision(Xt))
+            out = f"the decisions of {what}"
+        else:
+            W = None
+            C_pred = model.predict(X)
+            out = f"the predicted costs of {what}"
+    elif isinstance(model, (str, bytes)) or not (
+            isinstance(model, (list, tuple, np.ndarray)) or hasattr(model, "__array__")):
+        raise TypeError(f"{what} ({type(model).__name__}) has no predict method and is no "
+                        "array: pass a fitted estimator that predicts costs, or its predicted "
+                        f"costs (an array of shape ({n}, {problem.n_costs})).")
+    else:
+        W, C_pred, out = None, model, f"{what} (predicted costs)"
+    arr = W if W is not None else C_pred
+    if np.ndim(arr) == 2 and np.shape(arr)[0] != n:
+        raise ValueError(f"{out} has {np.shape(arr)[0]} rows, but C has {n}: each model "
+                         "predicts the rows of C.")
+    arr = np.ascontiguousarray(check_costs(arr, n_costs=problem.n_costs, name=out,
+                                           names=cost_names(problem)))
+    return arr if W is not None else problem.solve(arr)[0]
+
+
+def _find_problem(models):
+    for model in models.values():
+        final = _estimator_part(model)
+        for attr in ("problem_", "problem"):
+            p = getattr(final, attr, None)
+            if isinstance(p, DecisionProblem):
+                return p
+    raise TypeError("compare_decisions needs problem=...: none of the models is a spotree "
+                    "estimator that carries its problem (problem_).")
+
+
+def compare_decisions(models, X, C, *, problem=None, sample_weight=None, reference=None):
+    """Compare the decisions of several models on the same rows, paired row by row.
+
+    Answers "are this model's decisions better than that one's here, or is
+    it noise?". Each model's decisions are charged their regret (SPO loss)
+    on every row of ``C``; a model's normalized SPO loss is its total regret
+    over ``sum |z*(c)|``, as in :func:`normalized_spo_loss`. All models share
+    that denominator, so the difference of two models' normalized losses is
+    one ratio, ``sum w_i (r_i - r0_i) / sum w_i |z*_i|``, of the paired
+    differences of their regrets on the same rows ``r_i - r0_i``. Pairing
+    removes what the rows have in common (some rows are hard for every
+    model), so the standard error is usually much smaller than the two
+    losses' spread would suggest.
+
+    The standard error treats the rows as independent draws of
+    ``(r_i - r0_i, |z*_i|)`` and the difference as a ratio of their means
+    (the delta method): with ``D`` the difference, ``e_i = (r_i - r0_i) - D
+    |z*_i|``, ``N = sum w_i`` and ``p_i = w_i / N``,
+    ``SE = sqrt(sum p_i e_i^2 / (N - 1)) / sum p_i |z*_i|``. With unit weights
+    and equal ``|z*_i|`` it is the usual standard error of a mean (``ddof=1``).
+    A difference within about two standard errors of 0 is not evidence that
+    either model decides better on such rows.
+
+    Parameters
+    ----------
+    models : dict of str -> estimator or array-like
+        The models by name. A value is a fitted estimator with ``predict``
+        (any scikit-learn regressor predicting the costs, a spotree
+        estimator, or a Pipeline ending in either), or its predicted costs on
+        the rows, an array of shape (n_samples, n_costs). A spotree
+        estimator is charged its own decisions (``predict_decision``, as its
+        ``score``); the others, the optimal decisions of their predicted
+        costs (``problem.solve``).
+    X : array-like of shape (n_samples, n_features) or None
+        The features the estimators predict from (None when every model is
+        given as predicted costs).
+    C : array-like of shape (n_samples, n_costs)
+        The realized costs.
+    problem : DecisionProblem, default=None
+        By default the problem of the first spotree estimator among the
+        models (``problem_``).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weights that count rows: a row of weight 2 counts as two copies of
+        it, in the losses, in the standard errors (``N = sum w_i`` draws)
+        and in ``n_better`` / ``n_worse``.
+    reference : str, default=None
+        The model the others are compared with; by default the first.
+
+    Returns
+    -------
+    DecisionComparison
+        Prints as a table; ``to_frame()`` and ``to_dict()`` give it as a
+        DataFrame or a dict of lists; per-row regrets in ``regrets``.
+
+    Raises
+    ------
+    ValueError
+        If a model's predictions (or decisions) have the wrong shape or are
+        not finite (the message names the model), ``X`` and ``C`` differ in
+        rows, ``C`` or ``sample_weight`` are not valid, or the optimal values
+        are all zero (the normalized loss is undefined).
+    TypeError
+        If a model has no ``predict`` and is no array, or no problem is given
+        or carried by a model.
+
+    See Also
+    --------
+    normalized_spo_loss : one model's normalized SPO loss.
+
+    Examples
+    --------
+    Two roads, three rows. Model ``"a"`` picks the cheaper road on every row;
+    ``"b"`` is wrong on the second (regret ``5 - 1 = 4``), where the optimal
+    values add up to ``2 + 1 + 4 = 7``:
+
+    >>> import numpy as np
+    >>> from spotree.metrics import compare_decisions
+    >>> from spotree.problems import FiniteDecisions
+    >>> roads = FiniteDecisions(np.eye(2))
+    >>> C = np.array([[3.0, 2.0], [1.0, 5.0], [4.0, 6.0]])
+    >>> a = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])  # predicted costs
+    >>> b = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> result = compare_decisions({"a": a, "b": b}, None, C, problem=roads)
+    >>> print(result)
+    | model | normalized SPO loss |  difference | std. error | rows better | rows worse |
+    |-------|--------------------:|------------:|-----------:|------------:|-----------:|
+    | a     |                   0 | (reference) |            |             |            |
+    | b     |              0.5714 |     +0.5714 |       0.75 |           0 |          1 |
+    >>> result.to_frame()["standard_error"].round(4).tolist()
+    [0.0, 0.7482]
+    """
+    if not isinstance(models, dict) or not models:
+        raise TypeError("models must be a non-empty dict of name -> fitted estimator (or "
+                        f"predicted costs); got {type(models).__name__}"
+                        f"{' (empty)' if isinstance(models, dict) else ''}.")
+    bad = [k for k in models if not isinstance(k, str)]
+    if bad:
+        raise TypeError(f"models' keys must be str names; got {bad[0]!r}.")
+    names = list(models)
+    if reference is None:
+        reference = names[0]
+    elif reference not in models:
+        raise ValueError(f"reference={reference!r} is not one of the models: "
+                         f"{', '.join(map(repr, names))}.")
+    problem = _find_problem(models) if problem is None else _check_problem(problem)
+    C = np.ascontiguousarray(check_costs(C, n_costs=problem.n_costs, name="C",
+                                         names=cost_names(problem)))
+    n = C.shape[0]
+    if n == 0:
+        raise ValueError("C is empty: comparing decisions needs at least one row.")
+    if X is not None:
+        n_x = X.shape[0] if hasattr(X, "shape") and len(X.shape) else len(X)
+        check_same_rows(n_x, n, ("X", "C"))
+    sw = check_sample_weight(sample_weight, n)
+    _, z = problem.solve(C)
+    W = {}
+    R = np.empty((len(names), n))
+    for k, name in enumerate(names):
+        W[name] = _model_decisions(name, models[name], X, n, problem)
+        try:
+            R[k] = decision_loss(C, W[name], problem=problem, z_true=z)
+        except ValueError as exc:
+            raise ValueError(f"models[{name!r}]: {exc}") from None
+    a = np.abs(z)
+    # Powers of two, so the ratios are those of normalized_decision_loss:
+    # the sums neither overflow nor lose their last bits.
+    p = sw / cost_unit(sw)
+    unit = cost_unit(np.concatenate([a, R.ravel()]))
+    denom = np.dot(p, a / unit)
+    if denom == 0:
+        raise ValueError("the optimal values z*(C) are all zero (on the rows of positive "
+                         "weight), so the normalized SPO loss is undefined. "
+                         + zero_optima_hint(problem))
+    losses = (R / unit) @ p / denom
+    ref = names.index(reference)
+    D = (R - R[ref]) / unit
+    diff = D @ p / denom
+    E = D - diff[:, None] * (a / unit)
+    n_draws = float(np.sum(sw))
+    if n_draws <= 1 and np.count_nonzero(sw) > 1:
+        warnings.warn(f"sample_weight sums to {n_draws:g}, but the standard errors count "
+                      "the weights as rows (N = sum of the weights): they are NaN. Scale the "
+                      "weights to sum to the number of rows they stand for.", RuntimeWarning,
+                      stacklevel=2)
+    if n_draws > 1:
+        # sqrt(sum p_i e_i^2 / (N - 1)) / sum p_i |z*_i|, with p = sw / sum(sw).
+        se = np.sqrt(p.sum() * ((E * E) @ p) / (n_draws - 1)) / denom
+    else:
+        se = np.full(len(names), np.nan)
+    se[ref] = 0.0
+    # Strictly better or worse beyond rounding: the tolerance of decision_loss,
+    # for the larger of the two decisions' values.
+    tol = np.stack([REGRET_RTOL * (np.einsum("ij,ij->i", np.abs(C), np.abs(W[name])) + a)
+                    for name in names])
+    tol = np.maximum(tol, tol[ref])
+    better = (R < R[ref] - tol) @ sw
+    worse = (R > R[ref] + tol) @ sw
+    if np.all(sw == np.round(sw)):
+        better, worse = better.astype(np.int64), worse.astype(np.int64)
+    return DecisionComparison(names, reference, losses, diff, se, better, worse, R, z, sw)
 
 
 def _spo_plus(problem, C, C_hat, W_true):

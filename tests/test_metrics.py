@@ -692,3 +692,210 @@ def test_losses_of_a_dataframe_or_fortran_array_equal_the_arrays_bitwise():
             assert_array_equal(f(c, p, problem=problem, sample_weight=sw), reference)
     assert (normalized_decision_loss(np.asfortranarray(C), np.asfortranarray(W), problem=problem)
             == normalized_decision_loss(C, W, problem=problem))
+
+
+# ------------------------------------------------------- compare_decisions
+def knapsack_instance(m=40, seed=0):
+    """A 4-item knapsack (capacity 5), its feasible subsets, true costs and three predictions."""
+    from itertools import product
+
+    from spotree.problems import Knapsack
+
+    weights = np.array([2.0, 3.0, 1.0, 4.0])
+    problem = Knapsack([weights], [5.0])
+    subsets = np.array([v for v in product([0.0, 1.0], repeat=4) if weights @ v <= 5.0])
+    rng = np.random.default_rng(seed)
+    C = rng.uniform(1.0, 3.0, size=(m, 4))
+    preds = {name: C + rng.normal(scale=s, size=C.shape)
+             for name, s in (("good", 0.3), ("noisy", 1.0), ("bad", 3.0))}
+    return problem, subsets, C, preds
+
+
+def enumerated_regrets(C, C_pred, subsets):
+    """Each row's regret in a maximization over the listed subsets (brute force)."""
+    chosen = subsets[np.argmax(C_pred @ subsets.T, axis=1)]
+    z = (C @ subsets.T).max(axis=1)
+    return z - np.einsum("ij,ij->i", C, chosen), z
+
+
+def test_compare_decisions_matches_enumeration_and_the_delta_method():
+    from spotree.metrics import compare_decisions
+
+    problem, subsets, C, preds = knapsack_instance()
+    res = compare_decisions(preds, None, C, problem=problem)
+    r = {k: enumerated_regrets(C, P, subsets)[0] for k, P in preds.items()}
+    z = enumerated_regrets(C, C, subsets)[1]
+    n = len(z)
+    assert res.names == ["good", "noisy", "bad"] and res.reference == "good"
+    assert_allclose(res.optimal_values, z, rtol=1e-12)
+    assert_allclose(res.regrets, np.stack(list(r.values())), atol=1e-12)
+    assert_allclose(res.normalized_spo_loss, [r[k].sum() / z.sum() for k in r], rtol=1e-12)
+    for i, k in enumerate(r):
+        d = r[k] - r["good"]
+        ratio = d.mean() / z.mean()
+        # The delta method's variance of a ratio of means, from the sample
+        # covariance matrix (ddof=1) of (d, z).
+        S = np.cov(d, z)
+        se = np.sqrt((S[0, 0] - 2 * ratio * S[0, 1] + ratio ** 2 * S[1, 1]) / n) / z.mean()
+        assert res.difference[i] == pytest.approx(ratio, rel=1e-12, abs=1e-15)
+        assert res.standard_error[i] == pytest.approx(se, rel=1e-10, abs=1e-15)
+        assert res.n_better[i] == np.sum(d < 0) and res.n_worse[i] == np.sum(d > 0)
+    assert res.n_better[1] + res.n_better[2] > 0 and res.n_worse[2] > 0
+    assert res.standard_error[0] == 0 and res.difference[0] == 0
+
+
+def test_compare_decisions_with_the_mean_of_equal_optima_is_the_standard_error_of_a_mean():
+    from scipy import stats
+
+    from spotree.metrics import compare_decisions
+
+    # One road costs 1 on every row: z* = 1 everywhere, and the normalized
+    # difference is the mean paired difference, its error scipy's sem.
+    rng = np.random.default_rng(1)
+    C = np.column_stack([np.ones(25), rng.uniform(1.1, 3.0, 25)])
+    a, b = rng.normal(size=(2, 25, 2))
+    res = compare_decisions({"a": a, "b": b}, None, C, problem=ROADS)
+    d = brute_regret(C, b, np.eye(2), "min") - brute_regret(C, a, np.eye(2), "min")
+    assert res.difference[1] == pytest.approx(d.mean(), rel=1e-12)
+    assert res.standard_error[1] == pytest.approx(stats.sem(d), rel=1e-12)
+
+
+def test_compare_decisions_of_estimators_pipelines_and_spotree_models():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from spotree import SPOTree
+    from spotree.metrics import compare_decisions
+
+    problem, subsets, C, _ = knapsack_instance(60, seed=2)
+    X = C[:, :2] + np.random.default_rng(3).normal(scale=0.2, size=(60, 2))
+    knn = KNeighborsRegressor(5).fit(X[:30], C[:30])
+    piped = make_pipeline(StandardScaler(), KNeighborsRegressor(3)).fit(X[:30], C[:30])
+    tree = make_pipeline(StandardScaler(), SPOTree(problem, max_depth=1)).fit(X[:30], C[:30])
+    res = compare_decisions({"knn": knn, "piped": piped, "tree": tree}, X[30:], C[30:])
+    r_knn, z = enumerated_regrets(C[30:], knn.predict(X[30:]), subsets)
+    r_piped, _ = enumerated_regrets(C[30:], piped.predict(X[30:]), subsets)
+    assert_allclose(res.normalized_spo_loss[:2],
+                    [r_knn.sum() / z.sum(), r_piped.sum() / z.sum()], rtol=1e-12)
+    # A spotree model is charged its own decisions, as its score: the problem
+    # came from it, as no problem was passed.
+    assert res.normalized_spo_loss[2] == pytest.approx(-tree.score(X[30:], C[30:]), rel=1e-12)
+    # Its predictions given as an array instead: the same numbers.
+    again = compare_decisions({"knn": knn.predict(X[30:]), "piped": piped}, X[30:], C[30:],
+                              problem=problem)
+    assert_allclose(again.normalized_spo_loss, res.normalized_spo_loss[:2], rtol=1e-14)
+
+
+def test_compare_decisions_does_not_depend_on_the_order_of_models_or_rows():
+    from spotree.metrics import compare_decisions
+
+    problem, _, C, preds = knapsack_instance()
+    res = compare_decisions(preds, None, C, problem=problem, reference="noisy")
+    swapped = compare_decisions(dict(reversed(list(preds.items()))), None, C, problem=problem,
+                                reference="noisy")
+    assert swapped.names == ["bad", "noisy", "good"]
+    assert_allclose(swapped.to_frame().loc[res.names].to_numpy(), res.to_frame().to_numpy(),
+                    rtol=1e-12)
+    perm = np.random.default_rng(4).permutation(len(C))
+    shuffled = compare_decisions({k: P[perm] for k, P in preds.items()}, None, C[perm],
+                                 problem=problem, reference="noisy")
+    assert_allclose(shuffled.to_frame().to_numpy(), res.to_frame().to_numpy(), rtol=1e-12)
+    # Against "noisy", "good" is better by as much as "noisy" is worse against "good".
+    first = compare_decisions(preds, None, C, problem=problem)
+    assert first.difference[1] == pytest.approx(-res.difference[0], rel=1e-12)
+    assert first.standard_error[1] == pytest.approx(res.standard_error[0], rel=1e-12)
+    assert (first.n_better[1], first.n_worse[1]) == (res.n_worse[0], res.n_better[0])
+
+
+def test_compare_decisions_weight_two_equals_a_duplicated_row():
+    from spotree.metrics import compare_decisions
+
+    problem, _, C, preds = knapsack_instance(30)
+    w = np.random.default_rng(5).integers(0, 4, size=30)
+    rows = np.repeat(np.arange(30), w)
+    weighted = compare_decisions(preds, None, C, problem=problem, sample_weight=w)
+    repeated = compare_decisions({k: P[rows] for k, P in preds.items()}, None, C[rows],
+                                 problem=problem)
+    assert weighted.n_better.dtype.kind == "i"
+    assert_allclose(weighted.to_frame().to_numpy(), repeated.to_frame().to_numpy(),
+                    rtol=1e-10)
+    assert weighted.to_dict()["n_worse"] == repeated.to_dict()["n_worse"]
+    # Fractional weights: totals of weight, not counts.
+    half = compare_decisions(preds, None, C, problem=problem, sample_weight=w + 0.5)
+    assert half.n_worse.dtype.kind == "f"
+    worse = half.regrets[2] > half.regrets[0]
+    assert half.n_worse[2] == pytest.approx(np.sum((w + 0.5)[worse]))
+
+
+def test_compare_decisions_prints_a_table():
+    from spotree.metrics import compare_decisions
+
+    problem, _, C, preds = knapsack_instance()
+    res = compare_decisions(preds, None, C, problem=problem)
+    lines = str(res).splitlines()
+    assert len(lines) == 5 and all(len(x) == len(lines[0]) for x in lines)
+    assert "(reference)" in lines[2] and lines[4].startswith("| bad ")
+    assert f"{res.normalized_spo_loss[2]:.4g}" in lines[4]
+    assert repr(res) == "<DecisionComparison of 3 models on 40 rows, reference 'good'>"
+    d = res.to_dict()
+    assert list(d) == ["model", "normalized_spo_loss", "difference", "standard_error",
+                       "n_better", "n_worse"]
+    assert d["model"] == ["good", "noisy", "bad"]
+
+
+def test_compare_decisions_refuses_bad_input_naming_it():
+    from spotree.metrics import compare_decisions
+    from spotree.problems import Knapsack
+
+    problem, _, C, preds = knapsack_instance(10)
+    good = preds["good"]
+    cases = [
+        ({"a": good, "b": object()}, None, C, {}, TypeError,
+         r"models\['b'\] \(object\) has no predict method and is no array"),
+        ({"a": good, "b": "good"}, None, C, {}, TypeError, r"models\['b'\] \(str\) has no"),
+        ({"a": good, "b": good[:, :3]}, None, C, {}, ValueError,
+         r"models\['b'\] \(predicted costs\) has 3 columns"),
+        ({"a": good, "b": good[:9]}, None, C, {}, ValueError,
+         r"models\['b'\] \(predicted costs\) has 9 rows, but C has 10"),
+        ({"a": good, "b": good[:, 0]}, None, C, {}, ValueError,
+         r"models\['b'\] \(predicted costs\) must be a 2-D array"),
+        ({"a": good, "b": np.where(np.eye(10, 4) > 0, np.nan, good)}, None, C, {}, ValueError,
+         r"models\['b'\] \(predicted costs\) contains NaN"),
+        ({"a": KNeighborsRegressor(1).fit(C, C)}, C[:9], C, {}, ValueError,
+         "X and C must have the same number of rows; got 9 and 10"),
+        ({"a": KNeighborsRegressor(1).fit(C, C[:, :3])}, C, C, {}, ValueError,
+         r"the predicted costs of models\['a'\] has 3 columns"),
+        ({"a": KNeighborsRegressor(1).fit(C, C)}, None, C, {}, ValueError,
+         r"X is None, but models\['a'\] \(KNeighborsRegressor\)"),
+        ({"a": good}, None, np.where(np.eye(10, 4) > 0, np.nan, C), {}, ValueError,
+         "C contains NaN"),
+        ({"a": good}, None, C, {"sample_weight": -np.ones(10)}, ValueError,
+         "sample_weight contains negative values"),
+        ({"a": good}, None, C, {"reference": "b"}, ValueError,
+         "reference='b' is not one of the models: 'a'"),
+        ([good], None, C, {}, TypeError, "models must be a non-empty dict"),
+        ({}, None, C, {}, TypeError, "models must be a non-empty dict"),
+        ({1: good}, None, C, {}, TypeError, "models' keys must be str names; got 1"),
+        ({"a": good}, None, C[:0], {}, ValueError, "C is empty"),
+    ]
+    for models, X, C_, kw, exc, match in cases:
+        kw.setdefault("problem", problem)
+        with pytest.raises(exc, match=match):
+            compare_decisions(models, X, C_, **kw)
+    with pytest.raises(TypeError, match="compare_decisions needs problem="):
+        compare_decisions({"a": good}, None, C)
+    # Positive values minimized: doing nothing is optimal, of value 0.
+    with pytest.raises(ValueError, match=r"all zero.*this Knapsack has sense='min'"):
+        compare_decisions({"a": good}, None, C, problem=Knapsack([[2.0, 3.0, 1.0, 4.0]], [5.0],
+                                                                   sense="min"))
+
+
+def test_compare_decisions_with_weights_below_one_row_warns_of_nan_errors():
+    from spotree.metrics import compare_decisions
+
+    problem, _, C, preds = knapsack_instance(10)
+    with pytest.warns(RuntimeWarning, match="sample_weight sums to 1"):
+        res = compare_decisions(preds, None, C, problem=problem, sample_weight=np.full(10, 0.1))
+    assert np.isnan(res.standard_error[1:]).all() and res.standard_error[0] == 0
+    scaled = compare_decisions(preds, None, C, problem=problem)
+    assert_allclose(res.normalized_spo_loss, scaled.normalized_spo_loss, rtol=1e-12)
