@@ -899,3 +899,16 @@ def test_compare_decisions_with_weights_below_one_row_warns_of_nan_errors():
     assert np.isnan(res.standard_error[1:]).all() and res.standard_error[0] == 0
     scaled = compare_decisions(preds, None, C, problem=problem)
     assert_allclose(res.normalized_spo_loss, scaled.normalized_spo_loss, rtol=1e-12)
+
+
+def test_compare_decisions_counts_a_difference_of_rounding_as_a_tie():
+    from spotree.metrics import compare_decisions
+
+    # Row 0: both paths cost 0.3, but 0.1 + 0.2 = 0.30000000000000004 in
+    # floats; row 1: the first path is cheaper (2 against 3).
+    paths = FiniteDecisions(np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]]))
+    C = np.array([[0.1, 0.2, 0.3, 0.0], [1.0, 1.0, 3.0, 0.0]])
+    first, second = np.tile([0.0, 0.0, 1.0, 1.0], (2, 1)), np.tile([1.0, 1.0, 0.0, 0.0], (2, 1))
+    res = compare_decisions({"first": first, "second": second}, None, C, problem=paths)
+    assert res.regrets[0, 0] > 0  # the rounding, kept in the regret
+    assert (res.n_better[1], res.n_worse[1]) == (0, 1)
