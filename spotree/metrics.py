@@ -517,6 +517,7 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
     See Also
     --------
     normalized_spo_loss : one model's normalized SPO loss.
+    spotree.plotting.plot_decision_comparison : the per-row regrets, drawn.
 
     Examples
     --------

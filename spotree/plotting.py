@@ -14,12 +14,14 @@ import numpy as np
 
 from ._compat import import_optional
 from ._text import count_noun
+from .metrics import DecisionComparison
 from .tree._export import describe_step, is_boost_tree, split_labels
 from .tree._export_graphviz import _decision_keys, _describe, _resolve
 from .tree._tree import TREE_LEAF
 
 __all__ = ["plot_tree", "plot_by_depth", "plot_predicted_costs", "plot_boosting",
-           "plot_pruning_path", "decision_boundaries", "method_patches", "METHOD_COLORS"]
+           "plot_pruning_path", "plot_decision_comparison", "decision_boundaries",
+           "method_patches", "METHOD_COLORS"]
 
 #: Colours of the paper's figures: SPO methods blue, CART methods orange.
 METHOD_COLORS = {
@@ -574,4 +576,87 @@ def plot_pruning_path(model, ax=None, *, title=None):
     ax.grid(alpha=0.3)
     ax.set_title(title if title is not None else
                  f"alpha = {alphas[k]:.3g}, {count_noun(leaves[k], 'leaf')} kept")
+    return ax
+
+
+def _weighted_ecdf(values, weights):
+    """Steps of the weighted ECDF: x the sorted values, y the share of weight at or below."""
+    order = np.argsort(values, kind="stable")
+    x, w = values[order], weights[order]
+    y = np.cumsum(w) / w.sum()
+    # Starts at 0 at the smallest value, so the first step is drawn.
+    return np.concatenate([x[:1], x]), np.concatenate([[0.0], y])
+
+
+def plot_decision_comparison(comparison, ax=None, *, kind="difference", title=None):
+    """Per-row regrets of several models' decisions (:func:`~spotree.metrics.compare_decisions`).
+
+    Each curve is a weighted empirical distribution function over the rows
+    (of positive weight): the share of the rows at or below each value. The
+    values are in units of the mean optimal value ``sum w_i |z*_i| / sum
+    w_i``, so a curve's mean is the normalized SPO loss (``kind="ecdf"``) or
+    the difference from the reference's (``kind="difference"``).
+
+    Parameters
+    ----------
+    comparison : DecisionComparison
+        The result of :func:`~spotree.metrics.compare_decisions`.
+    ax : matplotlib Axes, default=None
+    kind : {"difference", "ecdf"}, default="difference"
+        ``"difference"``: for every model but the reference, the paired
+        differences of regret ``r_i - r0_i`` on the same rows; the curve's
+        height just left of 0 is the share of rows where the model decides
+        better, and the legend gives the difference of the normalized losses
+        with its standard error. ``"ecdf"``: every model's regrets ``r_i``;
+        the height at 0 is the share of rows it decides optimally.
+    title : str, default=None
+        By default, the reference and the number of rows.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    if not isinstance(comparison, DecisionComparison):
+        raise TypeError("plot_decision_comparison needs the result of "
+                        "spotree.metrics.compare_decisions; got "
+                        f"{type(comparison).__name__}.")
+    if kind not in ("difference", "ecdf"):
+        raise ValueError(f"kind must be 'difference' or 'ecdf'; got {kind!r}.")
+    names, ref = comparison.names, comparison.names.index(comparison.reference)
+    if kind == "difference" and len(names) < 2:
+        raise ValueError("plot_decision_comparison(kind='difference') needs a model besides "
+                         f"the reference {comparison.reference!r}; use kind='ecdf'.")
+    sw = comparison.sample_weight
+    keep = sw > 0
+    w = sw[keep]
+    mean_z = np.dot(w, np.abs(comparison.optimal_values[keep])) / w.sum()
+    R = comparison.regrets[:, keep] / mean_z
+    if ax is None:
+        ax = _new_axes("plot_decision_comparison", (5.5, 3.8))
+    for i, name in enumerate(names):
+        if kind == "ecdf":
+            x, y = _weighted_ecdf(R[i], w)
+            label = f"{name}: {comparison.normalized_spo_loss[i]:.4g}"
+        elif i == ref:
+            continue
+        else:
+            x, y = _weighted_ecdf(R[i] - R[ref], w)
+            label = (f"{name}: {comparison.difference[i]:+.3g} ± "
+                     f"{comparison.standard_error[i]:.2g}")
+        ax.plot(x, y, drawstyle="steps-post", color=_method_color(name, i), lw=1.6,
+                label=label)
+    if kind == "ecdf":
+        ax.set_xlabel("regret / mean optimal value")
+        ax.legend(title="normalized SPO loss", fontsize=8, title_fontsize=8, frameon=False)
+    else:
+        ax.axvline(0.0, color="0.3", ls=":", lw=1)
+        ax.set_xlabel(f"regret minus {comparison.reference}'s, / mean optimal value")
+        ax.legend(title=f"difference from {comparison.reference} (± std. error)",
+                  fontsize=8, title_fontsize=8, frameon=False)
+    ax.set_ylabel("share of rows at or below")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    n = int(np.count_nonzero(keep))
+    ax.set_title(title if title is not None else
+                 f"{count_noun(n, 'row')}, reference {comparison.reference}")
     return ax

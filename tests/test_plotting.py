@@ -4,6 +4,7 @@ import re
 
 import numpy as np
 import pytest
+from numpy.testing import assert_allclose
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -11,9 +12,10 @@ import matplotlib.image as mpimg  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 
 from spotree import SPOBoost, SPOTree  # noqa: E402
+from spotree.metrics import compare_decisions  # noqa: E402
 from spotree.plotting import (  # noqa: E402
-    decision_boundaries, plot_boosting, plot_by_depth, plot_predicted_costs, plot_pruning_path,
-    plot_tree)
+    decision_boundaries, plot_boosting, plot_by_depth, plot_decision_comparison,
+    plot_predicted_costs, plot_pruning_path, plot_tree)
 from spotree.problems import FiniteDecisions, ShortestPath  # noqa: E402
 from spotree.tree._export_graphviz import export_graphviz  # noqa: E402
 from spotree.tree._tree import Tree  # noqa: E402
@@ -507,4 +509,66 @@ def test_one_feature_plots_refuse_a_grid_out_of_order():
         with pytest.raises(ValueError, match=rf"{f.__name__}: x must hold finite values of "
                                              r"the feature; got 1 NaN or infinite"):
             f(Threshold1D(0.28), np.r_[x, np.nan])
+    plt.close("all")
+
+
+def test_plot_decision_comparison_draws_the_weighted_distributions_of_the_rows():
+    # Two roads: a model takes the road it predicts cheaper; its regret is
+    # that road's cost minus the cheaper one's, computed here by hand.
+    rng = np.random.default_rng(0)
+    C = rng.uniform(1.0, 3.0, size=(30, 2))
+    preds = {"a": C + rng.normal(scale=0.5, size=C.shape),
+             "b": C + rng.normal(scale=1.0, size=C.shape), "c": rng.normal(size=C.shape)}
+    w = rng.integers(0, 3, size=30).astype(float)
+    rows = np.arange(30)
+    regret = {k: C[rows, P.argmin(axis=1)] - C.min(axis=1) for k, P in preds.items()}
+    keep = w > 0
+    mean_z = np.sum(w * C.min(axis=1)) / w.sum()
+    res = compare_decisions(preds, None, C, problem=FiniteDecisions(np.eye(2)), sample_weight=w)
+
+    def check_steps(line, values):
+        # The curve at each of its x values is the weighted share of the rows
+        # (of positive weight) at or below it.
+        x, y = line.get_xdata(), line.get_ydata()
+        assert line.get_drawstyle() == "steps-post" and y[0] == 0 and y[-1] == pytest.approx(1)
+        assert np.all(np.diff(x) >= 0) and np.all(np.diff(y) >= 0)
+        assert_allclose(np.sort(values[keep] / mean_z), x[1:], rtol=1e-12, atol=1e-15)
+        for v in np.unique(x):
+            share = w[keep][values[keep] / mean_z <= v + 1e-12].sum() / w.sum()
+            assert y[x == v].max() == pytest.approx(share, rel=1e-12)
+
+    ax = plot_decision_comparison(res, kind="ecdf")
+    assert [ln.get_label().split(":")[0] for ln in ax.lines] == ["a", "b", "c"]
+    for line, k in zip(ax.lines, "abc"):
+        check_steps(line, regret[k])
+    assert ax.get_title() == f"{int(keep.sum())} rows, reference a"
+    plt.close(ax.figure)
+
+    ax = plot_decision_comparison(res)
+    drawn = [ln for ln in ax.lines if len(ln.get_xdata()) > 2]  # not the line at 0
+    assert [ln.get_label() for ln in drawn] == [
+        f"{k}: {res.difference[i]:+.3g} ± {res.standard_error[i]:.2g}"
+        for i, k in ((1, "b"), (2, "c"))]
+    for line, k in zip(drawn, "bc"):
+        check_steps(line, regret[k] - regret["a"])
+    plt.close(ax.figure)
+
+    _, ax = plt.subplots()
+    assert plot_decision_comparison(res, ax, kind="ecdf", title="mine") is ax
+    assert ax.get_title() == "mine"
+    plt.close(ax.figure)
+
+
+def test_plot_decision_comparison_refuses_what_it_cannot_draw():
+    C = np.array([[1.0, 2.0], [3.0, 1.0]])
+    one = compare_decisions({"a": C}, None, C, problem=FiniteDecisions(np.eye(2)))
+    with pytest.raises(TypeError, match="needs the result of spotree.metrics.compare_decisions; "
+                                        "got dict"):
+        plot_decision_comparison(one.to_dict())
+    with pytest.raises(ValueError, match="kind must be 'difference' or 'ecdf'; got 'box'"):
+        plot_decision_comparison(one, kind="box")
+    with pytest.raises(ValueError, match="needs a model besides the reference 'a'"):
+        plot_decision_comparison(one)
+    ax = plot_decision_comparison(one, kind="ecdf")
+    assert len(ax.lines) == 1
     plt.close("all")
