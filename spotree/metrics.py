@@ -317,7 +317,7 @@ class DecisionComparison:
         reference): negative means better decisions than the reference's.
     standard_error : ndarray of shape (n_models,)
         The standard error of ``difference``, the rows being independent
-        draws (0 for the reference; NaN with less than two rows' weight).
+        draws (0 for the reference; NaN when the weights sum to 1 or less).
     n_better, n_worse : ndarray of shape (n_models,)
         The rows where the model's regret is strictly below (above) the
         reference's, beyond rounding; with ``sample_weight``, their total
@@ -468,7 +468,9 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
     (the delta method): with ``D`` the difference, ``e_i = (r_i - r0_i) - D
     |z*_i|``, ``N = sum w_i`` and ``p_i = w_i / N``,
     ``SE = sqrt(sum p_i e_i^2 / (N - 1)) / sum p_i |z*_i|``. With unit weights
-    and equal ``|z*_i|`` it is the usual standard error of a mean (``ddof=1``).
+    and equal ``|z*_i|`` it is the usual standard error (``ddof=1``) of the
+    mean paired difference, divided by that ``|z*|``. It is NaN when the
+    weights sum to 1 or less (with a warning if several rows have weight).
     A difference within about two standard errors of 0 is not evidence that
     either model decides better on such rows.
 
