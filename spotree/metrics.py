@@ -316,8 +316,9 @@ class DecisionComparison:
         Each model's normalized SPO loss minus the reference's (0 for the
         reference): negative means better decisions than the reference's.
     standard_error : ndarray of shape (n_models,)
-        The standard error of ``difference``, the rows being independent
-        draws (0 for the reference; NaN when the weights sum to 1 or less).
+        The standard error of ``difference``, the rows of positive weight
+        being independent draws, the weights fixed (0 for the reference; NaN
+        when fewer than 2 rows have positive weight).
     n_better, n_worse : ndarray of shape (n_models,)
         The rows where the model's regret is strictly below (above) the
         reference's, beyond rounding; with ``sample_weight``, their total
@@ -464,13 +465,15 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
     losses' spread would suggest.
 
     The standard error treats the rows as independent draws of
-    ``(r_i - r0_i, |z*_i|)`` and the difference as a ratio of their means
-    (the delta method): with ``D`` the difference, ``e_i = (r_i - r0_i) - D
-    |z*_i|``, ``N = sum w_i`` and ``p_i = w_i / N``,
-    ``SE = sqrt(sum p_i e_i^2 / (N - 1)) / sum p_i |z*_i|``. With unit weights
-    and equal ``|z*_i|`` it is the usual standard error (``ddof=1``) of the
-    mean paired difference, divided by that ``|z*|``. It is NaN when the
-    weights sum to 1 or less (with a warning if several rows have weight).
+    ``(r_i - r0_i, |z*_i|)``, the weights fixed, and the difference as a
+    ratio estimator (linearized, the delta method): with ``D`` the
+    difference, ``e_i = (r_i - r0_i) - D |z*_i|`` and ``n`` the number of
+    rows of positive weight,
+    ``SE = sqrt(n / (n - 1) * sum w_i^2 e_i^2) / sum w_i |z*_i|``. It does not
+    change when all the weights are multiplied by one factor (normalized
+    weights are fine). With equal weights and equal ``|z*_i|`` it is the
+    usual standard error (``ddof=1``) of the mean paired difference, divided
+    by that ``|z*|``. It is NaN when fewer than 2 rows have positive weight.
     A difference within about two standard errors of 0 is not evidence that
     either model decides better on such rows.
 
@@ -493,9 +496,12 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
         By default the problem of the first spotree estimator among the
         models (``problem_``).
     sample_weight : array-like of shape (n_samples,), default=None
-        Weights that count rows: a row of weight 2 counts as two copies of
-        it, in the losses, in the standard errors (``N = sum w_i`` draws)
-        and in ``n_better`` / ``n_worse``.
+        Weights of the rows in the losses, the differences and ``n_better``
+        / ``n_worse``: there a row of integer weight 2 counts as two copies
+        of it. Not so in the standard errors, where each row of positive
+        weight is one draw, its weight fixed: a duplicated row is two draws,
+        a row of weight 2 one draw counted twice, so integer weights do not
+        give the standard errors of duplicated rows.
     reference : str, default=None
         The model the others are compared with; by default the first.
 
@@ -590,15 +596,12 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
     D = (R - R[ref]) / unit
     diff = D @ p / denom
     E = D - diff[:, None] * (a / unit)
-    n_draws = float(np.sum(sw))
-    if n_draws <= 1 and np.count_nonzero(sw) > 1:
-        warnings.warn(f"sample_weight sums to {n_draws:g}, but the standard errors count "
-                      "the weights as rows (N = sum of the weights): they are NaN. Scale the "
-                      "weights to sum to the number of rows they stand for.", RuntimeWarning,
-                      stacklevel=2)
-    if n_draws > 1:
-        # sqrt(sum p_i e_i^2 / (N - 1)) / sum p_i |z*_i|, with p = sw / sum(sw).
-        se = np.sqrt(p.sum() * ((E * E) @ p) / (n_draws - 1)) / denom
+    n_pos = np.count_nonzero(sw)
+    if n_pos > 1:
+        # sqrt(n/(n-1) sum w_i^2 e_i^2) / sum w_i |z*_i|: the linearized ratio
+        # estimator, invariant to rescaling the weights (as _significant_gain
+        # in boost.py), with n/(n-1) so that equal weights give the ddof=1 value.
+        se = np.sqrt(n_pos / (n_pos - 1) * ((E * E) @ (p * p))) / denom
     else:
         se = np.full(len(names), np.nan)
     se[ref] = 0.0

@@ -754,10 +754,12 @@ def test_compare_decisions_with_the_mean_of_equal_optima_is_the_standard_error_o
     rng = np.random.default_rng(1)
     C = np.column_stack([np.ones(25), rng.uniform(1.1, 3.0, 25)])
     a, b = rng.normal(size=(2, 25, 2))
-    res = compare_decisions({"a": a, "b": b}, None, C, problem=ROADS)
     d = brute_regret(C, b, np.eye(2), "min") - brute_regret(C, a, np.eye(2), "min")
-    assert res.difference[1] == pytest.approx(d.mean(), rel=1e-12)
-    assert res.standard_error[1] == pytest.approx(stats.sem(d), rel=1e-12)
+    # Equal weights of any size (normalized ones included): the same value.
+    for w in (None, np.full(25, 1 / 25), np.full(25, 7.0)):
+        res = compare_decisions({"a": a, "b": b}, None, C, problem=ROADS, sample_weight=w)
+        assert res.difference[1] == pytest.approx(d.mean(), rel=1e-12)
+        assert res.standard_error[1] == pytest.approx(stats.sem(d), rel=1e-12)
 
 
 def test_compare_decisions_of_estimators_pipelines_and_spotree_models():
@@ -817,7 +819,10 @@ def test_compare_decisions_weight_two_equals_a_duplicated_row():
     repeated = compare_decisions({k: P[rows] for k, P in preds.items()}, None, C[rows],
                                  problem=problem)
     assert weighted.n_better.dtype.kind == "i"
-    assert_allclose(weighted.to_frame().to_numpy(), repeated.to_frame().to_numpy(),
+    # The losses, differences and counts: a duplicated row. Not the standard
+    # errors, which take a weighted row as one draw (see the test below).
+    cols = ["normalized_spo_loss", "difference", "n_better", "n_worse"]
+    assert_allclose(weighted.to_frame()[cols].to_numpy(), repeated.to_frame()[cols].to_numpy(),
                     rtol=1e-10)
     assert weighted.to_dict()["n_worse"] == repeated.to_dict()["n_worse"]
     # Fractional weights: totals of weight, not counts.
@@ -890,15 +895,45 @@ def test_compare_decisions_refuses_bad_input_naming_it():
                                                                    sense="min"))
 
 
-def test_compare_decisions_with_weights_below_one_row_warns_of_nan_errors():
+def test_compare_decisions_standard_error_of_weighted_rows_is_the_linearized_ratio():
+    import warnings
+
     from spotree.metrics import compare_decisions
 
-    problem, _, C, preds = knapsack_instance(10)
-    with pytest.warns(RuntimeWarning, match="sample_weight sums to 1"):
-        res = compare_decisions(preds, None, C, problem=problem, sample_weight=np.full(10, 0.1))
-    assert np.isnan(res.standard_error[1:]).all() and res.standard_error[0] == 0
-    scaled = compare_decisions(preds, None, C, problem=problem)
-    assert_allclose(res.normalized_spo_loss, scaled.normalized_spo_loss, rtol=1e-12)
+    problem, subsets, C, preds = knapsack_instance(30)
+    w = np.random.default_rng(6).uniform(0.0, 2.0, size=30)
+    w[[3, 11, 17]] = 0.0
+    r = {k: enumerated_regrets(C, P, subsets)[0] for k, P in preds.items()}
+    z = enumerated_regrets(C, C, subsets)[1]
+    # The rows of positive weight as independent draws, the weights fixed:
+    # sqrt(n/(n-1) sum w^2 e^2) / sum w z, e = d - D z, n = 27 rows.
+    pos = w > 0
+    expected = []
+    for k in r:
+        d, wp, zp = (r[k] - r["good"])[pos], w[pos], z[pos]
+        D = np.sum(wp * d) / np.sum(wp * zp)
+        n = pos.sum()
+        expected.append(np.sqrt(n / (n - 1) * np.sum((wp * (d - D * zp)) ** 2))
+                        / np.sum(wp * zp))
+    res = compare_decisions(preds, None, C, problem=problem, sample_weight=w)
+    assert_allclose(res.standard_error, expected, rtol=1e-10, atol=1e-15)
+    assert res.standard_error[1] > 0
+    # Invariant to rescaling every weight, without warnings (weights summing
+    # to less than 1 gave NaN before).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for scale in (1e-3, 1e3, 1 / w.sum()):
+            scaled = compare_decisions(preds, None, C, problem=problem,
+                                       sample_weight=w * scale)
+            assert_allclose(scaled.to_frame().to_numpy()[:, :3], res.to_frame().to_numpy()[:, :3],
+                            rtol=1e-12, atol=1e-15)
+        # NaN only below two rows of positive weight.
+        one = compare_decisions(preds, None, C, problem=problem,
+                                sample_weight=np.eye(1, 30, 4).ravel())
+        assert np.isnan(one.standard_error[1:]).all() and one.standard_error[0] == 0
+        two = compare_decisions(preds, None, C, problem=problem,
+                                sample_weight=np.eye(1, 30, 4).ravel() + np.eye(1, 30, 9).ravel())
+        assert np.isfinite(two.standard_error).all()
 
 
 def test_compare_decisions_counts_a_difference_of_rounding_as_a_tie():
