@@ -6,6 +6,7 @@ does its whole job or leaves the file system as it found it.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -105,8 +106,16 @@ def reproduce(args):
 
 
 # -------------------------------------------------------------------- fit
+def _flag(dest):
+    return "--no-ridge-features" if dest == "ridge_features" else "--" + dest.replace("_", "-")
+
+
+def _and(names):
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _make_estimator(args, problem):
-    from .. import OptimalSPOTree, SPOForest, SPOTree
+    from .. import OptimalSPOTree, SPOBoost, SPOForest, SPOTree
 
     if args.criterion is None:
         # Each estimator's own default: the forest chooses by out-of-bag regret.
@@ -114,13 +123,17 @@ def _make_estimator(args, problem):
     if args.criterion == "auto" and args.estimator != "forest":
         raise CLIError("--criterion auto chooses the forest's trees by out-of-bag regret: "
                        "use it with --estimator forest")
-    for dest, (default, takers) in FIT_ESTIMATOR_OPTIONS.items():
-        if args.estimator not in takers and getattr(args, dest) != default:
-            flag = ("--no-ridge-features" if dest == "ridge_features"
-                    else "--" + dest.replace("_", "-"))
-            raise CLIError(f"{flag} does not apply to --estimator {args.estimator}; it "
-                           f"applies to --estimator {' and '.join(takers)}")
-    if args.criterion == "mse" and args.spo_weight != 1.0:
+    # The options given, then every other one set to the estimator's default.
+    given = set()
+    for dest, defaults in FIT_ESTIMATOR_OPTIONS.items():
+        if getattr(args, dest) is NOT_GIVEN:
+            setattr(args, dest, defaults.get(args.estimator))
+        elif args.estimator not in defaults:
+            raise CLIError(f"{_flag(dest)} does not apply to --estimator {args.estimator}; "
+                           f"it applies to --estimator {_and(list(defaults))}")
+        else:
+            given.add(dest)
+    if args.criterion == "mse" and "spo_weight" in given and args.spo_weight != 1.0:
         raise CLIError("--spo-weight mixes squared error into the SPO criterion; with "
                        "--criterion mse it would have no effect")
     if (args.estimator == "forest" and args.max_features is not None
@@ -128,12 +141,11 @@ def _make_estimator(args, problem):
         raise CLIError("--validation-fraction holds out rows to tune a forest's "
                        "max_features (forests are not pruned); with --max-features given "
                        "the rows would only be left out: drop one of the two")
-    max_depth = None if args.max_depth is NOT_GIVEN else args.max_depth
     if args.estimator == "optimal" and args.max_depth is None:
         raise CLIError("--estimator optimal grows a tree of a fixed depth: give --max-depth "
                        "N, not none (or leave it out for depth 2)")
     if args.estimator == "tree":
-        return SPOTree(problem, criterion=args.criterion, max_depth=max_depth,
+        return SPOTree(problem, criterion=args.criterion, max_depth=args.max_depth,
                        min_samples_leaf=args.min_samples_leaf,
                        min_samples_split=args.min_samples_split,
                        max_features=args.max_features, thresholds=args.thresholds,
@@ -143,13 +155,29 @@ def _make_estimator(args, problem):
         if args.criterion != "spo":
             raise CLIError("--estimator optimal trains on the SPO loss only; drop "
                            "--criterion mse")
-        return OptimalSPOTree(problem, max_depth=2 if max_depth is None else max_depth,
+        return OptimalSPOTree(problem, max_depth=args.max_depth,
                               min_samples_leaf=args.min_samples_leaf,
                               global_thresholds=args.thresholds,
                               random_state=args.random_state)
+    if args.estimator == "boost":
+        if args.n_iter_no_change is None and "validation_fraction" in given:
+            raise CLIError("--validation-fraction holds out rows for early stopping, which "
+                           "--n-iter-no-change none turns off: drop one of the two")
+        if args.validation_fraction == 0:
+            # The CLI's own hold-out is for pruning; SPOBoost holds out its rows itself.
+            raise CLIError("--validation-fraction 0: --estimator boost holds out a fraction "
+                           "in (0, 1) of the rows for early stopping; to boost without it, "
+                           "give --n-iter-no-change none")
+        return SPOBoost(problem, loss="spo+" if args.criterion == "spo" else "mse",
+                        n_estimators=args.n_estimators, learning_rate=args.learning_rate,
+                        max_depth=args.max_depth, min_samples_leaf=args.min_samples_leaf,
+                        subsample=args.subsample, max_features=args.max_features,
+                        init=args.init, validation_fraction=args.validation_fraction,
+                        n_iter_no_change=args.n_iter_no_change,
+                        random_state=args.random_state)
     return SPOForest(problem, n_estimators=args.n_estimators, criterion=args.criterion,
                      max_features=args.max_features if args.max_features is not None
-                     else "sqrt", max_depth=max_depth,
+                     else "sqrt", max_depth=args.max_depth,
                      min_samples_leaf=args.min_samples_leaf,
                      min_samples_split=args.min_samples_split, thresholds=args.thresholds,
                      spo_weight=args.spo_weight, ccp_alpha=args.ccp_alpha,
@@ -168,10 +196,19 @@ def _check_params(model):
             raise CLIError(str(exc)) from None
         # The option that sets the parameter (an optimal tree's global_thresholds
         # comes from --thresholds).
-        flag = {"global_thresholds": "--thresholds",
-                "ridge_features": "--no-ridge-features"}.get(
-            m.group(1), "--" + m.group(1).replace("_", "-"))
+        flag = {"global_thresholds": "--thresholds", "loss": "--criterion"}.get(
+            m.group(1), _flag(m.group(1)))
         raise CLIError(f"{flag}: {exc}") from None
+
+
+def _boost_options(message):
+    """An error of SPOBoost.fit with its parameters named as the command's options."""
+    for param, flag in (("validation_fraction=", "--validation-fraction "),
+                        ("validation_fraction", "--validation-fraction"),
+                        ("n_iter_no_change=None", "--n-iter-no-change none"),
+                        ("sample_weight", "weight (--weights)")):
+        message = message.replace(param, flag)
+    return message
 
 
 def _loss_text(model, X, C, sw):
@@ -242,8 +279,17 @@ def fit(args):
     check_summable(C, costs, args.data, sw)
 
     n = X.shape[0]
-    n_val = int(round(args.validation_fraction * n))
-    if args.validation_fraction > 0 and (n_val < 1 or n_val >= n):
+    boost = args.estimator == "boost"
+    if boost and args.n_iter_no_change is not None:
+        # SPOBoost holds out its own (random) rows, ceil(F n) of them, and refits on all:
+        # the command splits nothing off. Its own error would name its parameters.
+        n_held = math.ceil(args.validation_fraction * n)
+        if n < 2 or n_held >= n:
+            raise CLIError(f"--validation-fraction {args.validation_fraction} holds out "
+                           f"{n_held} of {_count(n, 'row')} for early stopping, which leaves "
+                           "none to fit; lower it, or give --n-iter-no-change none")
+    n_val = 0 if boost else int(round(args.validation_fraction * n))
+    if args.validation_fraction > 0 and not boost and (n_val < 1 or n_val >= n):
         raise CLIError(f"--validation-fraction {args.validation_fraction} leaves no rows to "
                        f"validate or to fit ({_count(n, 'row')})")
     fit_sw = None if sw is None else sw[n_val:]
@@ -264,6 +310,15 @@ def fit(args):
                                        candidates=grid, sample_weight=fit_sw,
                                        sample_weight_val=val_sw)
         note = f", max_features={res.best_max_features} chosen on the first {_count(n_val, 'row')}"
+    elif boost:
+        try:
+            model.fit(X_fit, C, sample_weight=fit_sw)
+        except ValueError as exc:
+            raise CLIError(_boost_options(str(exc))) from None
+        if model.n_iter_no_change is not None:
+            note = (f" ({model.n_estimators_} of {_count(model.n_iter_, 'round')} kept by early "
+                    f"stopping on a random {args.validation_fraction:g} of the rows, then "
+                    "refitted on all)")
     else:
         model.fit(X_fit, C[n_val:], sample_weight=fit_sw)
     if n_val and hasattr(model, "prune"):
@@ -273,10 +328,15 @@ def fit(args):
     loss_text = "training " + _loss_text(model, X_fit, C[n_val:], fit_sw)
     save_model(model, args.model, {"features": features, "costs": costs,
                                    "weights": args.weights})
-    shape = (_count(len(model.estimators_), "tree") if hasattr(model, "estimators_")
-             else f"{_count(model.get_n_leaves(), 'leaf')}, depth {model.get_depth()}")
+    if boost:
+        shape = f"start {model.init_choice_!r} + {_count(model.n_estimators_, 'tree')}"
+    elif hasattr(model, "estimators_"):
+        shape = _count(len(model.estimators_), "tree")
+    else:
+        shape = f"{_count(model.get_n_leaves(), 'leaf')}, depth {model.get_depth()}"
     chosen = getattr(model, "criterion_", None)
-    label = args.criterion if chosen is None else f"{args.criterion}: {chosen} kept"
+    label = (f"{model.loss} loss" if boost else args.criterion if chosen is None
+             else f"{args.criterion}: {chosen} kept")
     print(f"fitted {type(model).__name__} ({label}): {shape}{note}; {loss_text}; saved to "
           f"{args.model}")
     return 0
@@ -397,8 +457,53 @@ def _require_tree(model, path, command):
                        f"{type(model).__name__}")
 
 
+def _is_boost(model):
+    return type(model).__name__ == "SPOBoost"
+
+
+def _refuse_for_boost(model, path, option, what):
+    if option:
+        raise CLIError(f"{option} {what}; {path} holds a SPOBoost, a start and "
+                       f"{_count(model.n_estimators_, 'tree')}: 'spotree show' prints its "
+                       "summary, 'spotree plot' its regret round by round")
+
+
+def _show_boost(model, names):
+    """The summary of a SPOBoost: its start, trees, regret by round, feature importances."""
+    early = model.n_iter_no_change is not None
+    kept = (f"{model.n_estimators_} of {_count(model.n_iter_, 'round')} kept by early "
+            "stopping" if early else f"{_count(model.n_iter_, 'round')}, no early stopping")
+    print(f"SPOBoost for {model.problem_!r}: start {model.init_choice_!r} + "
+          f"{_count(model.n_estimators_, 'tree')} ({kept}); {model.loss} loss, learning rate "
+          f"{model.learning_rate:g}, max depth {model.max_depth}")
+    train, val = -model.train_score_, -model.validation_score_
+    parts = ("the training part", "the validation part") if early else ("the training rows",)
+    print("normalized SPO loss on " + " / ".join(parts)
+          + (" (of the rounds that chose the count; the model was then refitted on all "
+             "the rows)" if early else "") + ":")
+    marks = ((0, "the start"), (model.best_iteration_, "kept"), (model.n_iter_, "last"))
+    for r in sorted({k for k, _ in marks}):
+        label = ", ".join(v for k, v in marks if k == r)
+        loss = f"{train[r]:.4f}" + (f" / {val[r]:.4f}" if val.size else "")
+        print(f"  round {r} ({label}): {loss}")
+    imp = model.feature_importances_
+    if imp.sum() > 0:
+        names = names or [f"x{j}" for j in range(len(imp))]
+        order = [j for j in sorted(range(len(imp)), key=lambda j: -imp[j]) if imp[j] > 0]
+        print("feature importances (the trees' squared-error decrease): "
+              + ", ".join(f"{names[j]} {imp[j]:.3f}" for j in order))
+
+
 def show(args):
     model, columns = load_model(args.model)
+    if _is_boost(model):
+        _refuse_for_boost(model, args.model, "--dot" if args.dot else None,
+                          "prints a single tree as Graphviz DOT")
+        _refuse_for_boost(model, args.model,
+                          None if args.max_depth is None else "--max-depth",
+                          "limits the levels of a single tree")
+        _show_boost(model, _model_features(model, columns))
+        return 0
     _require_tree(model, args.model, "show")
     names = _model_features(model, columns)
     if args.dot:
@@ -442,8 +547,14 @@ def plot(args):
     check_output_file(args.out, "--out")
     check_not_an_input(args.out, "--out", {"model": args.model})
     model, columns = load_model(args.model)
-    _require_tree(model, args.model, "plot")
-    width, height = _figure_size(model, args.max_depth)
+    boost = _is_boost(model)
+    if boost:
+        _refuse_for_boost(model, args.model, None if args.max_depth is None else "--max-depth",
+                          "limits the levels of a single tree")
+        width, height = 5.5, 3.8
+    else:
+        _require_tree(model, args.model, "plot")
+        width, height = _figure_size(model, args.max_depth)
     if ext == "png":
         px_w, px_h = round(width * args.dpi), round(height * args.dpi)
         if px_w * px_h > MAX_PIXELS:
@@ -456,12 +567,15 @@ def plot(args):
     import_optional("matplotlib", purpose="spotree plot")
     from matplotlib.figure import Figure
 
-    from ..plotting import plot_tree
+    from ..plotting import plot_boosting, plot_tree
 
     fig = Figure(figsize=(width, height))
     ax = fig.add_subplot(1, 1, 1)
-    plot_tree(model, ax=ax, feature_names=_model_features(model, columns),
-              max_depth=args.max_depth)
+    if boost:
+        plot_boosting(model, ax=ax)
+    else:
+        plot_tree(model, ax=ax, feature_names=_model_features(model, columns),
+                  max_depth=args.max_depth)
     fig.tight_layout()
     write_output(args.out, lambda fh: fig.savefig(fh, format=ext, dpi=args.dpi), "--out",
                  mode="wb")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 __all__ = ["build_parser", "EXPERIMENT_NAMES", "DPI_RANGE", "DEFAULT_RESULTS",
-           "FIT_ESTIMATOR_OPTIONS", "NOT_GIVEN"]
+           "FIT_ESTIMATOR_OPTIONS", "NOT_GIVEN", "BOOST_INITS"]
 
 EXPERIMENT_NAMES = ("illustrative", "shortest-path", "news", "pyepo", "energy")
 
@@ -22,27 +22,55 @@ DPI_RANGE = (10, 1000)
 DEFAULT_RESULTS = "spotree-results"
 
 class _NotGiven:
-    """Default of an option whose value 'none' means something else than leaving it out."""
+    """Default of an option whose default depends on ``--estimator`` (its value
+    'none', if any, means something else than leaving it out)."""
 
     def __repr__(self):
         return "<not given>"
 
 
-#: ``spotree fit --max-depth``'s default: 'none' (unrestricted) is refused for an
-#: optimal tree, which then takes depth 2.
+#: The default of the ``spotree fit`` options in :data:`FIT_ESTIMATOR_OPTIONS`:
+#: each estimator then takes its own default.
 NOT_GIVEN = _NotGiven()
 
-#: ``spotree fit`` options that only some ``--estimator`` values take: the
-#: option's dest -> (its default, the estimators that take it). Any other
-#: value given to another estimator is an error, not silently dropped.
+#: ``spotree fit`` options whose default, or whether they apply at all, depends
+#: on ``--estimator``: the option's dest -> {estimator: its default}. An option
+#: left out takes the estimator's default (SPOBoost's own for boost: 300 rounds
+#: of depth-3 trees, not the forest's 100 unrestricted trees); one given to an
+#: estimator not listed is an error, not silently dropped.
 FIT_ESTIMATOR_OPTIONS = {
-    "min_samples_split": (2, ("tree", "forest")),
-    "max_features": (None, ("tree", "forest")),
-    "spo_weight": (1.0, ("tree", "forest")),
-    "ccp_alpha": (0.0, ("tree", "forest")),
-    "n_estimators": (100, ("forest",)),
-    "ridge_features": (True, ("forest",)),
+    "max_depth": {"tree": None, "optimal": 2, "forest": None, "boost": 3},
+    "min_samples_leaf": {"tree": 1, "optimal": 1, "forest": 1, "boost": 20},
+    "min_samples_split": {"tree": 2, "forest": 2},
+    "max_features": {"tree": None, "forest": None, "boost": None},
+    "thresholds": {"tree": "all", "optimal": "all", "forest": "all"},
+    "spo_weight": {"tree": 1.0, "forest": 1.0},
+    "ccp_alpha": {"tree": 0.0, "forest": 0.0},
+    "n_estimators": {"forest": 100, "boost": 300},
+    "ridge_features": {"forest": True},
+    "learning_rate": {"boost": 0.1},
+    "subsample": {"boost": 1.0},
+    "init": {"boost": "auto"},
+    "n_iter_no_change": {"boost": 10},
+    "validation_fraction": {"tree": 0.0, "optimal": 0.0, "forest": 0.0, "boost": 0.2},
 }
+
+#: ``spotree fit --init``: SPOBoost's starting models that a name selects.
+BOOST_INITS = ("auto", "ridge", "index", "spo+", "linear", "mean")
+
+
+def _defaults(dest, show=None):
+    """The help's "(default: ...)" of option ``dest``, from :data:`FIT_ESTIMATOR_OPTIONS`:
+    the first estimator's default, then every other default with its estimators."""
+    groups = {}
+    for est, value in FIT_ESTIMATOR_OPTIONS[dest].items():
+        groups.setdefault(repr(value), (value, []))[1].append(est)
+    (first, _), *others = groups.values()
+    text = (show or str)(first)
+    for value, ests in others:
+        text += f"; {', '.join(ests)}: {(show or str)(value)}"
+    return f"(default: {text})"
+
 
 _DESCRIPTION = """\
 spotree: decision trees trained on the SPO loss (Smart Predict-then-Optimize).
@@ -63,6 +91,8 @@ examples:
   spotree evaluate --model model.json --data test.csv
   spotree show model.json
   spotree plot model.json --out tree.png
+  spotree fit --data train.csv --features 'x*' --costs 'c*' \\
+              --problem problem.json --model boost.json --estimator boost
 
 Problem specs (JSON or YAML) are documented in examples/README.md; --problem
 also takes an MPS or LP model file.
@@ -114,6 +144,18 @@ def _int_in(low, high=None, what="an int"):
             raise argparse.ArgumentTypeError(f"expected {what} in {rng}; got {text!r}")
         return v
     return parse
+
+
+def _rounds_or_none(text):
+    if text.strip().lower() == "none":
+        return None
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive int or 'none'; got {text!r}")
+    return v
 
 
 def _jobs(text):
@@ -380,17 +422,22 @@ def build_parser():
     # fit ------------------------------------------------------------------
     fp = sub.add_parser(
         "fit", formatter_class=_fmt_help, parents=[common],
-        help="fit an SPO tree to a CSV file and save it",
+        help="fit an SPO tree, forest or boosted model to a CSV file and save it",
         description=(
-            "Fit an SPO tree (or a CART tree with --criterion mse) to the rows of a CSV\n"
-            "file: feature columns X, cost columns C (one per decision variable of the\n"
-            "problem, in the problem's order) and optional sample weights.\n\n"
+            "Fit an SPO tree (or a CART tree with --criterion mse), an optimal SPO tree,\n"
+            "an SPO forest or SPOBoost (--estimator) to the rows of a CSV file: feature\n"
+            "columns X, cost columns C (one per decision variable of the problem, in the\n"
+            "problem's order) and optional sample weights.\n\n"
             "Column lists are comma-separated names or shell patterns, e.g. 'x0,x1' or\n"
             "'x*'; patterns keep the file's column order."),
-        epilog=("example:\n  spotree fit --data examples/shortest_path_train.csv "
+        epilog=("examples:\n  spotree fit --data examples/shortest_path_train.csv "
                 "--features 'x*' --costs 'c*' \\\n"
                 "              --problem examples/shortest_path.json --model model.json \\\n"
-                "              --max-depth 3 --min-samples-leaf 20 --validation-fraction 0.2"))
+                "              --max-depth 3 --min-samples-leaf 20 --validation-fraction 0.2\n"
+                "  spotree fit --data examples/shortest_path_train.csv "
+                "--features 'x*' --costs 'c*' \\\n"
+                "              --problem examples/shortest_path.json --model boost.json \\\n"
+                "              --estimator boost --random-state 0"))
     req = fp.add_argument_group("required")
     req.add_argument("--data", required=True, metavar="CSV", help="training data")
     req.add_argument("--features", required=True, metavar="COLS", help="feature columns")
@@ -402,49 +449,79 @@ def build_parser():
     fp.add_argument("--weights", metavar="COL", help="column of sample weights")
     fp.add_argument("--model", default="model.json", metavar="OUT",
                     help="where to save the model (default: model.json)")
-    opt = fp.add_argument_group("model options")
-    default = {dest: value for dest, (value, _) in FIT_ESTIMATOR_OPTIONS.items()}
-    opt.add_argument("--estimator", choices=("tree", "optimal", "forest"), default="tree",
+    opt = fp.add_argument_group(
+        "model options", "Each option names the estimators it applies to (when not all); one\n"
+        "left out takes the estimator's own default.")
+    opt.add_argument("--estimator", choices=("tree", "optimal", "forest", "boost"),
+                     default="tree",
                      help="tree: greedy SPOTree (default); optimal: OptimalSPOTree of depth "
-                          "--max-depth (default 2); forest: SPOForest")
+                          "--max-depth; forest: SPOForest; boost: SPOBoost, gradient "
+                          "boosting of small trees on the SPO+ loss from a fitted start "
+                          "(--init), the number of rounds chosen by early stopping")
     opt.add_argument("--criterion", choices=("spo", "mse", "auto"), default=None,
                      help="spo: SPO trees (default for tree and optimal); mse: CART trees "
                           "(tree and forest); auto: SPO or CART trees, whichever makes the "
-                          "better out-of-bag decisions (forest only; its default)")
+                          "better out-of-bag decisions (forest only; its default). boost: "
+                          "spo (default) boosts on the SPO+ loss, mse on squared error "
+                          "(two-stage)")
     opt.add_argument("--max-depth", type=_depth, default=NOT_GIVEN, metavar="N",
-                     help="maximum depth, or 'none' (default: unrestricted; optimal: 2)")
-    opt.add_argument("--min-samples-leaf", type=_number, default=1, metavar="N",
+                     help="maximum depth of the tree(s), or 'none' (unrestricted; not for "
+                          "optimal) " + _defaults("max_depth", lambda v: v or "none"))
+    opt.add_argument("--min-samples-leaf", type=_number, default=NOT_GIVEN, metavar="N",
                      help="minimum number of rows in a leaf, whatever their weights "
-                          "(forest: of drawn rows): a count, or a fraction in (0, 1) "
-                          "(default: 1)")
-    opt.add_argument("--min-samples-split", type=_number_to_all,
-                     default=default["min_samples_split"], metavar="N",
+                          "(forest: of drawn rows; boost: rows of weight 0 do not count): a "
+                          "count, or a fraction in (0, 1) " + _defaults("min_samples_leaf"))
+    opt.add_argument("--min-samples-split", type=_number_to_all, default=NOT_GIVEN,
+                     metavar="N",
                      help="tree, forest: minimum number of rows to split a node: a count, "
-                          "or a fraction in (0, 1] (default: 2)")
-    opt.add_argument("--max-features", type=_number_to_all, default=default["max_features"],
-                     metavar="N", help="tree, forest: features searched per split: a count, "
-                                       "or a fraction in (0, 1] (1.0: all) (default: all; "
-                                       "forest: sqrt)")
-    opt.add_argument("--thresholds", type=_thresholds, default="all", metavar="all|K",
-                     help="'all' boundaries between distinct values or K quantiles per "
-                          "feature, drawn per node (tree, forest) or once on the whole "
-                          "training set (optimal: its global_thresholds) (default: all)")
-    opt.add_argument("--spo-weight", type=_float, default=default["spo_weight"],
+                          "or a fraction in (0, 1] " + _defaults("min_samples_split"))
+    opt.add_argument("--max-features", type=_number_to_all, default=NOT_GIVEN, metavar="N",
+                     help="tree, forest, boost: features searched per split: a count, or a "
+                          "fraction in (0, 1] (1.0: all) (default: all; forest: sqrt)")
+    opt.add_argument("--thresholds", type=_thresholds, default=NOT_GIVEN, metavar="all|K",
+                     help="tree, optimal, forest: 'all' boundaries between distinct values "
+                          "or K quantiles per feature, drawn per node (tree, forest) or once "
+                          "on the whole training set (optimal: its global_thresholds) "
+                          + _defaults("thresholds"))
+    opt.add_argument("--spo-weight", type=_float, default=NOT_GIVEN,
                      metavar="A", help="tree, forest: mix of SPO (1) and squared error (0) "
-                                       "in the split criterion (default: 1)")
-    opt.add_argument("--ccp-alpha", type=_float, default=default["ccp_alpha"],
+                                       "in the split criterion " + _defaults("spo_weight",
+                                                                              "{:g}".format))
+    opt.add_argument("--ccp-alpha", type=_float, default=NOT_GIVEN,
                      metavar="ALPHA", help="tree, forest (each tree): cost-complexity "
-                                           "pruning strength (default: 0)")
-    opt.add_argument("--n-estimators", type=_int_in(1), default=default["n_estimators"],
-                     metavar="N", help="forest: number of trees (default: 100)")
+                                           "pruning strength " + _defaults("ccp_alpha",
+                                                                           "{:g}".format))
+    opt.add_argument("--n-estimators", type=_int_in(1), default=NOT_GIVEN,
+                     metavar="N", help="forest: number of trees; boost: most boosting rounds "
+                                       + _defaults("n_estimators"))
     opt.add_argument("--no-ridge-features", dest="ridge_features", action="store_false",
+                     default=NOT_GIVEN,
                      help="forest: split on the features alone, not also on the costs "
                           "predicted by a ridge regression (the paper's forest)")
-    opt.add_argument("--validation-fraction", type=_fraction, default=0.0, metavar="F",
-                     help="hold out the first F of the rows and prune the tree on them, "
-                          "as the paper does with 0.2; for a forest without "
-                          "--max-features, tune max_features in {2, 3, 4, 5} on them "
-                          "instead (default: 0)")
+    opt.add_argument("--learning-rate", type=_float, default=NOT_GIVEN, metavar="R",
+                     help="boost: shrinkage of every tree, > 0 "
+                          + _defaults("learning_rate"))
+    opt.add_argument("--subsample", type=_float, default=NOT_GIVEN, metavar="F",
+                     help="boost: fraction of the rows drawn for each round's tree, in "
+                          "(0, 1] " + _defaults("subsample", "{:g}".format))
+    opt.add_argument("--init", choices=BOOST_INITS, default=NOT_GIVEN,
+                     help="boost: the starting model: ridge regression, 'index' (a "
+                          "smooth function of a linear index per cost), a linear model "
+                          "trained on SPO+ ('spo+'), least squares ('linear'), the mean "
+                          "cost, or 'auto': index or ridge by 5-fold cross-validated "
+                          "regret " + _defaults("init"))
+    opt.add_argument("--n-iter-no-change", type=_rounds_or_none, default=NOT_GIVEN,
+                     metavar="N", help="boost: stop after N rounds without a lower regret "
+                                       "on the validation rows; 'none': no early stopping, "
+                                       "all --n-estimators rounds on all the rows "
+                                       + _defaults("n_iter_no_change"))
+    opt.add_argument("--validation-fraction", type=_fraction, default=NOT_GIVEN, metavar="F",
+                     help="tree, optimal: hold out the first F of the rows and prune the "
+                          "tree on them, as the paper does with 0.2; forest without "
+                          "--max-features: tune max_features in {2, 3, 4, 5} on them "
+                          "instead; boost: hold out a random F of the rows (in (0, 1)) to "
+                          "choose the number of rounds, then refit on all the rows "
+                          + _defaults("validation_fraction", "{:g}".format))
     opt.add_argument("--random-state", type=_int_in(0, 2**32 - 1), default=None,
                      metavar="SEED")
 
@@ -480,7 +557,9 @@ def build_parser():
     sp = sub.add_parser("show", formatter_class=_fmt_help, parents=[common],
                         help="print a model as text",
                         description="Print a saved tree: its splits and each leaf's "
-                                    "decision, samples and SPO loss.")
+                                    "decision, samples and SPO loss.\nFor SPOBoost: its "
+                                    "start, the trees kept, the regret by round and the\n"
+                                    "feature importances.")
     sp.add_argument("model", metavar="M", help="a model saved by 'fit'")
     sp.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
     sp.add_argument("--max-depth", type=_int_in(0, what="a non-negative int"), default=None,
@@ -489,7 +568,9 @@ def build_parser():
     lp = sub.add_parser("plot", formatter_class=_fmt_help, parents=[common],
                         help="draw a model as an image",
                         description="Draw a saved tree (needs spotree[plot]). The figure "
-                                    "grows with the tree, up to 40 x 24 inches.")
+                                    "grows with the tree, up to 40 x 24 inches.\nFor "
+                                    "SPOBoost: its regret round by round on the training and "
+                                    "validation rows, and\nthe round kept.")
     lp.add_argument("model", metavar="M", help="a model saved by 'fit'")
     lp.add_argument("--out", required=True, metavar="FILE",
                     help="image file to write: .png, .pdf or .svg")

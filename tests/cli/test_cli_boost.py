@@ -1,0 +1,214 @@
+"""``spotree fit --estimator boost``: SPOBoost on the command line, and its model in
+every command that takes one (show, plot, predict, evaluate).
+
+The command runs in this process (:func:`spotree.cli.main`, no start-up); each
+result is checked against SPOBoost fitted in Python on the same rows, the
+example CSV read with the csv module, and regrets counted over the 4x4 grid's
+20 paths.
+"""
+
+import csv
+import inspect
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import spotree
+from spotree.cli import build_parser, main
+from spotree.cli._commands import _make_estimator
+from spotree.cli._parser import FIT_ESTIMATOR_OPTIONS
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TRAIN = EXAMPLES / "shortest_path_train.csv"
+TEST = EXAMPLES / "shortest_path_test.csv"
+NEW = EXAMPLES / "shortest_path_new.csv"
+SPEC = EXAMPLES / "shortest_path.json"
+FEATURES = [f"x{j}" for j in range(5)]
+COSTS = [f"c{k}" for k in range(24)]
+GRID = spotree.ShortestPath((4, 4))
+
+
+def run_in_process(capsys, *args):
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse usage errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out, err)
+
+
+def assert_one_line_error(res, *needles, code=1):
+    assert res.returncode == code, (res.returncode, res.stdout, res.stderr)
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("spotree "), err
+    for n in needles:
+        assert n in err, err
+    assert "Traceback" not in err
+
+
+def arrays(path, columns):
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    return np.array([[float(r[c]) for c in columns] for r in rows])
+
+
+def fit_args(model, *extra, data=TRAIN, estimator="boost"):
+    return ("fit", "--data", data, "--features", "x*", "--costs", "c*", "--problem", SPEC,
+            "--model", model, "--estimator", estimator, *extra)
+
+
+def regret_by_enumeration(W, C, w=None):
+    """sum w (c.w - z*) / sum w |z*|, z* the cheapest of the grid's 20 paths."""
+    w = np.ones(len(C)) if w is None else w
+    z = (C @ GRID.vertices().T).min(axis=1)
+    return np.dot(w, np.einsum("ij,ij->i", C, W) - z) / np.dot(w, np.abs(z))
+
+
+def test_boost_fit_equals_spoboost_in_python_and_predict_evaluate_use_it(tmp_path, capsys):
+    """Every boost option reaches SPOBoost: the saved model predicts what SPOBoost fitted
+    in Python with the same parameters on the same (weighted) rows predicts."""
+    X, C = arrays(TRAIN, FEATURES), arrays(TRAIN, COSTS)
+    w = 1.0 + np.arange(len(C)) % 3  # weights 1, 2, 3
+    data = tmp_path / "weighted.csv"
+    pd.read_csv(TRAIN).assign(w=w).to_csv(data, index=False)
+    model = tmp_path / "boost.json"
+    res = run_in_process(capsys, *fit_args(
+        model, "--weights", "w", "--n-estimators", "12", "--learning-rate", "0.3",
+        "--max-depth", "2", "--min-samples-leaf", "10", "--subsample", "0.8",
+        "--max-features", "3", "--init", "mean", "--n-iter-no-change", "4",
+        "--validation-fraction", "0.25", "--random-state", "3", data=data))
+    assert res.returncode == 0, res.stderr
+    ref = spotree.SPOBoost(GRID, n_estimators=12, learning_rate=0.3, max_depth=2,
+                           min_samples_leaf=10, subsample=0.8, max_features=3, init="mean",
+                           n_iter_no_change=4, validation_fraction=0.25,
+                           random_state=3).fit(X, C, sample_weight=w)
+    assert ref.n_estimators_ > 0  # trees kept: the check covers them, not only the start
+    assert (f"start 'mean' + {ref.n_estimators_} trees ({ref.n_estimators_} of "
+            f"{ref.n_iter_} rounds kept by early stopping on a random 0.25") in res.stdout
+    want = regret_by_enumeration(ref.predict_decision(X), C, w)
+    assert f"training normalized SPO loss {want:.4f};" in res.stdout
+
+    out = tmp_path / "pred.csv"
+    res = run_in_process(capsys, "predict", "--model", model, "--data", NEW, "--out", out)
+    assert res.returncode == 0, res.stderr
+    pred = pd.read_csv(out)
+    Xn = arrays(NEW, FEATURES)
+    np.testing.assert_allclose(pred[[f"pred_{c}" for c in COSTS]].to_numpy(), ref.predict(Xn),
+                               rtol=1e-10)
+    np.testing.assert_array_equal(pred[[f"decision_{c}" for c in COSTS]].to_numpy(),
+                                  ref.predict_decision(Xn))
+
+    res = run_in_process(capsys, "evaluate", "--model", model, "--data", TEST)
+    assert res.returncode == 0, res.stderr
+    Xt, Ct = arrays(TEST, FEATURES), arrays(TEST, COSTS)
+    want = regret_by_enumeration(ref.predict_decision(Xt), Ct)
+    assert res.stdout == f"SPOBoost on 100 rows of {TEST}: normalized SPO loss {want:.4f}\n"
+
+
+def test_boost_defaults_are_spoboosts_own(tmp_path, capsys):
+    """Options left out take SPOBoost's defaults (300 rounds, depth 3, 20 rows per leaf,
+    a 0.2 validation part), not the forest's or the tree's, and the help says so."""
+    params = inspect.signature(spotree.SPOBoost).parameters
+    for dest, defaults in FIT_ESTIMATOR_OPTIONS.items():
+        if "boost" in defaults:
+            assert defaults["boost"] == params[dest].default, dest
+    base = ("fit", "--data", "d.csv", "--features", "x*", "--costs", "c*", "--problem", "p")
+    est = _make_estimator(build_parser().parse_args([*base, "--estimator", "boost"]), GRID)
+    assert est.get_params() == spotree.SPOBoost(GRID).get_params()
+    # The help's defaults, option by option.
+    text = " ".join(build_parser()._subparsers._group_actions[0].choices["fit"]
+                    .format_help().split())
+    for option, default in (("--n-estimators", "(default: 100; boost: 300)"),
+                            ("--max-depth", "(default: none; optimal: 2; boost: 3)"),
+                            ("--min-samples-leaf", "(default: 1; boost: 20)"),
+                            ("--learning-rate", "(default: 0.1)"),
+                            ("--n-iter-no-change", "(default: 10)"),
+                            ("--validation-fraction", "(default: 0; boost: 0.2)")):
+        first = re.search(r"\(default: [^)]*\)", text.split(f" {option} ", 1)[1]).group()
+        assert first == default, (option, first)
+    # End to end: the fit with no option equals SPOBoost() fitted in Python.
+    model = tmp_path / "b.json"
+    res = run_in_process(capsys, *fit_args(model, "--random-state", "0"))
+    assert res.returncode == 0, res.stderr
+    X, C = arrays(TRAIN, FEATURES), arrays(TRAIN, COSTS)
+    ref = spotree.SPOBoost(GRID, random_state=0).fit(X, C)
+    loaded = spotree.load(model)
+    unsaved = {"problem": None, "random_state": None}  # model files do not keep these
+    assert loaded.get_params() | unsaved == ref.get_params() | unsaved
+    assert (loaded.n_iter_, loaded.n_estimators_) == (ref.n_iter_, ref.n_estimators_)
+    np.testing.assert_allclose(loaded.predict(pd.DataFrame(X, columns=FEATURES)),
+                               ref.predict(X), rtol=1e-12)
+
+
+def test_options_that_do_not_apply_are_refused_naming_them(tmp_path, capsys):
+    boost_refuses = [("--thresholds", "5"), ("--min-samples-split", "5"),
+                     ("--spo-weight", "0.5"), ("--ccp-alpha", "0.1"), ("--no-ridge-features",)]
+    for extra in boost_refuses:
+        res = run_in_process(capsys, *fit_args(tmp_path / "m.json", *extra))
+        assert_one_line_error(res, f"{extra[0]} does not apply to --estimator boost")
+    # SPOBoost's options are refused for the other estimators; an option given its
+    # forest default (--n-estimators 100) was taken silently by a tree.
+    others = [("tree", "--learning-rate", "0.1"), ("forest", "--init", "mean"),
+              ("optimal", "--subsample", "0.5"), ("forest", "--n-iter-no-change", "none"),
+              ("tree", "--n-estimators", "100")]
+    for est, *extra in others:
+        res = run_in_process(capsys, *fit_args(tmp_path / "m.json", *extra, estimator=est))
+        assert_one_line_error(res, f"{extra[0]} does not apply to --estimator {est}")
+    cases = [(("--criterion", "auto"), ["--criterion auto", "--estimator forest"], 1),
+             (("--validation-fraction", "0"), ["--validation-fraction 0",
+                                               "--n-iter-no-change none"], 1),
+             (("--n-iter-no-change", "none", "--validation-fraction", "0.3"),
+              ["--validation-fraction", "--n-iter-no-change none"], 1),
+             (("--validation-fraction", "0.999"), ["--validation-fraction 0.999",
+                                                   "400 of 400 rows"], 1),
+             (("--learning-rate", "0"), ["--learning-rate", "(0.0, inf)"], 1),
+             (("--learning-rate", "nan"), ["--learning-rate"], 1),
+             (("--subsample", "1.5"), ["--subsample", "(0.0, 1.0]"], 1),
+             (("--init", "zero"), ["--init", "invalid choice"], 2),
+             (("--n-iter-no-change", "0"), ["--n-iter-no-change", "'none'"], 2)]
+    for extra, needles, code in cases:
+        assert_one_line_error(run_in_process(capsys, *fit_args(tmp_path / "m.json", *extra)),
+                              *needles, code=code)
+    assert os.listdir(tmp_path) == []
+
+
+def test_show_plot_and_their_refusals_on_a_boost_model(tmp_path, capsys):
+    model = tmp_path / "b.json"
+    res = run_in_process(capsys, *fit_args(model, "--n-estimators", "6", "--init", "mean",
+                                           "--n-iter-no-change", "none", "--random-state",
+                                           "0"))
+    assert res.returncode == 0, res.stderr
+    loaded = spotree.load(model)
+    X, C = arrays(TRAIN, FEATURES), arrays(TRAIN, COSTS)
+    res = run_in_process(capsys, "show", model)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("SPOBoost for ShortestPath(grid=(4, 4)")
+    assert "start 'mean' + 6 trees (6 rounds, no early stopping)" in lines[0]
+    # Without early stopping the last round is the model itself, on all the rows.
+    W = loaded.predict_decision(pd.DataFrame(X, columns=FEATURES))
+    assert lines[-2] == f"  round 6 (kept, last): {regret_by_enumeration(W, C):.4f}"
+    # The mean start alone decides the same path for every row.
+    W0 = np.repeat(GRID.solve(C.mean(axis=0, keepdims=True))[0], len(C), axis=0)
+    assert lines[-3] == f"  round 0 (the start): {regret_by_enumeration(W0, C):.4f}"
+    shares = dict(re.findall(r"(x\d) ([0-9.]+)", lines[-1]))
+    assert set(shares) <= set(FEATURES) and abs(sum(map(float, shares.values())) - 1) < 0.01
+
+    png = tmp_path / "curve.png"
+    res = run_in_process(capsys, "plot", model, "--out", png)
+    if res.returncode == 1 and "matplotlib" in res.stderr:
+        pytest.skip("matplotlib is not installed")
+    assert res.returncode == 0, res.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for args, option in ((("show", model, "--dot"), "--dot"),
+                         (("show", model, "--max-depth", "1"), "--max-depth"),
+                         (("plot", model, "--out", tmp_path / "t.png", "--max-depth", "1"),
+                          "--max-depth")):
+        assert_one_line_error(run_in_process(capsys, *args), option, "holds a SPOBoost")
+    assert sorted(os.listdir(tmp_path)) == ["b.json", "curve.png"]
