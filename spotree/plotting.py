@@ -650,7 +650,7 @@ def plot_decision_comparison(comparison, ax=None, *, kind="difference", title=No
         ax.legend(title="normalized SPO loss", fontsize=8, title_fontsize=8, frameon=False)
     else:
         ax.axvline(0.0, color="0.3", ls=":", lw=1)
-        ax.set_xlabel(f"regret minus {comparison.reference}'s, / mean optimal value")
+        ax.set_xlabel(f"(regret - {comparison.reference}'s regret) / mean optimal value")
         ax.legend(title=f"difference from {comparison.reference} (± std. error)",
                   fontsize=8, title_fontsize=8, frameon=False)
     ax.set_ylabel("share of rows at or below")

@@ -66,6 +66,23 @@ ax.set_xlabel("test normalized regret")
 fig.tight_layout()
 
 # %%
+# Better, or noise?
+# -----------------
+# The test rows are the same for every model, so two models can be compared
+# row by row: :func:`~spotree.metrics.compare_decisions` gives each model's
+# difference from a reference with a standard error over the rows, and how
+# many rows each model decides better or worse. The plot shows each model's
+# per-row regret minus SPOBoost's: the height of a curve just left of 0 is
+# the share of rows on which that model decided better than SPOBoost.
+from spotree.metrics import compare_decisions
+from spotree.plotting import plot_decision_comparison
+
+comparison = compare_decisions(models, X_test, C_test, problem=grid,
+                               reference="SPOBoost (defaults)")
+print(comparison)
+plot_decision_comparison(comparison)
+
+# %%
 # What the boosting did
 # ---------------------
 # SPOBoost starts from a smooth model of each cost (chosen among its starts by
