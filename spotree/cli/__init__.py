@@ -1,4 +1,4 @@
-"""The ``spotree`` command: reproduce the paper; fit, predict, evaluate, show, plot on CSV files.
+"""The ``spotree`` command: reproduce the paper; fit, predict, evaluate, compare, show, plot.
 
 The package is split in three: :mod:`._parser` (the argparse interface),
 :mod:`._io` (CSV tables through pandas, problem specs, model files, output
@@ -53,6 +53,7 @@ def main(argv=None):
 
     command = {"reproduce": _commands.reproduce, "fit": _commands.fit,
                "predict": _commands.predict, "evaluate": _commands.evaluate,
+               "compare": _commands.compare,
                "show": _commands.show,
                "plot": _commands.plot}[args.command]
     saved = warnings.showwarning

@@ -19,7 +19,7 @@ from ._io import (CLIError, check_input_file, check_not_an_input, check_output_d
 from ._parser import DPI_RANGE, FIT_ESTIMATOR_OPTIONS, NOT_GIVEN
 from .._text import count_noun as _count
 
-__all__ = ["reproduce", "fit", "predict", "evaluate", "show", "plot"]
+__all__ = ["reproduce", "fit", "predict", "evaluate", "compare", "show", "plot"]
 
 #: Largest raster image ``spotree plot`` draws (pixels), so a large --dpi fails
 #: with a message instead of exhausting memory (4 bytes per pixel).
@@ -447,6 +447,176 @@ def evaluate(args):
     weighted = "" if sw is None else f", weighted by {args.weights!r}"
     print(f"{type(model).__name__} on {_count(len(C), 'row')} of {args.data}{weighted}: "
           f"{_loss_text(model, X, C, sw)}")
+    return 0
+
+
+# ---------------------------------------------------------------- compare
+class _OwnColumns:
+    """A loaded model with its own feature matrix of the compared rows.
+
+    ``compare_decisions`` takes one ``X`` for all the models, but each saved
+    model reads its own columns: this one ignores the ``X`` it is given (the
+    CSV table) and decides on its own features, with ``predict_decision``
+    as the model's score does.
+    """
+
+    def __init__(self, model, X):
+        self.model, self.X = model, X
+
+    def predict(self, _):
+        return self.model.predict(self.X)
+
+    def predict_decision(self, _):
+        return self.model.predict_decision(self.X)
+
+
+def _model_names(args):
+    """The models' names: --names, or the file names without the extension."""
+    paths = list(args.models)
+    if args.names is not None:
+        names = [s.strip() for s in args.names.split(",") if s.strip()]
+        if len(names) != len(paths):
+            raise CLIError(f"--names gives {_count(len(names), 'name')} for "
+                           f"{_count(len(paths), 'model')}")
+        twice = [n for i, n in enumerate(names) if n in names[:i]]
+        if twice:
+            raise CLIError(f"--names: {twice[0]!r} is given twice; each model needs its "
+                           "own name")
+        return names
+    stems = [os.path.splitext(os.path.basename(p))[0] for p in paths]
+    if len(set(stems)) == len(stems):
+        return stems
+    twice = [p for i, p in enumerate(paths) if p in paths[:i]]
+    if twice:
+        raise CLIError(f"model file {twice[0]} is given twice; give --names to compare a "
+                       "model with itself")
+    return paths  # same file names in different folders: the paths tell them apart
+
+
+def _compare_costs(args, df, loaded):
+    """The cost columns to score on: --costs, or the columns the models were fitted on."""
+    stored = {p: cols.get("costs") for p, (_, cols) in loaded.items()}
+    named = {p: c for p, c in stored.items() if c is not None}
+    if args.costs is None:
+        if not named:
+            raise CLIError("none of the models names its cost columns (they were not saved "
+                           "by 'spotree fit'): give them with --costs")
+        (first, costs), *others = named.items()
+        for p, c in others:
+            if list(c) != list(costs):
+                raise CLIError(f"{first} and {p} were fitted on different cost columns "
+                               f"({','.join(costs)} and {','.join(c)}): name the columns "
+                               "to score on with --costs")
+        missing = [c for c in costs if c not in df.columns]
+        if missing:
+            raise CLIError(f"{args.data} lacks the models' cost column(s): "
+                           f"{', '.join(missing)} (name the columns with --costs)")
+        return list(costs)
+    costs = select_columns(args.costs, df.columns, "--costs", args.data)
+    n_costs = next(iter(loaded.values()))[0].problem_.n_costs
+    if len(costs) != n_costs:
+        raise CLIError(f"--costs selects {_count(len(costs), 'column')} but the models' "
+                       f"problem has {_count(n_costs, 'cost')} (one per decision variable)")
+    for p, c in named.items():
+        if set(costs) == set(c) and list(costs) != list(c):
+            # As in evaluate: each cost would be paired with the wrong variable.
+            raise CLIError(f"--costs selects the columns {', '.join(costs)}, the cost "
+                           f"columns of {p} in another order; list them in the order of "
+                           f"the fit: --costs '{','.join(c)}'")
+    return costs
+
+
+def _same_problem(loaded):
+    """Fail unless every model was fitted on the first one's problem."""
+    (first, (model0, _)), *others = loaded.items()
+    p0 = model0.problem_
+    for path, (model, _) in others:
+        p = model.problem_
+        if p.n_costs != p0.n_costs:
+            raise CLIError(f"{path} was fitted on a problem of {_count(p.n_costs, 'cost')}, "
+                           f"{first} on one of {_count(p0.n_costs, 'cost')}: compare models "
+                           "of the same problem")
+        try:
+            same = p.to_dict() == p0.to_dict()
+        except NotImplementedError:  # no description to compare: its type, then
+            same = type(p) is type(p0)
+        if not same:
+            raise CLIError(f"{path} and {first} were fitted on different problems ({p!r} and "
+                           f"{p0!r}): a model's decisions are scored on its own problem, so "
+                           "compare models of the same problem")
+
+
+def compare(args):
+    from ..metrics import compare_decisions
+
+    if len(args.models) < 2:
+        raise CLIError("compare needs two or more models (MODEL MODEL ...); 'spotree "
+                       "evaluate' scores one")
+    if args.plot_kind is not None and args.plot is None:
+        raise CLIError("--plot-kind chooses what --plot draws: give --plot FILE")
+    names = _model_names(args)
+    if args.reference is not None and args.reference not in names:
+        raise CLIError(f"--reference {args.reference!r} is not one of the models' names: "
+                       + ", ".join(map(repr, names)))
+    ext = None
+    if args.plot is not None:
+        from .._compat import import_optional
+
+        ext = os.path.splitext(args.plot)[1].lower().lstrip(".")
+        if ext not in ("png", "pdf", "svg"):
+            raise CLIError(f"--plot must end in .png, .pdf or .svg; got {args.plot!r}")
+        check_output_file(args.plot, "--plot")
+        for other, path in [("--data", args.data)] + [("model", p) for p in args.models]:
+            check_not_an_input(args.plot, "--plot", {other: path})
+        import_optional("matplotlib", purpose="spotree compare --plot")
+    loaded = {}
+    for path in args.models:
+        loaded[path] = load_model(path)
+    _same_problem(loaded)
+    df = read_table(args.data)
+    costs = _compare_costs(args, df, loaded)
+    n_other = len(costs) + (args.weights is not None)
+    features = {}
+    for path, (model, columns) in loaded.items():
+        try:
+            cols = _features_to_predict(model, columns, df, args.data, n_other)
+        except CLIError as exc:
+            raise CLIError(f"{path}: {exc}") from None
+        if cols is None:
+            cols = [str(c) for c in df.columns if c not in costs and c != args.weights]
+        both = [c for c in cols if c in costs]
+        if both:
+            raise CLIError(f"{path}: column(s) {', '.join(both)} are both its features and "
+                           "costs")
+        features[path] = cols
+    sw = None
+    if args.weights is not None:
+        every = [c for cols in features.values() for c in cols]
+        sw = _weight_column(df, args.weights, every, costs, args.data)
+    C = numeric_matrix(df, costs, args.data)
+    check_summable(C, costs, args.data, sw)
+    models = {}
+    for name, (path, (model, _)) in zip(names, loaded.items()):
+        models[name] = _OwnColumns(model, _feature_matrix(model, df, features[path], args.data))
+    first = next(iter(loaded.values()))[0]
+    result = compare_decisions(models, df, C, problem=first.problem_, sample_weight=sw,
+                               reference=args.reference)
+    weighted = "" if sw is None else f", weighted by {args.weights!r}"
+    print(f"{_count(len(names), 'model')} on {_count(len(C), 'row')} of {args.data}"
+          f"{weighted}, compared with {result.reference}:")
+    print(result)
+    if args.plot is not None:
+        from matplotlib.figure import Figure
+
+        from ..plotting import plot_decision_comparison
+
+        fig = Figure(figsize=(6.5, 4.2))
+        plot_decision_comparison(result, ax=fig.add_subplot(1, 1, 1),
+                                 kind=args.plot_kind or "difference")
+        fig.tight_layout()
+        write_output(args.plot, lambda fh: fig.savefig(fh, format=ext, dpi=110), "--plot",
+                     mode="wb")
+        print(f"wrote {args.plot}", file=sys.stderr)
     return 0
 
 

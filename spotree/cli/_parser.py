@@ -89,6 +89,7 @@ examples:
               --problem problem.json --model model.json --max-depth 3
   spotree predict --model model.json --data new.csv --out predictions.csv
   spotree evaluate --model model.json --data test.csv
+  spotree compare --data test.csv tree.json forest.json --plot compare.png
   spotree show model.json
   spotree plot model.json --out tree.png
   spotree fit --data train.csv --features 'x*' --costs 'c*' \\
@@ -552,6 +553,43 @@ def build_parser():
                     help="cost columns, in the problem's order (default: the columns the "
                          "model was fitted on)")
     ep.add_argument("--weights", metavar="COL", help="column of sample weights")
+
+    # compare --------------------------------------------------------------
+    cp = sub.add_parser(
+        "compare", formatter_class=_fmt_help, parents=[common],
+        help="compare several models' decisions on the same rows, paired row by row",
+        description=(
+            "Score several saved models on the same rows of a CSV file of realized\n"
+            "costs and compare each with a reference, row by row: each model's\n"
+            "normalized SPO loss, its difference from the reference's with a standard\n"
+            "error (the rows taken as independent draws), and the rows where it\n"
+            "decides better or worse (spotree.metrics.compare_decisions). A difference\n"
+            "within about two standard errors of 0 is no evidence either way. The\n"
+            "models must be fitted on the same problem; each reads its own feature\n"
+            "columns."),
+        epilog=("example:\n  spotree compare --data examples/shortest_path_test.csv "
+                "tree.json forest.json \\\n"
+                "                  --names tree,forest --reference tree --plot compare.png"))
+    cp.add_argument("models", nargs="+", metavar="MODEL",
+                    help="two or more models saved by 'fit'")
+    cp.add_argument("--data", required=True, metavar="CSV",
+                    help="rows to score; must hold the models' feature and cost columns")
+    cp.add_argument("--costs", metavar="COLS",
+                    help="cost columns, in the problem's order (default: the columns the "
+                         "models were fitted on)")
+    cp.add_argument("--weights", metavar="COL", help="column of sample weights")
+    cp.add_argument("--names", metavar="LIST",
+                    help="comma-separated names of the models, in the order given "
+                         "(default: their file names without the extension)")
+    cp.add_argument("--reference", metavar="NAME",
+                    help="the model the others are compared with (default: the first)")
+    cp.add_argument("--plot", metavar="FILE",
+                    help="also draw the distribution over the rows of each model's paired "
+                         "regret difference from the reference to FILE (.png, .pdf or "
+                         ".svg; needs spotree[plot])")
+    cp.add_argument("--plot-kind", choices=("difference", "ecdf"), default=None,
+                    help="with --plot: difference (default), or each model's regrets "
+                         "(ecdf)")
 
     # show / plot ----------------------------------------------------------
     sp = sub.add_parser("show", formatter_class=_fmt_help, parents=[common],
