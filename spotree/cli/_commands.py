@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-from ._io import (CLIError, check_input_file, check_not_an_input, check_output_dir,
+from ._io import (CLIError, _bad_cell, check_input_file, check_not_an_input, check_output_dir,
                   check_output_file,
                   check_summable, feature_frame, load_model, load_problem, numeric_matrix,
                   read_table,
@@ -274,6 +274,8 @@ def fit(args):
     if args.weights:
         sw = _weight_column(df, args.weights, features, costs, args.data)
     X = feature_frame(df, features, args.data)
+    if args.estimator == "boost":
+        _no_missing_values(X, df, args.data, "--estimator boost")
     C = numeric_matrix(df, costs, args.data)
     del df
     check_summable(C, costs, args.data, sw)
@@ -370,9 +372,25 @@ def _features_to_predict(model, columns, df, path, n_other=0):
     return names
 
 
+def _no_missing_values(X, df, path, who):
+    """Fail at the first empty cell of a numeric feature column: SPOBoost takes none
+    (its starts are linear in the features), and its own error names no file or line."""
+    import numpy as np
+
+    for col in X.columns:
+        missing = X[col].isna().to_numpy()
+        if X[col].dtype.kind == "f" and missing.any():
+            raise _bad_cell(path, df, col, int(np.argmax(missing)), feature=True,
+                            note=f": a missing value, which {who} does not take in a "
+                                 "numeric column (impute it, or fit --estimator tree or "
+                                 "forest, whose splits route missing values)")
+
+
 def _feature_matrix(model, df, names, path):
     X = feature_frame(df, names, path, getattr(model, "category_values_", None),
                       fitted=True)
+    if _is_boost(model):
+        _no_missing_values(X, df, path, "a SPOBoost")
     return X if getattr(model, "feature_names_in_", None) is not None else X.to_numpy()
 
 

@@ -212,3 +212,24 @@ def test_show_plot_and_their_refusals_on_a_boost_model(tmp_path, capsys):
                           "--max-depth")):
         assert_one_line_error(run_in_process(capsys, *args), option, "holds a SPOBoost")
     assert sorted(os.listdir(tmp_path)) == ["b.json", "curve.png"]
+
+
+def test_an_empty_numeric_feature_cell_is_refused_naming_file_line_and_column(tmp_path,
+                                                                              capsys):
+    """SPOBoost takes no missing values in numeric columns; its error named 'Input X',
+    neither the file nor the cell."""
+    holes = tmp_path / "holes.csv"
+    df = pd.read_csv(TRAIN)
+    df.loc[3, "x2"] = np.nan  # line 5: the header, then rows 0..3
+    df.to_csv(holes, index=False)
+    res = run_in_process(capsys, *fit_args(tmp_path / "m.json", data=holes))
+    assert_one_line_error(res, f"{holes}, line 5, column 'x2': empty cell",
+                          "--estimator boost", "--estimator tree or forest")
+    model = tmp_path / "b.json"
+    res = run_in_process(capsys, *fit_args(model, "--n-estimators", "2", "--n-iter-no-change",
+                                           "none"))
+    assert res.returncode == 0, res.stderr
+    for command in ("predict", "evaluate"):
+        res = run_in_process(capsys, command, "--model", model, "--data", holes)
+        assert_one_line_error(res, f"{holes}, line 5, column 'x2': empty cell", "SPOBoost")
+    assert sorted(os.listdir(tmp_path)) == ["b.json", "holes.csv"]
