@@ -11,17 +11,27 @@ missing-value side of every split (the rule of scikit-learn's
 HistGradientBoosting). Linear models see a categorical column as one
 indicator column per category seen at fit (:func:`one_hot`).
 
+A numeric column can be marked categorical by the estimator's
+``categorical_features`` (:func:`categorical_mask`). Trees split its values
+as they are; linear models and SPOBoost take its distinct values at fit as
+its labels (:func:`value_labels`) and code it by value
+(:func:`code_by_value`), so that it becomes indicator columns like a
+DataFrame's categorical column.
+
 Date and time columns are refused with a message naming the column: their
 numbers (nanoseconds since 1970) would be a silent choice of units.
 """
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["is_dataframe", "column_kind", "categorical_columns", "encode_frame", "one_hot",
-           "one_hot_sum", "one_hot_width", "unseen_to_missing"]
+__all__ = ["is_dataframe", "column_kind", "categorical_columns", "categorical_mask",
+           "code_by_value", "encode_frame", "one_hot", "one_hot_sum", "one_hot_width",
+           "unseen_to_missing", "value_labels"]
 
 
 def is_dataframe(X):
@@ -62,6 +72,56 @@ def categorical_columns(X):
     """Boolean mask of the DataFrame's categorical columns (see :func:`column_kind`)."""
     return np.array([column_kind(X.iloc[:, j]) == "categorical" for j in range(X.shape[1])],
                     dtype=bool)
+
+
+def categorical_mask(est, p):
+    """Which of the p features are categorical: by dtype at fit, or named by the user.
+
+    ``est.categorical_features`` lists indices, names (of a DataFrame's
+    columns) or is a boolean mask; either adds to the columns categorical
+    by dtype.
+    """
+    cats = getattr(est, "category_values_", None)
+    mask = (np.zeros(p, dtype=bool) if cats is None
+            else np.array([c is not None for c in cats], dtype=bool))
+    cf = est.categorical_features
+    if cf is None:
+        return mask
+    shape = np.shape(np.asarray(cf, dtype=object))
+    if len(shape) != 1:
+        raise ValueError(f"categorical_features must be a 1-D list of feature indices, names "
+                         f"or a boolean mask; got an array of shape {shape}.")
+    # The entries as given: numpy would turn [True, 2] into the indices 1 and 2
+    # (which spotree.load then refuses) and [0, "a"] into two names.
+    items = list(cf)
+    flags = [isinstance(f, (bool, np.bool_)) for f in items]
+    if items and all(flags):
+        if len(items) != p:
+            raise ValueError(f"categorical_features as a boolean mask must have shape "
+                             f"({p},); got ({len(items)},).")
+        return np.array(items, dtype=bool) | mask
+    if any(flags):
+        raise ValueError(f"categorical_features mixes bools with feature indices or names: "
+                         f"{items!r}; give a boolean mask of all {p} features or a list of "
+                         f"indices or names.")
+    for f in items:
+        if isinstance(f, str) or (hasattr(f, "dtype") and f.dtype.kind in "US"):
+            names = getattr(est, "feature_names_in_", None)
+            if names is None or f not in list(names):
+                raise ValueError(f"categorical_features names {f!r}, which is not a "
+                                 "column of X.")
+            mask[list(names).index(f)] = True
+        elif isinstance(f, numbers.Integral) and not isinstance(f, (bool, np.bool_)):
+            if not 0 <= int(f) < p:
+                raise ValueError(f"categorical_features index {f} is out of range for "
+                                 f"{p} features.")
+            mask[int(f)] = True
+        else:
+            # int(1.5) is 1: a float index chose a feature silently (and a
+            # saved model with float indices could not be loaded).
+            raise ValueError(f"categorical_features must hold feature indices (ints), names "
+                             f"of columns of X or be a boolean mask; got {f!r}.")
+    return mask
 
 
 def time_column_error(name, dtype):
@@ -146,6 +206,33 @@ def encode_frame(X, categories=None):
         codes[(codes < 0) | col.isna().to_numpy()] = np.nan
         out[name] = pd.Series(codes, index=X.index)
     return pd.DataFrame(out, index=X.index, columns=X.columns), categories
+
+
+def value_labels(x):
+    """The categories of a numeric column marked categorical: its distinct values, sorted.
+
+    Missing values (NaN) are left out. Whole numbers are given as ints (the
+    labels of ``pandas.Categorical([0, 2, 5])``, and names such as ``day=3``
+    in exports), other values as floats.
+    """
+    values = np.unique(x[~np.isnan(x)])
+    if values.size and (values == np.round(values)).all() and np.abs(values).max() < 2.0 ** 53:
+        return [int(v) for v in values]
+    return [float(v) for v in values]
+
+
+def code_by_value(x, labels):
+    """Float codes of the numbers ``x``: the position of each in ``labels``.
+
+    A missing value, or one that ``labels`` does not hold (a category
+    unseen at fit), is NaN, as :func:`encode_frame` codes them.
+    """
+    ref = np.asarray(labels, dtype=np.float64)
+    if ref.size == 0:
+        return np.full(np.shape(x), np.nan)
+    pos = np.minimum(np.searchsorted(ref, x), ref.size - 1)
+    # (NaN sorts last and equals nothing.)
+    return np.where(ref[pos] == x, pos, np.nan).astype(np.float64)
 
 
 def one_hot_width(categories):

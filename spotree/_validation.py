@@ -17,7 +17,8 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
-from ._categories import encode_frame, is_dataframe, one_hot
+from ._categories import (categorical_mask, code_by_value, encode_frame, is_dataframe, one_hot,
+                          value_labels)
 
 __all__ = ["check_costs", "cost_names", "check_sample_weight", "check_random_state_seed",
            "check_same_rows", "check_features", "check_realized_costs", "check_fit_inputs"]
@@ -228,6 +229,10 @@ def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False, a
     :mod:`spotree._categories`); at fit their labels are stored in
     ``est.category_values_`` (None without such columns), and
     ``n_features_in_`` / ``feature_names_in_`` are set as scikit-learn does.
+    With ``one_hot_categories``, the other columns that
+    ``est.categorical_features`` marks are categorical too: their distinct
+    values at fit are their labels (``est._numeric_categories`` records
+    which columns these are, so that an array is accepted at predict).
 
     Parameters
     ----------
@@ -258,7 +263,11 @@ def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False, a
     name = type(est).__name__
     if reset:
         est.category_values_ = None
+        est.__dict__.pop("_numeric_categories", None)
     cats = getattr(est, "category_values_", None)
+    # Columns numeric in X that categorical_features made categorical: coded
+    # by value below, after the dtype's categories (see _categories).
+    by_value = getattr(est, "_numeric_categories", None)
     if is_dataframe(X):
         if reset:
             X, learned = encode_frame(X)
@@ -269,12 +278,17 @@ def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False, a
             # unexpected or reordered columns): the codes go by position.
             if hasattr(est, "feature_names_in_"):
                 validate_data(est, X, reset=False, skip_check_array=True)
-            X, _ = encode_frame(X, cats if cats is not None else [None] * X.shape[1])
-    elif cats is not None:
+            frame_cats = [None] * X.shape[1] if cats is None else list(cats)
+            if by_value is not None:
+                frame_cats = [None if v else c for c, v in zip(frame_cats, by_value)]
+            X, _ = encode_frame(X, frame_cats)
+    elif cats is not None and not (by_value is not None and all(
+            v or c is None for c, v in zip(cats, by_value))):
         names = getattr(est, "feature_names_in_", None)
         columns = (f" with the columns {list(names)}" if names is not None else "")
         text = [str(names[j]) if names is not None else j
-                for j, c in enumerate(cats) if c is not None]
+                for j, c in enumerate(cats) if c is not None
+                and not (by_value is not None and by_value[j])]
         raise ValueError(f"X must be a pandas DataFrame{columns}: this {name} was fitted on a "
                          f"DataFrame whose columns {text} hold categories or text, and an "
                          "array does not say which category a value is.")
@@ -284,6 +298,23 @@ def check_features(est, X, *, reset, allow_nan=True, one_hot_categories=False, a
                       ensure_all_finite="allow-nan" if (allow_nan or one_hot_categories)
                       else True)
     if one_hot_categories:
+        if reset and getattr(est, "categorical_features", None) is not None:
+            # Marked columns that are not categorical already (by dtype).
+            marked = categorical_mask(est, X.shape[1])
+            by_value = [bool(m) and (cats is None or cats[j] is None)
+                        for j, m in enumerate(marked)]
+            if any(by_value):
+                cats = [None] * X.shape[1] if cats is None else list(cats)
+                for j in np.flatnonzero(by_value):
+                    cats[j] = value_labels(X[:, j])
+                est.category_values_ = cats
+                est._numeric_categories = by_value
+            else:
+                by_value = None
+        if by_value is not None:
+            X = np.array(X, dtype=np.float64, copy=True)
+            for j in np.flatnonzero(by_value):
+                X[:, j] = code_by_value(X[:, j], cats[j])
         X = one_hot(X, cats)
         if not allow_nan and not np.isfinite(X).all():
             raise ValueError(f"Input X contains NaN or infinity; {name} does not support "

@@ -18,7 +18,7 @@ from ._validation import check_features, check_fit_inputs
 from .metrics import _spo_plus, spo_plus_loss, spo_plus_subgradient  # noqa: F401 (old home)
 from .problems import resolve_problem
 from .tree import register_model
-from .tree._classes import SPOScoreMixin
+from .tree._classes import CATEGORICAL_FEATURES, SPOScoreMixin
 
 __all__ = ["SPOPlusLinear"]
 
@@ -43,6 +43,11 @@ class _Adam:
             v *= b2
             v += (1.0 - b2) * g * g
             p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
+
+
+#: The fitted attributes that checking X at fit sets (check_features).
+_RESET_BY_CHECK = ("n_features_in_", "feature_names_in_", "category_values_",
+                   "_numeric_categories")
 
 
 def _unseen_indicators(X, sw, categories):
@@ -98,16 +103,28 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     verbose : int, default=0
         Print the mean training loss after every epoch when positive (the
         ``loss_curve_`` entry: with ``alpha``, plus the penalty, as it says).
+    categorical_features : array-like of int or str, array of bool, or None, default=None
+        Numeric columns to treat as categories (weekday codes 0..6, say),
+        given as in :class:`~spotree.SPOTree`: feature indices, names of a
+        DataFrame's columns, or a boolean mask of all the features. Each
+        becomes one indicator column per distinct value of the training rows
+        (its labels in ``category_values_``), as a DataFrame's categorical
+        column does; a missing value (NaN) or a value not seen at fit is
+        all zeros. A DataFrame column of dtype ``category`` or ``string``, or
+        ``object`` holding text, is categorical in any case (listing it
+        changes nothing). X at predict may then be an array, unless some
+        column is categorical by its dtype.
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_costs, n_columns)
-        One column per feature, except that a categorical column of a
-        DataFrame (dtype ``category`` or ``string``, or ``object`` holding
-        text) has one column per category of ``category_values_``, in that
-        order: the model sees it as indicator columns, all zero for a missing
-        or unseen category (a listed category that no row of positive weight
-        holds keeps a coefficient of 0).
+        One column per feature, except that a categorical column (of a
+        DataFrame: dtype ``category`` or ``string``, or ``object`` holding
+        text; or one marked by ``categorical_features``) has one column per
+        category of ``category_values_``, in that order: the model sees it
+        as indicator columns, all zero for a missing or unseen category (a
+        listed category that no row of positive weight holds keeps a
+        coefficient of 0).
     intercept_ : ndarray of shape (n_costs,)
     loss_curve_ : ndarray of shape (``n_iter_``,)
         Mean SPO+ loss (weighted, plus the penalty) over the minibatches of
@@ -121,8 +138,10 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     category_values_ : list or None
         Per column of X, its categories in the order of their codes: a
         ``category`` dtype's own (listed even when no row holds them),
-        otherwise the labels of the training rows, sorted (None for a
-        numeric column); None when X has no categorical column.
+        otherwise the labels of the training rows, sorted (for a column
+        marked by ``categorical_features``, its distinct values: ints when
+        they are whole numbers); None for a numeric column; None when X has
+        no categorical column.
 
     Notes
     -----
@@ -156,15 +175,17 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "warm_start": [InstanceOf((bool, np.bool_), "a bool")],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
         "random_state": RANDOM_STATE,
+        "categorical_features": [CATEGORICAL_FEATURES, None],
     }
 
     # Saved by save() (see spotree.tree._persist); no trees, no importances.
-    _persist_extra = ("category_values_", "coef_", "intercept_", "loss_curve_", "n_iter_")
+    _persist_extra = ("category_values_", "_numeric_categories", "coef_", "intercept_",
+                      "loss_curve_", "n_iter_")
     _persist_importances = False
 
     def __init__(self, problem=None, *, alpha=0.0, fit_intercept=True, max_iter=20,
                  learning_rate=0.01, batch_size=32, random_state=None, warm_start=False,
-                 verbose=0):
+                 verbose=0, categorical_features=None):
         self.problem = problem
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -174,6 +195,7 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.random_state = random_state
         self.warm_start = warm_start
         self.verbose = verbose
+        self.categorical_features = categorical_features
 
     def fit(self, X, C, sample_weight=None):
         """Train on features X and realized costs C.
@@ -181,8 +203,9 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Finite features; a DataFrame's category and text columns are
-            categorical (see ``coef_``).
+            Finite features; a DataFrame's category and text columns, and
+            those marked by ``categorical_features``, are categorical (see
+            ``coef_``), and may hold missing values (NaN: all indicators 0).
         C : array-like of shape (n_samples, n_costs)
         sample_weight : array-like of shape (n_samples,), default=None
 
@@ -194,7 +217,7 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # What checking X resets, kept so that a refused warm start leaves the
         # fitted model as it was.
         kept = {k: v for k, v in vars(self).items()
-                if k in ("n_features_in_", "feature_names_in_", "category_values_")}
+                if k in _RESET_BY_CHECK}
         X, C, sw = check_fit_inputs(self, X, C, sample_weight, allow_nan=False,
                                     one_hot_categories=True)
         if self.warm_start and getattr(self, "coef_", None) is not None:
@@ -202,7 +225,7 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 self._check_warm_start(X.shape[1], C.shape[1],
                                        kept.get("category_values_"))
             except ValueError:
-                for k in ("n_features_in_", "feature_names_in_", "category_values_"):
+                for k in _RESET_BY_CHECK:
                     self.__dict__.pop(k, None)
                 self.__dict__.update(kept)
                 raise

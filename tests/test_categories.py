@@ -152,3 +152,21 @@ def test_an_unseen_code_of_an_array_is_predicted_as_missing_and_the_array_is_kep
     missing = np.array([[np.nan, 0.3], [1.0, 0.3]])
     assert_array_equal(est.predict(new), est.predict(missing))
     assert_array_equal(new, kept)
+
+
+def test_a_numeric_column_coded_by_value():
+    # value_labels / code_by_value (SPOPlusLinear and SPOBoost with
+    # categorical_features): codes against a dict of the sorted distinct values.
+    from spotree._categories import code_by_value, value_labels
+
+    x = np.array([3.0, -1.0, 3.0, np.nan, 0.5, -1.0])
+    labels = value_labels(x)
+    assert labels == [-1.0, 0.5, 3.0] and all(type(v) is float for v in labels)
+    assert value_labels(np.array([6.0, 0.0, np.nan, 6.0])) == [0, 6]
+    assert all(type(v) is int for v in value_labels(np.array([2.0, 1.0])))
+    assert value_labels(np.array([np.nan])) == []
+    code = {v: float(i) for i, v in enumerate(labels)}
+    new = np.array([0.5, 3.0, 7.0, np.nan, -1.0, -5.0, 1.0])
+    expected = [code.get(v, np.nan) for v in new]
+    assert_array_equal(code_by_value(new, labels), expected)
+    assert_array_equal(code_by_value(new, []), np.full(7, np.nan))

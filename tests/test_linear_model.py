@@ -482,6 +482,143 @@ def test_a_category_without_a_training_row_of_positive_weight_is_unseen():
     assert (est.coef_[:, [1, 4]] == 0).all()
 
 
+# ------------------------------------------------- categorical_features
+def _weekday_data(n=90, seed=0):
+    """X with weekday codes 0..4 in column 1 (numbers), its DataFrame twin with
+    that column as a pandas category, and X with the column one-hot by hand."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    day = rng.integers(0, 5, n)
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    X = np.column_stack([a, day, b]).astype(float)
+    frame = pd.DataFrame({"a": a, "day": pd.Categorical(day, categories=range(5)), "b": b})
+    hand = np.column_stack([a, day[:, None] == np.arange(5), b]).astype(float)
+    C = np.column_stack([1.0 + (day == 1) + a, np.full(n, 2.0), 2.5 - (day >= 3)])
+    return X, frame, hand, C + rng.normal(scale=0.1, size=C.shape)
+
+
+@pytest.mark.parametrize("marked", [[1], (1,), np.array([1]), [False, True, False]])
+def test_categorical_features_make_codes_a_category_column(marked):
+    # Before: SPOPlusLinear had no categorical_features; the codes were one
+    # number with one coefficient. Now column 1 is the indicator columns of
+    # a DataFrame's category column, and of X one-hot encoded by hand.
+    import pandas as pd
+
+    X, frame, hand, C = _weekday_data()
+    roads = FiniteDecisions(np.eye(3))
+    est = SPOPlusLinear(roads, max_iter=4, random_state=0, categorical_features=marked)
+    est.fit(X, C)
+    by_dtype = SPOPlusLinear(roads, max_iter=4, random_state=0).fit(frame, C)
+    by_hand = SPOPlusLinear(roads, max_iter=4, random_state=0).fit(hand, C)
+    assert est.category_values_ == by_dtype.category_values_ == [None, [0, 1, 2, 3, 4], None]
+    # The same indicator matrix reaches the same Adam steps: exactly equal.
+    assert_array_equal(est.coef_, by_dtype.coef_)
+    assert_array_equal(est.predict(X), by_dtype.predict(frame))
+    assert_allclose(est.coef_, by_hand.coef_, rtol=1e-12, atol=1e-14)
+    assert_allclose(est.predict(X), by_hand.predict(hand), rtol=1e-12, atol=1e-14)
+    # A day never seen at fit (7), or missing, predicts as all-zero indicators.
+    new = X[:3].copy()
+    new[0, 1], new[1, 1] = 7.0, np.nan
+    h = hand[:3].copy()
+    h[:2, 1:6] = 0.0
+    assert_allclose(est.predict(new), by_hand.predict(h), rtol=1e-12, atol=1e-14)
+    unseen = frame.iloc[:2].assign(day=pd.Categorical([None, None], categories=range(5)))
+    assert_array_equal(est.predict(new)[:2], by_dtype.predict(unseen))
+
+
+def test_categorical_features_on_a_dataframe():
+    # A numeric column named by categorical_features is coded by its values;
+    # a category column also named stays what its dtype says. An array at
+    # predict is accepted only when no column is categorical by dtype.
+    import pandas as pd
+
+    X, frame, hand, C = _weekday_data()
+    roads = FiniteDecisions(np.eye(3))
+    numeric = frame.assign(day=X[:, 1])
+    est = SPOPlusLinear(roads, max_iter=4, random_state=0, categorical_features=["day"])
+    est.fit(numeric, C)
+    ref = SPOPlusLinear(roads, max_iter=4, random_state=0).fit(frame, C)
+    assert est.category_values_ == ref.category_values_
+    assert_array_equal(est.predict(numeric), ref.predict(frame))
+    with pytest.warns(UserWarning, match="valid feature names"):
+        assert_array_equal(est.predict(X), ref.predict(frame))
+    with pytest.raises(ValueError, match=r"Column 'day' of X holds text or categories"):
+        est.predict(numeric.assign(day=numeric["day"].astype(str)))
+    # Listing the category column changes nothing.
+    both = SPOPlusLinear(roads, max_iter=4, random_state=0,
+                         categorical_features=["day"]).fit(frame, C)
+    assert_array_equal(both.coef_, ref.coef_)
+    # A text column by dtype and a listed numeric one: only the text one
+    # keeps an array out.
+    soil = pd.Categorical(np.where(X[:, 0] > 0, "wet", "dry"))
+    mixed = numeric.assign(soil=soil)
+    est.set_params(categorical_features=[1]).fit(mixed, C)
+    assert est.category_values_ == [None, [0, 1, 2, 3, 4], None, ["dry", "wet"]]
+    with pytest.raises(ValueError, match=r"fitted on a DataFrame whose columns \['soil'\] "
+                                         r"hold categories"):
+        est.predict(mixed.to_numpy(dtype=object))
+    ref.fit(frame.assign(soil=soil), C)
+    assert_array_equal(est.predict(mixed), ref.predict(frame.assign(soil=soil)))
+
+
+@pytest.mark.parametrize("marked, match", [
+    ([3], r"categorical_features index 3 is out of range for 3 features"),
+    ([-1], r"categorical_features index -1 is out of range"),
+    ([1.0], r"must hold feature indices \(ints\), names of columns of X or be a boolean "
+            r"mask; got 1\.0"),
+    (["day"], r"categorical_features names 'day', which is not a column of X"),
+    ([True, False], r"as a boolean mask must have shape \(3,\); got \(2,\)"),
+    ([True, 1], r"mixes bools with feature indices"),
+    ([[1]], r"must be a 1-D list"),
+    (1, r"The 'categorical_features' parameter of SPOPlusLinear must be an array-like"),
+])
+def test_bad_categorical_features_are_refused_as_by_spotree(marked, match):
+    from spotree import SPOTree
+
+    X, _, _, C = _weekday_data(n=30)
+    with pytest.raises(ValueError, match=match) as ours:
+        SPOPlusLinear(max_iter=1, categorical_features=marked).fit(X, C)
+    with pytest.raises(ValueError) as tree:
+        SPOTree(categorical_features=marked).fit(X, C)
+    assert str(ours.value) == str(tree.value).replace("SPOTree", "SPOPlusLinear")
+
+
+def test_categorical_features_persist(tmp_path):
+    import json
+
+    import spotree
+    from sklearn.base import clone
+
+    X, _, _, C = _weekday_data(n=60)
+    est = SPOPlusLinear(max_iter=2, random_state=0, categorical_features=[1]).fit(X, C)
+    new = X[:4].copy()
+    new[0, 1] = 9.0
+    P = est.predict(new)
+    assert clone(est).get_params()["categorical_features"] == [1]
+    assert_array_equal(pickle.loads(pickle.dumps(est)).predict(new), P)
+    path, doc = _saved(tmp_path, est)
+    back = spotree.load(path)
+    assert back.categorical_features == [1]
+    assert back.category_values_ == [None, [0, 1, 2, 3, 4], None]
+    assert_array_equal(back.predict(new), P)  # an array, as at fit
+    # The labels of a column coded by value are found by binary search.
+    doc["fitted"]["category_values_"][1] = [0, 2, 1, 3, 4]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"fitted\.category_values_\[1\] must list "
+                                         r"increasing numbers"):
+        spotree.load(path)
+    doc["fitted"]["category_values_"][1] = ["a", "b", "c", "d", "e"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"fitted\.category_values_\[1\] must list numbers"):
+        spotree.load(path)
+    doc["fitted"]["_numeric_categories"] = [0, 1, 0]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"fitted\._numeric_categories must be null or a "
+                                         r"list of n_features_in_=3 bools"):
+        spotree.load(path)
+
+
 # ------------------------------------------------------------- save/load
 def _one_leaf_tree(p, d):
     from spotree.tree._tree import Tree

@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from .._categories import unseen_to_missing
+from .._categories import categorical_mask, unseen_to_missing
 from .._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from .._ridge import cost_unit
 from .._validation import (check_costs, check_features, check_fit_inputs,
@@ -68,56 +68,6 @@ def _resolve_max_features(max_features, p):
     if isinstance(max_features, numbers.Integral):
         return min(int(max_features), p)
     return max(1, int(max_features * p))
-
-
-def categorical_mask(est, p):
-    """Which of the p features are categorical: by dtype at fit, or named by the user.
-
-    ``est.categorical_features`` lists indices, names (of a DataFrame's
-    columns) or is a boolean mask; either adds to the columns categorical
-    by dtype.
-    """
-    cats = getattr(est, "category_values_", None)
-    mask = (np.zeros(p, dtype=bool) if cats is None
-            else np.array([c is not None for c in cats], dtype=bool))
-    cf = est.categorical_features
-    if cf is None:
-        return mask
-    shape = np.shape(np.asarray(cf, dtype=object))
-    if len(shape) != 1:
-        raise ValueError(f"categorical_features must be a 1-D list of feature indices, names "
-                         f"or a boolean mask; got an array of shape {shape}.")
-    # The entries as given: numpy would turn [True, 2] into the indices 1 and 2
-    # (which spotree.load then refuses) and [0, "a"] into two names.
-    items = list(cf)
-    flags = [isinstance(f, (bool, np.bool_)) for f in items]
-    if items and all(flags):
-        if len(items) != p:
-            raise ValueError(f"categorical_features as a boolean mask must have shape "
-                             f"({p},); got ({len(items)},).")
-        return np.array(items, dtype=bool) | mask
-    if any(flags):
-        raise ValueError(f"categorical_features mixes bools with feature indices or names: "
-                         f"{items!r}; give a boolean mask of all {p} features or a list of "
-                         f"indices or names.")
-    for f in items:
-        if isinstance(f, str) or (hasattr(f, "dtype") and f.dtype.kind in "US"):
-            names = getattr(est, "feature_names_in_", None)
-            if names is None or f not in list(names):
-                raise ValueError(f"categorical_features names {f!r}, which is not a "
-                                 "column of X.")
-            mask[list(names).index(f)] = True
-        elif isinstance(f, numbers.Integral) and not isinstance(f, (bool, np.bool_)):
-            if not 0 <= int(f) < p:
-                raise ValueError(f"categorical_features index {f} is out of range for "
-                                 f"{p} features.")
-            mask[int(f)] = True
-        else:
-            # int(1.5) is 1: a float index chose a feature silently (and a
-            # saved model with float indices could not be loaded).
-            raise ValueError(f"categorical_features must hold feature indices (ints), names "
-                             f"of columns of X or be a boolean mask; got {f!r}.")
-    return mask
 
 
 def _categories_seen(fit_data, active):

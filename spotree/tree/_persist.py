@@ -245,6 +245,39 @@ def _read_category_values(v, where, p, d):
     return out
 
 
+def _read_numeric_categories(v, where, p, d):
+    """Per feature, whether it is a numeric column that categorical_features made
+    categorical (coded by value; see check_features), or null for none."""
+    if v is None:
+        return None
+    if not isinstance(v, list) or len(v) != p or not all(type(x) is bool for x in v):
+        raise _schema.SchemaError(where, f"must be null or a list of n_features_in_={p} "
+                                         f"bools; got {_schema._show(v)}.")
+    return v
+
+
+def _check_numeric_categories(fitted):
+    """A column coded by value has labels that are increasing numbers (codes are
+    found by binary search in them)."""
+    marked = fitted.get("_numeric_categories")
+    if not marked:
+        return
+    labels = fitted.get("category_values_") or [None] * len(marked)
+    for j, m in enumerate(marked):
+        if not m:
+            continue
+        at = f"fitted.category_values_[{j}]"
+        values = labels[j]
+        if values is None or not all(isinstance(x, (int, float)) and type(x) is not bool
+                                     for x in values):
+            raise _schema.SchemaError(at, "must list numbers: fitted._numeric_categories "
+                                          f"marks feature {j} as a numeric column coded by "
+                                          "value.")
+        if len(values) > 1 and not (np.diff(np.asarray(values, dtype=np.float64)) > 0).all():
+            raise _schema.SchemaError(at, "must list increasing numbers (the values of a "
+                                          "column coded by value).")
+
+
 def _read_categories_seen(v, where, p, d):
     """Per feature, the category codes seen at fit (finite numbers) or None."""
     if v is None:
@@ -323,6 +356,7 @@ _EXTRA_READERS = {
     "oob_score_": _read_oob_score,
     "category_values_": _read_category_values,
     "categories_seen_": _read_categories_seen,
+    "_numeric_categories": _read_numeric_categories,
     "ridge_features_": _read_ridge_features,
     # OptimalSPOTree: the solve's status, objective, bound and gap.
     "result_": _read_result,
@@ -633,6 +667,7 @@ def load(path, *, problem=None, max_bytes=MAX_BYTES):
                                                      f"trees have n_outputs={d}.")
         d = problem.n_costs
         fitted.update(_read_extras(cls, doc, p, d))
+        _check_numeric_categories(fitted)
         # SPOBoost's trees split the indicator columns of categorical features.
         width, why = p, f"fitted.n_features_in_ is {p}"
         if fitted.get("ridge_features_") is not None:
