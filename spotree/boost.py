@@ -36,7 +36,7 @@ from .metrics import _spo_plus, zero_optima_hint
 from .problems import FiniteDecisions, resolve_problem
 from .problems._compiled import solve_threads
 from .tree import SPOTree, register_model
-from .tree._classes import SPOScoreMixin
+from .tree._classes import CATEGORICAL_FEATURES, SPOScoreMixin
 from .tree._fit_data import FitData
 from .tree._tree import TREE_LEAF
 
@@ -718,6 +718,18 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     verbose : int, default=0
         1 prints the training and validation regret every 10 rounds, 2 every
         round.
+    categorical_features : array-like of int or str, array of bool, or None, default=None
+        Numeric columns to treat as categories (weekday codes 0..6, say),
+        given as in :class:`SPOTree`: feature indices, names of a DataFrame's
+        columns, or a boolean mask of all the features. Each becomes one
+        indicator column per distinct value of the training rows (its labels
+        in ``category_values_``), for the start and the trees alike, as a
+        DataFrame's categorical column does; a missing value (NaN) or a
+        value not seen at fit is all zeros. A DataFrame column of dtype
+        ``category`` or ``string``, or ``object`` holding text, is
+        categorical in any case (listing it changes nothing). X at predict
+        may then be an array, unless some column is categorical by its
+        dtype.
 
     Attributes
     ----------
@@ -735,8 +747,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         init_intercept_`` for the linear starts, the index of each cost for
         ``"index"`` (after the refit, trained on all the rows); None when
         ``init`` is a regressor. One column per feature, or per category of
-        a DataFrame's categorical column (see :class:`SPOPlusLinear`'s
-        ``coef_``; the trees split these indicator columns too).
+        a categorical column (see :class:`SPOPlusLinear`'s ``coef_``; the
+        trees split these indicator columns too).
     init_link_knots_ : ndarray of shape (n_costs, 9)
     init_link_coef_ : ndarray of shape (n_costs, 8)
     init_link_intercept_ : ndarray of shape (n_costs,)
@@ -782,8 +794,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     category_values_ : list or None
         Per column of X, its categories in the order of their codes: a
         ``category`` dtype's own (listed even when no row holds them),
-        otherwise the labels of the training rows, sorted (None for a
-        numeric column); None when X has no categorical column.
+        otherwise the labels of the training rows, sorted (for a column
+        marked by ``categorical_features``, its distinct values: ints when
+        they are whole numbers); None for a numeric column; None when X has
+        no categorical column.
 
     Notes
     -----
@@ -1005,6 +1019,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "n_iter_no_change": [Interval(int, 1, None), None],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
         "random_state": RANDOM_STATE,
+        "categorical_features": [CATEGORICAL_FEATURES, None],
     }
 
     # The trees' decision arrays are unused (zeros): spotree.load does not
@@ -1017,12 +1032,12 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     _persist_extra = ("init_coef_", "init_intercept_", "init_choice_", "n_iter_",
                       "best_iteration_", "train_score_", "validation_score_",
                       "init_link_knots_", "init_link_coef_", "init_link_intercept_",
-                      "category_values_")
+                      "category_values_", "_numeric_categories")
 
     def __init__(self, problem=None, *, loss="spo+", n_estimators=300, learning_rate=0.1,
                  max_depth=3, min_samples_leaf=20, subsample=1.0, max_features=None,
                  init="auto", validation_fraction=0.2, n_iter_no_change=10,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, categorical_features=None):
         self.problem = problem
         self.loss = loss
         self.n_estimators = n_estimators
@@ -1036,6 +1051,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.n_iter_no_change = n_iter_no_change
         self.random_state = random_state
         self.verbose = verbose
+        self.categorical_features = categorical_features
 
     # ---------------------------------------------------------------- fit
     def _tree_params(self):
@@ -1126,6 +1142,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Finite features; a DataFrame's category and text columns, and
+            those marked by ``categorical_features``, are categorical (one
+            indicator column per category) and may hold missing values.
         C : array-like of shape (n_samples, n_costs)
             Realized cost vectors; ``n_costs`` must match the problem.
         sample_weight : array-like of shape (n_samples,), default=None

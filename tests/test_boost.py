@@ -1433,6 +1433,86 @@ def test_a_category_column_is_one_indicator_column_per_category(tmp_path):
         spotree.load(tmp_path / "bad.json")
 
 
+def _weekday_data(n=120, seed=0):
+    """X with weekday codes 0..4 in column 1 (numbers), its DataFrame twin with
+    that column as a pandas category, and X with the column one-hot by hand."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    day = rng.integers(0, 5, n)
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    X = np.column_stack([a, day, b]).astype(float)
+    frame = pd.DataFrame({"a": a, "day": pd.Categorical(day, categories=range(5)), "b": b})
+    hand = np.column_stack([a, day[:, None] == np.arange(5), b]).astype(float)
+    # Days interact with a: a linear start leaves the trees work on days.
+    C = np.column_stack([1.0 + 2.0 * (day == 1) * (a > 0) + a, np.full(n, 2.0),
+                         2.5 - (day >= 3) * (b > 0)])
+    return X, frame, hand, C + rng.normal(scale=0.3, size=C.shape)
+
+
+@pytest.mark.parametrize("init", ["ridge", "index"])
+def test_categorical_features_make_codes_a_category_column(init, tmp_path):
+    # Before: SPOBoost had no categorical_features; the codes were one number
+    # for the start and the trees. Now column 1 is the indicator columns of a
+    # DataFrame's category column, and of X one-hot encoded by hand.
+    import pandas as pd
+    from sklearn.base import clone
+
+    X, frame, hand, C = _weekday_data()
+    params = dict(n_estimators=6, min_samples_leaf=5, init=init, n_iter_no_change=None,
+                  random_state=0)
+    est = SPOBoost(categorical_features=[1], **params).fit(X, C)
+    by_dtype = SPOBoost(**params).fit(frame, C)
+    by_hand = SPOBoost(**params).fit(hand, C)
+    assert est.category_values_ == by_dtype.category_values_ == [None, [0, 1, 2, 3, 4], None]
+    # The same indicator matrix gives the same start and trees: exactly equal.
+    assert_array_equal(est.init_coef_, by_dtype.init_coef_)
+    assert_array_equal(est.predict(X), by_dtype.predict(frame))
+    assert_allclose(est.init_coef_, by_hand.init_coef_, rtol=1e-12, atol=1e-12)
+    assert_allclose(est.predict(X), by_hand.predict(hand), rtol=1e-12, atol=1e-12)
+    assert [t.tree_.feature.tolist() for t in est.estimators_] == [
+        t.tree_.feature.tolist() for t in by_hand.estimators_]
+    # One importance per column of X: the day's is that of its indicators.
+    imp = by_hand.feature_importances_
+    assert_allclose(est.feature_importances_, [imp[0], imp[1:6].sum(), imp[6]], rtol=1e-12)
+    assert est.feature_importances_[1] > 0.05  # the trees split days
+    # A day never seen at fit (7), or missing, predicts as all-zero indicators.
+    new = X[:3].copy()
+    new[0, 1], new[1, 1] = 7.0, np.nan
+    h = hand[:3].copy()
+    h[:2, 1:6] = 0.0
+    P = est.predict(new)
+    assert_allclose(P, by_hand.predict(h), rtol=1e-12, atol=1e-12)
+    unseen = frame.iloc[:2].assign(day=pd.Categorical([None, None], categories=range(5)))
+    assert_array_equal(P[:2], by_dtype.predict(unseen))
+    # Kept by save/load (an array at predict, as at fit), pickle and clone.
+    est.save(tmp_path / "boost.json")
+    back = spotree.load(tmp_path / "boost.json")
+    assert back.categorical_features == [1] and back.category_values_ == est.category_values_
+    assert_array_equal(back.predict(new), P)
+    assert_array_equal(pickle.loads(pickle.dumps(est)).predict(new), P)
+    assert clone(est).get_params()["categorical_features"] == [1]
+
+
+def test_categorical_features_by_name_with_a_validation_part():
+    # Named on a DataFrame's numeric column; X_val is checked the same way.
+    X, frame, _, C = _weekday_data()
+    numeric = frame.assign(day=X[:, 1])
+    params = dict(n_estimators=5, min_samples_leaf=5, init="ridge", n_iter_no_change=2,
+                  random_state=0)
+    est = SPOBoost(categorical_features=["day"], **params).fit(
+        numeric[:80], C[:80], X_val=numeric[80:], C_val=C[80:])
+    ref = SPOBoost(**params).fit(frame[:80], C[:80], X_val=frame[80:], C_val=C[80:])
+    assert_array_equal(est.validation_score_, ref.validation_score_)
+    assert_array_equal(est.predict(numeric), ref.predict(frame))
+    with pytest.raises(ValueError, match=r"categorical_features names 'weekday', which is not "
+                                         r"a column of X"):
+        SPOBoost(categorical_features=["weekday"], **params).fit(numeric, C)
+    with pytest.raises(ValueError, match=r"categorical_features index 3 is out of range for 3 "
+                                         r"features"):
+        SPOBoost(categorical_features=[3], **params).fit(X, C)
+
+
 @pytest.mark.parametrize("loss", ["mse", "spo+"])
 @pytest.mark.parametrize("subsample, max_features", [(1.0, None), (0.7, 2)])
 def test_rounds_grow_the_trees_of_a_public_spotree_fit_loop(loss, subsample, max_features):
