@@ -791,8 +791,14 @@ class DAGShortestPath(DecisionProblem):
         edges are added in cost-vector order, each with its cost column as
         the attribute ``"column"``. The graph's attributes ``"source"``,
         ``"target"`` and ``"sense"`` hold the problem's, so
-        ``ShortestPath.from_networkx(H, H.graph["source"], H.graph["target"])``
-        rebuilds the problem with the same cost columns.
+        ``ShortestPath.from_networkx(H, H.graph["source"], H.graph["target"],
+        sense=H.graph["sense"])`` rebuilds a problem built by
+        :meth:`ShortestPath.from_networkx`, with the same cost columns.
+        Rebuilt from a problem of :meth:`ShortestPath.from_edges`, its cost
+        columns follow ``H.edges()`` (each node's out-edges, nodes in order),
+        which is not the order of ``edges`` unless they were listed node by
+        node: ``[d["column"] for *_, d in H.edges(data=True)]`` gives each new
+        column's old one, to reorder the costs.
 
         Parameters
         ----------

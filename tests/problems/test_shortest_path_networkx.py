@@ -239,3 +239,24 @@ def test_spotree_works_without_networkx(monkeypatch):
     with pytest.raises(ImportError, match=r"^DAGShortestPath.to_networkx requires networkx, "
                        r"which is not installed: pip install spotree\[networkx\]$"):
         sp.to_networkx()
+
+
+def test_to_networkx_of_from_edges_rebuilds_with_columns_in_networkx_order():
+    # to_networkx's docs: from_networkx(H, ..., sense=H.graph["sense"]) lists the
+    # columns as H.edges() does, node by node; the "column" attribute maps them back.
+    edges = [(2, 3), (0, 1), (1, 3), (0, 2), (0, 1)]
+    sp = ShortestPath.from_edges(4, edges, 0, 3, sense="max")
+    H = sp.to_networkx()
+    back = ShortestPath.from_networkx(H, H.graph["source"], H.graph["target"],
+                                      sense=H.graph["sense"])
+    perm = [d["column"] for *_, d in H.edges(data=True)]
+    assert sorted(perm) == list(range(5)) and perm != list(range(5))
+    assert back.sense == "max"
+    assert [edges[k] for k in perm] == back.edges()
+    C = np.array([[1.0, 4.0, 1.0, 2.0, 0.5], [3.0, 0.0, 2.0, 1.0, 5.0]])
+    W, z = sp.solve(C)
+    W_back, z_back = back.solve(C[:, perm])
+    assert_array_equal(W_back, W[:, perm])
+    # Longest of 0->1->3 (5, 2), 0->1'->3 (1.5, 7) and 0->2->3 (3, 4), by hand.
+    assert_allclose(z_back, [5.0, 7.0])
+    assert_allclose(z, z_back)
