@@ -656,8 +656,13 @@ def _refuse_for_boost(model, path, option, what):
                        "summary, 'spotree plot' its regret round by round")
 
 
-def _show_boost(model, names):
-    """The summary of a SPOBoost: its start, trees, regret by round, feature importances."""
+def _show_boost(model, names, from_fit):
+    """The summary of a SPOBoost: its start, trees, regret by round, feature importances.
+
+    ``from_fit``: the file was written by ``spotree fit``, whose early stopping always
+    holds out ``validation_fraction`` of the rows and refits; a model fitted in Python
+    may have been given ``X_val`` instead (no refit), which its file does not record.
+    """
     early = model.n_iter_no_change is not None
     kept = (f"{model.n_estimators_} of {_count(model.n_iter_, 'round')} kept by early "
             "stopping" if early else f"{_count(model.n_iter_, 'round')}, no early stopping")
@@ -665,10 +670,18 @@ def _show_boost(model, names):
           f"{_count(model.n_estimators_, 'tree')} ({kept}); {model.loss} loss, learning rate "
           f"{model.learning_rate:g}, max depth {model.max_depth}")
     train, val = -model.train_score_, -model.validation_score_
-    parts = ("the training part", "the validation part") if early else ("the training rows",)
-    print("normalized SPO loss on " + " / ".join(parts)
-          + (" (of the rounds that chose the count; the model was then refitted on all "
-             "the rows)" if early else "") + ":")
+    if early and from_fit:
+        print("normalized SPO loss on the training part / the validation part (of the "
+              "rounds that chose the count; the model was then refitted on all the rows):")
+    elif early:
+        print("normalized SPO loss on the training rows / the validation rows (of the "
+              "rounds that chose the count; refitted on all the rows afterwards if the "
+              "validation rows were held out by validation_fraction, not if given as X_val):")
+    elif val.size:
+        # No early stopping, but validation rows given (X_val): scored only.
+        print("normalized SPO loss on the training rows / the validation rows (X_val):")
+    else:
+        print("normalized SPO loss on the training rows:")
     marks = ((0, "the start"), (model.best_iteration_, "kept"), (model.n_iter_, "last"))
     for r in sorted({k for k, _ in marks}):
         label = ", ".join(v for k, v in marks if k == r)
@@ -690,7 +703,7 @@ def show(args):
         _refuse_for_boost(model, args.model,
                           None if args.max_depth is None else "--max-depth",
                           "limits the levels of a single tree")
-        _show_boost(model, _model_features(model, columns))
+        _show_boost(model, _model_features(model, columns), from_fit=bool(columns))
         return 0
     _require_tree(model, args.model, "show")
     names = _model_features(model, columns)

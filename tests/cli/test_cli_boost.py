@@ -233,3 +233,30 @@ def test_an_empty_numeric_feature_cell_is_refused_naming_file_line_and_column(tm
         res = run_in_process(capsys, command, "--model", model, "--data", holes)
         assert_one_line_error(res, f"{holes}, line 5, column 'x2': empty cell", "SPOBoost")
     assert sorted(os.listdir(tmp_path)) == ["b.json", "holes.csv"]
+
+
+def test_show_of_a_boost_fitted_in_python_with_x_val(tmp_path, capsys):
+    """A model fitted in Python on X_val is not refitted on all the rows (its file does not
+    say how the validation rows came), and without early stopping X_val is only scored:
+    show printed 'then refitted on all the rows' for the first and two losses under the
+    heading 'on the training rows' for the second."""
+    X, C = arrays(TRAIN, FEATURES), arrays(TRAIN, COSTS)
+    Xf, Cf, Xv, Cv = X[:300], C[:300], X[300:], C[300:]
+    # The mean start decides one path for every row: its regrets by enumeration.
+    W0 = np.repeat(GRID.solve(Cf.mean(axis=0, keepdims=True))[0], len(C), axis=0)
+    start = f"{regret_by_enumeration(W0[:300], Cf):.4f} / {regret_by_enumeration(W0[300:], Cv):.4f}"
+    for n_iter_no_change, heading in ((2, "refitted on all the rows afterwards if the "
+                                          "validation rows were held out by "
+                                          "validation_fraction, not if given as X_val"),
+                                      (None, "on the training rows / the validation rows "
+                                             "(X_val)")):
+        model = spotree.SPOBoost(GRID, n_estimators=3, init="mean",
+                                 n_iter_no_change=n_iter_no_change,
+                                 random_state=0).fit(Xf, Cf, X_val=Xv, C_val=Cv)
+        path = tmp_path / f"b{n_iter_no_change}.json"
+        model.save(path)
+        res = run_in_process(capsys, "show", path)
+        assert res.returncode == 0, res.stderr
+        lines = res.stdout.splitlines()
+        assert heading in lines[1] and "then refitted" not in res.stdout, lines[1]
+        assert re.fullmatch(r"  round 0 \(the start(, kept)?\): " + start, lines[2]), lines[2]
