@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 __all__ = [
+    "Assignment",
     "CallableProblem",
     "DecisionProblem",
     "FiniteDecisions",
@@ -34,6 +35,7 @@ __all__ = [
 # scikit-learn, numba and scipy (~1.5 s), which `import spotree` and
 # `spotree --help` should not pay for. Each name -> the submodule defining it.
 _LAZY = {
+    "Assignment": "problems",
     "CallableProblem": "problems",
     "DecisionProblem": "problems",
     "FiniteDecisions": "problems",
@@ -58,8 +60,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; tests/test_init.py keeps i
     from .boost import SPOBoost
     from .forest import SPOForest, tune_max_features
     from .linear_model import SPOPlusLinear
-    from .problems import (CallableProblem, DecisionProblem, FiniteDecisions, Knapsack,
-                           LinearProgram, ShortestPath)
+    from .problems import (Assignment, CallableProblem, DecisionProblem, FiniteDecisions,
+                           Knapsack, LinearProgram, ShortestPath)
     from .tree import OptimalSPOTree, SPOTree, export_text, load
 
 

@@ -37,6 +37,7 @@ DOCSTRING_MODULES = {
     "spotree.problems._linear": 5,
     "spotree.problems._shortest_path": 5,
     "spotree.problems._knapsack": 3,
+    "spotree.problems._assignment": 5,
     "spotree.problems._news": 2,
     "spotree.problems._io": 2,
     "spotree.problems._cvxpy": 3,

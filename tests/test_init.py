@@ -25,7 +25,7 @@ HEAVY = ("sklearn", "numba", "pandas", "scipy", "scipy.optimize", "numpy")
 
 # The public API as the eager __init__ defined it: submodule -> names imported from it.
 PUBLIC_FROM = {
-    "problems": ["CallableProblem", "DecisionProblem", "FiniteDecisions", "Knapsack",
+    "problems": ["Assignment", "CallableProblem", "DecisionProblem", "FiniteDecisions", "Knapsack",
                  "LinearProgram", "ShortestPath"],
     "tree": ["OptimalSPOTree", "SPOTree", "export_text", "load"],
     "forest": ["SPOForest", "tune_max_features"],

@@ -4,6 +4,7 @@ Every problem solves ``min`` (or ``max``) of ``c^T w`` over its feasible set for
 a whole matrix of cost vectors at once; see :class:`DecisionProblem`.
 """
 
+from ._assignment import Assignment
 from ._base import (CallableProblem, DecisionProblem, FiniteDecisions, describe_not_a_problem,
                     resolve_problem)
 from ._cvxpy import CVXPYProblem, from_cvxpy
@@ -16,6 +17,7 @@ from ._shortest_path import DAGShortestPath, ShortestPath
 from ._spec import load_problem
 
 __all__ = [
+    "Assignment",
     "CVXPYProblem",
     "CallableProblem",
     "DAGShortestPath",

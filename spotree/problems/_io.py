@@ -291,6 +291,36 @@ def _build_dag_shortest_path(spec, check_time_limit):
                                    args.pop("source"), args.pop("target"), **args)
 
 
+def _validate_assignment(spec):
+    _check_sense_key(spec)
+    n = _schema.integer(spec["n_agents"], "n_agents", low=1)
+    m = spec.get("n_tasks")
+    m = n if m is None else _schema.integer(m, "n_tasks", low=1)
+    _cap("n_agents", n * m, MAX_SPEC_VARIABLES, "variables (n_agents * n_tasks)")
+    allowed = spec.get("allowed")
+    if allowed is None:
+        return
+    what = f"a list of {n} lists (one per agent) of {m} booleans (one per task)"
+    if not isinstance(allowed, list) or len(allowed) != n:
+        raise _fail("allowed", f"must be null or {what}; got {_schema._show(allowed)}.")
+    for i, row in enumerate(allowed):
+        if not isinstance(row, list) or len(row) != m:
+            raise _fail(_schema.join("allowed", i), f"must be a list of {m} booleans (one "
+                                                    f"per task); got {_schema._show(row)}.")
+        for j, x in enumerate(row):
+            # true/false, or 0/1 as a table tool may write them.
+            if not (isinstance(x, bool) or (type(x) is int and x in (0, 1))):
+                raise _fail(_schema.join(_schema.join("allowed", i), j),
+                            f"must be true or false; got {_schema._show(x)}.")
+
+
+def _build_assignment(spec, check_time_limit):
+    from ._assignment import Assignment
+
+    args = dict(spec)
+    return Assignment(args.pop("n_agents"), args.pop("n_tasks", None), **args)
+
+
 SPEC_TYPES = {
     "shortest_path": SpecType(frozenset({"grid", "sense"}), frozenset(),
                               _validate_shortest_path, _build_shortest_path),
@@ -306,6 +336,8 @@ SPEC_TYPES = {
     "dag_shortest_path": SpecType(frozenset({"n_nodes", "edges", "source", "target", "sense"}),
                                   frozenset({"n_nodes", "edges", "source", "target"}),
                                   _validate_dag_shortest_path, _build_dag_shortest_path),
+    "assignment": SpecType(frozenset({"n_agents", "n_tasks", "sense", "allowed"}),
+                           frozenset({"n_agents"}), _validate_assignment, _build_assignment),
 }
 
 
@@ -372,6 +404,9 @@ def problem_from_dict(spec, *, check_time_limit=DEFAULT_CHECK_TIME_LIMIT):
       "sense": "max", "method": "auto", "max_nodes": 1000000}``
     - ``{"type": "dag_shortest_path", "n_nodes": 4, "edges": [[0, 1], ...],
       "source": 0, "target": 3, "sense": "min"}``
+    - ``{"type": "assignment", "n_agents": 3, "n_tasks": 4, "sense": "min",
+      "allowed": null}``; ``"allowed"`` may be one list of ``n_tasks``
+      booleans per agent (false: the pair is forbidden).
 
     ``"name"`` and ``"description"`` are allowed as free text. Every
     problem's ``to_dict()`` round-trips through this function.

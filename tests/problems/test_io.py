@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spotree.problems import (FiniteDecisions, Knapsack, LinearProgram, ShortestPath,
-                              load_problem, news_recommendation, problem_from_dict)
+from spotree.problems import (Assignment, FiniteDecisions, Knapsack, LinearProgram,
+                              ShortestPath, load_problem, news_recommendation, problem_from_dict)
 from spotree.problems._io import SPEC_TYPES, validate_problem_spec
 
 
@@ -39,6 +39,8 @@ def round_trip_problems():
         Knapsack([[3, 4, 5, 1]], [7], sense="min", method="bb", max_nodes=1000),
         ShortestPath.from_edges(5, [(0, 1), (0, 2), (1, 3), (2, 3), (3, 4), (1, 4)], 0, 4),
         ShortestPath.from_edges(3, [(0, 1), (1, 2), (0, 2)], 0, 2, sense="max"),
+        Assignment(3),
+        Assignment(2, 4, sense="max", allowed=[[1, 1, 0, 1], [0, 1, 1, 1]]),
     ]
 
 

@@ -1,0 +1,298 @@
+"""The linear assignment problem: agents to tasks, one each, solved exactly per cost vector."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ._base import DecisionProblem, _check_sense, null_space_basis
+
+__all__ = ["Assignment"]
+
+
+def _check_count(value, name):
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"The '{name}' parameter of Assignment must be an int in the range "
+                         f"[1, inf). Got {value!r} instead.")
+    return int(value)
+
+
+def _check_allowed(allowed, shape):
+    """``allowed`` as a boolean array of ``shape`` (True: the pair may be chosen)."""
+    try:
+        arr = np.array(allowed)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.dtype == object or not (arr.dtype == bool or
+                                                    np.issubdtype(arr.dtype, np.number)):
+        raise ValueError(f"The 'allowed' parameter of Assignment must be None or an array "
+                         f"of booleans of shape {shape} (n_agents, n_tasks). Got "
+                         f"{type(allowed).__name__} instead.")
+    if arr.shape != shape:
+        raise ValueError(f"The 'allowed' parameter of Assignment must have shape {shape} "
+                         f"(n_agents, n_tasks). Got an array of shape {arr.shape} instead.")
+    if arr.dtype != bool:
+        # 0/1 are accepted (a mask read from a CSV); 0.5 or NaN are no answer.
+        bad = ~np.isin(arr, (0, 1))
+        if bad.any():
+            i, j = (int(k) for k in np.argwhere(bad)[0])
+            raise ValueError(f"The 'allowed' parameter of Assignment must hold booleans (or "
+                             f"0/1). Got {arr[i, j].item()!r} at index ({i}, {j}) instead.")
+        arr = arr == 1
+    return np.ascontiguousarray(arr, dtype=bool)
+
+
+class Assignment(DecisionProblem):
+    """Linear assignment: give each agent one task (drivers to jobs, nurses to shifts).
+
+    The decision ``x[i, j]`` in ``{0, 1}`` says whether agent ``i`` does task
+    ``j``; it is flattened in C order, so the cost vector's column
+    ``i * n_tasks + j`` is the cost of agent ``i`` doing task ``j``, and
+    :attr:`variable_names` names it ``"agent{i}->task{j}"``. The feasible set
+    depends on the shape:
+
+    - ``n_agents == n_tasks``: every agent does exactly one task and every
+      task is done by exactly one agent (``x`` is a permutation matrix);
+    - ``n_agents < n_tasks``: every agent does exactly one task and every
+      task is done by at most one agent (some tasks stay undone);
+    - ``n_agents > n_tasks``: every task is done by exactly one agent and
+      every agent does at most one task (some agents stay idle).
+
+    In each case ``min(n_agents, n_tasks)`` pairs are chosen. ``allowed``
+    forbids pairs (a nurse who cannot work a shift): their ``x[i, j]`` is
+    always 0, and their costs are ignored.
+
+    Every cost vector is solved exactly by
+    :func:`scipy.optimize.linear_sum_assignment` (a shortest augmenting path
+    method, ``O(n^3)``), one call per row: about 8 microseconds per row of a
+    batch of 5x5 instances and 30 at 20x20, 50 to 200 times faster than the
+    same problem as a :class:`LinearProgram` (HiGHS).
+
+    **Ties** among optimal assignments: :meth:`solve` returns scipy's choice,
+    which is deterministic for given costs but has no simpler description;
+    :meth:`solve_vertices` (over :meth:`vertices`) takes the first listed.
+    The values are the same.
+
+    Parameters
+    ----------
+    n_agents : int
+        Number of agents (rows of ``x``), at least 1.
+    n_tasks : int or None, default=None
+        Number of tasks (columns of ``x``); None means ``n_agents`` (a square
+        problem).
+    sense : {"min", "max"}, default="min"
+        ``"min"``: the costs are costs (minimize the total); ``"max"``: they
+        are values or preferences (maximize the total).
+    allowed : array-like of bool of shape (n_agents, n_tasks) or None, default=None
+        Which pairs may be chosen (0/1 accepted); None allows every pair. At
+        least one feasible assignment must remain (``min(n_agents, n_tasks)``
+        pairs, no agent or task used twice), otherwise a ValueError is raised.
+
+    Attributes
+    ----------
+    n_costs : int
+        ``n_agents * n_tasks``.
+    n_agents, n_tasks : int
+    allowed : ndarray of bool of shape (n_agents, n_tasks) or None
+    variable_names : list of str
+        ``"agent{i}->task{j}"`` per cost column, in cost order: a pandas
+        DataFrame of costs with these columns in another order is refused
+        instead of being read by position.
+
+    Notes
+    -----
+    :meth:`vertices` lists every feasible assignment while there are at most
+    ``max_vertices`` (5,000) of them: square problems up to 6x6 (720
+    permutations), 4 agents and 8 tasks (1,680). Fitted trees then score
+    splits with ``G = C V^T`` and call no solver. Larger problems are solved
+    row by row in the split search (the batched oracle path). The list is in
+    lexicographic order of the tasks of agents 0, 1, ... (of the agents of
+    tasks 0, 1, ... when ``n_agents > n_tasks``); the identity comes first.
+
+    Examples
+    --------
+    Three drivers, three jobs: ``C[i * 3 + j]`` is driver ``i``'s time for job ``j``.
+
+    >>> from spotree.problems import Assignment
+    >>> drivers = Assignment(3)
+    >>> C = [[4.0, 1.0, 3.0,
+    ...       2.0, 0.0, 5.0,
+    ...       3.0, 2.0, 2.0]]
+    >>> W, z = drivers.solve(C)
+    >>> W.reshape(3, 3)
+    array([[0., 1., 0.],
+           [1., 0., 0.],
+           [0., 0., 1.]])
+    >>> z
+    array([5.])
+    >>> drivers.describe_decision(W[0])
+    'agent0->task1, agent1->task0, agent2->task2'
+    >>> len(drivers.vertices())          # 3! permutations
+    6
+    """
+
+    def __init__(self, n_agents, n_tasks=None, *, sense="min", allowed=None):
+        n_agents = _check_count(n_agents, "n_agents")
+        n_tasks = n_agents if n_tasks is None else _check_count(n_tasks, "n_tasks")
+        self.n_agents = n_agents
+        self.n_tasks = n_tasks
+        self.sense = _check_sense(sense)
+        self.n_costs = n_agents * n_tasks
+        self.allowed = None
+        if allowed is not None:
+            mask = _check_allowed(allowed, (n_agents, n_tasks))
+            self._check_feasible(mask)
+            # All pairs allowed is the same problem as no mask: one spelling.
+            self.allowed = None if mask.all() else mask
+        self.variable_names = [f"agent{i}->task{j}" for i in range(n_agents)
+                               for j in range(n_tasks)]
+
+    @staticmethod
+    def _check_feasible(mask):
+        from scipy.optimize import linear_sum_assignment
+
+        # The largest number of allowed pairs with no agent or task twice.
+        r, c = linear_sum_assignment(mask, maximize=True)
+        matched = int(mask[r, c].sum())
+        need = min(mask.shape)
+        if matched < need:
+            hint = ""
+            n, m = mask.shape
+            idle_agents = np.flatnonzero(~mask.any(axis=1)) if n <= m else np.zeros(0)
+            idle_tasks = np.flatnonzero(~mask.any(axis=0)) if n >= m else np.zeros(0)
+            if idle_agents.size:
+                hint = f" (agent {int(idle_agents[0])} has no allowed task)"
+            elif idle_tasks.size:
+                hint = f" (task {int(idle_tasks[0])} has no allowed agent)"
+            raise ValueError(f"The 'allowed' parameter of Assignment leaves no feasible "
+                             f"assignment: at most {matched} of the {need} required pairs can "
+                             f"be chosen with no agent or task used twice{hint}.")
+
+    # -------------------------------------------------------------- solve
+    def _solve(self, C):
+        from scipy.optimize import linear_sum_assignment
+
+        n, m = self.n_agents, self.n_tasks
+        # Minimization sense; forbidden pairs cost +inf, which
+        # linear_sum_assignment never chooses (a feasible assignment exists).
+        Cm = (C if self.sense == "min" else -C).reshape(-1, n, m)
+        if self.allowed is not None:
+            Cm = np.where(self.allowed, Cm, np.inf)
+        W = np.zeros((C.shape[0], n, m))
+        for k in range(C.shape[0]):
+            r, c = linear_sum_assignment(Cm[k])
+            W[k, r, c] = 1.0
+        W = W.reshape(C.shape[0], self.n_costs)
+        return W, np.einsum("ij,ij->i", C, W)
+
+    # ----------------------------------------------------------- vertices
+    def n_assignments(self):
+        """The number of feasible assignments (without ``allowed``: ``max! / (max - min)!``).
+
+        With ``allowed`` it is counted by enumeration only when that stays
+        small; otherwise None.
+        """
+        k, big = sorted((self.n_agents, self.n_tasks))
+        if self.allowed is None:
+            return math.perm(big, k)
+        V = self._enumerate(limit=None if math.perm(big, k) <= self.max_vertices
+                            else 20 * self.max_vertices)
+        return None if V is None else V.shape[0]
+
+    def _enumerate(self, limit):
+        """Every feasible assignment as rows of ``x`` flattened; None past ``limit`` of them.
+
+        Depth first over the smaller side, each member's partners in
+        increasing order: the rows come in lexicographic order.
+        """
+        n, m = self.n_agents, self.n_tasks
+        mask = np.ones((n, m), dtype=bool) if self.allowed is None else self.allowed
+        transposed = n > m
+        if transposed:
+            mask = mask.T
+        k, big = mask.shape
+        partners = [np.flatnonzero(mask[i]).tolist() for i in range(k)]
+        out = []
+        # Each partial assignment is a tuple of partners; a stack of its own
+        # (pushed in reverse, so that the smallest partner is explored first).
+        stack = [()]
+        nodes = 0
+        while stack:
+            part = stack.pop()
+            nodes += 1
+            if limit is not None and nodes > 20 * limit:
+                return None  # a mask with many dead ends: give up
+            i = len(part)
+            if i == k:
+                out.append(part)
+                if limit is not None and len(out) > limit:
+                    return None
+                continue
+            used = set(part)
+            for j in reversed(partners[i]):
+                if j not in used:
+                    stack.append(part + (j,))
+        P = np.array(out, dtype=np.intp).reshape(len(out), k)
+        X = np.zeros((len(out), k, big))
+        X[np.arange(len(out))[:, None], np.arange(k)[None, :], P] = 1.0
+        if transposed:
+            X = X.transpose(0, 2, 1)
+        return X.reshape(len(out), n * m)
+
+    def _vertices(self):
+        """Every feasible assignment, when there are at most ``max_vertices``."""
+        k, big = sorted((self.n_agents, self.n_tasks))
+        if self.allowed is None and math.perm(big, k) > self.max_vertices:
+            return None
+        return self._enumerate(self.max_vertices)
+
+    def _difference_basis(self):
+        V = self.vertices()
+        if V is not None:
+            return super()._difference_basis()
+        # Decisions differ only on allowed pairs, and every decision has the
+        # same row sums (n_agents <= n_tasks) and/or column sums (>=), so
+        # their differences lie in the null space of those sums.
+        n, m = self.n_agents, self.n_tasks
+        keep = (np.ones(self.n_costs, dtype=bool) if self.allowed is None
+                else self.allowed.reshape(-1))
+        rows = []
+        if n <= m:
+            rows.append(np.kron(np.eye(n), np.ones((1, m))))
+        if n >= m:
+            rows.append(np.kron(np.ones((1, n)), np.eye(m)))
+        A = np.vstack(rows)[:, keep]
+        N = null_space_basis(A)
+        B = np.zeros((self.n_costs, N.shape[1]))
+        B[keep] = N
+        return B
+
+    # ------------------------------------------------------------ helpers
+    def describe_decision(self, w):
+        """``"agent0->task2, agent1->task0"``: the chosen pairs (``"no pair"`` for none)."""
+        x = np.asarray(w, dtype=np.float64).reshape(-1)
+        pairs = np.flatnonzero(x > 0.5)
+        if pairs.size == 0:
+            return "no pair"
+        return ", ".join(self.variable_names[p] for p in pairs)
+
+    def to_dict(self):
+        spec = {"type": "assignment", "n_agents": self.n_agents, "n_tasks": self.n_tasks,
+                "sense": self.sense}
+        if self.allowed is not None:
+            spec["allowed"] = self.allowed.tolist()
+        return spec
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Inverse of :meth:`to_dict` (the ``"type"`` key is ignored)."""
+        args = {k: v for k, v in spec.items() if k != "type"}
+        return cls(**args)
+
+    def __repr__(self):
+        extra = ("" if self.allowed is None
+                 else f", n_forbidden={int((~self.allowed).sum())}")
+        return (f"Assignment(n_agents={self.n_agents}, n_tasks={self.n_tasks}, "
+                f"sense={self.sense!r}{extra})")

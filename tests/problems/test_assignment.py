@@ -1,0 +1,384 @@
+"""Tests of the linear assignment problem: decisions and values against brute force over
+every injective map on small instances and against scipy's MILP solver on larger ones,
+min and max, rectangular both ways, forbidden pairs, ties, vertices, the difference
+basis, every validation error, the spec round trip and a fitted tree saved and loaded."""
+
+import itertools
+import json
+import math
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+import spotree
+from spotree import SPOTree
+from spotree.problems import Assignment, FiniteDecisions, load_problem, problem_from_dict
+
+
+# ------------------------------------------------------------- references
+def all_assignments(n, m, allowed=None):
+    """Every feasible x (flattened), built from permutations: independent of the code."""
+    out = []
+    if n <= m:
+        for tasks in itertools.permutations(range(m), n):
+            x = np.zeros((n, m))
+            x[np.arange(n), tasks] = 1.0
+            out.append(x)
+    else:
+        for agents in itertools.permutations(range(n), m):
+            x = np.zeros((n, m))
+            x[agents, np.arange(m)] = 1.0
+            out.append(x)
+    X = np.array(out)
+    if allowed is not None:
+        X = X[(X * ~np.asarray(allowed, dtype=bool)).sum(axis=(1, 2)) == 0]
+    return X.reshape(len(X), n * m)
+
+
+def brute_force(C, n, m, sense, allowed=None):
+    G = np.asarray(C) @ all_assignments(n, m, allowed).T
+    return G.min(axis=1) if sense == "min" else G.max(axis=1)
+
+
+def milp_values(C, n, m, sense, allowed=None):
+    """The optimal values by scipy's MILP solver (HiGHS) on the textbook formulation."""
+    rows = np.kron(np.eye(n), np.ones((1, m)))   # each agent's pairs
+    cols = np.kron(np.ones((1, n)), np.eye(m))   # each task's pairs
+    if n <= m:
+        cons = [LinearConstraint(rows, 1, 1), LinearConstraint(cols, 0, 1)]
+    else:
+        cons = [LinearConstraint(rows, 0, 1), LinearConstraint(cols, 1, 1)]
+    ub = np.ones(n * m) if allowed is None else np.asarray(allowed, dtype=float).reshape(-1)
+    sign = 1.0 if sense == "min" else -1.0
+    out = []
+    for c in C:
+        res = milp(sign * c, constraints=cons, bounds=Bounds(0, ub),
+                   integrality=np.ones(n * m))
+        assert res.success
+        out.append(sign * res.fun)
+    return np.array(out)
+
+
+def assert_feasible(W, n, m, allowed=None):
+    assert set(np.unique(W)) <= {0.0, 1.0}
+    X = W.reshape(-1, n, m)
+    per_agent, per_task = X.sum(axis=2), X.sum(axis=1)
+    assert (per_agent <= 1).all() and (per_task <= 1).all()
+    assert (X.sum(axis=(1, 2)) == min(n, m)).all()
+    if allowed is not None:
+        assert (X[:, ~np.asarray(allowed, dtype=bool)] == 0).all()
+
+
+SHAPES = [(1, 1), (2, 2), (3, 3), (4, 4), (2, 4), (4, 2), (3, 5), (5, 3), (1, 4), (4, 1)]
+
+
+# ----------------------------------------------------------- brute force
+@pytest.mark.parametrize("n, m", SHAPES)
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_solve_equals_brute_force(n, m, sense):
+    rng = np.random.default_rng(10 * n + m + (sense == "max"))
+    # Real costs of both signs, and small integers (many ties).
+    C = np.vstack([rng.normal(size=(20, n * m)), rng.integers(-2, 3, size=(20, n * m))])
+    problem = Assignment(n, m, sense=sense)
+    W, z = problem.solve(C)
+    assert W.shape == C.shape
+    assert_feasible(W, n, m)
+    assert_allclose(z, np.einsum("ij,ij->i", C, W))
+    assert_allclose(z, brute_force(C, n, m, sense), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n, m", [(9, 9), (7, 12), (12, 7)])
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_solve_equals_milp_on_larger_instances(n, m, sense):
+    rng = np.random.default_rng(n * m + (sense == "max"))
+    C = rng.uniform(0, 10, size=(4, n * m))
+    W, z = Assignment(n, m, sense=sense).solve(C)
+    assert_feasible(W, n, m)
+    assert_allclose(z, milp_values(C, n, m, sense), rtol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.sampled_from(["min", "max"]),
+       st.data())
+def test_hypothesis_values_equal_brute_force(n, m, sense, data):
+    c = data.draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False),
+                           min_size=n * m, max_size=n * m))
+    C = np.array([c])
+    W, z = Assignment(n, m, sense=sense).solve(C)
+    assert_feasible(W, n, m)
+    ref = brute_force(C, n, m, sense)
+    assert_allclose(z, ref, rtol=1e-12, atol=1e-6)
+
+
+# ---------------------------------------------------------- forbidden pairs
+ALLOWED_3x4 = [[1, 1, 0, 0], [0, 1, 1, 0], [1, 0, 0, 1]]
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_forbidden_pairs_are_never_chosen(sense, transpose):
+    allowed = np.array(ALLOWED_3x4, dtype=bool)
+    if transpose:
+        allowed = allowed.T
+    n, m = allowed.shape
+    rng = np.random.default_rng(3)
+    C = rng.normal(size=(30, n * m))
+    # The forbidden pairs are the most attractive ones by far.
+    C.reshape(-1, n, m)[:, ~allowed] = -1e3 if sense == "min" else 1e3
+    problem = Assignment(n, m, sense=sense, allowed=allowed)
+    W, z = problem.solve(C)
+    assert_feasible(W, n, m, allowed)
+    assert_allclose(z, brute_force(C, n, m, sense, allowed), rtol=1e-12)
+    V = problem.vertices()
+    assert_array_equal(np.sort(V, axis=0), np.sort(all_assignments(n, m, allowed), axis=0))
+    assert_allclose(problem.solve_vertices(C)[1], z, rtol=1e-12)
+
+
+def test_forbidden_pairs_against_milp_on_a_larger_instance():
+    rng = np.random.default_rng(5)
+    allowed = rng.random((8, 10)) < 0.6
+    problem = Assignment(8, 10, allowed=allowed)
+    C = rng.uniform(0, 5, size=(3, 80))
+    W, z = problem.solve(C)
+    assert_feasible(W, 8, 10, allowed)
+    assert_allclose(z, milp_values(C, 8, 10, "min", allowed), rtol=1e-9)
+
+
+def test_all_pairs_allowed_is_the_unmasked_problem():
+    problem = Assignment(2, 3, allowed=np.ones((2, 3)))
+    assert problem.allowed is None
+    assert problem.to_dict() == Assignment(2, 3).to_dict()
+
+
+# ------------------------------------------------------------------ ties
+@pytest.mark.parametrize("n, m", [(3, 3), (2, 4), (4, 2)])
+def test_ties_return_an_optimal_decision(n, m):
+    C = np.vstack([np.zeros(n * m), np.ones(n * m),
+                   np.tile([0.0, 1.0], n * m)[: n * m]])
+    problem = Assignment(n, m)
+    W, z = problem.solve(C)
+    assert_feasible(W, n, m)
+    assert_allclose(z, brute_force(C, n, m, "min"))
+    # solve_vertices breaks ties towards the first listed: the identity-like map first.
+    Wv, zv, k = problem.solve_vertices(np.zeros((1, n * m)))
+    assert k[0] == 0
+    x = np.zeros((n, m))
+    x[np.arange(min(n, m)), np.arange(min(n, m))] = 1.0
+    assert_array_equal(Wv[0], x.reshape(-1))
+
+
+# -------------------------------------------------------------- vertices
+@pytest.mark.parametrize("n, m", SHAPES)
+def test_vertices_are_every_assignment_in_lexicographic_order(n, m):
+    problem = Assignment(n, m)
+    V = problem.vertices()
+    ref = all_assignments(n, m)   # itertools.permutations: lexicographic
+    assert_array_equal(V, ref)
+    assert problem.n_assignments() == len(ref) == math.perm(max(n, m), min(n, m))
+
+
+def test_vertices_stop_at_max_vertices():
+    assert Assignment(6).vertices().shape == (720, 36)
+    assert Assignment(7).vertices() is None           # 5040 > 5000
+    assert Assignment(4, 8).vertices().shape == (1680, 32)
+    assert Assignment(8, 4).vertices().shape == (1680, 32)
+    assert Assignment(5, 9).vertices() is None        # 15120
+    assert Assignment(12).n_assignments() == math.factorial(12)
+
+
+@pytest.mark.parametrize("n, m, sense", [(4, 4, "min"), (3, 5, "max"), (5, 2, "min")])
+def test_solve_vertices_agrees_with_solve(n, m, sense):
+    problem = Assignment(n, m, sense=sense)
+    C = np.random.default_rng(7).normal(size=(50, n * m))
+    W, z = problem.solve(C)
+    Wv, zv, _ = problem.solve_vertices(C)
+    assert_allclose(zv, z, rtol=1e-12)
+    assert_array_equal(Wv, W)   # distinct real costs: a unique optimum
+
+
+@pytest.mark.parametrize("n, m, dim", [(3, 3, 4), (2, 4, 6), (4, 2, 6), (8, 8, 49),
+                                       (5, 9, 40), (9, 5, 40)])
+def test_difference_basis_holds_every_difference(n, m, dim):
+    problem = Assignment(n, m)
+    B = problem.difference_basis()
+    assert B.shape == (n * m, dim)
+    assert_allclose(B.T @ B, np.eye(dim), atol=1e-10)
+    W, _ = problem.solve(np.random.default_rng(1).normal(size=(20, n * m)))
+    D = W[1:] - W[0]
+    assert_allclose(D @ B @ B.T, D, atol=1e-9)
+
+
+def test_difference_basis_with_forbidden_pairs_has_no_forbidden_coordinate():
+    rng = np.random.default_rng(2)
+    allowed = rng.random((8, 8)) < 0.7
+    np.fill_diagonal(allowed, True)
+    problem = Assignment(8, allowed=allowed)
+    B = problem.difference_basis()
+    assert_allclose(B[~allowed.reshape(-1)], 0.0, atol=1e-12)
+    W, _ = problem.solve(rng.normal(size=(20, 64)))
+    D = W[1:] - W[0]
+    assert_allclose(D @ B @ B.T, D, atol=1e-9)
+
+
+# ------------------------------------------------------------ validation
+@pytest.mark.parametrize("args, kwargs, match", [
+    ((0,), {}, r"'n_agents' parameter of Assignment must be an int in the range \[1, inf\)"
+               r"\. Got 0"),
+    ((2.0,), {}, r"'n_agents' .* Got 2\.0"),
+    ((True,), {}, r"'n_agents' .* Got True"),
+    (("3",), {}, r"'n_agents' .* Got '3'"),
+    ((3, 0), {}, r"'n_tasks' parameter of Assignment must be an int .* Got 0"),
+    ((3, -1), {}, r"'n_tasks' .* Got -1"),
+    ((3,), {"sense": "minimize"}, r"sense must be 'min' or 'max'; got 'minimize'"),
+    ((2, 3), {"allowed": [[1, 1], [1, 1]]}, r"'allowed' parameter of Assignment must have "
+                                            r"shape \(2, 3\) \(n_agents, n_tasks\)\. Got an "
+                                            r"array of shape \(2, 2\)"),
+    ((2,), {"allowed": [[1, 2], [1, 1]]}, r"must hold booleans \(or 0/1\)\. Got 2 at index "
+                                          r"\(0, 1\)"),
+    ((2,), {"allowed": [[1, np.nan], [1, 1]]}, r"must hold booleans .* Got nan at index"),
+    ((2,), {"allowed": [["yes", "no"], ["no", "yes"]]}, r"'allowed' parameter of Assignment "
+                                                        r"must be None or an array of booleans"),
+    ((2,), {"allowed": [[1, 1], [1]]}, r"'allowed' parameter of Assignment must be None or"),
+    ((3,), {"allowed": [[1, 0, 0], [1, 0, 0], [0, 1, 1]]},
+     r"leaves no feasible assignment: at most 2 of the 3 required pairs"),
+    ((2, 3), {"allowed": [[1, 1, 1], [0, 0, 0]]}, r"agent 1 has no allowed task"),
+    ((3, 2), {"allowed": [[1, 0], [1, 0], [1, 0]]}, r"task 1 has no allowed agent"),
+])
+def test_bad_parameters_raise_naming_them(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Assignment(*args, **kwargs)
+
+
+@pytest.mark.parametrize("C, match", [
+    (np.ones((2, 8)), r"C has 8 columns but the problem has n_costs=9"),
+    (np.ones(9), r"C must be a 2-D array of shape \(n_samples, n_costs\)"),
+    ([[1.0] * 8 + [np.nan]], r"C contains NaN or infinity \(first at row 0, column 8\)"),
+    ([[1.0] * 8 + [np.inf]], r"C contains NaN or infinity"),
+    ([["a"] * 9], r"C must be a numeric 2-D array"),
+])
+def test_bad_costs_raise_naming_C(C, match):
+    with pytest.raises(ValueError, match=match):
+        Assignment(3).solve(C)
+
+
+def test_dataframe_with_reordered_variable_names_is_refused():
+    pd = pytest.importorskip("pandas")
+    problem = Assignment(2)
+    assert problem.variable_names == ["agent0->task0", "agent0->task1", "agent1->task0",
+                                      "agent1->task1"]
+    C = pd.DataFrame([[1.0, 2.0, 3.0, 4.0]], columns=problem.variable_names)
+    assert_allclose(problem.solve(C)[1], [5.0])
+    with pytest.raises(ValueError, match="variable_names in another order"):
+        problem.solve(C[problem.variable_names[::-1]])
+
+
+def test_empty_batch_and_huge_costs():
+    problem = Assignment(2, 3)
+    W, z = problem.solve(np.empty((0, 6)))
+    assert W.shape == (0, 6) and z.shape == (0,)
+    # Sums of costs near the largest float overflowed to inf elsewhere; the
+    # library scales such rows.
+    C = np.array([[1e308, -1e308, 1e308, -1e308, 1e308, 1e308]])
+    W, z = problem.solve(C)
+    assert_array_equal(W, [[0, 1, 0, 1, 0, 0]])
+
+
+# ----------------------------------------------- describe, repr, pickle, spec
+def test_describe_repr_and_pickle():
+    problem = Assignment(3, 2, sense="max", allowed=[[1, 1], [1, 0], [0, 1]])
+    W, _ = problem.solve([[1.0, 9.0, 8.0, 0.0, 0.0, 1.0]])
+    assert problem.describe_decision(W[0]) == "agent0->task1, agent1->task0"
+    assert problem.describe_decision(np.zeros(6)) == "no pair"
+    assert repr(problem) == "Assignment(n_agents=3, n_tasks=2, sense='max', n_forbidden=2)"
+    again = pickle.loads(pickle.dumps(problem))
+    assert again.to_dict() == problem.to_dict()
+    C = np.random.default_rng(0).normal(size=(10, 6))
+    assert_array_equal(again.solve(C)[0], problem.solve(C)[0])
+
+
+@pytest.mark.parametrize("problem", [Assignment(3), Assignment(2, 4, sense="max"),
+                                     Assignment(3, 2, allowed=[[1, 1], [1, 0], [0, 1]])],
+                         ids=repr)
+def test_spec_round_trip_through_json_and_a_file(problem, tmp_path):
+    spec = json.loads(json.dumps(problem.to_dict()))
+    assert spec["type"] == "assignment"
+    again = problem_from_dict(spec)
+    assert type(again) is Assignment and again.to_dict() == problem.to_dict()
+    path = tmp_path / "assignment.json"
+    path.write_text(json.dumps({**spec, "name": "drivers"}))
+    C = np.random.default_rng(0).normal(size=(10, problem.n_costs))
+    assert_allclose(load_problem(path).solve(C)[1], problem.solve(C)[1])
+
+
+def test_spec_defaults_to_square():
+    problem = problem_from_dict({"type": "assignment", "n_agents": 4})
+    assert (problem.n_agents, problem.n_tasks, problem.sense) == (4, 4, "min")
+
+
+A = {"type": "assignment", "n_agents": 2}
+
+
+@pytest.mark.parametrize("spec, match", [
+    ({"type": "assignment"}, r"'assignment' is missing the key 'n_agents'"),
+    ({**A, "n_agents": 0}, r"key 'n_agents': must be an int >= 1; got 0"),
+    ({**A, "n_agents": 2.0}, r"key 'n_agents': must be an int >= 1; got 2\.0"),
+    ({**A, "n_tasks": True}, r"key 'n_tasks': must be an int >= 1; got true"),
+    ({**A, "n_agents": 2000, "n_tasks": 1000}, r"key 'n_agents': describes 2,000,000 "
+                                                r"variables"),
+    ({**A, "sense": "maximize"}, r"key 'sense': must be one of 'min', 'max'"),
+    ({**A, "allowed": [[True, True]]}, r"key 'allowed': must be null or a list of 2 lists"),
+    ({**A, "allowed": [[True, True], [True]]}, r"key 'allowed': allowed\[1\] must be a list "
+                                               r"of 2 booleans"),
+    ({**A, "allowed": [[True, 2], [True, True]]}, r"key 'allowed': allowed\[0\]\[1\] must be "
+                                                  r"true or false; got 2"),
+    ({**A, "allowed": [[True, False], [True, False]]}, r"task 1 has no allowed agent"),
+    ({**A, "agents": 2}, r"unexpected keys: 'agents'"),
+])
+def test_bad_specs_raise_naming_the_key(spec, match):
+    with pytest.raises(ValueError, match=match):
+        problem_from_dict(spec)
+
+
+# ------------------------------------------------------------- a fitted tree
+def test_tree_fitted_on_assignment_saves_and_loads(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 2))
+    # Agent i is cheap on task (i + shift) mod 3, the shift set by x0's sign.
+    shift = (X[:, 0] > 0).astype(int)
+    C = rng.uniform(1.0, 2.0, size=(150, 3, 3))
+    for i in range(3):
+        C[np.arange(150), i, (i + shift) % 3] = 0.1
+    C = C.reshape(150, 9)
+    problem = Assignment(3)
+    tree = SPOTree(problem, max_depth=2, min_samples_leaf=10, random_state=0).fit(X, C)
+    assert tree.n_oracle_calls_ == 0   # 6 vertices: the G = C V^T path
+    # The same tree as on the list of its 6 permutations (an independent problem class).
+    other = SPOTree(FiniteDecisions(all_assignments(3, 3)), max_depth=2, min_samples_leaf=10,
+                    random_state=0).fit(X, C)
+    assert_array_equal(tree.predict_decision(X), other.predict_decision(X))
+    Wt = tree.predict_decision(X)
+    assert_feasible(Wt, 3, 3)
+    # The decisions match the structure: regret near 0.
+    z = brute_force(C, 3, 3, "min")
+    assert np.mean(np.einsum("ij,ij->i", C, Wt) - z) < 0.05
+    assert "agent0->task" in spotree.export_text(tree)
+    path = tmp_path / "tree.json"
+    tree.save(path)
+    loaded = spotree.load(path)
+    assert isinstance(loaded.problem, Assignment)
+    assert loaded.problem.to_dict() == problem.to_dict()
+    assert_array_equal(loaded.predict_decision(X), Wt)
+
+
+def test_tree_without_vertices_uses_the_oracle():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 2))
+    C = rng.uniform(size=(80, 49))
+    tree = SPOTree(Assignment(7), max_depth=1, min_samples_leaf=20).fit(X, C)
+    assert tree.n_oracle_calls_ > 0
+    assert_feasible(tree.predict_decision(X), 7, 7)
