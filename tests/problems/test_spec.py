@@ -80,7 +80,7 @@ def test_every_spec_quoted_in_examples_readme_builds_what_it_says():
     text = (EXAMPLES / "README.md").read_text()
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", text, flags=re.S)]
     assert {b["type"] for b in blocks} == {"shortest_path", "linear_program", "finite",
-                                           "knapsack", "dag_shortest_path"}
+                                           "knapsack", "dag_shortest_path", "assignment"}
     for spec in blocks:
         problem = problem_from_dict(spec)
         if spec["type"] == "knapsack":
@@ -98,6 +98,17 @@ def test_every_spec_quoted_in_examples_readme_builds_what_it_says():
             paths = np.array([[1, 0, 0, 1, 0], [0, 1, 0, 0, 1], [1, 0, 1, 0, 1]], dtype=float)
             c = np.array([[1.0, 5.0, 1.0, 9.0, 1.0]])
             assert problem.solve(c)[1][0] == (c @ paths.T).min()
+        if spec["type"] == "assignment":
+            # Brute force over the 24 maps of 3 agents to distinct tasks of 4, minus
+            # those using a forbidden pair.
+            import itertools
+
+            allowed = np.array(spec["allowed"])
+            c = np.arange(12.0)[::-1].reshape(1, 12)
+            best = min(sum(c[0, 4 * i + t] for i, t in enumerate(ts))
+                       for ts in itertools.permutations(range(4), 3)
+                       if all(allowed[i, t] for i, t in enumerate(ts)))
+            assert problem.n_costs == 12 and problem.solve(c)[1][0] == best
 
 
 @pytest.mark.parametrize("name, text, match", [
