@@ -372,25 +372,42 @@ def _features_to_predict(model, columns, df, path, n_other=0):
     return names
 
 
-def _no_missing_values(X, df, path, who):
+def _no_missing_values(X, df, path, who, categorical=()):
     """Fail at the first empty cell of a numeric feature column: SPOBoost takes none
-    (its starts are linear in the features), and its own error names no file or line."""
+    (its starts are linear in the features), and its own error names no file or line.
+    The ``categorical`` columns (codes marked by categorical_features) may have empty
+    cells: SPOBoost gives a missing code all-zero indicators."""
     import numpy as np
 
     for col in X.columns:
         missing = X[col].isna().to_numpy()
-        if X[col].dtype.kind == "f" and missing.any():
+        if X[col].dtype.kind == "f" and col not in categorical and missing.any():
             raise _bad_cell(path, df, col, int(np.argmax(missing)), feature=True,
                             note=f": a missing value, which {who} does not take in a "
                                  "numeric column (impute it, or fit --estimator tree or "
                                  "forest, whose splits route missing values)")
 
 
+def _coded_by_value(model):
+    """Per feature, whether it is a numeric column of codes that the model maps to its
+    categories itself (categorical_features of SPOBoost, SPOPlusLinear); None if none."""
+    marked = getattr(model, "_numeric_categories", None)
+    return marked if marked is not None and any(marked) else None
+
+
 def _feature_matrix(model, df, names, path):
-    X = feature_frame(df, names, path, getattr(model, "category_values_", None),
-                      fitted=True)
+    cats = getattr(model, "category_values_", None)
+    by_value = _coded_by_value(model)
+    if by_value is not None:
+        # These columns hold numbers (weekday 3, not the label "3"): read as numbers,
+        # as at fit, and mapped to their categories by the model (an unseen code
+        # gets all-zero indicators), not compared as text with the labels.
+        cats = [None if v else c for c, v in zip(cats, by_value)]
+        cats = cats if any(c is not None for c in cats) else None
+    X = feature_frame(df, names, path, cats, fitted=True)
     if _is_boost(model):
-        _no_missing_values(X, df, path, "a SPOBoost")
+        _no_missing_values(X, df, path, "a SPOBoost", categorical=[
+            col for col, v in zip(X.columns, by_value or [False] * X.shape[1]) if v])
     return X if getattr(model, "feature_names_in_", None) is not None else X.to_numpy()
 
 
