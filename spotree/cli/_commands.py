@@ -107,7 +107,8 @@ def reproduce(args):
 
 # -------------------------------------------------------------------- fit
 def _flag(dest):
-    return "--no-ridge-features" if dest == "ridge_features" else "--" + dest.replace("_", "-")
+    special = {"ridge_features": "--no-ridge-features", "categorical_features": "--categorical"}
+    return special.get(dest, "--" + dest.replace("_", "-"))
 
 
 def _and(names):
@@ -245,6 +246,20 @@ def _weight_column(df, column, features, costs, path):
     return sw
 
 
+def _categorical_columns(args, df, features):
+    """The --categorical columns (names or patterns, as --features), all among
+    ``features``; [] without the option."""
+    if args.categorical_features is None:
+        return []
+    cols = select_columns(args.categorical_features, df.columns, "--categorical", args.data)
+    outside = [c for c in cols if c not in features]
+    if outside:
+        raise CLIError(f"--categorical: column(s) {', '.join(outside)} of {args.data} are not "
+                       f"features; --categorical marks some of the --features columns "
+                       f"({', '.join(features[:12])}{', ...' if len(features) > 12 else ''})")
+    return cols
+
+
 def fit(args):
     check_input_file(args.data, "data file")
     check_output_file(args.model, "--model")
@@ -273,9 +288,13 @@ def fit(args):
     sw = None
     if args.weights:
         sw = _weight_column(df, args.weights, features, costs, args.data)
+    categorical = _categorical_columns(args, df, features)
+    if categorical:
+        # The columns by name: X below is a DataFrame of the --features columns.
+        model.set_params(categorical_features=categorical)
     X = feature_frame(df, features, args.data)
     if args.estimator == "boost":
-        _no_missing_values(X, df, args.data, "--estimator boost")
+        _no_missing_values(X, df, args.data, "--estimator boost", categorical=categorical)
     C = numeric_matrix(df, costs, args.data)
     del df
     check_summable(C, costs, args.data, sw)

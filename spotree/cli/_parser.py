@@ -53,6 +53,8 @@ FIT_ESTIMATOR_OPTIONS = {
     "init": {"boost": "auto"},
     "n_iter_no_change": {"boost": 10},
     "validation_fraction": {"tree": 0.0, "optimal": 0.0, "forest": 0.0, "boost": 0.2},
+    # --categorical: OptimalSPOTree has no categorical splits.
+    "categorical_features": {"tree": None, "forest": None, "boost": None},
 }
 
 #: ``spotree fit --init``: SPOBoost's starting models that a name selects.
@@ -430,7 +432,9 @@ def build_parser():
             "columns X, cost columns C (one per decision variable of the problem, in the\n"
             "problem's order) and optional sample weights.\n\n"
             "Column lists are comma-separated names or shell patterns, e.g. 'x0,x1' or\n"
-            "'x*'; patterns keep the file's column order."),
+            "'x*'; patterns keep the file's column order. A feature column of text is\n"
+            "categorical; one of integer codes (weekday, region id) is numeric unless\n"
+            "--categorical names it."),
         epilog=("examples:\n  spotree fit --data examples/shortest_path_train.csv "
                 "--features 'x*' --costs 'c*' \\\n"
                 "              --problem examples/shortest_path.json --model model.json \\\n"
@@ -448,6 +452,14 @@ def build_parser():
                           "MPS/LP model file (.mps, .lp; the cost columns in its column "
                           "order)")
     fp.add_argument("--weights", metavar="COL", help="column of sample weights")
+    fp.add_argument("--categorical", dest="categorical_features", default=NOT_GIVEN,
+                    metavar="COLS",
+                    help="tree, forest, boost: feature columns (among --features) of "
+                         "category codes, e.g. a weekday 0..6 or a region id: the trees "
+                         "split them by category (x == s), not by threshold; boost gives "
+                         "each code seen at fit its own indicator column. A code not seen "
+                         "at fit is a missing value (tree, forest) or all-zero indicators "
+                         "(boost). Text columns are categorical anyway (default: none)")
     fp.add_argument("--model", default="model.json", metavar="OUT",
                     help="where to save the model (default: model.json)")
     opt = fp.add_argument_group(

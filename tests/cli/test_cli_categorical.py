@@ -1,5 +1,5 @@
-"""Models with feature columns of integer codes (a weekday 0..6) made categorical by
-``categorical_features``, in predict, evaluate, show and compare.
+"""``spotree fit --categorical``: feature columns of integer codes (a weekday 0..6) made
+categorical, and such models in predict, evaluate, show and compare.
 
 The command runs in this process (:func:`spotree.cli.main`); each saved model is checked
 against the estimator fitted in Python with ``categorical_features`` on the same rows,
@@ -71,6 +71,73 @@ def frame(path):
     return pd.DataFrame(read_columns(path, ["x", "day"]), columns=["x", "day"])
 
 
+def regret_by_hand(W, C):
+    """sum (c.w - min c) / sum min c: one road per row."""
+    z = C.min(axis=1)
+    return (np.einsum("ij,ij->i", C, W) - z).sum() / np.abs(z).sum()
+
+
+def fit_args(d, model, *extra):
+    return ("fit", "--data", d / "train.csv", "--features", "x,day", "--costs", "c*",
+            "--problem", d / "roads.json", "--model", model, "--random-state", "0", *extra)
+
+
+@pytest.mark.parametrize("estimator, cli, params", [
+    ("tree", ["--max-depth", "2"], dict(max_depth=2)),
+    ("forest", ["--n-estimators", "4", "--max-depth", "2"],
+     dict(n_estimators=4, max_depth=2, max_features="sqrt")),
+    ("boost", ["--n-estimators", "5", "--init", "ridge", "--max-depth", "2"],
+     dict(n_estimators=5, init="ridge", max_depth=2)),
+])
+def test_fit_categorical_equals_the_estimator_fitted_in_python(files, capsys, estimator, cli,
+                                                                params):
+    """The saved model predicts (seen, unseen and missing codes), evaluates and compares
+    as the estimator fitted in Python with categorical_features=['day'] on the same rows;
+    without --categorical the day is a number and the model differs."""
+    d = files
+    model, plain = d / f"{estimator}.json", d / "plain.json"
+    for path, extra in ((model, ["--categorical", "d*"]), (plain, [])):
+        res = run_in_process(capsys, *fit_args(d, path, "--estimator", estimator, *cli, *extra))
+        assert res.returncode == 0, res.stderr
+    cls = {"tree": spotree.SPOTree, "forest": spotree.SPOForest,
+           "boost": spotree.SPOBoost}[estimator]
+    X, C = frame(d / "train.csv"), read_columns(d / "train.csv", ["c0", "c1", "c2"])
+    ref = cls(ROADS, categorical_features=["day"], random_state=0, **params).fit(X, C)
+    assert spotree.load(model).categorical_features == ["day"]
+
+    res = run_in_process(capsys, "predict", "--model", model, "--data", d / "new.csv")
+    assert res.returncode == 0, res.stderr
+    out = pd.read_csv(pd.io.common.StringIO(res.stdout))
+    Xn = frame(d / "new.csv")
+    assert np.isnan(Xn["day"][3]) and 9 not in set(X["day"])
+    np.testing.assert_allclose(out[["pred_c0", "pred_c1", "pred_c2"]], ref.predict(Xn),
+                               rtol=1e-10)
+    np.testing.assert_array_equal(out.filter(like="decision_"), ref.predict_decision(Xn))
+    # As the help says: an unseen code is a missing one (tree, forest), or both have
+    # all-zero indicators (boost).
+    loaded = spotree.load(model)
+    both = pd.DataFrame({"x": [0.3, 0.3], "day": [9.0, np.nan]})
+    np.testing.assert_array_equal(*loaded.predict(both))
+
+    Cn = read_columns(d / "new.csv", ["c0", "c1", "c2"])
+    res = run_in_process(capsys, "evaluate", "--model", model, "--data", d / "new.csv")
+    want = regret_by_hand(ref.predict_decision(Xn), Cn)
+    assert f"normalized SPO loss {want:.4f}" in res.stdout, (res.stdout, res.stderr)
+
+    # The day as a number makes another model (no threshold separates days {1, 4}).
+    numeric = cls(ROADS, random_state=0, **params).fit(X, C)
+    np.testing.assert_allclose(spotree.load(plain).predict(X), numeric.predict(X), rtol=1e-10)
+    assert regret_by_hand(ref.predict_decision(X), C) < regret_by_hand(
+        numeric.predict_decision(X), C)
+    res = run_in_process(capsys, "compare", "--data", d / "train.csv", model, plain)
+    assert res.returncode == 0, res.stderr
+    for m in (ref, numeric):
+        assert f"{regret_by_hand(m.predict_decision(X), C):.4g}" in res.stdout, res.stdout
+    if estimator == "tree":
+        res = run_in_process(capsys, "show", model)
+        assert "|--- day in {" in res.stdout, res.stdout
+
+
 def test_a_python_fitted_spoboost_with_categorical_codes_predicts_on_the_cli(files, capsys):
     """A SPOBoost fitted in Python with categorical_features (its codes mapped by value)
     predicted nothing on the command line: the CSV's codes were read as text labels
@@ -93,3 +160,31 @@ def test_a_python_fitted_spoboost_with_categorical_codes_predicts_on_the_cli(fil
     assert_one_line_error(
         run_in_process(capsys, "predict", "--model", d / "py.json", "--data", d / "text.csv"),
         "text.csv, line 2, column 'day'", "'Mon' is not a number")
+
+
+def test_categorical_errors_name_the_option(files, capsys):
+    d = files
+    cases = [(["--categorical", "c0"], ["--categorical: column(s) c0", "not features",
+                                        "(x, day)"]),
+             (["--categorical", "x,c*"], ["column(s) c0, c1, c2"]),
+             (["--categorical", "weekday"], ["--categorical: no column 'weekday'"]),
+             (["--categorical", "w*"], ["--categorical: no column 'w*'"]),
+             (["--categorical", "day", "--estimator", "optimal"],
+              ["--categorical does not apply to --estimator optimal",
+               "tree, forest and boost"])]
+    for extra, needles in cases:
+        assert_one_line_error(run_in_process(capsys, *fit_args(d, d / "m.json", *extra)),
+                              *needles)
+    assert not (d / "m.json").exists()
+    # boost: an empty code is a missing category (all-zero indicators), an empty number
+    # is refused.
+    text = (d / "train.csv").read_text().splitlines()
+    x, day = text[1].split(",")[:2]
+    (d / "gap.csv").write_text("\n".join([text[0], text[1].replace(f"{x},{day},", f"{x},,"),
+                                          *text[2:]]) + "\n")
+    boost = ["--estimator", "boost", "--n-estimators", "2", "--init", "ridge"]
+    args = list(fit_args(d, d / "m.json", *boost))
+    args[args.index(d / "train.csv")] = d / "gap.csv"
+    assert run_in_process(capsys, *args, "--categorical", "day").returncode == 0
+    assert_one_line_error(run_in_process(capsys, *args), "gap.csv, line 2, column 'day'",
+                          "missing value")
