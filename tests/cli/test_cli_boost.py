@@ -260,3 +260,22 @@ def test_show_of_a_boost_fitted_in_python_with_x_val(tmp_path, capsys):
         lines = res.stdout.splitlines()
         assert heading in lines[1] and "then refitted" not in res.stdout, lines[1]
         assert re.fullmatch(r"  round 0 \(the start(, kept)?\): " + start, lines[2]), lines[2]
+
+
+def test_criterion_mse_boosts_on_squared_error(tmp_path, capsys):
+    """--criterion mse is SPOBoost(loss="mse"), the two-stage baseline: a mutation that
+    always passed loss="spo+" went unnoticed by the tests above."""
+    model = tmp_path / "mse.json"
+    res = run_in_process(capsys, *fit_args(model, "--criterion", "mse", "--init", "mean",
+                                           "--n-estimators", "4", "--n-iter-no-change",
+                                           "none", "--random-state", "0"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("fitted SPOBoost (mse loss): start 'mean' + 4 trees;")
+    X, C = arrays(TRAIN, FEATURES), arrays(TRAIN, COSTS)
+    # The model SPOBoost(loss="mse") fitted in Python gives.
+    loaded = spotree.load(model)
+    assert loaded.loss == "mse"
+    Xd = pd.DataFrame(X, columns=FEATURES)
+    ref = spotree.SPOBoost(GRID, loss="mse", init="mean", n_estimators=4,
+                           n_iter_no_change=None, random_state=0).fit(X, C)
+    np.testing.assert_allclose(loaded.predict(Xd), ref.predict(X), rtol=1e-12)
