@@ -34,6 +34,7 @@ from .forest import _tree_importances
 from .linear_model import SPOPlusLinear
 from .metrics import _spo_plus, zero_optima_hint
 from .problems import FiniteDecisions, resolve_problem
+from .problems._base import solver_session
 from .problems._compiled import solve_threads
 from .tree import SPOTree, register_model
 from .tree._classes import CATEGORICAL_FEATURES, SPOScoreMixin
@@ -1192,7 +1193,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         n_solve = threads if self._solve_threads is None else self._solve_threads
         try:
             with threadpool_limits(limits=1, user_api="blas") if small else nullcontext(), \
-                    solve_threads(n_solve):
+                    solve_threads(n_solve), solver_session():
                 return self._fit_checked(X, C, sw, X_val, C_val, sample_weight_val)
         finally:
             del self._start_threads

@@ -32,6 +32,7 @@ from ._validation import (check_costs, check_features, check_fit_inputs, check_s
                           check_sample_weight, cost_names)
 from .metrics import normalized_spo_loss, zero_optima_hint
 from .problems import resolve_problem
+from .problems._base import solver_session
 from .tree import SPOTree, register_model
 from .tree._classes import (CATEGORICAL_FEATURES, SPOScoreMixin, _categories_seen,
                             categorical_mask, warn_unused_spo_weight)
@@ -121,7 +122,11 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort):
         data = copy.copy(data)
         data.solve_lock = _SHARED_PROBLEM_LOCK
     tree = SPOTree(problem, random_state=seed, **tree_params)
-    return tree._fit_arrays(X, C, w, problem, fit_data=data, cnt=cnt, seed=seed, abort=abort)
+    # Each tree's solves start afresh, whichever thread (and earlier tree) ran
+    # on it: the forest does not depend on n_jobs.
+    with solver_session():
+        return tree._fit_arrays(X, C, w, problem, fit_data=data, cnt=cnt, seed=seed,
+                                abort=abort)
 
 
 def _tree_importances(tree):
@@ -247,9 +252,10 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         Draws one seed per tree up front; each seed fixes its tree's
         bootstrap sample and feature draws. The fitted forest therefore does
         not depend on ``n_jobs`` or on the joblib backend, up to what the
-        problem's own solves reproduce: repeated solves of a
-        :class:`~spotree.LinearProgram` can differ in the last bits (see its
-        Notes), and so can the leaf decisions it solves.
+        problem's own solves reproduce: a :class:`~spotree.LinearProgram`
+        reproduces its decisions bit for bit, since each of its solves and
+        each tree's fit starts from a clean state (see its Notes), unless
+        its own ``n_jobs`` is set.
     verbose : int, default=0
         Progress of the fit, printed by joblib (0 is silent; higher values
         report more often).

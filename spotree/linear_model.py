@@ -17,6 +17,7 @@ from ._ridge import cost_unit
 from ._validation import check_features, check_fit_inputs
 from .metrics import _spo_plus, spo_plus_loss, spo_plus_subgradient  # noqa: F401 (old home)
 from .problems import resolve_problem
+from .problems._base import solver_session
 from .tree import register_model
 from .tree._classes import CATEGORICAL_FEATURES, SPOScoreMixin
 
@@ -237,8 +238,9 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         pos = sw > 0
         if not pos.all():
             X, C, sw = X[pos], C[pos], sw[pos]
-        W_true = problem.solve(C)[0]
-        self._fit_arrays(X, C, sw, W_true, check_random_state(self.random_state))
+        with solver_session():  # warm starts within the fit only
+            W_true = problem.solve(C)[0]
+            self._fit_arrays(X, C, sw, W_true, check_random_state(self.random_state))
         return self
 
     def _check_warm_start(self, p, d, categories_before):

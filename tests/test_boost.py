@@ -1697,3 +1697,34 @@ def test_oracle_batches_on_threads_fit_the_same_model(monkeypatch):
         assert bool(split) == (threads > 1)  # batches were split on threads
     assert_array_equal(fits[3], fits[1])
     assert np.ptp(fits[1]) > 0
+
+
+def test_lp_decisions_and_refits_do_not_depend_on_what_the_problem_solved_before():
+    # A LinearProgram carried its warm starts and basis cache from one call
+    # to the next: predict_decision after another batch returned other tied
+    # vertices, and a second fit on the same problem another model (with 150
+    # rows and 3 rounds, 99 decisions and every prediction differed). Calls
+    # start afresh now, and a fit's warm starts start afresh with it.
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(0)
+    A = rng.integers(0, 3, size=(6, 12)).astype(float)
+    problem = LinearProgram(A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1))
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 3))
+    C = np.round(X @ rng.integers(-2, 3, size=(3, 12)) + rng.normal(size=(80, 12))) - 1.0
+    params = dict(init="mean", n_estimators=2, max_depth=2, n_iter_no_change=None,
+                  random_state=0)
+    m = SPOBoost(problem, **params).fit(X, C)
+    W = m.predict_decision(X)
+    assert_array_equal(m.predict_decision(X), W)
+    problem.solve(C)
+    assert_array_equal(m.predict_decision(X), W)
+    again = SPOBoost(problem, **params).fit(X, C)
+    assert_array_equal(again.predict(X), m.predict(X))
+    assert_array_equal(again.predict_decision(X), W)
+    # The decisions are optimal for the predicted costs (scipy's linprog).
+    P = m.predict(X)
+    for i in range(0, 80, 13):
+        ref = linprog(P[i], A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1))
+        assert P[i] @ W[i] == pytest.approx(ref.fun, abs=1e-9)

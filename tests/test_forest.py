@@ -1521,3 +1521,33 @@ def test_spo_weight_unused_by_criterion_mse_warns_once_per_fit():
             SPOForest(roads, criterion=crit, spo_weight=w, n_estimators=3, max_depth=1,
                       oob_score=False, random_state=0).fit(X, C)
         SPOTree(roads, criterion="spo", spo_weight=0.5, max_depth=1).fit(X, C)
+
+
+def test_refit_on_a_linear_program_does_not_depend_on_what_it_solved_before():
+    # The problem's warm starts and basis cache carried over from one call to
+    # the next, so the same forest fitted again on the same LinearProgram
+    # (many tied optima) got other leaf decisions. Every call and every
+    # tree's fit now starts afresh.
+    from scipy.optimize import linprog
+
+    from spotree.problems import LinearProgram
+
+    rng = np.random.default_rng(0)
+    A = rng.integers(0, 3, size=(6, 12)).astype(float)
+    problem = LinearProgram(A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1))
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 3))
+    C = np.round(X @ rng.integers(-2, 3, size=(3, 12)) + rng.normal(size=(80, 12))) - 1.0
+    fits = []
+    for _ in range(2):
+        forest = SPOForest(problem, n_estimators=3, max_depth=2, random_state=0).fit(X, C)
+        fits.append([t.tree_.decision for t in forest.estimators_]
+                    + [forest.predict_decision(X)])
+        problem.solve(-C)
+    for a, b in zip(*fits):
+        assert_array_equal(a, b)
+    # The leaf decisions are optimal for the leaves' mean costs (scipy's linprog).
+    tree = forest.estimators_[0].tree_
+    for node in range(0, tree.node_count, 2):
+        ref = linprog(tree.value[node], A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1))
+        assert tree.value[node] @ tree.decision[node] == pytest.approx(ref.fun, abs=1e-9)

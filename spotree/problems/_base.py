@@ -5,19 +5,54 @@ from __future__ import annotations
 import copy
 import numbers
 import pickle
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 
 from .._validation import check_costs, check_same_rows, cost_names
 
 __all__ = ["DecisionProblem", "FiniteDecisions", "CallableProblem", "describe_not_a_problem",
-           "resolve_problem", "null_space_basis", "row_space_basis"]
+           "resolve_problem", "null_space_basis", "row_space_basis", "solver_session",
+           "current_session"]
 
 #: Largest n_costs for which a difference basis is computed (an SVD of a
 #: matrix with n_costs columns).
 DIFFERENCE_BASIS_MAX_COSTS = 2000
 
 _SENSES = ("min", "max")
+
+
+# The solver session of each thread (see solver_session).
+_SESSION = threading.local()
+
+
+@contextmanager
+def solver_session():
+    """Let the solves of one fit, on this thread, start from each other's state.
+
+    A problem with solver state (the warm starts and basis cache of
+    :class:`~spotree.problems.LinearProgram`) starts every batch from a
+    clean state, so that a batch's decisions depend on the batch alone, not
+    on what was solved before. A fit solves many related batches, where
+    warm starts pay: inside this block, the solves of this thread start
+    afresh once, at their first batch, and then carry their state from one
+    batch to the next, so the fit's results still depend only on its data.
+    Nested blocks join the outermost one.
+    """
+    if getattr(_SESSION, "token", None) is not None:
+        yield
+        return
+    _SESSION.token = object()
+    try:
+        yield
+    finally:
+        _SESSION.token = None
+
+
+def current_session():
+    """The token of this thread's :func:`solver_session`, or None outside one."""
+    return getattr(_SESSION, "token", None)
 
 
 def _check_sense(sense):

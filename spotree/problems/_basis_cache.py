@@ -73,6 +73,10 @@ class _Cache:
 
     def __init__(self, size):
         self.size = size
+        self.clear()
+
+    def clear(self):
+        """Forget every basis and count, as a new cache (see ``LinearProgram._fresh_start``)."""
         self.entries = []
         self.W = []
         self.last_used = []
@@ -135,6 +139,9 @@ class DenseCache(_Cache):
         super().__init__(size)
         self.full, self.lo, self.hi = full, lo, hi  # [A, -I] (dense) and bounds of x
         self.d = full.shape[1] - full.shape[0]
+
+    def clear(self):
+        super().clear()
         self.dirty = True
 
     def certificate(self, basic, x):

@@ -20,6 +20,7 @@ from .._validation import (check_costs, check_features, check_fit_inputs,
                            check_sample_weight, cost_names)
 from ..metrics import REGRET_RTOL, decision_loss, normalized_decision_loss
 from ..problems import resolve_problem
+from ..problems._base import solver_session
 from ._builder import grow_tree
 from ._fit_data import FitData
 
@@ -627,7 +628,10 @@ class SPOTree(BaseSPOTree):
         warn_unused_spo_weight(self)
         self._forget_outside_state()
         X, C, sw = check_fit_inputs(self, X, C, sample_weight)
-        return self._fit_arrays(X, C, sw, resolve_problem(self.problem, C))
+        # The fit's batches warm-start each other, from a clean start: the
+        # tree depends on the data, not on what the problem solved before.
+        with solver_session():
+            return self._fit_arrays(X, C, sw, resolve_problem(self.problem, C))
 
     def _fit_arrays(self, X, C, sw, problem, fit_data=None, cnt=None, seed=None,
                     abort=None, decisions=True):

@@ -13,6 +13,7 @@ from .._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_para
 from .._text import count_noun
 from ._classes import BaseSPOTree, SPOTree, _resolve_min_count
 from ..problems import resolve_problem
+from ..problems._base import solver_session
 from ._fit_data import power_of_two_scale
 from ._optimal_milp import (MILP_MAX_BINARIES, MilpModel, milp_can_encode,
                             milp_n_binaries)
@@ -280,11 +281,12 @@ class OptimalSPOTree(BaseSPOTree):
                     f"LinearProgram) or a vertex list; {type(problem).__name__} has neither. "
                     "Use method='search', which only needs the oracle.")
         t0 = time.perf_counter()
-        _, z = problem.solve(C)
-        if self.method == "search":
-            tree, result = self._fit_search(X, C, sw, z, problem, min_leaf, W)
-        else:
-            tree, result = self._fit_milp(X, C, sw, z, problem, min_leaf, W)
+        with solver_session():  # warm starts within the fit only
+            _, z = problem.solve(C)
+            if self.method == "search":
+                tree, result = self._fit_search(X, C, sw, z, problem, min_leaf, W)
+            else:
+                tree, result = self._fit_milp(X, C, sw, z, problem, min_leaf, W)
         result["runtime"] = time.perf_counter() - t0
         result["train_loss"] = _leaf_loss(tree) / W
         self.tree_ = tree

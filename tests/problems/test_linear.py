@@ -15,6 +15,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from spotree.problems import LinearProgram, news_recommendation, problem_from_dict
+from spotree.problems._base import solver_session
 
 RTOL = 1e-9
 #: HiGHS's default dual feasibility tolerance.
@@ -224,17 +225,23 @@ def test_basis_cache_equals_no_cache(kind, sense, monkeypatch):
     else:
         C = rng.normal(size=(1500, 5))
     calls = count_highs_calls(cached, monkeypatch)
-    Wc, zc = cached.solve(C)
-    Wp, zp = plain.solve(C)
-    close(zc, zp, np.abs(C).max())
-    np.testing.assert_allclose(Wc, Wp, atol=1e-7)  # generic costs: unique optima
-    close(zc, np.einsum("ij,ij->i", C, Wc), np.abs(C).max())
-    assert len(calls) < len(C) / 10  # the cache answers most rows
-    # A second pass is answered from the cache alone.
+    with solver_session():  # as in a fit: the cache is kept from call to call
+        Wc, zc = cached.solve(C)
+        Wp, zp = plain.solve(C)
+        close(zc, zp, np.abs(C).max())
+        np.testing.assert_allclose(Wc, Wp, atol=1e-7)  # generic costs: unique optima
+        close(zc, np.einsum("ij,ij->i", C, Wc), np.abs(C).max())
+        assert len(calls) < len(C) / 10  # the cache answers most rows
+        # A second pass is answered from the cache alone.
+        del calls[:]
+        W2, z2 = cached.solve(C[:500])
+        assert len(calls) <= 5
+        close(z2, zp[:500], np.abs(C).max())
+    # Outside a session each call starts with an empty cache: its first row
+    # goes to HiGHS.
     del calls[:]
-    W2, z2 = cached.solve(C[:500])
-    assert len(calls) <= 5
-    close(z2, zp[:500], np.abs(C).max())
+    cached.solve(C[:500])
+    assert calls[:1] == [0]
 
 
 def test_basis_cache_news_prefix_sums_and_eviction(monkeypatch):
@@ -1184,3 +1191,72 @@ def test_same_batch_gives_the_same_decisions_bit_for_bit_whatever_the_clock(monk
         ref = linprog(C[i], A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1))
         assert results[0][1][i] == pytest.approx(ref.fun, abs=1e-9)
         assert (A @ results[0][0][i] <= 4.0 + 1e-9).all()
+
+
+def _history_lps():
+    """A 0/1 LP with many tied optima (explicit certificates), a generic dense LP
+    and a larger one (factored certificates, a reference basis per batch)."""
+    rng = np.random.default_rng(0)
+    A = rng.integers(0, 3, size=(6, 12)).astype(float)
+    tied = (dict(A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1)),
+            lambda r, n: r.integers(-3, 2, size=(n, 12)).astype(float))
+    generic = (dict(A_ub=rng.uniform(0, 1, (20, 30)), b_ub=np.full(20, 5.0), bounds=(0, 1)),
+               lambda r, n: -r.uniform(0, 1, (n, 30)))
+    large = (dict(A_ub=rng.uniform(0, 1, (40, 60)), b_ub=np.full(40, 5.0), bounds=(0, 1)),
+             lambda r, n: -r.uniform(0, 1, (n, 60)) - 0.5)
+    return [tied, generic, large]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_a_batch_gives_the_same_decisions_whatever_was_solved_before(case):
+    # The warm starts and the basis cache carried over from one call to the
+    # next: the same batch solved again returned other tied vertices and
+    # other last bits (10 of 200 rows of the tied LP, 15 of 300 of the
+    # generic one, |dz| up to 3e-11 on the large one). Each call now starts
+    # afresh, so it matches a new instance's answer bit for bit.
+    kwargs, costs = _history_lps()[case]
+    rng = np.random.default_rng(5)
+    C, other = costs(rng, 100), costs(rng, 60)
+    lp = LinearProgram(**kwargs)
+    W, z = lp.solve(C)
+    for before in ([], [C], [other], [other, C[:1]]):
+        for B in before:
+            lp.solve(B)
+        W2, z2 = lp.solve(C)
+        np.testing.assert_array_equal(W2, W)
+        np.testing.assert_array_equal(z2, z)
+    W3, z3 = pickle.loads(pickle.dumps(lp)).solve(C)
+    np.testing.assert_array_equal(W3, W)
+    np.testing.assert_array_equal(z3, z)
+    # Optimal (scipy's linprog, an independent HiGHS run from scratch) on a sample.
+    for i in range(0, 100, 33):
+        ref = linprog(C[i], A_ub=kwargs["A_ub"], b_ub=kwargs["b_ub"], bounds=(0, 1))
+        assert z[i] == pytest.approx(ref.fun, rel=1e-9, abs=1e-9)
+        assert (kwargs["A_ub"] @ W[i] <= kwargs["b_ub"] + 1e-9).all()
+        assert (W[i] >= -1e-9).all() and (W[i] <= 1 + 1e-9).all()
+
+
+def test_threaded_batches_and_bounds_do_not_depend_on_earlier_calls():
+    # Each n_jobs block starts afresh too (it began from whatever its thread
+    # had solved last), and so does solve_or_bound.
+    kwargs, costs = _history_lps()[1]
+    rng = np.random.default_rng(6)
+    C, other = costs(rng, 256), costs(rng, 256)
+    lp = LinearProgram(**kwargs, n_jobs=2)
+    W, z = lp.solve(C)
+    exact = np.arange(256) % 3 == 0
+    Wb, zb = lp.solve_or_bound(C, exact)
+    lp.solve(other)
+    lp.solve_or_bound(other, exact)
+    for W2, z2 in (lp.solve(C), lp.solve(C)):
+        np.testing.assert_array_equal(W2, W)
+        np.testing.assert_array_equal(z2, z)
+    Wb2, zb2 = lp.solve_or_bound(C, exact)
+    np.testing.assert_array_equal(Wb2, Wb)
+    np.testing.assert_array_equal(zb2, zb)
+    # The exact rows are optimal, the others lower bounds (sense "min").
+    ref = np.array([linprog(C[i], A_ub=kwargs["A_ub"], b_ub=kwargs["b_ub"],
+                            bounds=(0, 1)).fun for i in range(0, 256, 51)])
+    np.testing.assert_allclose(z[::51], ref, rtol=1e-9, atol=1e-9)
+    assert (zb[::51] <= ref + 1e-9).all()
+    np.testing.assert_allclose(zb[exact], z[exact], rtol=1e-9, atol=1e-9)
