@@ -40,11 +40,13 @@ from numba.extending import intrinsic
 
 from .._numba import cfunc, jit
 
-__all__ = ["CompiledOracle", "KIND_DAG", "KIND_GRID", "KIND_KNAPSACK_DP", "KIND_KNAPSACK_BB",
+__all__ = ["CompiledOracle", "KIND_ASSIGNMENT", "KIND_DAG", "KIND_GRID", "KIND_KNAPSACK_DP",
+           "KIND_KNAPSACK_BB",
            "KIND_LABEL_SETTING", "solve_min", "solve_batch", "solve_rows", "solve_threads",
            "solver_function",
            "solve_batch_with", "SOLVER_SIGNATURE", "dag_oracle", "grid_oracle",
            "knapsack_dp_oracle", "knapsack_bb_oracle", "label_setting_oracle",
+           "assignment_oracle",
            "relaxation_min", "lagrangian_bound_min", "DAG_BLOCK",
            "dag_min_block", "knapsack_dp_child_bounds", "knapsack_dp_cut_bounds"]
 
@@ -64,6 +66,9 @@ KIND_GRID = 4
 #: costs (Dijkstra's label-setting method); gives up on a negative cost
 #: (``LinearProgram`` recognized as a network).
 KIND_LABEL_SETTING = 5
+#: Linear assignment, square or rectangular, with forbidden pairs
+#: (``Assignment``), by shortest augmenting paths (the Hungarian method).
+KIND_ASSIGNMENT = 6
 
 
 class CompiledOracle(NamedTuple):
@@ -1010,6 +1015,122 @@ def _knapsack_bb_min(ints, floats, c, w, work, iwork):
     return -(base + best)
 
 
+# ------------------------------------------------------------ assignment
+def assignment_oracle(n_agents, n_tasks, allowed=None):
+    """Encode a linear assignment problem (:class:`Assignment`) for :func:`solve_min`.
+
+    Cost ``i * n_tasks + j`` is agent ``i`` doing task ``j``. The smaller
+    side (the agents when ``n_agents <= n_tasks``, else the tasks) is the
+    side every member of which is matched; ``allowed`` (bool, shape
+    ``(n_agents, n_tasks)``, or None) marks the pairs that may be chosen and
+    must leave a feasible assignment (``Assignment`` checks it).
+
+    Shortest augmenting paths with potentials (the Hungarian method in
+    Jonker and Volgenant's form), ``O(k^2 K)`` for ``k <= K`` the two
+    sides. Ties: each augmenting path ends at the first column (lowest
+    index) of least reduced cost; deterministic for given costs.
+
+    Layout of ``ints``: ``[n_agents, n_tasks, has_mask, mask (n_agents *
+    n_tasks, 0/1, only with has_mask)]``. ``work`` holds the potentials and
+    the path lengths, ``iwork`` the matching, the path and the visited flags.
+    """
+    mask = np.zeros(0, dtype=np.int64) if allowed is None else (
+        np.asarray(allowed, dtype=bool).reshape(-1).astype(np.int64))
+    ints = np.concatenate([[n_agents, n_tasks, int(allowed is not None)], mask]).astype(
+        np.int64)
+    k, big = sorted((n_agents, n_tasks))
+    # Cost: k * k * big steps of a few operations each. A tree fit of 2000
+    # rows took the vertex path 31 ms and this solver 87 ms at 3x7 (210
+    # assignments), 108 vs 88 ms at 6x6 (720), 244 vs 83 ms at 4x8 (1680):
+    # the factor 4 keeps the vertex path wherever it was clearly faster.
+    return CompiledOracle(KIND_ASSIGNMENT, ints, np.zeros(0), (k + 1) + 2 * (big + 1),
+                          3 * (big + 1), float(4 * k * k * big + n_agents * n_tasks))
+
+
+@jit
+def _assignment_min(ints, c, w, work, iwork):
+    n = ints[0]
+    m = ints[1]
+    masked = ints[2] == 1
+    # Rows are the side matched in full; columns the other (cost (r, col)
+    # is c[r * m + col], or c[col * m + r] when the tasks are the rows).
+    flip = n > m
+    k = m if flip else n
+    big = n if flip else m
+    u = work[:k + 1]
+    v = work[k + 1:k + 1 + big + 1]
+    minv = work[k + big + 2:k + 2 * big + 3]
+    p = iwork[:big + 1]          # p[col] = the row matched to col (1-based), 0 for none
+    way = iwork[big + 1:2 * big + 2]
+    used = iwork[2 * big + 2:3 * big + 3]
+    for r in range(k + 1):
+        u[r] = 0.0
+    for j in range(big + 1):
+        v[j] = 0.0
+        p[j] = 0
+        way[j] = 0
+    inf = np.inf
+    for i in range(1, k + 1):
+        p[0] = i
+        j0 = 0
+        for j in range(big + 1):
+            minv[j] = inf
+            used[j] = 0
+        while True:
+            used[j0] = 1
+            i0 = p[j0]
+            delta = inf
+            j1 = 0
+            # Cost of (row i0, column j) is c[base + j * stride].
+            if flip:
+                base = i0 - 1 - m
+                stride = m
+            else:
+                base = (i0 - 1) * m - 1
+                stride = 1
+            ui = u[i0]
+            for j in range(1, big + 1):
+                if used[j] == 0:
+                    e = base + j * stride
+                    if not masked or ints[3 + e] == 1:
+                        cur = c[e] - ui - v[j]
+                        if cur < minv[j]:
+                            minv[j] = cur
+                            way[j] = j0
+                    if minv[j] < delta:
+                        delta = minv[j]
+                        j1 = j
+            if j1 == 0:
+                # No augmenting path: the mask leaves no feasible assignment
+                # (Assignment refuses such a mask; a defence, not a path).
+                return np.nan
+            for j in range(big + 1):
+                if used[j] == 1:
+                    u[p[j]] += delta
+                    v[j] -= delta
+                else:
+                    minv[j] -= delta
+            j0 = j1
+            if p[j0] == 0:
+                break
+        while j0 != 0:
+            j1 = way[j0]
+            p[j0] = p[j1]
+            j0 = j1
+    total = 0.0
+    want_w = w.shape[0] > 0
+    if want_w:
+        for e in range(w.shape[0]):
+            w[e] = 0.0
+    for j in range(1, big + 1):
+        if p[j] != 0:
+            e = (j - 1) * m + (p[j] - 1) if flip else (p[j] - 1) * m + (j - 1)
+            total += c[e]
+            if want_w:
+                w[e] = 1.0
+    return total
+
+
 # ------------------------------------------------------------- dispatch
 @jit
 def solve_min(kind, ints, floats, c, w, work, iwork):
@@ -1027,6 +1148,8 @@ def solve_min(kind, ints, floats, c, w, work, iwork):
         return _knapsack_bb_min(ints, floats, c, w, work, iwork)
     if kind == KIND_LABEL_SETTING:
         return _label_setting_min(ints, c, w, work, iwork)
+    if kind == KIND_ASSIGNMENT:
+        return _assignment_min(ints, c, w, work, iwork)
     return np.nan
 
 
@@ -1071,10 +1194,14 @@ def _label_setting_solver(ints, floats, c, w, work, iwork):
     return _label_setting_min(ints, c, w, work, iwork)
 
 
+def _assignment_solver(ints, floats, c, w, work, iwork):
+    return _assignment_min(ints, c, w, work, iwork)
+
+
 # A new kind is listed here as well as in solve_min.
 _SOLVERS = {KIND_GRID: _grid_solver, KIND_DAG: _dag_solver,
             KIND_KNAPSACK_DP: _knapsack_dp_solver, KIND_KNAPSACK_BB: _knapsack_bb_solver,
-            KIND_LABEL_SETTING: _label_setting_solver}
+            KIND_LABEL_SETTING: _label_setting_solver, KIND_ASSIGNMENT: _assignment_solver}
 _FUNCTIONS = {}
 _FUNCTIONS_LOCK = threading.Lock()
 

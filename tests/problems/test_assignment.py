@@ -102,6 +102,27 @@ def test_solve_equals_milp_on_larger_instances(n, m, sense):
     assert_allclose(z, milp_values(C, n, m, sense), rtol=1e-9)
 
 
+@pytest.mark.parametrize("allowed", [None, "mask"])
+def test_scipy_branch_above_the_compiled_limit_agrees(allowed, monkeypatch):
+    rng = np.random.default_rng(8)
+    mask = None if allowed is None else rng.random((6, 9)) < 0.7
+    C = np.vstack([rng.normal(size=(10, 54)), rng.integers(0, 2, size=(10, 54))])
+    compiled = Assignment(6, 9, allowed=mask, sense="max")
+    W1, z1 = compiled.solve(C)
+    monkeypatch.setattr(Assignment, "compiled_max_work", 0)
+    W2, z2 = Assignment(6, 9, allowed=mask, sense="max").solve(C)
+    assert_feasible(W2, 6, 9, mask)
+    assert_allclose(z2, z1, rtol=1e-12)
+    assert_allclose(z1[:3], milp_values(C[:3], 6, 9, "max", mask), rtol=1e-9)
+
+
+def test_25x25_goes_to_scipy_and_is_optimal():
+    C = np.random.default_rng(9).uniform(size=(1, 625))
+    W, z = Assignment(25).solve(C)
+    assert_feasible(W, 25, 25)
+    assert_allclose(z, milp_values(C, 25, 25, "min"), rtol=1e-9)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 4), st.integers(1, 4), st.sampled_from(["min", "max"]),
        st.data())
@@ -375,10 +396,25 @@ def test_tree_fitted_on_assignment_saves_and_loads(tmp_path):
     assert_array_equal(loaded.predict_decision(X), Wt)
 
 
-def test_tree_without_vertices_uses_the_oracle():
+def test_tree_without_vertices_uses_the_compiled_solver():
+    from scipy.optimize import linear_sum_assignment
+
+    from spotree.problems import CallableProblem
+
+    def scipy_oracle(c):   # an independent solver, called on the batched oracle path
+        r, t = linear_sum_assignment(c.reshape(7, 7))
+        x = np.zeros((7, 7))
+        x[r, t] = 1.0
+        return x.reshape(-1)
+
     rng = np.random.default_rng(1)
     X = rng.normal(size=(80, 2))
-    C = rng.uniform(size=(80, 49))
-    tree = SPOTree(Assignment(7), max_depth=1, min_samples_leaf=20).fit(X, C)
-    assert tree.n_oracle_calls_ > 0
+    C = rng.uniform(size=(80, 49)) + np.outer(X[:, 0] > 0, np.eye(7).reshape(-1))
+    params = dict(max_depth=2, min_samples_leaf=15)
+    tree = SPOTree(Assignment(7), **params).fit(X, C)
+    assert tree.n_oracle_calls_ == 0   # 5040 assignments: the compiled Hungarian method
+    other = SPOTree(CallableProblem(scipy_oracle, n_costs=49), **params).fit(X, C)
+    assert other.n_oracle_calls_ > 0
+    assert tree.get_n_leaves() > 1
+    assert_array_equal(tree.predict_decision(X), other.predict_decision(X))
     assert_feasible(tree.predict_decision(X), 7, 7)

@@ -12,8 +12,8 @@ sample weights, both senses and the three criteria.
 import numpy as np
 import pytest
 
-from spotree.problems import (CallableProblem, FiniteDecisions, Knapsack, ShortestPath,
-                              news_recommendation)
+from spotree.problems import (Assignment, CallableProblem, FiniteDecisions, Knapsack,
+                              ShortestPath, news_recommendation)
 from spotree.tree._builder import grow_tree
 from spotree.tree._fit_data import FitData
 
@@ -49,6 +49,10 @@ PROBLEMS = {
     "knap-dp": (lambda s: Knapsack([[2, 3, 1, 4]], [5]), ("vertex", "solver", "oracle")),
     "knap-bb": (lambda s: Knapsack([[2.5, 1.0, 1.5, 3.0], [1.0, 2.0, 2.5, 0.5]], [4.0, 3.5]),
                 ("vertex", "solver", "oracle")),
+    # An assignment: the compiled Hungarian method on the transposed side (3 agents, 2
+    # tasks), with a forbidden pair.
+    "assign-max": (lambda s: Assignment(3, 2, sense="max", allowed=[[1, 1], [0, 1], [1, 1]]),
+                   ("vertex", "solver", "oracle")),
 }
 
 
