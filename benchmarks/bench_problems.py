@@ -15,6 +15,8 @@ Targets (issue 2):
 - Stretch: LinearProgram with the basis cache on correlated batches (prefix
   sums of samples sorted by a feature, as in the tree's split search): the
   amortized cost per vector at least 100x below one HiGHS call.
+- Assignment 5x5 (the compiled Hungarian method): >= 100x linprog; 10x10,
+  and both as a LinearProgram, informational.
 - A sparse LP read from an MPS file (``_sparse_lp.py``: a capacitated network
   flow, 500 variables, 200 rows) with ``LinearProgram.from_file``, on 2000
   strongly correlated cost vectors (prefix and suffix sums of samples
@@ -37,7 +39,8 @@ import time
 import numpy as np
 from scipy.optimize import linprog
 
-from spotree.problems import FiniteDecisions, LinearProgram, ShortestPath, news_recommendation
+from spotree.problems import (Assignment, FiniteDecisions, LinearProgram, ShortestPath,
+                              news_recommendation)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _sparse_lp import write_sparse_lp  # noqa: E402
@@ -170,6 +173,28 @@ def main(argv=None):
     t, (_, z, _) = best_time(lambda: fd.solve_vertices(C), args.repeat)
     check("FiniteDecisions vs linprog", z[:r], z_lp)
     record("FiniteDecisions K=100, d=10", "solve_vertices", n, t, r, t_lp, 1000)
+
+    # Assignment: the compiled Hungarian method against linprog on the
+    # textbook LP (its vertices are the assignments), and the same LP as a
+    # LinearProgram (HiGHS, no basis cache) for the price of writing it that way.
+    for k in (5, 10):
+        asg = Assignment(k)
+        C = rng.uniform(0, 1, size=(n, k * k))
+        sums = np.vstack([np.kron(np.eye(k), np.ones((1, k))),    # each agent one task
+                          np.kron(np.ones((1, k)), np.eye(k))])   # each task one agent
+        alp = dict(A_eq=sums, b_eq=np.ones(2 * k), bounds=(0, 1))
+        t_lp, z_lp = best_time(lambda: linprog_solver(1.0, **alp)(C[:r]), 1)
+        asg.solve(C[:10])  # numba's start-up outside the timing
+        t, (_, z) = best_time(lambda: asg.solve(C), args.repeat)
+        check(f"Assignment {k}x{k} vs linprog", z[:r], z_lp)
+        record(f"Assignment {k}x{k}", "solve (compiled Hungarian)", n, t, r, t_lp,
+               100 if k == 5 else None)
+        as_lp = LinearProgram(**alp, basis_cache=False)
+        as_lp.solve(C[:10])
+        t_as, (_, z_as) = best_time(lambda: as_lp.solve(C[:r]), 1)
+        check(f"Assignment {k}x{k} as a LinearProgram vs linprog", z_as, z_lp)
+        record(f"Assignment {k}x{k}", "  same as LinearProgram, no cache (info)", r, t_as, r,
+               t_lp, None)
 
     # news_recommendation(6, 5): HiGHS per vector, then the basis cache.
     news = news_recommendation(6, 5, random_state=args.seed)

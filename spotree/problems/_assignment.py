@@ -67,10 +67,11 @@ class Assignment(DecisionProblem):
 
     Every cost vector is solved exactly by shortest augmenting paths with
     potentials (the Hungarian method in Jonker and Volgenant's form,
-    ``O(k^2 K)`` for ``k <= K`` the two sides), in compiled code: 1 to 2
-    microseconds per row of a batch of 5x5 or 5x10 instances, some 500 times
+    ``O(k^2 K)`` for ``k <= K`` the two sides), in compiled code: 1 to 3
+    microseconds per row of a batch of 5x5 instances, 200 to 500 times
     faster than the same problem as a :class:`LinearProgram` (HiGHS), and 10
-    to 15 at 10x10 (60 times). Above ``k^2 K = 8000`` (20x20) rows go to
+    to 15 at 10x10 (60 to 100 times; ``benchmarks/bench_problems.py``).
+    Above ``k^2 K = 8000`` (20x20) rows go to
     :func:`scipy.optimize.linear_sum_assignment`, faster there. A tree's
     split search solves its candidates with the compiled solver when the
     problem has too many assignments to list (see Notes).
