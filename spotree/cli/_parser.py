@@ -536,7 +536,13 @@ def build_parser():
                           "choose the number of rounds, then refit on all the rows "
                           + _defaults("validation_fraction", "{:g}".format))
     opt.add_argument("--random-state", type=_int_in(0, 2**32 - 1), default=None,
-                     metavar="SEED")
+                     metavar="SEED",
+                     help="seed of the estimator's random draws: boost: its validation "
+                          "rows, subsamples, feature draws and --init auto's folds; "
+                          "forest: bootstrap samples and feature draws; tree: the feature "
+                          "draws of --max-features; optimal: the MILP solver's seed. Left "
+                          "out, each run draws anew, so a boosted model (and a forest) "
+                          "differs from run to run")
 
     # predict --------------------------------------------------------------
     pp = sub.add_parser(
