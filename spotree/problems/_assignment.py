@@ -314,6 +314,46 @@ class Assignment(DecisionProblem):
         return B
 
     # ------------------------------------------------------------ helpers
+    def to_linear_program(self, **kwargs):
+        """The same problem as a :class:`LinearProgram` (the textbook formulation).
+
+        One equality row per member of the side that is matched in full (the
+        agents when ``n_agents <= n_tasks``, else the tasks; both sides when
+        square), one ``<= 1`` row per member of the other side when it is
+        larger, and bounds ``0 <= x <= 1`` (``x = 0`` for forbidden pairs). Its constraint matrix is
+        totally unimodular, so its vertices are the assignments and no
+        integrality is needed. Far slower to solve than this class (HiGHS
+        per row); useful to hand the problem to code that reads linear
+        constraints (``OptimalSPOTree(method="milp")``) or to another
+        solver.
+
+        Parameters
+        ----------
+        **kwargs
+            Further arguments of :class:`LinearProgram` (``basis_cache``).
+
+        Returns
+        -------
+        LinearProgram
+        """
+        from ._linear import LinearProgram
+
+        n, m = self.n_agents, self.n_tasks
+        per_agent = np.kron(np.eye(n), np.ones((1, m)))
+        per_task = np.kron(np.ones((1, n)), np.eye(m))
+        if n == m:
+            full, other = np.vstack([per_agent, per_task]), None
+        else:
+            full, other = (per_agent, per_task) if n < m else (per_task, per_agent)
+        ub = (np.ones(self.n_costs) if self.allowed is None
+              else self.allowed.reshape(-1).astype(np.float64))
+        args = dict(A_eq=full, b_eq=np.ones(full.shape[0]),
+                    bounds=[(0.0, float(u)) for u in ub], sense=self.sense,
+                    variable_names=list(self.variable_names))
+        if other is not None:
+            args.update(A_ub=other, b_ub=np.ones(other.shape[0]))
+        return LinearProgram(**args, **kwargs)
+
     def describe_decision(self, w):
         """``"agent0->task2, agent1->task0"``: the chosen pairs (``"no pair"`` for none)."""
         x = np.asarray(w, dtype=np.float64).reshape(-1)

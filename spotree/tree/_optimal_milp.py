@@ -71,7 +71,12 @@ def _scale_features(X, feature_precision):
 def _lp_parts(problem):
     """The constraint data of a LinearProgram-like problem, or None."""
     if not all(hasattr(problem, a) for a in ("A_ub", "b_ub", "A_eq", "b_eq", "bounds")):
-        return None
+        # A problem without a vertex list that can state itself as a
+        # LinearProgram (an Assignment from 7x7 on): its constraints.
+        to_lp = getattr(problem, "to_linear_program", None)
+        if to_lp is None or problem.vertices() is not None:
+            return None
+        problem = to_lp()
     d = problem.n_costs
     lo, hi = np.full(d, -np.inf), np.full(d, np.inf)
     bounds = problem.bounds

@@ -418,3 +418,40 @@ def test_tree_without_vertices_uses_the_compiled_solver():
     assert tree.get_n_leaves() > 1
     assert_array_equal(tree.predict_decision(X), other.predict_decision(X))
     assert_feasible(tree.predict_decision(X), 7, 7)
+
+
+# ------------------------------------------------------ as a LinearProgram
+@pytest.mark.parametrize("n, m, sense, masked", [(3, 3, "min", False), (2, 4, "max", False),
+                                                 (4, 2, "min", True), (3, 3, "max", True)])
+def test_to_linear_program_is_the_same_problem(n, m, sense, masked):
+    rng = np.random.default_rng(n * m)
+    allowed = None
+    if masked:
+        allowed = np.ones((n, m), dtype=bool)
+        allowed[0, 0] = allowed[-1, -1] = False
+    problem = Assignment(n, m, sense=sense, allowed=allowed)
+    lp = problem.to_linear_program()
+    assert lp.sense == sense and lp.variable_names == problem.variable_names
+    # Its vertices are exactly the assignments (a totally unimodular matrix).
+    V = lp.vertices()
+    ref = all_assignments(n, m, allowed)
+    assert_array_equal(np.unique(np.round(V, 9) + 0.0, axis=0), np.unique(ref, axis=0))
+    C = rng.normal(size=(20, n * m))
+    assert_allclose(lp.solve(C)[1], brute_force(C, n, m, sense, allowed), rtol=1e-9)
+
+
+def test_optimal_tree_milp_uses_the_linear_program_when_there_is_no_vertex_list():
+    from spotree import OptimalSPOTree
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    C = rng.uniform(size=(20, 49)) + np.outer(X[:, 0] > 0, rng.uniform(size=49)) * 2
+    problem = Assignment(7)
+    assert problem.vertices() is None
+    trees = [OptimalSPOTree(problem, max_depth=1, method=method, min_samples_leaf=5).fit(X, C)
+             for method in ("search", "milp")]
+    # Both methods are exact: the same training loss (the MILP used to refuse
+    # "Assignment has neither" linear constraints nor a vertex list).
+    losses = [np.einsum("ij,ij->i", C, t.predict_decision(X)).sum() for t in trees]
+    assert trees[1].get_n_leaves() == 2
+    assert_allclose(losses[1], losses[0], rtol=1e-9)
