@@ -45,13 +45,36 @@ def _check_allowed(allowed, shape):
     return np.ascontiguousarray(arr, dtype=bool)
 
 
+def _check_names(names, name, count):
+    """``names`` as a list of ``count`` distinct non-empty strings (or None)."""
+    if names is None:
+        return None
+    if isinstance(names, str) or not hasattr(names, "__len__"):
+        raise ValueError(f"The '{name}' parameter of Assignment must be None or a list of "
+                         f"{count} strings. Got {type(names).__name__} instead.")
+    names = list(names)
+    if len(names) != count:
+        raise ValueError(f"The '{name}' parameter of Assignment must have {count} entries "
+                         f"(one per {name.split('_')[0]}). Got {len(names)} instead.")
+    for k, x in enumerate(names):
+        if not isinstance(x, str) or not x:
+            raise ValueError(f"The '{name}' parameter of Assignment must hold non-empty "
+                             f"strings. Got {x!r} at index {k} instead.")
+    if len(set(names)) < count:
+        dup = next(x for k, x in enumerate(names) if x in names[:k])
+        raise ValueError(f"The '{name}' parameter of Assignment has duplicate names: "
+                         f"{dup!r}.")
+    return names
+
+
 class Assignment(DecisionProblem):
     """Linear assignment: give each agent one task (drivers to jobs, nurses to shifts).
 
     The decision ``x[i, j]`` in ``{0, 1}`` says whether agent ``i`` does task
     ``j``; it is flattened in C order, so the cost vector's column
     ``i * n_tasks + j`` is the cost of agent ``i`` doing task ``j``, and
-    :attr:`variable_names` names it ``"agent{i}->task{j}"``. The feasible set
+    :attr:`variable_names` names it ``"agent{i}->task{j}"`` (or with the
+    names given in ``agent_names`` and ``task_names``). The feasible set
     depends on the shape:
 
     - ``n_agents == n_tasks``: every agent does exactly one task and every
@@ -96,6 +119,11 @@ class Assignment(DecisionProblem):
         Which pairs may be chosen (0/1 accepted); None allows every pair. At
         least one feasible assignment must remain (``min(n_agents, n_tasks)``
         pairs, no agent or task used twice), otherwise a ValueError is raised.
+    agent_names, task_names : list of str or None, default=None
+        Distinct names of the agents and of the tasks (``["Ann", "Bob"]``,
+        ``["night", "day"]``), used by :attr:`variable_names` and
+        :meth:`describe_decision` (``"Ann->night"``); None means ``agent0``,
+        ``agent1``, ... and ``task0``, ``task1``, ...
 
     Attributes
     ----------
@@ -103,8 +131,10 @@ class Assignment(DecisionProblem):
         ``n_agents * n_tasks``.
     n_agents, n_tasks : int
     allowed : ndarray of bool of shape (n_agents, n_tasks) or None
+    agent_names, task_names : list of str or None
     variable_names : list of str
-        ``"agent{i}->task{j}"`` per cost column, in cost order: a pandas
+        ``"agent{i}->task{j}"`` (``"{agent_names[i]}->{task_names[j]}"``)
+        per cost column, in cost order: a pandas
         DataFrame of costs with these columns in another order is refused
         instead of being read by position.
 
@@ -141,13 +171,16 @@ class Assignment(DecisionProblem):
     6
     """
 
+    agent_names = None
+    task_names = None
     #: Largest ``k * k * K`` (``k <= K`` the two sides) that :meth:`solve`
     #: hands to the compiled solver; larger problems go to scipy, faster
     #: there (per row: 9.5 vs 25 us at 10x10, 40 vs 40 us at 20x20, 296 vs
     #: 207 us at 50x50).
     compiled_max_work = 8000
 
-    def __init__(self, n_agents, n_tasks=None, *, sense="min", allowed=None):
+    def __init__(self, n_agents, n_tasks=None, *, sense="min", allowed=None,
+                 agent_names=None, task_names=None):
         n_agents = _check_count(n_agents, "n_agents")
         n_tasks = n_agents if n_tasks is None else _check_count(n_tasks, "n_tasks")
         self.n_agents = n_agents
@@ -160,6 +193,10 @@ class Assignment(DecisionProblem):
             self._check_feasible(mask)
             # All pairs allowed is the same problem as no mask: one spelling.
             self.allowed = None if mask.all() else mask
+        self.agent_names = _check_names(agent_names, "agent_names", n_agents)
+        self.task_names = _check_names(task_names, "task_names", n_tasks)
+        if agent_names is not None or task_names is not None:
+            self.variable_names  # refuse colliding names now, not at the first DataFrame
 
     @property
     def variable_names(self):
@@ -168,8 +205,14 @@ class Assignment(DecisionProblem):
         # at construction, and most problems never need them.
         names = self.__dict__.get("_names")
         if names is None:
-            names = [f"agent{i}->task{j}" for i in range(self.n_agents)
-                     for j in range(self.n_tasks)]
+            agents = self.agent_names or [f"agent{i}" for i in range(self.n_agents)]
+            tasks = self.task_names or [f"task{j}" for j in range(self.n_tasks)]
+            names = [f"{a}->{t}" for a in agents for t in tasks]
+            if len(set(names)) < len(names):
+                # "a->b" + "c" and "a" + "b->c": names that collide would
+                # let a DataFrame's columns be paired with the wrong pairs.
+                raise ValueError("The 'agent_names' and 'task_names' of Assignment give two "
+                                 "pairs the same name 'agent->task'; avoid '->' in names.")
             self._names = names
         return names
 
@@ -367,6 +410,9 @@ class Assignment(DecisionProblem):
                 "sense": self.sense}
         if self.allowed is not None:
             spec["allowed"] = self.allowed.tolist()
+        for key in ("agent_names", "task_names"):
+            if getattr(self, key) is not None:
+                spec[key] = list(getattr(self, key))
         return spec
 
     @classmethod

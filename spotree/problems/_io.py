@@ -297,6 +297,9 @@ def _validate_assignment(spec):
     m = spec.get("n_tasks")
     m = n if m is None else _schema.integer(m, "n_tasks", low=1)
     _cap("n_agents", n * m, MAX_SPEC_VARIABLES, "variables (n_agents * n_tasks)")
+    for key, count in (("agent_names", n), ("task_names", m)):
+        if spec.get(key) is not None:
+            _schema.string_list(spec[key], key, length=count)
     allowed = spec.get("allowed")
     if allowed is None:
         return
@@ -336,7 +339,8 @@ SPEC_TYPES = {
     "dag_shortest_path": SpecType(frozenset({"n_nodes", "edges", "source", "target", "sense"}),
                                   frozenset({"n_nodes", "edges", "source", "target"}),
                                   _validate_dag_shortest_path, _build_dag_shortest_path),
-    "assignment": SpecType(frozenset({"n_agents", "n_tasks", "sense", "allowed"}),
+    "assignment": SpecType(frozenset({"n_agents", "n_tasks", "sense", "allowed", "agent_names",
+                                      "task_names"}),
                            frozenset({"n_agents"}), _validate_assignment, _build_assignment),
 }
 
@@ -406,7 +410,8 @@ def problem_from_dict(spec, *, check_time_limit=DEFAULT_CHECK_TIME_LIMIT):
       "source": 0, "target": 3, "sense": "min"}``
     - ``{"type": "assignment", "n_agents": 3, "n_tasks": 4, "sense": "min",
       "allowed": null}``; ``"allowed"`` may be one list of ``n_tasks``
-      booleans per agent (false: the pair is forbidden).
+      booleans per agent (false: the pair is forbidden); ``"agent_names"``
+      and ``"task_names"`` optional lists of distinct strings.
 
     ``"name"`` and ``"description"`` are allowed as free text. Every
     problem's ``to_dict()`` round-trips through this function.

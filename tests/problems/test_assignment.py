@@ -322,7 +322,38 @@ def test_describe_repr_and_pickle():
     assert_array_equal(again.solve(C)[0], problem.solve(C)[0])
 
 
+def test_agent_and_task_names():
+    problem = Assignment(2, 3, sense="max", agent_names=["Ann", "Bob"],
+                         task_names=["night", "day", "late"])
+    assert problem.variable_names == ["Ann->night", "Ann->day", "Ann->late", "Bob->night",
+                                      "Bob->day", "Bob->late"]
+    W, z = problem.solve([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]])   # brute force: 3 + 5
+    assert problem.describe_decision(W[0]) == "Ann->late, Bob->day" and z[0] == 8.0
+    again = pickle.loads(pickle.dumps(problem))
+    assert again.variable_names == problem.variable_names
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(agent_names=["a"]), r"'agent_names' parameter of Assignment must have 2 entries "
+                              r"\(one per agent\)\. Got 1"),
+    (dict(task_names="abc"), r"'task_names' parameter of Assignment must be None or a list "
+                             r"of 3 strings\. Got str"),
+    (dict(agent_names=["a", "a"]), r"'agent_names' parameter of Assignment has duplicate "
+                                   r"names: 'a'"),
+    (dict(task_names=["x", "", "z"]), r"must hold non-empty strings\. Got '' at index 1"),
+    (dict(agent_names=["a", 3]), r"must hold non-empty strings\. Got 3 at index 1"),
+    # "a->b" doing "c" and "a" doing "b->c" would both be "a->b->c".
+    (dict(agent_names=["a->b", "a"], task_names=["c", "b->c", "x"]),
+     r"give two pairs the same name"),
+])
+def test_bad_names_raise_naming_them(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Assignment(2, 3, **kwargs)
+
+
 @pytest.mark.parametrize("problem", [Assignment(3), Assignment(2, 4, sense="max"),
+                                     Assignment(2, 2, agent_names=["Ann", "Bob"],
+                                                task_names=["mon", "tue"]),
                                      Assignment(3, 2, allowed=[[1, 1], [1, 0], [0, 1]])],
                          ids=repr)
 def test_spec_round_trip_through_json_and_a_file(problem, tmp_path):
@@ -359,6 +390,9 @@ A = {"type": "assignment", "n_agents": 2}
                                                   r"true or false; got 2"),
     ({**A, "allowed": [[True, False], [True, False]]}, r"task 1 has no allowed agent"),
     ({**A, "agents": 2}, r"unexpected keys: 'agents'"),
+    ({**A, "agent_names": ["a"]}, r"key 'agent_names': must have 2 entries; got 1"),
+    ({**A, "task_names": ["a", 1]}, r"key 'task_names': task_names\[1\] must be a str"),
+    ({**A, "task_names": ["a", "a"]}, r"'task_names' parameter of Assignment has duplicate"),
 ])
 def test_bad_specs_raise_naming_the_key(spec, match):
     with pytest.raises(ValueError, match=match):
