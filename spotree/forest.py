@@ -12,6 +12,7 @@ whole forest and shared by all trees, which only differ in their weights.
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import numbers
 import pickle
@@ -28,8 +29,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._categories import is_dataframe, unseen_to_missing
 from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from ._ridge import RidgeFeatures
-from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
-                          check_sample_weight, cost_names)
+from ._validation import (check_costs, check_features, check_fit_inputs, check_realized_costs,
+                          check_same_rows, check_sample_weight, cost_names)
 from .metrics import normalized_spo_loss, zero_optima_hint
 from .problems import resolve_problem
 from .problems._base import solver_session
@@ -127,6 +128,16 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort):
     with solver_session():
         return tree._fit_arrays(X, C, w, problem, fit_data=data, cnt=cnt, seed=seed,
                                 abort=abort)
+
+
+def _data_key(X, C, sw):
+    """A fingerprint of the training data, by which a warm start knows it is the same."""
+    h = hashlib.blake2b(digest_size=16)
+    for a in (X, C, sw):
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        h.update(repr(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
 
 
 def _tree_importances(tree):
@@ -259,6 +270,29 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     verbose : int, default=0
         Progress of the fit, printed by joblib (0 is silent; higher values
         report more often).
+    warm_start : bool, default=False
+        When True and the forest is fitted, ``fit`` keeps its trees and grows
+        only ``n_estimators - len(estimators_)`` new ones, as scikit-learn's
+        forests do: fewer ``n_estimators`` than trees is an error, as many
+        warns and grows none. The new trees' seeds continue the draws of
+        ``random_state``, so with an int ``random_state`` a forest grown in
+        steps on the same data is the forest one fit of ``n_estimators``
+        trees grows (trees, predictions, ``oob_score_``). Kept from the
+        first fit: ``problem_``, ``category_values_``, the ridge map
+        ``ridge_features_`` (not refitted) and, with ``criterion="auto"``,
+        ``criterion_`` and ``criterion_oob_scores_``: the criterion is chosen
+        on the first fit's trees, where one fit of the larger forest chooses
+        on more of them (and may choose otherwise). ``oob_score_`` and
+        ``feature_importances_`` are recomputed over all the trees. ``X``
+        must have the same columns and ``C`` the same costs; ``problem``,
+        ``criterion``, ``bootstrap``, ``max_samples``, ``ridge_features``
+        and ``categorical_features`` must not change (the others apply to
+        the new trees only). Other training rows or weights are accepted, as
+        in scikit-learn, but not with ``oob_score=True`` (the earlier trees'
+        out-of-bag rows are rows of their own data), and
+        ``estimators_samples_`` is then unknown. A pickled forest can be
+        grown further; one read by :func:`spotree.load` cannot (the file
+        holds neither the trees' seeds nor a fingerprint of the data).
 
     Attributes
     ----------
@@ -407,6 +441,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "n_jobs": [Interval(int, None, -1), Interval(int, 1, None), None],
         "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
         "random_state": RANDOM_STATE,
+        "warm_start": [InstanceOf((bool, np.bool_), "a bool")],
     }
 
     # Fitted attributes written to and read from JSON besides the trees.
@@ -418,7 +453,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                  min_samples_split=2, min_weight_fraction_leaf=0.0, thresholds="all",
                  categorical_features=None, categorical_splits="equal", spo_weight=1.0,
                  min_loss_decrease=0.0, ccp_alpha=0.0, ridge_features=True, oob_score=False,
-                 n_jobs=None, random_state=None, verbose=0):
+                 n_jobs=None, random_state=None, verbose=0, warm_start=False):
         self.problem = problem
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -440,6 +475,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
 
     # ---------------------------------------------------------------- fit
     def _grow_criterion(self):
@@ -499,6 +535,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """
         validate_params(self)
         warn_unused_spo_weight(self)
+        if self.warm_start and hasattr(self, "estimators_"):
+            return self._fit_warm(X, C, sample_weight)
         X, C, sw = check_fit_inputs(self, X, C, sample_weight)
         problem = resolve_problem(self.problem, C)
         fmap, X = self._ridge_map(X, C, sw)
@@ -547,6 +585,74 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                          oob_stacklevel)
         self.criterion_oob_scores_ = np.array(scores)
         return self
+
+    # Parameters that all the trees of one forest share: a warm start may not change them.
+    _WARM_FIXED = ("problem", "criterion", "bootstrap", "max_samples", "ridge_features",
+                   "categorical_features")
+
+    def _fixed_params(self):
+        cf = self.categorical_features
+        return {"problem": self.problem, "criterion": self.criterion,
+                "bootstrap": bool(self.bootstrap), "max_samples": self.max_samples,
+                "ridge_features": bool(self.ridge_features),
+                "categorical_features": None if cf is None else np.asarray(cf).tolist()}
+
+    def _fit_warm(self, X, C, sample_weight):
+        """``fit`` of a fitted forest with ``warm_start=True``: grow only the new trees,
+        seeded as one fit of ``n_estimators`` trees would seed them."""
+        fixed = getattr(self, "_warm_fixed", None)
+        if fixed is None or getattr(self, "_fit_key", None) is None:
+            raise ValueError("warm_start=True cannot grow this SPOForest further: it was read by "
+                             "spotree.load (or pickled by a spotree without warm_start), and "
+                             "neither keeps the trees' seeds nor a fingerprint of their "
+                             "training data. Set warm_start=False to fit a new forest; keep a "
+                             "forest to be grown later with pickle or joblib.")
+        # As at predict: the columns (and category codes) of the first fit.
+        X = check_features(self, X, reset=False)
+        problem = self.problem_
+        C = check_realized_costs(self, C, X.shape[0], n_costs=problem.n_costs,
+                                 names=cost_names(problem))
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        now = self._fixed_params()
+        changed = [f"{k}={now[k]!r} (it was {fixed[k]!r})" for k in self._WARM_FIXED
+                   if (now[k] is not fixed[k] if k == "problem" else now[k] != fixed[k])]
+        if changed:
+            raise ValueError(f"warm_start=True grows more trees of the fitted forest, which all "
+                             f"share these parameters, now changed: {'; '.join(changed)}. Set "
+                             "them back, or set warm_start=False to fit a new forest.")
+        n_old = len(self.estimators_)
+        if self.n_estimators < n_old:
+            raise ValueError(f"n_estimators={self.n_estimators} must be larger or equal to "
+                             f"len(estimators_)={n_old} when warm_start==True")
+        if self.n_estimators == n_old:
+            warnings.warn("Warm-start fitting without increasing n_estimators does not fit "
+                          "new trees.", UserWarning, stacklevel=3)
+            # (As scikit-learn: oob_score switched on since computes it.)
+            if not self.oob_score or hasattr(self, "oob_score_"):
+                return self
+        fmap = self.ridge_features_  # fitted on the first fit's rows, not refitted
+        Xa = X if fmap is None else fmap.augment(X)
+        if self.oob_score:
+            if not self.bootstrap:
+                raise ValueError("Out-of-bag estimation (oob_score=True) needs bootstrap=True: "
+                                 "without bootstrap no sample is out of bag.")
+            if _data_key(Xa, C, sw) != self._fit_key:
+                raise ValueError("oob_score=True with warm_start=True needs the training data "
+                                 "of the earlier fits (the same X, C and sample_weight): the "
+                                 "earlier trees' out-of-bag rows are rows of that data. Pass it "
+                                 "again, or set oob_score=False.")
+        # (With criterion="auto", criterion_ of the first fit.)
+        base = self._fit_data(Xa, C, problem, fmap)
+        if self.oob_score:
+            self._check_oob_scorable(sw, base)
+        n_draws = _n_bootstrap_draws(X.shape[0], self.max_samples) if self.bootstrap else None
+        # The draws go on where the earlier fits stopped (a RandomState
+        # instance: skipping as many draws as there are trees, as scikit-learn).
+        new_seeds = self._draw_seeds()[n_old:]
+        trees = self._grow(Xa, C, sw, problem, base, fmap, new_seeds, n_draws)
+        return self._set_forest(self.estimators_ + trees, np.concatenate([self._seeds, new_seeds]),
+                                n_draws, Xa, C, sw, problem, base, fmap, self.oob_score, 5,
+                                previous=(self._fit_key, self.categories_seen_))
 
     def _fit_validated(self, X, C, sw, problem, base, fmap, oob=None, oob_stacklevel=5):
         """Grow the trees on ``X``: the features, then the columns of ``fmap``.
@@ -623,11 +729,25 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return trees
 
     def _set_forest(self, trees, seeds, n_draws, X, C, sw, problem, base, fmap, oob,
-                    oob_stacklevel):
-        """Make ``trees`` (grown from ``seeds``) the fitted forest."""
+                    oob_stacklevel, previous=None):
+        """Make ``trees`` (grown from ``seeds``) the fitted forest.
+
+        ``previous``: on a warm start, the data fingerprint and the
+        ``categories_seen_`` of the earlier trees.
+        """
         p = self.n_features_in_
         # A row of zero weight is a row removed: its categories are not seen.
         seen = _categories_seen(base, sw > 0)[:p]
+        key = _data_key(X, C, sw)
+        if previous is not None and previous[0] != key:
+            # Warm start on other rows: a category is seen if some tree saw it,
+            # and no single data set holds the rows of all the trees.
+            old = previous[1] if previous[1] is not None else [None] * p
+            seen = [b if a is None else a if b is None else np.union1d(a, b)
+                    for a, b in zip(old, seen)]
+            key = "mixed"
+        self._fit_key = key
+        self._warm_fixed = self._fixed_params()
         self.categories_seen_ = seen if any(v is not None for v in seen) else None
         self.ridge_features_ = fmap
         for tree in trees:
@@ -714,6 +834,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if getattr(self, "_seeds", None) is None:
             raise AttributeError("estimators_samples_ is only known after fit (a loaded "
                                  "forest does not store its bootstrap draws).")
+        if getattr(self, "_fit_key", None) == "mixed":
+            raise AttributeError("estimators_samples_ is unknown: warm_start grew trees on "
+                                 "other training rows than the earlier trees'.")
         n = self._sw_fit.shape[0]
         if self._bootstrap_draws is None:
             return [np.arange(n) for _ in self._seeds]
