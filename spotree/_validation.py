@@ -75,8 +75,9 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True, names=None):
         Name of the argument, used in error messages.
     allow_empty : bool, default=True
         Whether zero rows are accepted.
-    names : sequence of str or None, default=None
-        The problem's variable names (:func:`cost_names`): a DataFrame whose
+    names : sequence of str, callable or None, default=None
+        The problem's variable names, or :func:`cost_names`'s callable that
+        returns them (called only for a DataFrame): a DataFrame whose
         columns are these names in another order is refused.
 
     Returns
@@ -116,9 +117,11 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True, names=None):
 
 
 def cost_names(problem):
-    """The names of ``problem``'s variables, in cost order (``variable_names``), or None."""
-    # As stored, not copied: this runs at every solve, and matters only for a DataFrame.
-    return getattr(problem, "variable_names", None)
+    """A callable giving ``problem``'s variable names in cost order (``variable_names``)
+    or None; :func:`check_costs` calls it only when the costs are a DataFrame."""
+    # Deferred: this runs at every solve and matters only for a DataFrame, and a
+    # problem may build its names on first use (Assignment: a million names, 0.5 s).
+    return lambda: getattr(problem, "variable_names", None)
 
 
 def _check_column_order(C, names, name):
@@ -129,7 +132,11 @@ def _check_column_order(C, names, name):
     with another variable, silently.
     """
     columns = getattr(C, "columns", None)
-    if names is None or columns is None or len(columns) != len(names):
+    if columns is None:
+        return
+    if callable(names):
+        names = names()
+    if names is None or len(columns) != len(names):
         return
     columns, names = [str(c) for c in columns], [str(n) for n in names]
     if columns != names and sorted(columns) == sorted(names):
