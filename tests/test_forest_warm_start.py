@@ -13,6 +13,7 @@ from sklearn.base import clone
 import spotree
 from spotree import SPOForest
 from spotree.datasets import make_shortest_path
+from spotree.forest import tune_max_features
 from spotree.problems import FiniteDecisions, ShortestPath
 
 SP = ShortestPath((3, 3))
@@ -176,3 +177,14 @@ def test_get_params_and_clone():
     assert copy.warm_start is True and not hasattr(copy, "estimators_")
     with pytest.raises(ValueError, match="warm_start"):
         SPOForest(warm_start="yes").fit(X, C)
+
+
+def test_the_forest_tune_max_features_chose_can_be_grown():
+    # tune_max_features grows every candidate afresh (clones of the template);
+    # the forest it returns is grown further as one fit would grow it.
+    X, C, Xt, _ = _data()
+    template = SPOForest(SP, n_estimators=2, warm_start=True, **SMALL)
+    best, res = tune_max_features(template, X[:80], C[:80], X[80:], C[80:], candidates=(2, 4))
+    best.set_params(n_estimators=4).fit(X[:80], C[:80])
+    cold = SPOForest(SP, n_estimators=4, max_features=res.best_max_features, **SMALL)
+    _assert_same_forest(best, cold.fit(X[:80], C[:80]), Xt)
