@@ -477,6 +477,11 @@ def test_same_random_state_same_forest_on_a_dask_cluster():
         with parallel_config(backend="dask"):
             forest = SPOForest(SP, n_jobs=2, **kw).fit(X, C)
         assert_array_equal(forest.predict(Xt), ref)
+        # Grown with warm_start on the cluster: the same forest again.
+        warm = SPOForest(SP, warm_start=True, **dict(kw, n_estimators=5)).fit(X, C)
+        with parallel_config(backend="dask"):
+            warm.set_params(n_estimators=8, n_jobs=2).fit(X, C)
+        assert_array_equal(warm.predict(Xt), ref)
     finally:
         client.close()
         cluster.close()
