@@ -156,15 +156,17 @@ def test_refuses_other_columns_costs_and_shared_parameters():
 def test_a_forest_read_by_load_cannot_be_grown(tmp_path):
     X, C, Xt, _ = _data(60)
     forest = SPOForest(SP, n_estimators=2, warm_start=True, **SMALL).fit(X, C)
+    forest.set_params(n_estimators=3).fit(X, C)  # a grown forest saves as any other
     forest.save(tmp_path / "f.json")
     back = spotree.load(tmp_path / "f.json")
-    assert back.warm_start is True
+    assert back.warm_start is True and len(back) == 3
     assert_array_equal(back.predict(Xt), forest.predict(Xt))
+    assert_array_equal(back.feature_importances_, forest.feature_importances_)
     with pytest.raises(ValueError, match="cannot grow this SPOForest further: it was read by "
                                          "spotree.load"):
-        back.set_params(n_estimators=3).fit(X, C)
+        back.set_params(n_estimators=4).fit(X, C)
     # Refitting it is the way out.
-    assert len(back.set_params(warm_start=False).fit(X, C)) == 3
+    assert len(back.set_params(warm_start=False).fit(X, C)) == 4
 
 
 def test_get_params_and_clone():
