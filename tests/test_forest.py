@@ -367,6 +367,36 @@ def test_same_random_state_same_forest_off_the_vertex_path():
     assert all(est.problem_ is par.problem_ for est in par.estimators_)
 
 
+def test_linear_program_forest_on_threads_equals_the_sequential_one():
+    # The user guide suggests threads for a short fit on a LinearProgram
+    # (no worker processes to start): each tree solves on its own copy of
+    # the problem, so the forest is the sequential one bit for bit.
+    from spotree.problems import LinearProgram
+
+    rng = np.random.default_rng(0)
+    A = rng.uniform(0, 1, size=(6, 10))
+    problem = LinearProgram(A_ub=A, b_ub=np.full(6, 2.0), bounds=(0, 1))
+    X = rng.normal(size=(60, 3))
+    C = X @ rng.normal(size=(3, 10)) + rng.normal(size=(60, 10))
+    kw = dict(n_estimators=3, max_depth=2, criterion="spo", random_state=0)
+    ref = SPOForest(problem, n_jobs=1, **kw).fit(X, C)
+    with parallel_config(backend="threading"):
+        par = SPOForest(problem, n_jobs=2, **kw).fit(X, C)
+    for a, b in zip(ref.estimators_, par.estimators_):
+        assert_array_equal(a.tree_.decision, b.tree_.decision)
+        assert_array_equal(a.tree_.threshold, b.tree_.threshold)
+    assert_array_equal(par.predict_decision(X), ref.predict_decision(X))
+    # The leaf decisions are optimal for the leaves' mean costs (scipy's linprog).
+    from scipy.optimize import linprog
+
+    tree = par.estimators_[0].tree_
+    leaves = np.flatnonzero(tree.children_left < 0)
+    assert len(leaves) > 1
+    for node in leaves:
+        opt = linprog(tree.value[node], A_ub=A, b_ub=np.full(6, 2.0), bounds=(0, 1)).fun
+        assert tree.value[node] @ tree.decision[node] == pytest.approx(opt, abs=1e-9)
+
+
 def test_threaded_trees_never_call_a_user_oracle_at_once():
     # On the vertex path the forest grows trees on threads sharing the
     # problem; a squared-error tree still calls it once for its leaves'
