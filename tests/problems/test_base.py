@@ -565,7 +565,7 @@ def test_problem_from_dict_round_trip(problem):
     ([1, 2], "a problem spec must be a JSON object; got list"),
     ({}, "problem spec 'type' must be one of .*got None"),
     ({"type": "bogus"}, "must be one of 'shortest_path', 'finite', 'linear_program', "
-                        "'knapsack', 'dag_shortest_path'; got 'bogus'"),
+                        "'knapsack', 'dag_shortest_path', 'assignment'; got 'bogus'"),
     ({"type": "finite", "sense": "min"}, "problem spec of type 'finite' is missing the key "
                                          "'decisions'"),
     ({"type": "shortest_path", "grid": [4, 4], "size": 3}, "problem spec of type "
