@@ -806,7 +806,7 @@ class DAGShortestPath(DecisionProblem):
             A cost vector; each edge gets its cost as the attribute
             ``weight``, e.g. for ``nx.shortest_path(H, s, t, weight=...)``.
         weight : str, default="weight"
-            Name of that attribute.
+            Name of that attribute (not ``"column"``).
 
         Returns
         -------
@@ -825,9 +825,11 @@ class DAGShortestPath(DecisionProblem):
                 raise ValueError(f"The 'costs' parameter of DAGShortestPath.to_networkx must "
                                  f"be a vector of {self.n_costs} finite numbers, one per "
                                  f"edge. Got {_short_repr(costs)} instead.")
-        if not isinstance(weight, str):
+        if not isinstance(weight, str) or weight == "column":
+            # "column" would overwrite each edge's cost column with its cost.
             raise ValueError(f"The 'weight' parameter of DAGShortestPath.to_networkx must be "
-                             f"a str. Got {weight!r} instead.")
+                             f"a str other than 'column' (each edge's cost column). Got "
+                             f"{weight!r} instead.")
         labels = self.node_labels if self.node_labels is not None else range(self.n_nodes)
         keys = self.edge_labels is not None and any(len(e) == 3 for e in self.edge_labels)
         multi = keys or len(set(zip(self.tail.tolist(), self.head.tolist()))) < self.n_costs

@@ -224,6 +224,9 @@ def test_refusals_name_the_argument():
             sp.to_networkx(bad)
     with pytest.raises(ValueError, match="'weight' parameter"):
         sp.to_networkx([1.0, 2.0], weight=None)
+    # "column" would replace each edge's cost column (0, 1) by its cost (5.0, 7.0).
+    with pytest.raises(ValueError, match="'weight' parameter .* other than 'column'"):
+        sp.to_networkx([5.0, 7.0], weight="column")
 
 
 def test_spotree_works_without_networkx(monkeypatch):
