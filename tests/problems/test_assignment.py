@@ -156,7 +156,9 @@ def test_forbidden_pairs_are_never_chosen(sense, transpose):
     assert_feasible(W, n, m, allowed)
     assert_allclose(z, brute_force(C, n, m, sense, allowed), rtol=1e-12)
     V = problem.vertices()
-    assert_array_equal(np.sort(V, axis=0), np.sort(all_assignments(n, m, allowed), axis=0))
+    ref = all_assignments(n, m, allowed)
+    assert_array_equal(V, ref)   # both lexicographic
+    assert problem.n_assignments() == len(ref)
     assert_allclose(problem.solve_vertices(C)[1], z, rtol=1e-12)
 
 
@@ -168,6 +170,17 @@ def test_forbidden_pairs_against_milp_on_a_larger_instance():
     W, z = problem.solve(C)
     assert_feasible(W, 8, 10, allowed)
     assert_allclose(z, milp_values(C, 8, 10, "min", allowed), rtol=1e-9)
+
+
+def test_masked_problem_with_too_many_assignments_lists_none():
+    allowed = np.ones((8, 8), dtype=bool)
+    allowed[0, 1:] = False          # agent 0 does task 0: 7! = 5040 > 5000 assignments
+    problem = Assignment(8, allowed=allowed)
+    assert problem.vertices() is None
+    assert problem.n_assignments() == math.factorial(7)
+    allowed[1, 2:] = False          # agent 1 tasks 0, 1 (so 1): 6! = 720, listed
+    problem = Assignment(8, allowed=allowed)
+    assert problem.vertices().shape == (720, 64) and problem.n_assignments() == 720
 
 
 def test_all_pairs_allowed_is_the_unmasked_problem():
