@@ -1,5 +1,6 @@
 """Tests of the SPO loss, its normalized form, the SPO+ loss and the scikit-learn scorer."""
 
+import itertools
 import pickle
 import warnings
 
@@ -947,3 +948,143 @@ def test_compare_decisions_counts_a_difference_of_rounding_as_a_tie():
     res = compare_decisions({"first": first, "second": second}, None, C, problem=paths)
     assert res.regrets[0, 0] > 0  # the rounding, kept in the regret
     assert (res.n_better[1], res.n_worse[1]) == (0, 1)
+
+
+# ---------------------------------------- permutation importance by decision regret
+#
+# sklearn.inspection.permutation_importance(model, X, C, scoring=make_spo_scorer(p)) is
+# the documented answer to "which features matter for my decisions" (user guide,
+# trees.rst). Its numbers are checked here against a permutation done by hand with the
+# random draws scikit-learn documents (one seed drawn from random_state, the same seed
+# for every column, the row order shuffled in place n_repeats times) and the normalized
+# SPO loss by enumeration of the decisions (brute_regret).
+
+KNAP_WEIGHTS = np.array([1.0, 2.0, 1.5, 1.0])
+KNAP_CAPACITY = 2.5
+# Every 0/1 item set within the capacity, listed independently of Knapsack.
+KNAP_SETS = np.array([s for s in itertools.product((0.0, 1.0), repeat=4)
+                      if np.dot(s, KNAP_WEIGHTS) <= KNAP_CAPACITY])
+THREE_ROUTES = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0], [0.5, 0.5, 0.0, 0.5]])
+
+
+def brute_permutation_importance(model, X, C, V, sense, *, n_repeats, random_state,
+                                 sample_weight=None):
+    """Drop of minus the normalized SPO loss when each column is shuffled, by hand."""
+    sw = np.ones(len(C)) if sample_weight is None else np.asarray(sample_weight, float)
+    C = np.asarray(C, dtype=float)
+    true_vals = C @ V.T
+    z = true_vals.min(axis=1) if sense == "min" else true_vals.max(axis=1)
+
+    def score(Xp):
+        regret = brute_regret(C, np.asarray(model.predict(Xp)), V, sense)
+        return -np.dot(sw, regret) / np.dot(sw, np.abs(z))
+
+    base = score(X)
+    seed = np.random.RandomState(random_state).randint(np.iinfo(np.int32).max + 1)
+    out = np.empty((X.shape[1], n_repeats))
+    for j in range(X.shape[1]):
+        rng, Xp, order = np.random.RandomState(seed), X.copy(), np.arange(len(X))
+        for k in range(n_repeats):
+            rng.shuffle(order)
+            if hasattr(Xp, "iloc"):
+                Xp[Xp.columns[j]] = Xp.iloc[order, j].to_numpy()
+            else:
+                Xp[:, j] = Xp[order, j]
+            out[j, k] = base - score(Xp)
+    return out
+
+
+def _importance_data(V, n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    C = np.exp(0.6 * X @ rng.normal(size=(3, V.shape[1]))) + 0.3 * rng.uniform(size=(n, V.shape[1]))
+    return X, C, rng.uniform(0.5, 2.0, n)
+
+
+def _importance_models(problem):
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from spotree import OptimalSPOTree, SPOBoost, SPOForest, SPOPlusLinear, SPOTree
+
+    return {
+        "SPOTree": SPOTree(problem, max_depth=2, min_samples_leaf=5),
+        "SPOForest": SPOForest(problem, n_estimators=3, max_depth=2, random_state=0),
+        "SPOBoost": SPOBoost(problem, n_estimators=3, random_state=0),
+        "SPOPlusLinear": SPOPlusLinear(problem, max_iter=5, random_state=0),
+        "OptimalSPOTree": OptimalSPOTree(problem, max_depth=1),
+        "Pipeline": make_pipeline(StandardScaler(), SPOTree(problem, max_depth=2)),
+        "Ridge (two-stage)": Ridge(),
+    }
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_permutation_importance_by_regret_matches_a_permutation_by_hand(sense):
+    from sklearn.inspection import permutation_importance
+
+    from spotree.problems import Knapsack
+
+    if sense == "min":
+        V, problem = THREE_ROUTES, FiniteDecisions(THREE_ROUTES)
+    else:
+        V, problem = KNAP_SETS, Knapsack(KNAP_WEIGHTS, KNAP_CAPACITY)
+    X, C, sw = _importance_data(V)
+    scorer = make_spo_scorer(problem)
+    for name, model in _importance_models(problem).items():
+        model.fit(X, C)
+        for w in (None, sw):
+            got = permutation_importance(model, X, C, scoring=scorer, n_repeats=3,
+                                         random_state=7, sample_weight=w)
+            want = brute_permutation_importance(model, X, C, V, sense, n_repeats=3,
+                                                random_state=7, sample_weight=w)
+            assert_allclose(got.importances, want, rtol=0, atol=1e-12, err_msg=name)
+    # Not all zero: the shuffles did change decisions.
+    assert want.max() > 0.01
+
+
+def test_permutation_importance_by_regret_on_a_dataframe_with_a_categorical_column():
+    import pandas as pd
+    from sklearn.inspection import permutation_importance
+
+    X, C, sw = _importance_data(THREE_ROUTES, seed=1)
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame(X, columns=["a", "b", "c"], index=np.arange(len(X)) * 3 + 5)
+    X["day"] = pd.Categorical(rng.choice(["mon", "tue", "sun"], len(X)))
+    # Sunday makes the first route dearer: the category matters for the decision.
+    C = C + 2.0 * (X["day"] == "sun").to_numpy()[:, None] * np.array([1.0, 0.0, 0.0, 1.0])
+    problem = FiniteDecisions(THREE_ROUTES)
+    scorer = make_spo_scorer(problem)
+    models = _importance_models(problem)
+    for name in ("SPOTree", "SPOForest", "SPOBoost", "SPOPlusLinear"):
+        model = models[name].fit(X, C)
+        got = permutation_importance(model, X, C, scoring=scorer, n_repeats=2,
+                                     random_state=3, sample_weight=sw)
+        want = brute_permutation_importance(model, X, C, THREE_ROUTES, "min", n_repeats=2,
+                                            random_state=3, sample_weight=sw)
+        assert_allclose(got.importances, want, rtol=0, atol=1e-12, err_msg=name)
+        # A spotree estimator's own score charges its decisions: scoring=None agrees.
+        assert_allclose(permutation_importance(model, X, C, n_repeats=2, random_state=3,
+                                               sample_weight=sw).importances,
+                        want, rtol=0, atol=1e-12, err_msg=name)
+    assert want[3].mean() > 0.01
+
+
+def test_permutation_importance_by_regret_in_parallel_workers():
+    # n_jobs=2 copies the model, the scorer and their problems to joblib's worker
+    # processes (cloudpickle); the importances are those of one process.
+    from sklearn.inspection import permutation_importance
+
+    from spotree import SPOForest
+    from spotree.problems import Knapsack
+
+    V = KNAP_SETS
+    X, C, sw = _importance_data(V, seed=3)
+    oracle_problem = CallableProblem(lambda c: V[np.argmax(V @ c)], n_costs=4, sense="max")
+    for problem in (Knapsack(KNAP_WEIGHTS, KNAP_CAPACITY), oracle_problem):
+        model = SPOForest(problem, n_estimators=3, max_depth=2, random_state=0).fit(X, C)
+        got = permutation_importance(model, X, C, scoring=make_spo_scorer(problem), n_repeats=2,
+                                     random_state=0, sample_weight=sw, n_jobs=2)
+        want = brute_permutation_importance(model, X, C, V, "max", n_repeats=2, random_state=0,
+                                            sample_weight=sw)
+        assert_allclose(got.importances, want, rtol=0, atol=1e-12)
