@@ -787,7 +787,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         Mean over the kept trees of their normalized squared-error decrease
         per feature, normalized to sum to 1; all zeros when no kept tree
         splits (for example ``best_iteration_ == 0``: the start alone was
-        kept).
+        kept). The start's use of the features is not counted: permutation
+        importance with :func:`~spotree.metrics.make_spo_scorer` counts it,
+        by the decisions (user guide: trees).
     problem_ : DecisionProblem
     n_features_in_ : int
     feature_names_in_ : ndarray of str

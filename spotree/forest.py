@@ -305,7 +305,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         feature (trees that are a single leaf left out), normalized to sum
         to 1. The decrease of a split on a ridge feature column is shared
         among the features it reads in proportion to the magnitudes of its
-        standardized coefficients.
+        standardized coefficients. For the features that change the
+        decisions, use permutation importance with
+        :func:`~spotree.metrics.make_spo_scorer` (user guide: trees).
     ridge_features_ : RidgeFeatures or None
         With ``ridge_features=True``, the fitted map from the features to the
         extra columns (``transform(X)`` computes them, ``names()`` names

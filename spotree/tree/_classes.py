@@ -513,7 +513,9 @@ class SPOTree(BaseSPOTree):
         The problem used (``problem`` or the default one).
     feature_importances_ : ndarray of shape (n_features,)
         Total criterion-loss decrease brought by each feature, normalized to
-        sum to 1 (all zero for a single leaf).
+        sum to 1 (all zero for a single leaf). For the features that change
+        the decisions on new rows, use permutation importance with
+        :func:`~spotree.metrics.make_spo_scorer` (user guide: trees).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only for DataFrame input with string column names.
