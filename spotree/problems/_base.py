@@ -607,8 +607,8 @@ def describe_not_a_problem(obj, what="problem"):
     if callable(obj):
         return (f"{msg} To use a function that returns an optimal decision for a cost "
                 f"vector, wrap it: spotree.problems.CallableProblem(oracle, n_costs=...).")
-    return (f"{msg} Use one of spotree.problems (ShortestPath, Knapsack, LinearProgram, "
-            f"FiniteDecisions, CallableProblem, from_pyepo, from_cvxpy).")
+    return (f"{msg} Use one of spotree.problems (ShortestPath, Knapsack, Assignment, "
+            f"LinearProgram, FiniteDecisions, CallableProblem, from_pyepo, from_cvxpy).")
 
 
 class CallableProblem(DecisionProblem):

@@ -5,6 +5,7 @@ by every problem."""
 import copy
 import json
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -422,6 +423,16 @@ def test_describe_not_a_problem_points_to_the_right_wrapper():
     assert "spotree.problems.from_pyepo(model)" in msg
     assert "CallableProblem(oracle, n_costs=...)" in describe_not_a_problem(simplex_lp)
     assert "Use one of spotree.problems" in describe_not_a_problem(np.eye(2))
+    # The list names every problem a user builds directly (Assignment was missing);
+    # the others are made by from_pyepo/from_cvxpy or are the base class.
+    listed = describe_not_a_problem(np.eye(2)).split("Use one of spotree.problems (")[1]
+    import spotree.problems as problems
+    for name in problems.__all__:
+        obj = getattr(problems, name)
+        if (isinstance(obj, type) and issubclass(obj, problems.DecisionProblem)
+                and name not in ("DecisionProblem", "CVXPYProblem", "PyEPOProblem",
+                                 "DAGShortestPath")):
+            assert re.search(rf"\b{name}\b", listed), name
     assert describe_not_a_problem(3, what="estimator.problem").startswith(
         "estimator.problem must be")
     # A PyEPO model passed as an oracle points there too.
