@@ -210,6 +210,51 @@ def test_evaluate_scores_the_decisions_on_realized_costs(fitted, tmp_path, capsy
         assert_one_line_error(run_in_process(capsys, "evaluate", "--model", model_path,
                                              "--data", data, *costs), needle)
 
+def test_example_assignment_spec_fits_and_evaluates_end_to_end(tmp_path, capsys):
+    # examples/assignment.json through the command line: 3 drivers to 3 jobs, Cy
+    # forbidden the north job; the printed regret against the 4 allowed
+    # permutations enumerated here.
+    import itertools
+
+    spec = EXAMPLES / "assignment.json"
+    allowed = np.array(json.loads(spec.read_text())["allowed"])
+    perms = [p for p in itertools.permutations(range(3))
+             if all(allowed[i, j] for i, j in enumerate(p))]
+    V = np.zeros((len(perms), 9))
+    for k, p in enumerate(perms):
+        V[k, [3 * i + j for i, j in enumerate(p)]] = 1.0
+    rng = np.random.default_rng(0)
+    costs = [f"c{k}" for k in range(9)]
+
+    def draw(n):
+        X = rng.uniform(-1, 1, size=(n, 2))
+        C = 5 + 3 * np.outer(X[:, 0], np.linspace(-1, 1, 9)) + rng.normal(0, 0.5, (n, 9))
+        return X, C
+
+    paths = []
+    for name, n in (("train", 80), ("test", 40)):
+        X, C = draw(n)
+        paths.append(tmp_path / f"{name}.csv")
+        pd.DataFrame(np.hstack([X, C]), columns=["x0", "x1", *costs]).to_csv(paths[-1],
+                                                                           index=False)
+    model_path = tmp_path / "model.json"
+    res = run_in_process(capsys, "fit", "--data", paths[0], "--features", "x*", "--costs",
+                         "c*", "--problem", spec, "--model", model_path, "--max-depth", "2",
+                         "--min-samples-leaf", "10")
+    assert res.returncode == 0, res.stderr
+    res = run_in_process(capsys, "evaluate", "--model", model_path, "--data", paths[1])
+    assert res.returncode == 0, res.stderr
+    test = pd.read_csv(paths[1])
+    Ct = test[costs].to_numpy()
+    # The decisions: the cheapest allowed permutation for the predicted costs.
+    W = V[np.argmin(spotree.load(model_path).predict(test[["x0", "x1"]]) @ V.T, axis=1)]
+    z = (Ct @ V.T).min(axis=1)
+    expected = (np.einsum("ij,ij->i", Ct, W) - z).sum() / np.abs(z).sum()
+    assert expected > 0
+    assert res.stdout == (f"SPOTree on 40 rows of {paths[1]}: normalized SPO loss "
+                          f"{expected:.4f}\n")
+
+
 def test_show_and_plot(fitted, tmp_path):
     mpimg = pytest.importorskip("matplotlib.image")
     _, model_path, _ = fitted
