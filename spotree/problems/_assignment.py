@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -23,7 +24,11 @@ def _check_count(value, name):
 def _check_allowed(allowed, shape):
     """``allowed`` as a boolean array of ``shape`` (True: the pair may be chosen)."""
     try:
-        arr = np.array(allowed)
+        with warnings.catch_warnings():
+            # numpy < 1.24 makes a ragged list a 1-D array of lists (with a
+            # VisibleDeprecationWarning) instead of raising: refused below.
+            warnings.simplefilter("ignore")
+            arr = np.array(allowed)
     except (TypeError, ValueError):
         arr = None
     if arr is None or arr.dtype == object or not (arr.dtype == bool or
