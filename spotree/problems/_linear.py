@@ -154,7 +154,10 @@ class LinearProgram(DecisionProblem):
     instance, a copy or threads sharing it (each thread has its own state),
     returns the same ``W`` and ``z``, also among tied optimal vertices (the
     choice of start counts simplex iterations rather than measuring time,
-    so it is the same on every run). A fit of spotree's estimators is the
+    so it is the same on every run). Only the same batch: a row solved in
+    another batch (alone, or among other rows) starts from other bases and
+    may get another of its tied optimal vertices (the same value up to
+    rounding). A fit of spotree's estimators is the
     exception: its many related batches keep their warm starts from one
     batch to the next, from a clean start at the beginning of the fit, so a
     fit too depends only on its data. With ``n_jobs`` threads inside such a
