@@ -11,7 +11,6 @@ import csv
 import inspect
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +18,11 @@ import pandas as pd
 import pytest
 
 import spotree
-from spotree.cli import build_parser, main
+from spotree.cli import build_parser
 from spotree.cli._commands import _make_estimator
 from spotree.cli._parser import FIT_ESTIMATOR_OPTIONS
+
+from ._helpers import assert_one_line_error, run_in_process
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TRAIN = EXAMPLES / "shortest_path_train.csv"
@@ -31,25 +32,6 @@ SPEC = EXAMPLES / "shortest_path.json"
 FEATURES = [f"x{j}" for j in range(5)]
 COSTS = [f"c{k}" for k in range(24)]
 GRID = spotree.ShortestPath((4, 4))
-
-
-def run_in_process(capsys, *args):
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:  # argparse usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(list(args), code, out, err)
-
-
-def assert_one_line_error(res, *needles, code=1):
-    assert res.returncode == code, (res.returncode, res.stdout, res.stderr)
-    err = res.stderr.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("spotree "), err
-    for n in needles:
-        assert n in err, err
-    assert "Traceback" not in err
 
 
 def arrays(path, columns):

@@ -9,38 +9,19 @@ roads of a finite problem (the cheapest road's cost is the optimal value).
 
 import csv
 import json
-import subprocess
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import spotree
-from spotree.cli import main
+
+from ._helpers import assert_one_line_error, run_in_process
 
 ROADS = spotree.FiniteDecisions(np.eye(3))
 # Road 0 is cheap except on days 1 and 4, road 2 on days 0, 3 and 6: sets of days no
 # threshold on the code separates.
 N = 120
-
-
-def run_in_process(capsys, *args):
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:  # argparse usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(list(args), code, out, err)
-
-
-def assert_one_line_error(res, *needles, code=1):
-    assert res.returncode == code, (res.returncode, res.stdout, res.stderr)
-    err = res.stderr.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("spotree "), err
-    for n in needles:
-        assert n in err, err
-    assert "Traceback" not in err
 
 
 def read_columns(path, columns):

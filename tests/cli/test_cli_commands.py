@@ -22,6 +22,8 @@ import pytest
 import spotree
 from spotree.metrics import normalized_spo_loss
 
+from ._helpers import assert_one_line_error, run_in_process
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TRAIN = EXAMPLES / "shortest_path_train.csv"
 NEW = EXAMPLES / "shortest_path_new.csv"
@@ -52,30 +54,6 @@ def run_many(*arg_lists, cwd=None, at_once=4):
             stdout, stderr = p.communicate(timeout=600)
             out.append(subprocess.CompletedProcess(cmd(*a), p.returncode, stdout, stderr))
     return out
-
-
-def run_in_process(capsys, *args):
-    """``spotree ARGS`` through :func:`spotree.cli.main` in this process (no start-up)."""
-    from spotree.cli import main
-
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:  # argparse usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(list(args), code, out, err)
-
-
-def assert_one_line_error(res, *needles, code=1, absent=(".spotree-", "Traceback")):
-    assert res.returncode == code, (res.returncode, res.stderr)
-    err = res.stderr.strip()
-    assert len(err.splitlines()) == 1, err
-    assert err.startswith("spotree ")
-    for n in needles:
-        assert n in err, err
-    for a in absent:
-        assert a not in err, err
 
 
 def read_rows(path):

@@ -6,6 +6,7 @@ start-up per command); the printed table is parsed and checked against
 """
 
 import json
+import subprocess
 import sys
 
 import numpy as np
@@ -16,26 +17,20 @@ import spotree
 from spotree.cli import main
 from spotree.metrics import compare_decisions
 
+from ._helpers import assert_one_line_error as assert_one_line
+from ._helpers import run_in_process
+
 
 def run(capsys, *args):
     """``spotree ARGS`` in this process: (exit code, stdout, stderr)."""
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:  # argparse usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+    res = run_in_process(capsys, *args)
+    return res.returncode, res.stdout, res.stderr
 
 
 def assert_one_line_error(result, *needles, code=1):
-    got, _, err = result
-    assert got == code, err
-    err = err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("spotree compare: error: "), err
-    for n in needles:
-        assert n in err, err
-    assert "Traceback" not in err and ".spotree-" not in err, err
+    got, out, err = result
+    assert_one_line(subprocess.CompletedProcess([], got, out, err), *needles, code=code,
+                    prefix="spotree compare: error: ")
 
 
 def roads_frame(n, seed):
