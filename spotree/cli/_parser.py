@@ -117,16 +117,22 @@ def _fmt_help(prog):
 # ------------------------------------------------------------ value types
 # Each raises ArgumentTypeError, which argparse reports as
 # "argument --option: <message>".
-def _depth(text):
-    if text.strip().lower() in ("none", "unrestricted"):
-        return None
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive int or 'none'; got {text!r}")
-    return v
+def _positive_int_or_none(*nones):
+    """A parser of a positive int, or None for any of the words ``nones``."""
+    def parse(text):
+        if text.strip().lower() in nones:
+            return None
+        try:
+            v = int(text)
+        except ValueError:
+            v = 0
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"expected a positive int or 'none'; got {text!r}")
+        return v
+    return parse
+
+
+_depth = _positive_int_or_none("none", "unrestricted")
 
 
 def _depth_list(text):
@@ -149,16 +155,7 @@ def _int_in(low, high=None, what="an int"):
     return parse
 
 
-def _rounds_or_none(text):
-    if text.strip().lower() == "none":
-        return None
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive int or 'none'; got {text!r}")
-    return v
+_rounds_or_none = _positive_int_or_none("none")
 
 
 def _jobs(text):
