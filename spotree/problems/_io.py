@@ -281,14 +281,69 @@ def _validate_dag_shortest_path(spec):
         _schema.int_array(e, _schema.join("edges", k), length=2, per="end of the edge")
     for key in ("source", "target"):
         _schema.integer(spec[key], key)
+    # The labels of a problem built by ShortestPath.from_networkx (optional:
+    # files written before they were kept have none).
+    if spec.get("variable_names") is not None:
+        names = _schema.string_list(spec["variable_names"], "variable_names",
+                                    length=len(edges))
+        _distinct("variable_names", names, "cost column names")
+    if spec.get("node_labels") is not None:
+        labels = _labels("node_labels", spec["node_labels"], n)
+        _distinct("node_labels", labels, "node labels")
+    if spec.get("edge_keys") is not None:
+        if spec.get("node_labels") is None:
+            raise _fail("edge_keys", "is given without 'node_labels'.")
+        keys = _labels("edge_keys", spec["edge_keys"], len(edges))
+        if all(0 <= a < n and 0 <= b < n for a, b in edges):  # else the build names the edge
+            _distinct("edge_keys", [(labels[a], labels[b], key)
+                                    for (a, b), key in zip(edges, keys)],
+                      "keys for the parallel edges between two nodes")
+
+
+def _labels(key, values, length):
+    """The labels a spec lists (JSON scalars or {"tuple": [...]}), as Python values."""
+    from ._shortest_path import _label_from_json
+
+    if not isinstance(values, list) or len(values) != length:
+        raise _fail(key, f"must be null or a list of {length} labels; got "
+                         f"{_schema._show(values)}.")
+
+    def check(v, where):
+        if isinstance(v, dict) and set(v) == {"tuple"}:
+            if not isinstance(v["tuple"], list):
+                raise _fail(_schema.join(where, "tuple"), f"must be a list of labels; got "
+                                                          f"{_schema._show(v['tuple'])}.")
+            for i, x in enumerate(v["tuple"]):
+                check(x, _schema.join(_schema.join(where, "tuple"), i))
+        elif isinstance(v, float):
+            _schema.real(v, where)
+        elif v is not None and not isinstance(v, (str, bool, int)):
+            raise _fail(where, f"must be a string, number, boolean, null or "
+                               f'{{"tuple": [...]}}; got {_schema._show(v)}.')
+
+    for i, v in enumerate(values):
+        check(v, _schema.join(key, i))
+    return [_label_from_json(v) for v in values]
+
+
+def _distinct(key, values, what):
+    seen = {}
+    for i, v in enumerate(values):
+        if v in seen:
+            raise _fail(key, f"must hold distinct {what}; entries {seen[v]} and {i} are both "
+                             f"{v!r}.")
+        seen[v] = i
 
 
 def _build_dag_shortest_path(spec, check_time_limit):
-    from ._shortest_path import ShortestPath
+    from ._shortest_path import ShortestPath, _set_labels
 
     args = dict(spec)
-    return ShortestPath.from_edges(args.pop("n_nodes"), np.asarray(args.pop("edges")),
-                                   args.pop("source"), args.pop("target"), **args)
+    labels = {k: args.pop(k) for k in ("node_labels", "edge_keys", "variable_names")
+              if k in args}
+    problem = ShortestPath.from_edges(args.pop("n_nodes"), np.asarray(args.pop("edges")),
+                                      args.pop("source"), args.pop("target"), **args)
+    return _set_labels(problem, **labels)
 
 
 def _validate_assignment(spec):
@@ -336,7 +391,8 @@ SPEC_TYPES = {
     "knapsack": SpecType(frozenset({"weights", "capacities", "sense", "method", "max_nodes"}),
                          frozenset({"weights", "capacities"}), _validate_knapsack,
                          _build_knapsack),
-    "dag_shortest_path": SpecType(frozenset({"n_nodes", "edges", "source", "target", "sense"}),
+    "dag_shortest_path": SpecType(frozenset({"n_nodes", "edges", "source", "target", "sense",
+                                             "node_labels", "edge_keys", "variable_names"}),
                                   frozenset({"n_nodes", "edges", "source", "target"}),
                                   _validate_dag_shortest_path, _build_dag_shortest_path),
     "assignment": SpecType(frozenset({"n_agents", "n_tasks", "sense", "allowed", "agent_names",
@@ -407,7 +463,12 @@ def problem_from_dict(spec, *, check_time_limit=DEFAULT_CHECK_TIME_LIMIT):
     - ``{"type": "knapsack", "weights": [[...], ...], "capacities": [...],
       "sense": "max", "method": "auto", "max_nodes": 1000000}``
     - ``{"type": "dag_shortest_path", "n_nodes": 4, "edges": [[0, 1], ...],
-      "source": 0, "target": 3, "sense": "min"}``
+      "source": 0, "target": 3, "sense": "min"}``; a problem built by
+      :meth:`~spotree.problems.ShortestPath.from_networkx` adds
+      ``"variable_names"`` (one distinct string per edge), ``"node_labels"``
+      (one distinct label per node: a string, number, boolean, null or
+      ``{"tuple": [labels]}``) and, for a MultiDiGraph, ``"edge_keys"`` (one
+      label per edge), all optional.
     - ``{"type": "assignment", "n_agents": 3, "n_tasks": 4, "sense": "min",
       "allowed": null}``; ``"allowed"`` may be one list of ``n_tasks``
       booleans per agent (false: the pair is forbidden); ``"agent_names"``

@@ -113,9 +113,11 @@ class ShortestPath(DecisionProblem):
         order is refused instead of being read by position.
         :meth:`~DAGShortestPath.describe_decision` writes paths with the
         labels and :meth:`~DAGShortestPath.to_networkx` gives the graph back.
-        :meth:`~DAGShortestPath.to_dict` (and a saved model) keeps the graph
-        with nodes numbered 0..n-1 but not the labels, which need not be
-        JSON values; pickling keeps them.
+        :meth:`~DAGShortestPath.to_dict` (and so a saved model) keeps the
+        graph with nodes numbered 0..n-1, the
+        :attr:`~DAGShortestPath.variable_names` and, when every node label
+        and edge key is a str, int, bool, finite float, None or a tuple of
+        these, the labels; pickling keeps any labels.
 
         **Graphs with cycles** (road networks with two-way streets) and
         non-negative costs are solved by a
@@ -498,6 +500,73 @@ def _from_networkx(G, source, target, sense):
     return problem
 
 
+# ------------------------------------------------- labels in JSON (to_dict)
+# A node label or edge key is written as itself when it is a JSON scalar (str,
+# int, bool, finite float, null) and a tuple as {"tuple": [...]}: networkx
+# graphs often have tuple nodes (grid_2d_graph, OSMnx keys), and a JSON list
+# would come back as an unhashable list. Any other label is not written.
+_TUPLE_TAG = "tuple"
+
+
+def _label_to_json(v):
+    """``v`` as a JSON value, or raise TypeError when it has none that reads back equal."""
+    if isinstance(v, np.generic):
+        v = v.item()  # numpy ints from an array of node ids: equal and hash alike
+    if v is None or isinstance(v, (str, bool, int)):
+        return v
+    if isinstance(v, float) and np.isfinite(v):
+        return v
+    if isinstance(v, tuple):
+        return {_TUPLE_TAG: [_label_to_json(x) for x in v]}
+    raise TypeError(type(v).__name__)
+
+
+def _label_from_json(v):
+    """Inverse of :func:`_label_to_json` (``v`` already checked by the spec reader)."""
+    if isinstance(v, dict):
+        return tuple(_label_from_json(x) for x in v[_TUPLE_TAG])
+    return v
+
+
+def _labels_to_json(problem):
+    """The spec keys that keep a from_networkx problem's labels and column names."""
+    spec = {}
+    if problem.variable_names is not None:
+        spec["variable_names"] = list(problem.variable_names)
+    if problem.node_labels is None:
+        return spec
+    try:
+        nodes = [_label_to_json(v) for v in problem.node_labels]
+        keyed = problem.edge_labels is not None and any(len(e) == 3
+                                                        for e in problem.edge_labels)
+        keys = [_label_to_json(e[2]) for e in problem.edge_labels] if keyed else None
+    except TypeError:
+        # A label JSON cannot hold (a frozenset, an object): the file keeps the
+        # column names, which the DataFrame checks need, but not the labels.
+        return spec
+    spec["node_labels"] = nodes
+    if keys is not None:
+        spec["edge_keys"] = keys
+    return spec
+
+
+def _set_labels(problem, node_labels=None, edge_keys=None, variable_names=None):
+    """Give ``problem`` the labels read back from its spec (see :func:`_labels_to_json`)."""
+    if node_labels is not None:
+        labels = [_label_from_json(v) for v in node_labels]
+        problem.node_labels = labels
+        ends = [(labels[a], labels[b]) for a, b in zip(problem.tail.tolist(),
+                                                       problem.head.tolist())]
+        problem.edge_labels = (ends if edge_keys is None else
+                               [(u, v, _label_from_json(k)) for (u, v), k in
+                                zip(ends, edge_keys)])
+    if variable_names is not None:
+        problem.variable_names = list(variable_names)
+    elif node_labels is not None:  # a spec written by hand: named as from_networkx does
+        problem.variable_names = _edge_names(problem.edge_labels)
+    return problem
+
+
 def _label_node(index, value, name):
     try:
         return index[value]
@@ -848,15 +917,28 @@ class DAGShortestPath(DecisionProblem):
         return H
 
     def to_dict(self):
-        return {"type": "dag_shortest_path", "n_nodes": self.n_nodes,
+        """A JSON-ready description (see :func:`~spotree.problems.problem_from_dict`).
+
+        A problem built by :meth:`ShortestPath.from_networkx` also writes its
+        :attr:`variable_names` and, when every node label and edge key is a
+        str, int, bool, finite float, None or a tuple of these, its
+        :attr:`node_labels` and the keys of :attr:`edge_labels`
+        (``"edge_keys"``, for a MultiDiGraph), so that a saved model reads a
+        DataFrame of costs and describes its decisions as before saving.
+        """
+        spec = {"type": "dag_shortest_path", "n_nodes": self.n_nodes,
                 "edges": [list(e) for e in self.edges()], "source": self.source,
                 "target": self.target, "sense": self.sense}
+        spec.update(_labels_to_json(self))
+        return spec
 
     @classmethod
     def from_dict(cls, spec):
         """Inverse of :meth:`to_dict` (the ``"type"`` key is ignored)."""
         args = {k: v for k, v in spec.items() if k != "type"}
-        return cls(**args)
+        labels = {k: args.pop(k) for k in ("node_labels", "edge_keys", "variable_names")
+                  if k in args}
+        return _set_labels(cls(**args), **labels)
 
     def __repr__(self):
         if self.node_labels is not None:

@@ -6,6 +6,7 @@ path listed by networkx; the cost columns are built here from the documented
 order, ``list(G.edges())``, never from the problem's own attributes.
 """
 
+import json
 import pathlib
 import pickle
 import re
@@ -263,3 +264,130 @@ def test_to_networkx_of_from_edges_rebuilds_with_columns_in_networkx_order():
     # Longest of 0->1->3 (5, 2), 0->1'->3 (1.5, 7) and 0->2->3 (3, 4), by hand.
     assert_allclose(z_back, [5.0, 7.0])
     assert_allclose(z, z_back)
+
+
+# ---------------------------------------------- labels kept by to_dict / save
+def _roads():
+    """A MultiDiGraph with tuple nodes, two tolled parallel roads and costs driven by X."""
+    G = nx.MultiDiGraph()
+    G.add_edge((0, 0), (0, 1), key="toll")
+    G.add_edge((0, 0), (0, 1), key="free")
+    G.add_edge((0, 1), (1, 1))
+    G.add_edge((0, 0), (1, 0))
+    G.add_edge((1, 0), (1, 1))
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(60, 2))
+    C = rng.uniform(1.0, 2.0, size=(60, 5)) + 2.0 * np.outer(X[:, 0], [1, 0, 0, 1, 0])
+    return G, X, C
+
+
+def _loss_by_networkx(G, W, frame, names):
+    """Normalized SPO loss of decisions ``W`` (columns ``names``) on the costs in ``frame``,
+    each row's optimum a networkx shortest path length read by column name."""
+    regret = optimum = 0.0
+    for w, (_, row) in zip(W, frame.iterrows()):
+        H = G.copy()
+        for u, v, k in H.edges(keys=True):
+            H.edges[u, v, k]["c"] = row[f"{u}->{v}[{k}]"]
+        best = nx.shortest_path_length(H, (0, 0), (1, 1), weight="c")
+        regret += sum(row[n] for n, x in zip(names, w) if x > 0.5) - best
+        optimum += abs(best)
+    return regret / optimum
+
+
+@pytest.mark.parametrize("model_class", ["SPOTree", "SPOForest"])
+def test_a_saved_model_keeps_the_column_names_and_labels(tmp_path, model_class):
+    # Loaded models used to lose variable_names: a DataFrame of costs in
+    # another column order was then read by position, silently.
+    pd = pytest.importorskip("pandas")
+    import spotree
+
+    G, X, C = _roads()
+    sp = ShortestPath.from_networkx(G, (0, 0), (1, 1))
+    kw = {"n_estimators": 3, "random_state": 0} if model_class == "SPOForest" else {}
+    model = getattr(spotree, model_class)(sp, max_depth=2, **kw).fit(X, C)
+    model.save(tmp_path / "m.json")
+    back = spotree.load(tmp_path / "m.json")
+    q = back.problem_
+    assert q.variable_names == sp.variable_names == [
+        "(0, 0)->(0, 1)[toll]", "(0, 0)->(0, 1)[free]", "(0, 0)->(1, 0)[0]",
+        "(0, 1)->(1, 1)[0]", "(1, 0)->(1, 1)[0]"]
+    assert q.node_labels == list(G) and q.edge_labels == list(G.edges(keys=True))
+    assert list(q.to_networkx().edges(keys=True)) == list(G.edges(keys=True))
+    frame = pd.DataFrame(C, columns=sp.variable_names)
+    shuffled = frame[[sp.variable_names[k] for k in (3, 1, 4, 0, 2)]]
+    for m in (model, back):
+        with pytest.raises(ValueError, match="variable_names in another order"):
+            m.score(X, shuffled)
+        # Reordered by name, the frame scores as networkx says.
+        W = m.predict_decision(X)
+        assert_allclose(-m.score(X, shuffled[sp.variable_names]),
+                        _loss_by_networkx(G, W, shuffled, sp.variable_names), rtol=1e-12)
+    assert_array_equal(back.predict_decision(X), model.predict_decision(X))
+    assert [q.describe_decision(w) for w in back.predict_decision(X[:10])] == \
+        [sp.describe_decision(w) for w in model.predict_decision(X[:10])]
+    # A file written before the labels were kept still loads, without them.
+    doc = json.loads((tmp_path / "m.json").read_text())
+    for key in ("variable_names", "node_labels", "edge_keys"):
+        del doc["problem"][key]
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    old = spotree.load(tmp_path / "old.json")
+    assert old.problem_.variable_names is None and old.problem_.node_labels is None
+    assert_array_equal(old.predict_decision(X), model.predict_decision(X))
+
+
+def test_to_dict_keeps_labels_json_can_hold():
+    from spotree.problems import problem_from_dict
+
+    # numpy ints, floats, None, bools and nested tuples come back equal.
+    G = nx.DiGraph([(np.int64(3), (2, ("a", None))), ((2, ("a", None)), 2.5),
+                    (np.int64(3), True)])
+    G.add_edge(True, 2.5)
+    sp = ShortestPath.from_networkx(G, 3, 2.5)
+    spec = json.loads(json.dumps(sp.to_dict()))
+    q = problem_from_dict(spec)
+    assert q.node_labels == [3, (2, ("a", None)), 2.5, True]
+    assert [type(v) for v in q.node_labels] == [int, tuple, float, bool]
+    assert q.edge_labels == sp.edge_labels and q.variable_names == sp.variable_names
+    assert "edge_keys" not in spec and q.to_dict() == spec
+    # A label JSON cannot hold: the column names are kept, not the labels.
+    H = nx.DiGraph([(frozenset("a"), "b"), ("b", "c")])
+    spec = ShortestPath.from_networkx(H, frozenset("a"), "c").to_dict()
+    assert spec["variable_names"] == ["frozenset({'a'})->b", "b->c"]
+    assert "node_labels" not in spec
+    q = problem_from_dict(spec)
+    assert q.variable_names == spec["variable_names"] and q.node_labels is None
+    # from_edges problems write what they always did.
+    assert set(ShortestPath.from_edges(2, [(0, 1)], 0, 1).to_dict()) == {
+        "type", "n_nodes", "edges", "source", "target", "sense"}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"node_labels": ["a", "a", "c"]}, "key 'node_labels': must hold distinct node labels; "
+                                       "entries 0 and 1 are both 'a'"),
+    ({"node_labels": ["a", "b"]}, "key 'node_labels': must be null or a list of 3 labels"),
+    ({"node_labels": ["a", ["b"], "c"]}, r"node_labels\[1\] must be a string, number"),
+    ({"node_labels": ["a", {"tuple": [float("nan")]}, "c"]},
+     r"node_labels\[1\]\.tuple\[0\] must be a finite number"),
+    ({"node_labels": ["a", {"set": [1]}, "c"]}, "node_labels"),
+    ({"edge_keys": [0, 1]}, "key 'edge_keys': is given without 'node_labels'"),
+    ({"node_labels": ["a", "b", "c"], "edge_keys": [0, 0]},
+     "key 'edge_keys': must hold distinct keys for the parallel edges"),
+    ({"variable_names": ["a->b", "a->b"]}, "key 'variable_names': must hold distinct"),
+    ({"variable_names": ["a->b"]}, "key 'variable_names': must have 2 entries; got 1"),
+])
+def test_bad_labels_in_a_spec_are_refused_naming_the_key(change, message):
+    from spotree.problems import problem_from_dict
+
+    spec = {"type": "dag_shortest_path", "n_nodes": 3, "edges": [[0, 1], [0, 1]],
+            "source": 0, "target": 1, **change}
+    with pytest.raises(ValueError, match=message):
+        problem_from_dict(spec)
+    ok = problem_from_dict({**spec, "node_labels": ["a", "b", "c"], "edge_keys": [0, 1],
+                            "variable_names": ["x", "y"]})
+    assert ok.edge_labels == [("a", "b", 0), ("a", "b", 1)] and ok.variable_names == ["x", "y"]
+    # Labels without names (a spec written by hand): named as from_networkx names them.
+    unnamed = problem_from_dict({**spec, "node_labels": ["a", "b", "c"], "edge_keys": [0, 1],
+                                 "variable_names": None})
+    assert unnamed.variable_names == ["a->b[0]", "a->b[1]"]
+
