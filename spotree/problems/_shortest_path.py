@@ -834,9 +834,12 @@ class DAGShortestPath(DecisionProblem):
         """The path as node ids, e.g. ``"0->2->5"`` (labels, e.g. ``"home->work"``,
         when built by :meth:`ShortestPath.from_networkx`).
 
-        A hop along one of several parallel edges names the edge by its
-        index in the cost vector, e.g. ``"0-[e1]->2->5"``: otherwise two
-        paths that differ only there would read the same.
+        A hop along one of several parallel edges names the edge, otherwise
+        two paths that differ only there would read the same: by its
+        networkx key when the problem was built from a MultiDiGraph, e.g.
+        ``"home-[toll]->bridge->work"`` (keys that print alike with str are
+        written with repr), else by its index in the cost vector, e.g.
+        ``"0-[e1]->2->5"``.
         """
         used = np.flatnonzero(np.asarray(w) > 0.5)
         nxt = {int(self.tail[e]): (int(self.head[e]), int(e)) for e in used}
@@ -845,12 +848,31 @@ class DAGShortestPath(DecisionProblem):
         parallel = {(int(a), int(b)) for (a, b), k in zip(pairs, counts) if k > 1}
         labels = self.node_labels
         name = str if labels is None else (lambda v: str(labels[v]))
+        edge_name = self._parallel_edge_names(parallel)
         node, text, steps = self.source, name(self.source), 0
         while node in nxt and steps < self.n_nodes:
             head, e = nxt[node]
-            text += (f"-[e{e}]->" if (node, head) in parallel else "->") + name(head)
+            hop = f"-[{edge_name.get(e, f'e{e}')}]->" if (node, head) in parallel else "->"
+            text += hop + name(head)
             node, steps = head, steps + 1
         return text
+
+    def _parallel_edge_names(self, parallel):
+        """``{edge: str(key)}`` for the parallel edges of a problem built from a
+        MultiDiGraph (repr for the keys of a node pair that print alike)."""
+        if (not parallel or self.edge_labels is None
+                or not all(len(e) == 3 for e in self.edge_labels)):
+            return {}
+        groups = {}
+        for e, (a, b) in enumerate(zip(self.tail.tolist(), self.head.tolist())):
+            if (a, b) in parallel:
+                groups.setdefault((a, b), []).append(e)
+        names = {}
+        for edges in groups.values():
+            keys = [self.edge_labels[e][2] for e in edges]
+            fmt = str if len({str(k) for k in keys}) == len(keys) else repr
+            names.update((e, fmt(k)) for e, k in zip(edges, keys))
+        return names
 
     def to_networkx(self, costs=None, *, weight="weight"):
         """The graph as a networkx directed graph, with the problem's node labels.

@@ -121,7 +121,7 @@ def test_multidigraph_keys_name_parallel_edges():
     assert sp.variable_names == ["x->y[toll]", "x->y[free]", "y->z[0]"]
     W, _ = sp.solve([[2.0, 3.0, 1.0], [4.0, 3.0, 1.0]])
     assert_array_equal(W, [[1, 0, 1], [0, 1, 1]])
-    assert sp.describe_decision(W[1]) == "x-[e1]->y->z"
+    assert sp.describe_decision(W[1]) == "x-[free]->y->z"
 
 
 def test_dataframe_costs_are_checked_against_the_edge_names():
@@ -390,4 +390,30 @@ def test_bad_labels_in_a_spec_are_refused_naming_the_key(change, message):
     unnamed = problem_from_dict({**spec, "node_labels": ["a", "b", "c"], "edge_keys": [0, 1],
                                  "variable_names": None})
     assert unnamed.variable_names == ["a->b[0]", "a->b[1]"]
+
+
+def test_describe_decision_names_parallel_edges_by_their_keys():
+    G = nx.MultiDiGraph()
+    G.add_edge("s", "a", key="toll")
+    G.add_edge("s", "a", key="free")
+    G.add_edge("s", "b")
+    G.add_edge("a", "t", key=1)
+    G.add_edge("a", "t", key="1")  # prints as key 1 does: written with repr
+    G.add_edge("b", "t")
+    sp = ShortestPath.from_networkx(G, "s", "t")
+    col = {e: k for k, e in enumerate(G.edges(keys=True))}
+    seen = set()
+    for path in nx.all_simple_edge_paths(G, "s", "t"):
+        w = np.zeros(sp.n_costs)
+        w[[col[e] for e in path]] = 1.0
+        # From the graph: a hop with a parallel twin shows its key (repr for
+        # a->t, whose keys 1 and "1" print alike).
+        text = path[0][0] + "".join(
+            (f"-[{(repr if (u, v) == ('a', 't') else str)(k)}]->"
+             if G.number_of_edges(u, v) > 1 else "->") + v
+            for u, v, k in path)
+        seen.add(sp.describe_decision(w))
+        assert sp.describe_decision(w) == text
+    assert seen == {"s-[toll]->a-[1]->t", "s-[toll]->a-['1']->t", "s-[free]->a-[1]->t",
+                    "s-[free]->a-['1']->t", "s->b->t"}
 
