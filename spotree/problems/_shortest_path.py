@@ -938,6 +938,121 @@ class DAGShortestPath(DecisionProblem):
                 H.add_edge(labels[a], labels[b], **attrs)
         return H
 
+    def costs_from_networkx(self, graphs, *, weight="weight"):
+        """Cost vectors read from an edge attribute of networkx graphs, in column order.
+
+        Needs networkx. Each graph gives one row: the value of its edge
+        attribute ``weight`` on every edge of the problem, column ``k`` being
+        the edge ``edge_labels[k]`` (``(u, v)``, or ``(u, v, key)`` for a
+        problem built from a MultiDiGraph). For a problem of
+        :meth:`ShortestPath.from_edges`, the nodes are the ints
+        ``0 .. n_nodes - 1`` and column ``k`` is the edge ``edges()[k]``.
+        Typically the same road network with each day's travel times; nodes
+        and edges of a graph that are not in the problem are ignored.
+
+        Parameters
+        ----------
+        graphs : networkx.DiGraph or networkx.MultiDiGraph, or an iterable of them
+            One graph per cost vector.
+        weight : str, default="weight"
+            The edge attribute that holds the cost.
+
+        Returns
+        -------
+        C : ndarray of shape (n_graphs, n_costs), dtype float64
+            One row per graph (a single graph gives one row), ready for
+            :meth:`solve` or a model's ``fit``.
+
+        Raises
+        ------
+        ValueError
+            Naming the graph (``graphs[i]``) and the edge: an edge of the
+            problem missing from the graph, an edge without the attribute,
+            a value that is not a finite number; a keyed edge looked up in a
+            DiGraph, or an edge with parallel twins in a MultiDiGraph when
+            the problem has no keys to tell them apart.
+        ImportError
+            When networkx is not installed.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> from spotree.problems import ShortestPath
+        >>> G = nx.DiGraph([("home", "bridge"), ("home", "tunnel"),
+        ...                 ("bridge", "work"), ("tunnel", "work")])
+        >>> sp = ShortestPath.from_networkx(G, "home", "work")
+        >>> monday, tuesday = G.copy(), G.copy()
+        >>> nx.set_edge_attributes(monday, 2.0, "minutes")
+        >>> nx.set_edge_attributes(tuesday, 2.0, "minutes")
+        >>> tuesday.edges["home", "bridge"]["minutes"] = 9.0
+        >>> C = sp.costs_from_networkx([monday, tuesday], weight="minutes")
+        >>> C
+        array([[2., 2., 2., 2.],
+               [9., 2., 2., 2.]])
+        >>> [sp.describe_decision(w) for w in sp.solve(C)[0]]
+        ['home->bridge->work', 'home->tunnel->work']
+        """
+        where = "DAGShortestPath.costs_from_networkx"
+        nx = import_optional("networkx", where)
+        if not isinstance(weight, str):
+            raise ValueError(f"The 'weight' parameter of {where} must be a str (an edge "
+                             f"attribute). Got {weight!r} instead.")
+        if isinstance(graphs, nx.Graph):
+            graphs = [graphs]
+        try:
+            graphs = list(graphs)
+        except TypeError:
+            raise ValueError(f"The 'graphs' parameter of {where} must be a networkx DiGraph "
+                             f"or MultiDiGraph, or an iterable of them. Got "
+                             f"{_short_repr(graphs)} instead.") from None
+        if self.edge_labels is not None:
+            edges = self.edge_labels
+        else:
+            edges = self.edges()
+        keyed = bool(edges) and len(edges[0]) == 3
+        C = np.empty((len(graphs), self.n_costs))
+        for i, G in enumerate(graphs):
+            if not isinstance(G, nx.Graph) or not G.is_directed():
+                raise ValueError(f"The 'graphs' parameter of {where} must hold networkx "
+                                 f"DiGraphs or MultiDiGraphs; graphs[{i}] is a "
+                                 f"{type(G).__name__}.")
+            if keyed and not G.is_multigraph():
+                raise ValueError(f"graphs[{i}] passed to {where} is a DiGraph, but the "
+                                 "problem's edges have keys (it was built from a "
+                                 "MultiDiGraph): pass MultiDiGraphs with the same keys.")
+            for k, e in enumerate(edges):
+                C[i, k] = self._edge_cost(G, e, weight, f"graphs[{i}]", where)
+        return C
+
+    @staticmethod
+    def _edge_cost(G, e, weight, name, where):
+        """The attribute ``weight`` of edge ``e`` of ``G``, a finite float."""
+        data = G.get_edge_data(*e)
+        shown = "->".join(map(repr, e[:2])) + (f" (key {e[2]!r})" if len(e) == 3 else "")
+        if data is None:
+            raise ValueError(f"{name} passed to {where} has no edge {shown}, which is a "
+                             "cost column of the problem.")
+        if G.is_multigraph() and len(e) == 2:
+            # No key in the problem: only an unambiguous single edge will do.
+            if len(data) != 1:
+                raise ValueError(f"{name} passed to {where} has {len(data)} parallel edges "
+                                 f"{shown} and the problem has no keys to tell them apart.")
+            data = next(iter(data.values()))
+        if weight not in data:
+            raise ValueError(f"{name} passed to {where}: edge {shown} has no attribute "
+                             f"{weight!r} (the 'weight' parameter).")
+        value = data[weight]
+        try:
+            if isinstance(value, (bool, np.bool_, str, bytes)):
+                raise TypeError
+            x = float(value)
+        except (TypeError, ValueError):
+            x = None
+        if x is None or not np.isfinite(x):
+            raise ValueError(f"{name} passed to {where}: edge {shown} has {weight}="
+                             f"{_short_repr(value)}; costs must be finite numbers.")
+        return x
+
     def to_dict(self):
         """A JSON-ready description (see :func:`~spotree.problems.problem_from_dict`).
 

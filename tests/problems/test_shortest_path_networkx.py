@@ -417,3 +417,63 @@ def test_describe_decision_names_parallel_edges_by_their_keys():
     assert seen == {"s-[toll]->a-[1]->t", "s-[toll]->a-['1']->t", "s-[free]->a-[1]->t",
                     "s-[free]->a-['1']->t", "s->b->t"}
 
+
+# ------------------------------------------------------ costs_from_networkx
+def test_costs_from_networkx_reads_edge_attributes_in_column_order():
+    rng = np.random.default_rng(21)
+    G, s, t = random_dag(rng, 7, 0.5, multi=True, labels="tuple")
+    sp = ShortestPath.from_networkx(G, s, t)
+    days = []
+    for _ in range(3):
+        H = G.copy()
+        H.add_edge("extra", s, minutes=-5.0)  # not in the problem: ignored
+        for e in H.edges(keys=True):
+            H.edges[e]["minutes"] = float(rng.uniform(1, 5))
+        days.append(H)
+    C = sp.costs_from_networkx(days, weight="minutes")
+    # The documented order, built here from the graphs themselves.
+    assert_array_equal(C, [[H.edges[e]["minutes"] for e in G.edges(keys=True)] for H in days])
+    _, z = sp.solve(C)
+    assert_allclose(z, [nx.shortest_path_length(H, s, t, weight="minutes") for H in days])
+    # One graph gives one row; generators and int nodes of from_edges problems work.
+    assert_array_equal(sp.costs_from_networkx(days[1], weight="minutes"), C[1:2])
+    dag = ShortestPath.from_edges(3, [(1, 2), (0, 1), (0, 2)], 0, 2)
+    H = nx.DiGraph()
+    H.add_weighted_edges_from([(0, 1, 1), (0, 2, 3.5), (1, 2, np.float32(2))])
+    assert_array_equal(dag.costs_from_networkx(g for g in [H]), [[2.0, 1.0, 3.5]])
+
+
+def test_costs_from_networkx_refusals_name_the_graph_and_edge():
+    G = nx.MultiDiGraph()
+    G.add_edge("a", "b", key="toll", w=1.0)
+    G.add_edge("a", "b", key="free", w=2.0)
+    G.add_edge("b", "c", w=1.0)
+    sp = ShortestPath.from_networkx(G, "a", "c")
+    where = "passed to DAGShortestPath.costs_from_networkx"
+    missing_edge = G.copy()
+    missing_edge.remove_edge("a", "b", key="free")
+    bad = {"w": ("s", "nan", None, True, [1.0, 2.0])}
+    cases = [(missing_edge, rf"graphs\[1\] {where} has no edge 'a'->'b' \(key 'free'\)"),
+             (nx.DiGraph(G), r"graphs\[1\] .* is a DiGraph, but the problem's edges have keys"),
+             (G.to_undirected(), r"graphs\[1\] is a MultiGraph")]
+    for v in bad["w"]:
+        H = G.copy()
+        H.edges["b", "c", 0]["w"] = float(v) if v == "nan" else v
+        cases.append((H, rf"graphs\[1\] {where}: edge 'b'->'c' \(key 0\) has w=.*; costs "
+                         "must be finite"))
+    H = G.copy()
+    del H.edges["a", "b", "toll"]["w"]
+    cases.append((H, rf"graphs\[1\] {where}: edge 'a'->'b' \(key 'toll'\) has no attribute "
+                     r"'w' \(the 'weight' parameter\)"))
+    for H, message in cases:
+        with pytest.raises(ValueError, match=message):
+            sp.costs_from_networkx([G, H], weight="w")
+    with pytest.raises(ValueError, match="'graphs' parameter .* Got 3 instead"):
+        sp.costs_from_networkx(3)
+    with pytest.raises(ValueError, match="'weight' parameter .* must be a str"):
+        sp.costs_from_networkx(G, weight=None)
+    # Parallel edges without keys (from_edges) cannot be told apart.
+    dag = ShortestPath.from_edges(3, [(0, 1), (0, 1), (1, 2)], 0, 2)
+    with pytest.raises(ValueError, match=r"graphs\[0\] .* has 2 parallel edges 0->1 and the "
+                                         "problem has no keys"):
+        dag.costs_from_networkx(dag.to_networkx([1.0, 2.0, 3.0]))
