@@ -242,7 +242,10 @@ def _long_row(path, header):
 
 
 def select_columns(spec, columns, option, path):
-    """Column names matching a comma-separated list of names / shell patterns."""
+    """Column names matching a comma-separated list of names / shell patterns.
+
+    Each item must add a column: a name given twice is an error, not dropped.
+    """
     columns = [str(c) for c in columns]
     out = []
     for item in (s.strip() for s in spec.split(",")):
@@ -258,7 +261,13 @@ def select_columns(spec, columns, option, path):
             shown = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
             raise CLIError(f"{option}: no column {item!r} in {path} (columns: {shown})"
                            f"{_separator_hint(columns)}")
-        out += [h for h in hits if h not in out]
+        new = [h for h in hits if h not in out]
+        if not new:
+            # A repeated name (x2,x2), or a pattern that adds nothing: a typo for
+            # another column, most likely, so say so rather than drop it.
+            raise CLIError(f"{option}: {item!r} selects only column(s) already selected "
+                           f"({', '.join(hits)}); give each column once")
+        out += new
     if not out:
         raise CLIError(f"{option} names no columns")
     return out

@@ -150,6 +150,9 @@ def test_categorical_errors_name_the_option(files, capsys):
              (["--categorical", "x,c*"], ["column(s) c0, c1, c2"]),
              (["--categorical", "weekday"], ["--categorical: no column 'weekday'"]),
              (["--categorical", "w*"], ["--categorical: no column 'w*'"]),
+             # A repeated column was dropped silently.
+             (["--categorical", "day,day"], ["--categorical: 'day' selects only column(s) "
+                                             "already selected (day)"]),
              (["--categorical", "day", "--estimator", "optimal"],
               ["--categorical does not apply to --estimator optimal",
                "tree, forest and boost"])]

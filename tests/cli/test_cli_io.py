@@ -2,6 +2,7 @@
 
 import csv
 import os
+import re
 import sys
 
 import numpy as np
@@ -136,6 +137,12 @@ def test_select_columns_by_name_and_pattern_in_file_order():
         select_columns("d*", cols, "--costs", "f.csv")
     with pytest.raises(CLIError, match="names no columns"):
         select_columns(" , ", cols, "--costs", "f.csv")
+    # An item that adds no column (a repeated name, a pattern already covered) was
+    # dropped silently; --costs c0,c0 then failed on the count, naming no column.
+    for spec, item in (("c0,c0", "c0"), ("x*,x1", "x1"), ("x10, x1?", "x1?")):
+        with pytest.raises(CLIError, match=rf"--costs: '{re.escape(item)}' selects only "
+                                           r"column\(s\) already selected"):
+            select_columns(spec, cols, "--costs", "f.csv")
 
 
 def test_check_summable_names_the_column_whose_sum_overflows():
