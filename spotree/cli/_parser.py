@@ -244,7 +244,15 @@ def _seeds(text):
 
 
 def _number(text):
-    """A count (int >= 1) or a fraction (float); the estimator checks the range."""
+    """A count (int >= 1) or a fraction (float); the estimator checks the range.
+
+    An int stays an int ("0", "-3"): as 0.0 the estimator's message showed a float
+    the user never typed ("Got 0.0").
+    """
+    try:
+        return int(text)
+    except ValueError:
+        pass
     try:
         v = float(text)
     except ValueError:

@@ -520,6 +520,12 @@ def test_option_errors_name_the_option(tmp_path, capsys):
     out = tmp_path / "m.json"
     cases = [
         (fit_args(out, "--min-samples-leaf", "0.0"), ["--min-samples-leaf", "0.0"], 1),
+        # An int typed stays an int: the message said "Got 0.0" for 0, "Got -3.0" for -3.
+        (fit_args(out, "--min-samples-leaf", "0"),
+         ["--min-samples-leaf", "must be an int in the range [1, inf)", "Got 0 instead"], 1),
+        (fit_args(out, "--min-samples-split", "-3"),
+         ["--min-samples-split", "an int in the range [2, inf)", "Got -3 instead"], 1),
+        (fit_args(out, "--max-features", "0"), ["--max-features", "Got 0 instead"], 1),
         (fit_args(out, "--validation-fraction", "1.5"), ["--validation-fraction"], 2),
         (fit_args(out, "--thresholds", "many"), ["--thresholds"], 2),
         (fit_args(out, "--estimator", "optimal", "--criterion", "mse"), ["SPO loss only"], 1),
