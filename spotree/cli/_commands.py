@@ -704,7 +704,8 @@ def _show_boost(model, names, from_fit):
             "stopping" if early else f"{_count(model.n_iter_, 'round')}, no early stopping")
     print(f"SPOBoost for {model.problem_!r}: start {model.init_choice_!r} + "
           f"{_count(model.n_estimators_, 'tree')} ({kept}); {model.loss} loss, learning rate "
-          f"{model.learning_rate:g}, max depth {model.max_depth}")
+          f"{model.learning_rate:g}, max depth "
+          f"{'unlimited' if model.max_depth is None else model.max_depth}")
     train, val = -model.train_score_, -model.validation_score_
     if early and from_fit:
         print("normalized SPO loss on the training part / the validation part (of the "

@@ -244,6 +244,19 @@ def test_show_of_a_boost_fitted_in_python_with_x_val(tmp_path, capsys):
         assert re.fullmatch(r"  round 0 \(the start(, kept)?\): " + start, lines[2]), lines[2]
 
 
+def test_show_says_unlimited_for_a_boost_of_unrestricted_depth(tmp_path, capsys):
+    """show printed 'max depth None' for trees grown without a depth limit."""
+    X, C = arrays(TRAIN, FEATURES)[:60], arrays(TRAIN, COSTS)[:60]
+    for depth, text in ((None, "max depth unlimited"), (2, "max depth 2")):
+        path = tmp_path / f"b{depth}.json"
+        spotree.SPOBoost(GRID, n_estimators=1, init="mean", max_depth=depth,
+                         n_iter_no_change=None).fit(X, C).save(path)
+        res = run_in_process(capsys, "show", path)
+        assert res.returncode == 0, res.stderr
+        first = res.stdout.splitlines()[0]
+        assert first.endswith(text) and "None" not in first, first
+
+
 def test_criterion_mse_boosts_on_squared_error(tmp_path, capsys):
     """--criterion mse is SPOBoost(loss="mse"), the two-stage baseline: a mutation that
     always passed loss="spo+" went unnoticed by the tests above."""
