@@ -151,6 +151,7 @@ def _make_estimator(args, problem):
                        min_samples_split=args.min_samples_split,
                        max_features=args.max_features, thresholds=args.thresholds,
                        spo_weight=args.spo_weight, ccp_alpha=args.ccp_alpha,
+                       categorical_splits=args.categorical_splits,
                        random_state=args.random_state)
     if args.estimator == "optimal":
         if args.criterion != "spo":
@@ -182,7 +183,8 @@ def _make_estimator(args, problem):
                      min_samples_leaf=args.min_samples_leaf,
                      min_samples_split=args.min_samples_split, thresholds=args.thresholds,
                      spo_weight=args.spo_weight, ccp_alpha=args.ccp_alpha,
-                     ridge_features=args.ridge_features, random_state=args.random_state)
+                     ridge_features=args.ridge_features,
+                     categorical_splits=args.categorical_splits, random_state=args.random_state)
 
 
 def _check_params(model):
@@ -293,6 +295,13 @@ def fit(args):
         # The columns by name: X below is a DataFrame of the --features columns.
         model.set_params(categorical_features=categorical)
     X = feature_frame(df, features, args.data)
+    if args.categorical_splits == "subset" and not categorical and all(
+            X[c].dtype.kind == "f" for c in X.columns):
+        # Every feature numeric: 'subset' would have no categories to split, and
+        # the model would be the 'equal' one.
+        raise CLIError("--categorical-splits subset divides the categories of categorical "
+                       f"features, but the --features of {args.data} are all numeric: mark "
+                       "the columns of category codes with --categorical")
     if args.estimator == "boost":
         _no_missing_values(X, df, args.data, "--estimator boost", categorical=categorical)
     C = numeric_matrix(df, costs, args.data)

@@ -55,6 +55,8 @@ FIT_ESTIMATOR_OPTIONS = {
     "validation_fraction": {"tree": 0.0, "optimal": 0.0, "forest": 0.0, "boost": 0.2},
     # --categorical: OptimalSPOTree has no categorical splits.
     "categorical_features": {"tree": None, "forest": None, "boost": None},
+    # SPOBoost gives each code an indicator column: no category splits to choose.
+    "categorical_splits": {"tree": "equal", "forest": "equal"},
 }
 
 #: ``spotree fit --init``: SPOBoost's starting models that a name selects.
@@ -465,6 +467,12 @@ def build_parser():
                          "each code seen at fit its own indicator column. A code not seen "
                          "at fit is a missing value (tree, forest) or all-zero indicators "
                          "(boost). Text columns are categorical anyway (default: none)")
+    fp.add_argument("--categorical-splits", choices=("equal", "subset"), default=NOT_GIVEN,
+                    help="tree, forest: how a split divides a categorical feature's "
+                         "categories: 'equal' sends one category one way (x == s, the "
+                         "paper's rule); 'subset' searches every subset of them (up to 10 "
+                         "categories per node, one-vs-rest beyond) "
+                         + _defaults("categorical_splits"))
     fp.add_argument("--model", default="model.json", metavar="OUT",
                     help="where to save the model (default: model.json)")
     opt = fp.add_argument_group(

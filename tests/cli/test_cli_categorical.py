@@ -172,3 +172,51 @@ def test_categorical_errors_name_the_option(files, capsys):
     assert run_in_process(capsys, *args, "--categorical", "day").returncode == 0
     assert_one_line_error(run_in_process(capsys, *args), "gap.csv, line 2, column 'day'",
                           "missing value")
+
+
+@pytest.mark.parametrize("estimator, cli, params", [
+    ("tree", ["--max-depth", "1"], dict(max_depth=1)),
+    ("forest", ["--n-estimators", "3", "--max-depth", "1"],
+     dict(n_estimators=3, max_depth=1, max_features="sqrt")),
+])
+def test_categorical_splits_subset_equals_the_estimator_fitted_in_python(files, capsys,
+                                                                         estimator, cli, params):
+    """--categorical-splits reaches the estimator's categorical_splits: 'subset' fits the
+    model SPOTree/SPOForest(categorical_splits='subset') fits in Python, 'equal' (the
+    default) the other one; a depth-1 tree of 'subset' sends the days {1, 4} one way."""
+    d = files
+    cls = {"tree": spotree.SPOTree, "forest": spotree.SPOForest}[estimator]
+    X, C = frame(d / "train.csv"), read_columns(d / "train.csv", ["c0", "c1", "c2"])
+    for splits, extra in (("subset", ["--categorical-splits", "subset"]), ("equal", [])):
+        path = d / f"{splits}.json"
+        res = run_in_process(capsys, *fit_args(d, path, "--estimator", estimator, *cli,
+                                               "--categorical", "day", *extra))
+        assert res.returncode == 0, res.stderr
+        ref = cls(ROADS, categorical_features=["day"], categorical_splits=splits,
+                  random_state=0, **params).fit(X, C)
+        loaded = spotree.load(path)
+        assert loaded.categorical_splits == splits
+        np.testing.assert_allclose(loaded.predict(X), ref.predict(X), rtol=1e-10)
+    if estimator == "tree":
+        res = run_in_process(capsys, "show", d / "subset.json")
+        assert "|--- day in {1, 4}" in res.stdout, res.stdout
+        assert not np.allclose(spotree.load(d / "subset.json").predict(X),
+                               spotree.load(d / "equal.json").predict(X))
+
+
+def test_categorical_splits_is_refused_where_it_does_nothing(files, capsys):
+    d = files
+    for estimator in ("boost", "optimal"):
+        res = run_in_process(capsys, *fit_args(d, d / "m.json", "--estimator", estimator,
+                                               "--categorical-splits", "subset"))
+        assert_one_line_error(res, f"--categorical-splits does not apply to --estimator "
+                                   f"{estimator}", "tree and forest")
+    # No categorical feature: 'subset' has nothing to split.
+    assert_one_line_error(run_in_process(capsys, *fit_args(d, d / "m.json",
+                                                           "--categorical-splits", "subset")),
+                          "--categorical-splits subset", "all numeric", "--categorical")
+    assert_one_line_error(run_in_process(capsys, *fit_args(d, d / "m.json",
+                                                           "--categorical-splits", "any")),
+                          "--categorical-splits", "invalid choice", code=2,
+                          prefix="spotree fit: error: argument --categorical-splits")
+    assert not (d / "m.json").exists()
