@@ -407,6 +407,27 @@ def _estimator_part(model):
     return model
 
 
+def _call_naming(what, method, func, *args):
+    """``func(*args)``; an exception it raises is raised again naming the model.
+
+    With several models, "X has 2 features, but ... expecting 1" does not say
+    whose predict failed. The new exception has the original's type where that
+    type takes the message (a ValueError stays one), else RuntimeError; the
+    original is its ``__cause__``.
+    """
+    try:
+        return func(*args)
+    except Exception as exc:
+        msg = f"{what}.{method} raised {type(exc).__name__}: {exc}"
+        try:
+            new = type(exc)(msg)
+        except Exception:  # a type that takes other arguments
+            new = None
+        if new is None or msg not in str(new):
+            new = RuntimeError(msg)
+        raise new from exc
+
+
 def _model_decisions(name, model, X, n, problem):
     """Decisions of one model (or of its precomputed predicted costs) on the ``n`` rows."""
     what = f"models[{name!r}]"
@@ -419,12 +440,13 @@ def _model_decisions(name, model, X, n, problem):
         # the ones its score charges; other regressors decide by solving their
         # predicted costs.
         if callable(getattr(final, "predict_decision", None)):
-            Xt = model[:-1].transform(X) if final is not model else X
-            W = np.asarray(final.predict_decision(Xt))
+            Xt = (_call_naming(what, "transform", model[:-1].transform, X)
+                  if final is not model else X)
+            W = np.asarray(_call_naming(what, "predict_decision", final.predict_decision, Xt))
             out = f"the decisions of {what}"
         else:
             W = None
-            C_pred = model.predict(X)
+            C_pred = _call_naming(what, "predict", model.predict, X)
             out = f"the predicted costs of {what}"
     elif isinstance(model, (str, bytes)) or not (
             isinstance(model, (list, tuple, np.ndarray)) or hasattr(model, "__array__")):
@@ -524,6 +546,12 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
     TypeError
         If a model has no ``predict`` and is no array, or no problem is given
         or carried by a model.
+    Exception
+        An exception raised inside a model's own ``predict`` (or
+        ``predict_decision``, or a Pipeline's ``transform``) is raised again
+        as ``models['name'].predict raised ValueError: ...``, of the same type
+        where that type takes a message (else ``RuntimeError``), with the
+        original as its ``__cause__``.
 
     See Also
     --------

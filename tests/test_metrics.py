@@ -896,6 +896,54 @@ def test_compare_decisions_refuses_bad_input_naming_it():
                                                                    sense="min"))
 
 
+class _Failing:
+    """A model whose predict (or predict_decision) raises ``exc``."""
+
+    def __init__(self, exc, method="predict"):
+        self.exc = exc
+        setattr(self, method, self._raise)
+        if method == "predict_decision":
+            self.predict = self._raise
+
+    def _raise(self, X):
+        raise self.exc
+
+
+class _TwoArgError(Exception):
+    def __init__(self, code, detail):
+        super().__init__(f"code {code}: {detail}")
+
+
+def test_compare_decisions_names_the_model_whose_own_predict_raised():
+    """An error inside one model's predict did not say which model raised it."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from spotree import SPOTree
+    from spotree.metrics import compare_decisions
+
+    problem, _, C, preds = knapsack_instance(10)
+    X = C[:, :2]
+    narrow = KNeighborsRegressor(1).fit(X[:, :1], C)  # fitted on one feature of two
+    unfitted_tree = make_pipeline(StandardScaler().fit(X), SPOTree(problem))
+    bad_scaler = make_pipeline(StandardScaler().fit(C), SPOTree(problem, max_depth=1).fit(C, C))
+    cases = [(narrow, ValueError, r"models\['b'\]\.predict raised ValueError: X has 2 "
+                                  "features, but KNeighborsRegressor is expecting 1"),
+             (unfitted_tree, ValueError, r"models\['b'\]\.predict_decision raised "
+                                         "NotFittedError"),
+             (bad_scaler, ValueError, r"models\['b'\]\.transform raised ValueError"),
+             (_Failing(KeyError("x3")), KeyError, r"models\['b'\]\.predict raised KeyError: "
+                                                  "'x3'"),
+             (_Failing(_TwoArgError(7, "no"), "predict_decision"), RuntimeError,
+              r"^models\['b'\]\.predict_decision raised _TwoArgError: code 7: no$")]
+    for model, exc, match in cases:
+        with pytest.raises(exc, match=match) as info:
+            compare_decisions({"a": preds["good"], "b": model}, X, C, problem=problem)
+        # The original error is kept as the cause, of its own type.
+        assert info.value.__cause__ is not None
+        assert type(info.value.__cause__).__name__ in str(info.value)
+
+
 def test_compare_decisions_standard_error_of_weighted_rows_is_the_linearized_ratio():
     import warnings
 

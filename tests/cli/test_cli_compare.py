@@ -211,6 +211,22 @@ def test_compare_refuses_what_it_cannot_compare(models, tmp_path, capsys, monkey
     assert not png.exists()
 
 
+def test_an_error_inside_a_models_predict_names_that_model(models, capsys, monkeypatch):
+    """An exception raised by one model's own predict_decision did not say whose."""
+    d, paths, _ = models
+    own = spotree.SPOTree.predict_decision
+
+    def fails_for_cart(self, X):
+        if self.criterion == "mse":
+            raise ValueError("boom")
+        return own(self, X)
+
+    monkeypatch.setattr(spotree.SPOTree, "predict_decision", fails_for_cart)
+    assert_one_line_error(run(capsys, "compare", "--data", d / "test.csv", paths["spo"],
+                              paths["cart"], "--names", "first,second"),
+                          "models['second'].predict_decision raised ValueError: boom")
+
+
 def test_compare_is_in_the_help(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
