@@ -386,7 +386,8 @@ def build_parser():
                     help="parallel runs on this machine; -1 for all cores (default: 1)")
     rp.add_argument("--seeds", type=_seeds, metavar="S",
                     help="seeds to run: a count (10), a list (0,3,7) or a range (2:5); "
-                         "for news, the constraint sets (default: the paper's)")
+                         "for news, the constraint sets (default: the paper's; fewer with "
+                         "--quick, see below)")
     rp.add_argument("--methods", type=_methods, metavar="LIST",
                     help="comma-separated methods: SPOT, CART, 'SPOT Optimal', 'SPO Forest', "
                          "'CART Forest'; for pyepo: SPOBoost, SPOForest, SPOTree, "
@@ -395,15 +396,20 @@ def build_parser():
                          "SPOTree, SPOForest, SPOBoost, SPOPlusLinear, LS-item, LS-day, RF "
                          "(default: the experiment's)")
     rp.add_argument("--depths", type=_depth_list, metavar="LIST",
-                    help="comma-separated training depths, 'none' for unrestricted")
+                    help="illustrative, shortest-path, news: comma-separated training "
+                         "depths, 'none' for unrestricted (default: illustrative 1,2,3,4; "
+                         "shortest-path 1,2,3,none at n = 200 and 2,4,6,none at n = 10000; "
+                         "news 2,4,6,none, --quick: 2,none)")
     rp.add_argument("--n-train", type=_int_list, metavar="LIST",
-                    help="shortest-path: training sizes to run (200 and/or 10000); pyepo: "
-                         "any training sizes (default: 100,1000,5000)")
+                    help="shortest-path: training sizes to run, 200 and/or 10000 (default: "
+                         "both; --quick: 200 only); pyepo: any training sizes (default: "
+                         "100,1000,5000; --quick: 200)")
     rp.add_argument("--problems", type=_problems, metavar="LIST",
-                    help="pyepo: comma-separated problems, shortest-path and/or knapsack")
+                    help="pyepo: comma-separated problems, shortest-path and/or knapsack "
+                         "(default: both)")
     rp.add_argument("--degrees", type=_degrees, metavar="LIST",
                     help="pyepo: comma-separated degrees of the cost model (default: "
-                         "1,2,4,6)")
+                         "1,2,4,6; --quick: 1,6)")
     rp.add_argument("--noise", type=_noises, metavar="LIST",
                     help="pyepo: comma-separated half-widths of the multiplicative noise "
                          "(default: 0,0.5; --quick: 0.5)")
@@ -411,7 +417,8 @@ def build_parser():
                     help="news: directory of the Yahoo! R6A log files (plain or .gz); "
                          "energy: the ICON energy file Data.npz or its folder (required)")
     rp.add_argument("--capacities", type=_capacities, metavar="LIST",
-                    help="energy: comma-separated knapsack capacities (default: 60,120,180)")
+                    help="energy: comma-separated knapsack capacities (default: 60,120,180; "
+                         "--quick: 120)")
     rp.add_argument("--scaling", type=_scalings, metavar="LIST",
                     help="energy: feature scalings, raw and/or standardized (default: both; "
                          "--quick: raw)")
@@ -576,7 +583,7 @@ def build_parser():
         description=("Score a saved model on the rows of a CSV file that hold its feature\n"
                      "columns and the realized costs: the normalized SPO loss of its\n"
                      "decisions (the extra cost over the best decisions in hindsight, as a\n"
-                     "fraction of their cost), as the model's score() is minus it."))
+                     "fraction of their cost; the model's score() is minus it)."))
     ep.add_argument("--model", required=True, metavar="M", help="a model saved by 'fit'")
     ep.add_argument("--data", required=True, metavar="CSV",
                     help="rows to score; must hold the model's feature and cost columns")

@@ -1,5 +1,7 @@
 """spotree.cli._parser: option values are checked before any file is touched (exit code 2)."""
 
+import re
+
 import pytest
 
 from spotree.cli import build_parser, main
@@ -113,3 +115,43 @@ def test_one_point_zero_is_the_fraction_all_for_max_features_and_min_samples_spl
     ref = SPOTree(problem, max_depth=1, max_features=None).fit(X, C)
     assert tree.get_n_leaves() == 2
     np.testing.assert_array_equal(tree.predict_decision(X), ref.predict_decision(X))
+
+
+def _option_help(command, option):
+    """The help text of ``option`` of ``spotree command``, on one line."""
+    sub = build_parser()._subparsers._group_actions[0].choices[command]
+    text = " ".join(sub.format_help().split())
+    # Up to the next option with a value (--noise LIST), not "--quick: ..." in the text.
+    return re.split(r" --[a-z-]+ [A-Z]+ ", text.split(f" {option} ", 1)[1], maxsplit=1)[0]
+
+
+def test_reproduce_help_defaults_are_the_grids():
+    """The help gave the full grid's degrees, capacities and pyepo sizes as the defaults
+    without the --quick ones, and no default for --depths; each is read here from the
+    experiments' grids."""
+    from spotree.experiments._configs import EXPERIMENTS
+
+    def listed(values):
+        return ",".join("none" if v is None else f"{v:g}" for v in values)
+
+    pyepo, energy = EXPERIMENTS["pyepo"], EXPERIMENTS["energy"]
+    for option, full, quick in (
+            ("--degrees LIST", pyepo["full"]["degrees"], pyepo["quick"]["degrees"]),
+            ("--noise LIST", pyepo["full"]["noises"], pyepo["quick"]["noises"]),
+            ("--capacities LIST", energy["full"]["capacities"],
+             energy["quick"]["capacities"]),
+            ("--n-train LIST", pyepo["full"]["n_train"], pyepo["quick"]["n_train"])):
+        assert f"(default: {listed(full)}; --quick: {listed(quick)})" in _option_help(
+            "reproduce", option), option
+    depths = _option_help("reproduce", "--depths LIST")
+    sp = {s["n_train"]: s["depths"] for s in EXPERIMENTS["shortest-path"]["full"]["settings"]}
+    for want in (f"illustrative {listed(EXPERIMENTS['illustrative']['full']['depths'])};",
+                 f"shortest-path {listed(sp[200])} at n = 200 and {listed(sp[10000])} at "
+                 "n = 10000;",
+                 f"news {listed(EXPERIMENTS['news']['full']['depths'])}, --quick: "
+                 f"{listed(EXPERIMENTS['news']['quick']['depths'])})"):
+        assert want in depths, (want, depths)
+    assert EXPERIMENTS["illustrative"]["quick"]["depths"] == \
+        EXPERIMENTS["illustrative"]["full"]["depths"]
+    assert "--quick: 200 only" in _option_help("reproduce", "--n-train LIST")
+    assert [s["n_train"] for s in EXPERIMENTS["shortest-path"]["quick"]["settings"]] == [200]
