@@ -791,6 +791,11 @@ def plot(args):
     ext = os.path.splitext(args.out)[1].lower().lstrip(".")
     if ext not in ("png", "pdf", "svg"):
         raise CLIError(f"--out must end in .png, .pdf or .svg; got {args.out!r}")
+    if args.dpi is not None and ext != "png":
+        # matplotlib draws a tree in vectors there: the file is the same at any dpi.
+        raise CLIError(f"--dpi sets the resolution of a .png; {args.out} is a .{ext}, a vector "
+                       "image without one: drop --dpi")
+    dpi = 110 if args.dpi is None else args.dpi
     check_output_file(args.out, "--out")
     check_not_an_input(args.out, "--out", {"model": args.model})
     model, columns = load_model(args.model)
@@ -803,10 +808,10 @@ def plot(args):
         _require_tree(model, args.model, "plot")
         width, height = _figure_size(model, args.max_depth)
     if ext == "png":
-        px_w, px_h = round(width * args.dpi), round(height * args.dpi)
+        px_w, px_h = round(width * dpi), round(height * dpi)
         if px_w * px_h > MAX_PIXELS:
             best = int((MAX_PIXELS / (width * height)) ** 0.5)
-            raise CLIError(f"--dpi {args.dpi}: the {width:g} x {height:g} inch figure of this "
+            raise CLIError(f"--dpi {dpi}: the {width:g} x {height:g} inch figure of this "
                            f"tree would be {px_w} x {px_h} pixels, more than "
                            f"{MAX_PIXELS // 10**6} megapixels; use --dpi "
                            f"{DPI_RANGE[0]}..{max(best, DPI_RANGE[0])}, --max-depth, or "
@@ -824,7 +829,7 @@ def plot(args):
         plot_tree(model, ax=ax, feature_names=_model_features(model, columns),
                   max_depth=args.max_depth)
     fig.tight_layout()
-    write_output(args.out, lambda fh: fig.savefig(fh, format=ext, dpi=args.dpi), "--out",
+    write_output(args.out, lambda fh: fig.savefig(fh, format=ext, dpi=dpi), "--out",
                  mode="wb")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0

@@ -652,7 +652,8 @@ def build_parser():
                     help="image file to write: .png, .pdf or .svg")
     lp.add_argument("--max-depth", type=_int_in(0, what="a non-negative int"), default=None,
                     metavar="N", help="draw only the top N levels")
-    lp.add_argument("--dpi", type=_int_in(*DPI_RANGE), default=110,
-                    help=f"resolution in dots per inch, {DPI_RANGE[0]} to {DPI_RANGE[1]} "
-                         "(default: 110)")
+    lp.add_argument("--dpi", type=_int_in(*DPI_RANGE), default=None,
+                    help=f"resolution of a .png in dots per inch, {DPI_RANGE[0]} to "
+                         f"{DPI_RANGE[1]} (default: 110); .pdf and .svg are vector images, "
+                         "without a resolution")
     return parser

@@ -909,6 +909,17 @@ def test_a_number_in_a_categorical_column_at_predict_is_an_unseen_label(tmp_path
     assert_one_line_error(res, "new.csv, line 3, column 'city': category '3' was never seen")
 
 
+def test_plot_refuses_dpi_for_a_vector_image(fitted, tmp_path, capsys):
+    """--dpi was taken for .svg and .pdf, whose files are the same at any dpi."""
+    _, model, _ = fitted
+    for ext in ("svg", "pdf"):
+        assert_one_line_error(run_in_process(capsys, "plot", model, "--out",
+                                             tmp_path / f"t.{ext}", "--dpi", "300"),
+                              "--dpi sets the resolution of a .png", f"a .{ext}",
+                              "drop --dpi")
+    assert os.listdir(tmp_path) == []
+
+
 def test_plot_max_depth_sizes_the_figure_by_the_leaves_drawn(fitted, tmp_path, capsys):
     """The width counted every leaf of the tree, not those drawn: a cut tree was drawn
     on a wide, mostly empty strip (and the pixel check refused it for nothing)."""
