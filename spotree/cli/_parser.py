@@ -590,7 +590,9 @@ def build_parser():
     ep.add_argument("--costs", metavar="COLS",
                     help="cost columns, in the problem's order (default: the columns the "
                          "model was fitted on)")
-    ep.add_argument("--weights", metavar="COL", help="column of sample weights")
+    ep.add_argument("--weights", metavar="COL",
+                    help="column of sample weights (default: every row weighs 1, whatever "
+                         "the model's fit was weighted by)")
 
     # compare --------------------------------------------------------------
     cp = sub.add_parser(
@@ -615,7 +617,9 @@ def build_parser():
     cp.add_argument("--costs", metavar="COLS",
                     help="cost columns, in the problem's order (default: the columns the "
                          "models were fitted on)")
-    cp.add_argument("--weights", metavar="COL", help="column of sample weights")
+    cp.add_argument("--weights", metavar="COL",
+                    help="column of sample weights (default: every row weighs 1, whatever "
+                         "the models' fits were weighted by)")
     cp.add_argument("--names", metavar="LIST",
                     help="comma-separated names of the models, in the order given "
                          "(default: their file names without the extension)")

@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 
 import spotree
+from spotree.cli import build_parser
 from spotree.metrics import normalized_spo_loss
 
 from ._helpers import assert_one_line_error, run_in_process
@@ -1101,6 +1102,21 @@ def test_a_weighted_fit_weighs_fit_prune_and_the_printed_loss(tmp_path, capsys, 
     unweighted = (np.einsum("ij,ij->i", Cf, chosen) - best).sum() / np.abs(best).sum()
     got = float(re.search(r"training normalized SPO loss ([0-9.]+)", res.stdout).group(1))
     assert abs(want - unweighted) > 1e-3 and got == pytest.approx(want, abs=5e-5)
+    # evaluate weighs every row 1 unless --weights is given again, as its help says
+    # (the help said only "column of sample weights").
+    chosen = paths[np.argmin(ref.predict(X) @ paths.T, axis=1)]
+    best = np.min(C @ paths.T, axis=1)
+    regret, best = np.einsum("ij,ij->i", C, chosen) - best, np.abs(best)
+    for extra, want in (((), regret.sum() / best.sum()),
+                        (("--weights", "w"), np.dot(wts, regret) / np.dot(wts, best))):
+        res = run_in_process(capsys, "evaluate", "--model", tmp_path / "m.json", "--data",
+                             data, *extra)
+        assert f"normalized SPO loss {want:.4f}" in res.stdout, (res.stdout, res.stderr)
+    for command in ("evaluate", "compare"):
+        helptext = " ".join(build_parser()._subparsers._group_actions[0].choices[command]
+                            .format_help().split())
+        assert "--weights COL column of sample weights (default: every row weighs 1, " \
+               "whatever the model" in helptext
 
 
 def test_weights_all_zero_or_a_cost_column_are_refused(tmp_path, capsys):
