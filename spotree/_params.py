@@ -18,13 +18,22 @@ __all__ = ["Interval", "Options", "InstanceOf", "RANDOM_STATE", "validate_params
 
 
 class Interval:
-    """Numbers of ``kind`` (``int`` or ``float``) in a range; floats accept ints."""
+    """Numbers of ``kind`` (``int`` or ``float``) in a range; floats accept ints
+    unless ``ints=False``.
 
-    def __init__(self, kind, low, high, closed="both"):
+    ``ints=False`` is scikit-learn's ``RealNotInt``, for a fraction beside a count:
+    ``min_samples_split=1`` is no fraction 1.0 but a count below the count's
+    range [2, inf).
+    """
+
+    def __init__(self, kind, low, high, closed="both", *, ints=True):
         self.kind, self.low, self.high, self.closed = kind, low, high, closed
+        self.ints = ints
 
     def accepts(self, v):
         if isinstance(v, bool):
+            return False
+        if not self.ints and isinstance(v, numbers.Integral):
             return False
         if self.kind is int and not isinstance(v, numbers.Integral):
             return False

@@ -215,7 +215,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         the tree's drawn rows, rounded up.
     min_samples_split : int or float, default=2
         Minimum number of drawn rows in a node for it to be split, counted
-        as ``min_samples_leaf`` (a float is a fraction, rounded up).
+        as ``min_samples_leaf``: an int at least 2, or a float in (0, 1], a
+        fraction rounded up.
     min_weight_fraction_leaf : float in [0, 0.5], default=0.0
         Minimum fraction of the tree's total weight (bootstrap counts times
         sample weights) in a leaf.
@@ -430,7 +431,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         "max_samples": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"), None],
         "max_depth": [Interval(int, 1, None), None],
         "min_samples_leaf": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "neither")],
-        "min_samples_split": [Interval(int, 2, None), Interval(float, 0.0, 1.0, "right")],
+        "min_samples_split": [Interval(int, 2, None),
+                              Interval(float, 0.0, 1.0, "right", ints=False)],
         "min_weight_fraction_leaf": [Interval(float, 0.0, 0.5)],
         "thresholds": [Options("all"), Interval(int, 1, None)],
         "categorical_features": [CATEGORICAL_FEATURES, None],

@@ -73,3 +73,27 @@ def test_half_open_intervals_and_their_descriptions():
     assert str(Interval(int, None, -1)) == "an int in the range (-inf, -1]"
     assert str(right) == "a float in the range (0.0, 1.0]"
     assert str(left) == "a float in the range [0.0, 1.0)"
+
+
+def test_min_samples_split_one_is_refused_as_scikit_learn_does():
+    """min_samples_split=1 was taken: the int 1 passed as the fraction 1.0 (floats accept
+    ints), and was then used as the count 1, below the count's range [2, inf)."""
+    import pytest
+    from sklearn.tree import DecisionTreeRegressor
+
+    from spotree import SPOForest, SPOTree
+    from spotree.problems import FiniteDecisions
+
+    assert not Interval(float, 0.0, 1.0, "right", ints=False).accepts(np.int64(1))
+    assert Interval(float, 0.0, 1.0, "right", ints=False).accepts(1.0)
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(12, 1)), rng.uniform(size=(12, 2))
+    with pytest.raises(ValueError) as sk:
+        DecisionTreeRegressor(min_samples_split=1).fit(X, C[:, 0])
+    for cls, kw in ((SPOTree, {}), (SPOForest, {"n_estimators": 2})):
+        with pytest.raises(ValueError) as ours:
+            cls(FiniteDecisions(np.eye(2)), min_samples_split=1, **kw).fit(X, C)
+        # The same message as scikit-learn's, but for the estimator's name.
+        assert str(ours.value) == str(sk.value).replace("DecisionTreeRegressor", cls.__name__)
+        # The fraction 1.0 (every row) is still a fraction.
+        cls(FiniteDecisions(np.eye(2)), min_samples_split=1.0, **kw).fit(X, C)

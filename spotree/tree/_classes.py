@@ -458,8 +458,8 @@ class SPOTree(BaseSPOTree):
         (0, 1) is a fraction of the samples, rounded up. The paper's minimum
         leaf size is this count.
     min_samples_split : int or float, default=2
-        Minimum number of samples in a node for it to be split (a float is a
-        fraction, rounded up).
+        Minimum number of samples in a node for it to be split: an int at
+        least 2, or a float in (0, 1], a fraction rounded up.
     min_weight_fraction_leaf : float in [0, 0.5], default=0.0
         Minimum fraction of the total sample weight in a leaf; the way to
         constrain leaves by weight.
@@ -572,7 +572,8 @@ class SPOTree(BaseSPOTree):
         "criterion": [Options("spo", "mse")],
         "max_depth": [Interval(int, 1, None), None],
         "min_samples_leaf": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "neither")],
-        "min_samples_split": [Interval(int, 2, None), Interval(float, 0.0, 1.0, "right")],
+        "min_samples_split": [Interval(int, 2, None),
+                              Interval(float, 0.0, 1.0, "right", ints=False)],
         "min_weight_fraction_leaf": [Interval(float, 0.0, 0.5)],
         "max_features": [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"),
                          Options("sqrt", "log2"), None],

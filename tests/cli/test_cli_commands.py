@@ -527,6 +527,8 @@ def test_option_errors_name_the_option(tmp_path, capsys):
         (fit_args(out, "--min-samples-split", "-3"),
          ["--min-samples-split", "an int in the range [2, inf)", "Got -3 instead"], 1),
         (fit_args(out, "--max-features", "0"), ["--max-features", "Got 0 instead"], 1),
+        # 1 is a count below [2, inf), not the fraction 1.0 (that is --min-samples-split 1.0).
+        (fit_args(out, "--min-samples-split", "1"), ["--min-samples-split", "Got 1 instead"], 1),
         (fit_args(out, "--validation-fraction", "1.5"), ["--validation-fraction"], 2),
         (fit_args(out, "--thresholds", "many"), ["--thresholds"], 2),
         (fit_args(out, "--estimator", "optimal", "--criterion", "mse"), ["SPO loss only"], 1),
