@@ -686,8 +686,8 @@ def compare(args):
 # ------------------------------------------------------------ show / plot
 def _require_tree(model, path, command):
     if getattr(model, "tree_", None) is None:
-        raise CLIError(f"'spotree {command}' works on a single tree, but {path} holds a "
-                       f"{type(model).__name__}")
+        raise CLIError(f"'spotree {command}' works on a single tree (--estimator tree or "
+                       f"optimal) or a SPOBoost, but {path} holds a {type(model).__name__}")
 
 
 def _is_boost(model):

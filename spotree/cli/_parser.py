@@ -640,7 +640,9 @@ def build_parser():
                                     "decision, samples and SPO loss.\nFor SPOBoost: its "
                                     "start, the trees kept, the regret by round and the\n"
                                     "feature importances.")
-    sp.add_argument("model", metavar="M", help="a model saved by 'fit'")
+    sp.add_argument("model", metavar="M",
+                    help="a tree (--estimator tree or optimal) or a SPOBoost saved by 'fit'; "
+                         "a forest's trees are not shown")
     sp.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
     sp.add_argument("--max-depth", type=_int_in(0, what="a non-negative int"), default=None,
                     metavar="N", help="print only the top N levels")
@@ -651,7 +653,9 @@ def build_parser():
                                     "grows with the tree, up to 40 x 24 inches.\nFor "
                                     "SPOBoost: its regret round by round on the training and "
                                     "validation rows, and\nthe round kept.")
-    lp.add_argument("model", metavar="M", help="a model saved by 'fit'")
+    lp.add_argument("model", metavar="M",
+                    help="a tree (--estimator tree or optimal) or a SPOBoost saved by 'fit'; "
+                         "a forest's trees are not drawn")
     lp.add_argument("--out", required=True, metavar="FILE",
                     help="image file to write: .png, .pdf or .svg")
     lp.add_argument("--max-depth", type=_int_in(0, what="a non-negative int"), default=None,

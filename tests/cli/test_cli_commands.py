@@ -578,7 +578,14 @@ def test_fit_forest_and_optimal_estimators(tmp_path):
     assert spotree.load(optimal).get_depth() <= 2
     pred, show = run_many(("predict", "--model", forest, "--data", NEW), ("show", forest))
     assert pred.returncode == 0 and pred.stdout.count("\n") == 21
-    assert_one_line_error(show, "holds a SPOForest")
+    # The help and the error say what show takes (they said "a model saved by 'fit'").
+    assert_one_line_error(show, "holds a SPOForest", "a single tree (--estimator tree or "
+                          "optimal) or a SPOBoost")
+    for command, verb in (("show", "shown"), ("plot", "drawn")):
+        helptext = " ".join(build_parser()._subparsers._group_actions[0].choices[command]
+                            .format_help().split())
+        assert (" M a tree (--estimator tree or optimal) or a SPOBoost saved by 'fit'; a "
+                f"forest's trees are not {verb}") in helptext
 
 
 def test_predict_with_a_model_saved_from_python(tmp_path):
