@@ -130,7 +130,8 @@ def test_boost_defaults_are_spoboosts_own(tmp_path, capsys):
 
 def test_options_that_do_not_apply_are_refused_naming_them(tmp_path, capsys):
     boost_refuses = [("--thresholds", "5"), ("--min-samples-split", "5"),
-                     ("--spo-weight", "0.5"), ("--ccp-alpha", "0.1"), ("--no-ridge-features",)]
+                     ("--spo-weight", "0.5"), ("--ccp-alpha", "0.1"), ("--no-ridge-features",),
+                     ("--categorical-splits", "subset")]
     for extra in boost_refuses:
         res = run_in_process(capsys, *fit_args(tmp_path / "m.json", *extra))
         assert_one_line_error(res, f"{extra[0]} does not apply to --estimator boost")
