@@ -475,6 +475,22 @@ def _find_problem(models):
                     "estimator that carries its problem (problem_).")
 
 
+def _check_same_sense(models, problem):
+    """Refuse a spotree model fitted on a problem of the other sense than ``problem``.
+
+    Its decisions were optimized for the opposite objective: scored on
+    ``problem`` they give numbers that depend on which model came first.
+    """
+    for name, model in models.items():
+        p = getattr(_estimator_part(model), "problem_", None)
+        if isinstance(p, DecisionProblem) and p.sense != problem.sense:
+            raise ValueError(
+                f"models[{name!r}] was fitted on a {p.sense!r} problem ({type(p).__name__}), "
+                f"but the decisions are scored on a {problem.sense!r} one "
+                f"({type(problem).__name__}): its decisions were chosen for the opposite "
+                "objective. Compare models of the same problem.")
+
+
 def compare_decisions(models, X, C, *, problem=None, sample_weight=None, reference=None):
     """Compare the decisions of several models on the same rows, paired row by row.
 
@@ -541,8 +557,9 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
     ValueError
         If a model's predictions (or decisions) have the wrong shape or are
         not finite (the message names the model), ``X`` and ``C`` differ in
-        rows, ``C`` or ``sample_weight`` are not valid, or the optimal values
-        are all zero (the normalized loss is undefined).
+        rows, ``C`` or ``sample_weight`` are not valid, the optimal values
+        are all zero (the normalized loss is undefined), or a spotree model
+        was fitted on a problem of the other sense (``"min"``/``"max"``).
     TypeError
         If a model has no ``predict`` and is no array, or no problem is given
         or carried by a model.
@@ -594,6 +611,7 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
         raise ValueError(f"reference={reference!r} is not one of the models: "
                          f"{', '.join(map(repr, names))}.")
     problem = _find_problem(models) if problem is None else _check_problem(problem)
+    _check_same_sense(models, problem)
     C = np.ascontiguousarray(check_costs(C, n_costs=problem.n_costs, name="C",
                                          names=cost_names(problem)))
     n = C.shape[0]

@@ -789,6 +789,38 @@ def test_compare_decisions_of_estimators_pipelines_and_spotree_models():
     assert_allclose(again.normalized_spo_loss, res.normalized_spo_loss[:2], rtol=1e-14)
 
 
+def test_compare_decisions_refuses_a_model_of_the_other_sense():
+    # Two trees of the same knapsack, one fitted with sense="min" by mistake:
+    # both were scored on the first model's problem, so the outcome changed
+    # with the order of the dict (a table, or 'optimal values all zero').
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from spotree import SPOTree
+    from spotree.metrics import compare_decisions
+    from spotree.problems import Knapsack
+
+    problem, subsets, C, _ = knapsack_instance(40, seed=4)
+    X = C[:, :2]
+    wrong = Knapsack([[2.0, 3.0, 1.0, 4.0]], [5.0], sense="min")
+    best = SPOTree(problem, max_depth=1).fit(X, C)
+    worst = make_pipeline(StandardScaler(), SPOTree(wrong, max_depth=1)).fit(X, C)
+    # By enumeration: the min-sense tree takes the empty knapsack on every row.
+    r_worst, z = enumerated_regrets(C, -C, subsets)
+    assert r_worst.sum() / z.sum() == pytest.approx(1.0)
+    for models, kw in (({"max": best, "min": worst}, {}),
+                       ({"min": worst, "max": best}, {"problem": problem})):
+        with pytest.raises(ValueError, match=r"models\['min'\] was fitted on a 'min' problem "
+                                             r"\(Knapsack\), but the decisions are scored on "
+                                             r"a 'max' one"):
+            compare_decisions(models, X, C, **kw)
+    with pytest.raises(ValueError, match=r"models\['max'\] was fitted on a 'max' problem"):
+        compare_decisions({"min": worst, "max": best}, X, C)
+    # Models of the same sense, and arrays of predicted costs, are compared.
+    res = compare_decisions({"max": best, "costs": -C}, X, C)
+    assert res.normalized_spo_loss[1] == pytest.approx(1.0)
+
+
 def test_compare_decisions_does_not_depend_on_the_order_of_models_or_rows():
     from spotree.metrics import compare_decisions
 
