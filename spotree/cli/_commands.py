@@ -443,6 +443,8 @@ def predict(args):
     import numpy as np
     import pandas as pd
 
+    if args.out == "-":  # the usual name of standard output, not a file called "-"
+        args.out = None
     if args.out is not None:  # --out '' is an error, not standard output
         check_output_file(args.out, "--out")
         check_not_an_input(args.out, "--out", {"--data": args.data, "--model": args.model})

@@ -574,7 +574,8 @@ def build_parser():
     pp.add_argument("--model", required=True, metavar="M", help="a model saved by 'fit'")
     pp.add_argument("--data", required=True, metavar="CSV",
                     help="rows to predict; must hold the model's feature columns")
-    pp.add_argument("--out", metavar="CSV", help="output file (default: standard output)")
+    pp.add_argument("--out", metavar="CSV",
+                    help="output file; '-' or left out: standard output")
 
     # evaluate -------------------------------------------------------------
     ep = sub.add_parser(

@@ -146,6 +146,17 @@ def test_predict_to_stdout_reorders_columns_by_name(fitted, tmp_path):
     assert res.stdout == ref.stdout and res.stdout.count("\n") == len(rows) + 1
 
 
+def test_predict_out_dash_is_standard_output(fitted, tmp_path, capsys, monkeypatch):
+    """--out - wrote a file named "-" in the working folder, not to standard output."""
+    _, model_path, _ = fitted
+    monkeypatch.chdir(tmp_path)
+    dash, plain = (run_in_process(capsys, "predict", "--model", model_path, "--data", NEW,
+                                  *extra) for extra in (("--out", "-"), ()))
+    assert dash.returncode == 0 and dash.stdout == plain.stdout, dash.stderr
+    assert dash.stdout.count("\n") == len(read_rows(NEW)) + 1
+    assert os.listdir(tmp_path) == []
+
+
 def _normalized_regret_by_enumeration(W, C, w):
     """sum w (c.w - z*) / sum w |z*|, z* the cheapest of the 4x4 grid's 20 paths."""
     paths = spotree.ShortestPath((4, 4)).vertices()
