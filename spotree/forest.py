@@ -39,7 +39,7 @@ from .tree._classes import (CATEGORICAL_FEATURES, SPOScoreMixin, _categories_see
                             categorical_mask, warn_unused_spo_weight)
 from .tree._builder import AbortFlag
 from .tree._fit_data import FitData
-from .tree._kernels import MODE_ORACLE
+from .tree._kernels import MODE_ORACLE, add_rows
 from .tree._tree import TREE_LEAF
 
 __all__ = ["SPOForest", "tune_max_features"]
@@ -799,7 +799,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             oob = np.flatnonzero(_bootstrap_counts(int(seed), sw, n_draws) == 0)
             if oob.size:
                 tree = est.tree_
-                total[oob] += tree.value[tree.apply(X[oob])]
+                add_rows(tree.value, tree.apply(X[oob]), oob, total)
                 n_pred[oob] += 1
         has = n_pred > 0
         pred = np.full((n, d), np.nan)
@@ -879,9 +879,10 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """
         X = self._validate_X_predict(X)
         out = np.zeros((X.shape[0], self.problem_.n_costs))
+        rows = np.arange(X.shape[0])
         for est in self.estimators_:
             tree = est.tree_
-            out += tree.value[tree.apply(X)]
+            add_rows(tree.value, tree.apply(X), rows, out)
         out /= len(self.estimators_)
         return out
 

@@ -42,6 +42,18 @@ MUTATIONS = {
         "                nf = 1\n",
         ["tests/tree/test_contracts.py", "tests/test_forest.py"],
         "a single feature drawn per node"),
+    "route_missing_side_flipped": (
+        "spotree/tree/_kernels.py",
+        "go_left = nan_left[t] != 0",
+        "go_left = nan_left[t] == 0",
+        ["tests/tree/test_tree.py"],
+        "compiled routing sends missing values to the other child"),
+    "route_categories_ignored": (
+        "spotree/tree/_kernels.py",
+        "elif cat_ptr[t + 1] > cat_ptr[t]:",
+        "elif False:",
+        ["tests/tree/test_tree.py"],
+        "compiled routing compares category codes with the NaN threshold"),
     "bootstrap_never_last_row": (
         "spotree/forest.py",
         "rng.integers(0, n, n_draws)",

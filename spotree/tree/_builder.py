@@ -345,13 +345,14 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         # A squared error beyond the float range is inf, as it should be: no warning.
         with np.errstate(over="ignore"):
             impurity = impurity * s * s * w_unit
-    categories = [np.empty(0)] * count
     thr = threshold[sl].copy()
     left, right, feature = left[sl], right[sl], feature[sl]
     internal = left != TREE_LEAF
     # Category splits carry a NaN threshold; the "present vs missing" split of
     # a categorical feature is a threshold split at +inf.
-    for t in np.flatnonzero(internal & np.isnan(thr)):
+    cat_nodes = np.flatnonzero(internal & np.isnan(thr))
+    categories = [np.empty(0)] * count if cat_nodes.size else None
+    for t in cat_nodes:
         categories[t] = data.cat_values[feature[t]][cats.sets[t, :cats.n_set[t]]]
         thr[t] = float(TREE_UNDEFINED)
     nan_left = nan_left[sl]

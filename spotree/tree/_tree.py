@@ -14,6 +14,9 @@ from .. import _schema
 __all__ = ["Tree", "TREE_LEAF", "TREE_UNDEFINED", "check_structure"]
 
 TREE_LEAF = -1
+# The categories of a node without a categorical split (read-only: shared).
+_NO_CATEGORIES = np.empty(0)
+_NO_CATEGORIES.flags.writeable = False
 TREE_UNDEFINED = -2
 
 _INT_FIELDS = ("children_left", "children_right", "feature", "n_node_samples")
@@ -201,8 +204,12 @@ class Tree:
         self.n_node_samples = np.asarray(n_node_samples, dtype=np.int64)
         self.weighted_n_node_samples = np.asarray(weighted_n_node_samples, dtype=np.float64)
         if categories is None:
-            categories = [np.empty(0)] * n
-        self.categories = [np.asarray(c, dtype=np.float64) for c in categories]
+            # One shared empty array, not one per node: a forest's threads
+            # build their trees holding the GIL, so per-node Python work here
+            # is paid once per node of every tree, in turn.
+            self.categories = [_NO_CATEGORIES] * n
+        else:
+            self.categories = [np.asarray(c, dtype=np.float64) for c in categories]
         if missing_go_to_left is None:
             # Trees without the field: missing values follow the heavier child.
             left_ok = self.children_left != TREE_LEAF
@@ -297,12 +304,32 @@ class Tree:
                              f"columns for this tree; got shape {X.shape}.")
         return X
 
+    def _category_table(self):
+        """The categorical nodes' left values as CSR arrays ``(ptr, values)``:
+        node t's are ``values[ptr[t]:ptr[t + 1]]`` (none at numeric nodes)."""
+        cached = self.__dict__.get("_cat_table")
+        if cached is None or cached[0].shape[0] != self.node_count + 1:
+            sizes = np.array([c.size for c in self.categories], dtype=np.int64)
+            ptr = np.zeros(self.node_count + 1, dtype=np.int64)
+            np.cumsum(sizes, out=ptr[1:])
+            used = np.flatnonzero(sizes)
+            values = (np.concatenate([self.categories[t] for t in used]) if used.size
+                      else np.empty(0))
+            cached = (ptr, np.ascontiguousarray(values, dtype=np.float64))
+            self._cat_table = cached
+        return cached
+
     def apply(self, X):
         """Leaf id reached by every row of ``X`` (float64, shape (n, n_features))."""
-        X = self._check_rows(X)
+        # Imported here: the tree layout module stays free of compiled code
+        # until a tree routes rows.
+        from ._kernels import route_rows
+
+        X = np.ascontiguousarray(self._check_rows(X))
         node = np.zeros(X.shape[0], dtype=np.int64)
-        for rows, reached in self._descend(X):
-            node[rows] = reached
+        ptr, values = self._category_table()
+        route_rows(self.children_left, self.children_right, self.feature, self.threshold,
+                   self.missing_go_to_left, ptr, values, X, node)
         return node
 
     def decision_path(self, X):
@@ -526,6 +553,7 @@ class Tree:
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_is_categorical", None)
+        state.pop("_cat_table", None)
         return state
 
     def __repr__(self):

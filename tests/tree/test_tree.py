@@ -28,7 +28,9 @@ def _walk(t, x):
     u, path = 0, [0]
     while t.children_left[u] != -1:
         f = t.feature[u]
-        if t.categories[u].size:
+        if np.isnan(x[f]):
+            go_left = bool(t.missing_go_to_left[u])
+        elif t.categories[u].size:
             go_left = x[f] in set(t.categories[u].tolist())
         else:
             go_left = x[f] <= t.threshold[u]
@@ -47,6 +49,10 @@ def test_apply_and_decision_path_match_a_manual_walk(seed, categorical):
     Xq = np.vstack([X, rng.uniform(-0.5, 1.5, size=(30, 3))])
     if categorical:
         Xq[:, 0] = rng.integers(-1, 6, size=Xq.shape[0])  # includes unseen codes
+    # Missing values in every column (the tree was fitted without any: they
+    # follow each node's stored side), and a column-major copy.
+    Xq[rng.random(Xq.shape) < 0.15] = np.nan
+    Xq = np.asfortranarray(Xq)
     leaves = t.apply(Xq)
     P = t.decision_path(Xq).toarray()
     assert P.shape == (Xq.shape[0], t.node_count)
