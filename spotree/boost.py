@@ -542,6 +542,16 @@ def _leaf_line_search(problem, F, C, W_true, w, leaf, V, f0, g0, gamma_init):
     return gamma, calls
 
 
+def _multi_output(est):
+    """Whether scikit-learn's tags say ``est`` fits a 2-D target (True when unknown)."""
+    try:
+        from sklearn.utils import get_tags
+
+        return bool(get_tags(est).target_tags.multi_output)
+    except Exception:  # an estimator without tags: no claim either way
+        return True
+
+
 class _Start:
     """A fitted start ``F_0``: ``g(X @ coef.T + intercept)`` with ``g`` the
     identity or each cost's spline link, or a fitted scikit-learn regressor."""
@@ -558,16 +568,28 @@ class _Start:
         est = clone(init)
         C = C * unit
         pos = sw > 0
-        if has_fit_parameter(est, "sample_weight"):
-            est.fit(X, C, sample_weight=sw)
-        elif np.all(sw[pos] == sw[pos][0]):
-            # A row of weight 0 is a row removed (as for the built-in starts):
-            # only the rows of positive weight, equal, reach the regressor.
-            est.fit(X[pos], C[pos])
-        else:
+        if not (has_fit_parameter(est, "sample_weight") or np.all(sw[pos] == sw[pos][0])):
             raise ValueError(f"init={type(init).__name__}(...) does not accept sample_weight in "
                              "fit; use equal positive weights (0 leaves a row out) or a "
                              "regressor that accepts them.")
+        try:
+            if has_fit_parameter(est, "sample_weight"):
+                est.fit(X, C, sample_weight=sw)
+            else:
+                # A row of weight 0 is a row removed (as for the built-in starts):
+                # only the rows of positive weight, equal, reach the regressor.
+                est.fit(X[pos], C[pos])
+        except ValueError as exc:
+            # A single-output regressor (HistGradientBoostingRegressor, SVR) said
+            # only "y should be a 1d array", naming neither init nor the costs.
+            hint = ""
+            if C.shape[1] > 1 and not _multi_output(est):
+                hint = (f" {type(init).__name__} predicts one output: wrap it as "
+                        f"init=MultiOutputRegressor({type(init).__name__}(...)) "
+                        "(sklearn.multioutput), one regressor per cost.")
+            raise ValueError(f"init={type(init).__name__}(...) could not be fitted to the costs "
+                             f"(an array of shape {C.shape}, one column per cost): "
+                             f"{str(exc).rstrip('.')}.{hint}") from exc
         start = cls(init, None, None, estimator=est, unit=unit)
         P = start.predict(X[:1])
         if P.shape != (1, d):
@@ -687,9 +709,11 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         - ``"linear"``: weighted least squares; ``"mean"``: the weighted
           mean cost vector;
         - a scikit-learn regressor (an object with ``fit`` and ``predict``):
-          a clone of it is fitted to the costs (with ``sample_weight`` when
-          its ``fit`` accepts one, otherwise only with equal weights, rows
-          of weight 0 left out). It sees ``X`` as the numeric array the
+          a clone of it is fitted to the costs, all of them at once (a
+          single-output one, such as ``HistGradientBoostingRegressor``,
+          goes in ``sklearn.multioutput.MultiOutputRegressor``), with
+          ``sample_weight`` when its ``fit`` accepts one, otherwise only
+          with equal weights, rows of weight 0 left out. It sees ``X`` as the numeric array the
           trees see, never a DataFrame (no column names; a categorical
           column as its indicator columns), so a pipeline that selects
           columns by name cannot be the start: select them by position;

@@ -1275,6 +1275,26 @@ def test_a_regressor_without_sample_weight_takes_zero_weights_as_rows_left_out()
         SPOBoost(SP, **kw).fit(X, C, sample_weight=sw)
 
 
+def test_a_single_output_regressor_as_the_start_is_refused_naming_init():
+    # init=SVR() (or HistGradientBoostingRegressor()) failed with scikit-learn's
+    # "y should be a 1d array, got an array of shape (96, 12)": no word of init,
+    # and 96 rows where the user passed 120 (the early-stopping split).
+    from sklearn.multioutput import MultiOutputRegressor
+    from sklearn.svm import SVR
+
+    X, C, Xt, _ = _sp_data(n=120)
+    with pytest.raises(ValueError, match=r"init=SVR\(\.\.\.\) could not be fitted to the costs "
+                                         r"\(an array of shape \(96, 12\), one column per "
+                                         r"cost\): y should be a 1d array.* wrap it as "
+                                         r"init=MultiOutputRegressor\(SVR\(\.\.\.\)\)"):
+        SPOBoost(SP, init=SVR()).fit(X, C)
+    # Wrapped as the message says, it is the start: one SVR per cost.
+    m = SPOBoost(SP, init=MultiOutputRegressor(SVR()), n_estimators=1,
+                 n_iter_no_change=None).fit(X, C)
+    by_hand = np.column_stack([SVR().fit(X, C[:, j]).predict(Xt) for j in range(C.shape[1])])
+    assert_allclose(m._start().predict(Xt), by_hand, rtol=1e-12, atol=1e-12)
+
+
 class _OneColumn:
     """A regressor predicting one value per row (the wrong shape for 12 costs)."""
 
