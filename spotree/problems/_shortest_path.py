@@ -970,7 +970,9 @@ class DAGShortestPath(DecisionProblem):
             problem missing from the graph, an edge without the attribute,
             a value that is not a finite number; a keyed edge looked up in a
             DiGraph, or an edge with parallel twins in a MultiDiGraph when
-            the problem has no keys to tell them apart.
+            the problem has no keys to tell them apart. Also a problem with
+            parallel edges but no keys (:meth:`ShortestPath.from_edges`):
+            no graph edge names one of them.
         ImportError
             When networkx is not installed.
 
@@ -1010,6 +1012,20 @@ class DAGShortestPath(DecisionProblem):
         else:
             edges = self.edges()
         keyed = bool(edges) and len(edges[0]) == 3
+        if not keyed:
+            # Parallel edges without keys: one graph edge would fill both
+            # columns with the same cost, hiding that the graph lacks a twin.
+            first = {}
+            for k, e in enumerate(edges):
+                pair = tuple(e[:2])
+                if pair in first:
+                    raise ValueError(
+                        f"{where} cannot tell apart the problem's parallel edges "
+                        f"{'->'.join(map(repr, pair))} (cost columns {first[pair]} and {k}): "
+                        "the problem has no edge keys (built by ShortestPath.from_edges, or "
+                        "saved without its networkx labels), so no graph can give each its "
+                        "own cost; build the cost matrix by column instead.")
+                first[pair] = k
         C = np.empty((len(graphs), self.n_costs))
         for i, G in enumerate(graphs):
             if not isinstance(G, nx.Graph) or not G.is_directed():

@@ -472,8 +472,19 @@ def test_costs_from_networkx_refusals_name_the_graph_and_edge():
         sp.costs_from_networkx(3)
     with pytest.raises(ValueError, match="'weight' parameter .* must be a str"):
         sp.costs_from_networkx(G, weight=None)
-    # Parallel edges without keys (from_edges) cannot be told apart.
-    dag = ShortestPath.from_edges(3, [(0, 1), (0, 1), (1, 2)], 0, 2)
+    # A MultiDiGraph's parallel edges need keys in the problem (one from a DiGraph).
+    one = ShortestPath.from_networkx(nx.DiGraph([(0, 1), (1, 2)]), 0, 2)
     with pytest.raises(ValueError, match=r"graphs\[0\] .* has 2 parallel edges 0->1 and the "
                                          "problem has no keys"):
-        dag.costs_from_networkx(dag.to_networkx([1.0, 2.0, 3.0]))
+        one.costs_from_networkx(nx.MultiDiGraph([(0, 1, {"weight": 1.0}),
+                                                 (0, 1, {"weight": 2.0}), (1, 2)]))
+    # A problem's own parallel edges without keys (from_edges) cannot be told
+    # apart by any graph: its 2-edge MultiDiGraph, and a graph with one 0->1
+    # edge, which filled both columns with that edge's cost.
+    dag = ShortestPath.from_edges(3, [(0, 1), (1, 2), (0, 1)], 0, 2)
+    single = nx.DiGraph([(0, 1, {"weight": 1.0}), (1, 2, {"weight": 3.0})])
+    for H in (dag.to_networkx([1.0, 2.0, 3.0]), single, nx.MultiDiGraph(single)):
+        with pytest.raises(ValueError, match=r"costs_from_networkx cannot tell apart the "
+                                             r"problem's parallel edges 0->1 \(cost columns 0 "
+                                             r"and 2\): the problem has no edge keys"):
+            dag.costs_from_networkx(H)
