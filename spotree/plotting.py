@@ -84,7 +84,8 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
     max_depth : int, default=None
         Draw down to this depth; deeper subtrees end in a "..." node.
     precision : int, default=2
-        Decimals of thresholds and losses.
+        Decimals of thresholds and losses (a non-zero threshold that would
+        print as 0 gets four significant digits instead).
     show_loss : bool, default=True
     fontsize : float, default=None
         Chosen from the tree size when None.

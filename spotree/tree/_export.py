@@ -72,7 +72,8 @@ def describe_step(value):
 def split_labels(tree, node, name, fmt, category_values=None):
     """The conditions of the left and right branch of split ``node``, as text.
 
-    ``name`` is the feature's name and ``fmt`` a format string for numbers.
+    ``name`` is the feature's name and ``fmt`` a format string for numbers
+    (a non-zero threshold that it prints as 0 gets four significant digits).
     Where the feature had missing values at fit, the branch they follow says
     "or missing"; a threshold of +inf is the split "present vs missing".
     ``category_values`` is a fitted model's ``category_values_``: a
@@ -90,7 +91,13 @@ def split_labels(tree, node, name, fmt, category_values=None):
     elif np.isposinf(tree.threshold[node]):
         return f"{name} is present", f"{name} is missing"
     else:
-        thr = fmt.format(tree.threshold[node])
+        value = tree.threshold[node]
+        thr = fmt.format(value)
+        if value != 0 and float(thr) == 0:
+            # Features far below 1 (rates, concentrations): a fixed number of
+            # decimals printed both branches of a split at 2.5e-09 as
+            # "<= 0.000" and "> 0.000". Four significant digits, as steps.
+            thr = f"{value:.4g}"
         left, right = f"{name} <= {thr}", f"{name} > {thr}"
     if tree.missing_features[tree.feature[node]]:
         if tree.missing_go_to_left[node]:
@@ -152,6 +159,8 @@ def export_text(model, feature_names=None, *, max_depth=None, decimals=3, show_l
         its node's decision followed by ``(subtree cut)``, as
         :func:`~spotree.plotting.plot_tree` draws it. None writes the whole tree.
     decimals : int, default=3
+        Decimals of thresholds, weights and losses (a non-zero threshold
+        that would print as 0 gets four significant digits instead).
     show_loss : bool, default=True
         Show each node's total SPO loss (``spo_loss=``).
 

@@ -84,7 +84,8 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
     max_depth : int, default=None
         Draw nodes down to this depth; deeper subtrees are shown as "...".
     precision : int, default=3
-        Decimals of thresholds and losses.
+        Decimals of thresholds and losses (a non-zero threshold that would
+        print as 0 gets four significant digits instead).
     show_loss : bool, default=True
     filled : bool, default=True
     rounded : bool, default=True

@@ -207,6 +207,25 @@ def test_large_category_codes_are_printed_in_full():
     _check(model, X, text, ["x0", "x1"], lambda w: f"option {int(np.argmax(w))}")
 
 
+def test_thresholds_of_features_far_below_1_are_not_printed_as_0():
+    # Features of order 1e-8 (concentrations, rates per second): every split
+    # printed "x0 <= 0.000" and "x0 > 0.000", so the text sent every row right.
+    from spotree.tree import export_graphviz
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(200, 2)) * [1e-8, 1.0]
+    k = (X[:, 0] > 5e-9).astype(int) + (X[:, 1] > 0.5)
+    C = rng.uniform(size=(200, 3)) + np.eye(3)[k] * 2.0
+    model = SPOTree(FiniteDecisions(np.eye(3)), max_depth=3, min_samples_leaf=10).fit(X, C)
+    text = export_text(model)
+    assert "<= 0.000" not in text and "x1 <= 0." in text  # x1's thresholds keep 3 decimals
+    # Routing each row by the printed thresholds (parsed back) reaches its leaf.
+    _check(model, X, text, ["x0", "x1"], lambda w: f"option {int(np.argmax(w))}")
+    t = model.tree_
+    on_x0 = t.threshold[(t.feature == 0) & (t.children_left >= 0)]
+    assert on_x0.size and all(f"x0 <= {v:.4g}" in export_graphviz(model) for v in on_x0)
+
+
 def test_single_leaf_and_unfitted():
     X = np.zeros((6, 2))
     C = np.arange(12.0).reshape(6, 2)
