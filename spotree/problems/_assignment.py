@@ -98,17 +98,22 @@ class Assignment(DecisionProblem):
     ``O(k^2 K)`` for ``k <= K`` the two sides), in compiled code: 1 to 3
     microseconds per row of a batch of 5x5 instances, 200 to 500 times
     faster than the same problem as a :class:`LinearProgram` (HiGHS), and 10
-    to 15 at 10x10 (60 to 100 times; ``benchmarks/bench_problems.py``).
-    Above ``k^2 K = 8000`` (20x20) rows go to
-    :func:`scipy.optimize.linear_sum_assignment`, faster there. A tree's
-    split search solves its candidates with the compiled solver when the
-    problem has too many assignments to list (see Notes).
+    to 15 at 10x10 (60 to 100 times; ``benchmarks/bench_problems.py``); from
+    50x50 on, 1 to 2 times the time of
+    :func:`scipy.optimize.linear_sum_assignment`, which breaks ties its own
+    way. A tree's split search solves its candidates with the same compiled
+    solver when the problem has too many assignments to list (see Notes).
 
-    **Ties** among optimal assignments: :meth:`solve` returns the one its
-    method reaches (each augmenting path ends at the lowest-numbered column
-    of least reduced cost), deterministic for given costs but with no
-    simpler description (scipy's choice above 20x20); :meth:`solve_vertices`
-    (over :meth:`vertices`) takes the first listed. The values are the same.
+    **Ties** among optimal assignments: every method returns the
+    lexicographically first one, reading the tasks of agents 0, 1, ... (the
+    agents of tasks 0, 1, ... when ``n_agents > n_tasks``), which is the
+    first optimal one in :meth:`vertices`'s order. So :meth:`solve` (any
+    size, any batch), :meth:`solve_vertices` and a tree's split search give
+    one decision for one cost vector, and the SPO loss, which charges the
+    decision taken, does not depend on the path. This holds exactly when
+    the costs' sums are exact in floating point (integers, or multiples of
+    one power of two, of moderate size); otherwise rounding decides between
+    assignments whose totals differ by about its size.
 
     Parameters
     ----------
@@ -178,11 +183,6 @@ class Assignment(DecisionProblem):
 
     agent_names = None
     task_names = None
-    #: Largest ``k * k * K`` (``k <= K`` the two sides) that :meth:`solve`
-    #: hands to the compiled solver; larger problems go to scipy, faster
-    #: there (per row: 9.5 vs 25 us at 10x10, 40 vs 40 us at 20x20, 296 vs
-    #: 207 us at 50x50).
-    compiled_max_work = 8000
 
     def __init__(self, n_agents, n_tasks=None, *, sense="min", allowed=None,
                  agent_names=None, task_names=None):
@@ -253,31 +253,14 @@ class Assignment(DecisionProblem):
         return assignment_oracle(self.n_agents, self.n_tasks, self.allowed)
 
     def _solve(self, C):
+        # Every size goes to the compiled solver (not scipy's above 20x20, as
+        # before): one tie rule for solve, the vertex list and the tree.
         Cm = C if self.sense == "min" else -C
         W = np.zeros_like(C)
-        k, big = sorted((self.n_agents, self.n_tasks))
-        if k * k * big > self.compiled_max_work:
-            self._solve_scipy(Cm, W, range(C.shape[0]))
-        else:
-            z = solve_rows(self.compiled_oracle(), Cm, W)
-            failed = np.flatnonzero(np.isnan(z))
-            if failed.size:  # pragma: no cover - the constructor refuses infeasible masks
-                self._solve_scipy(Cm, W, failed)
+        z = solve_rows(self.compiled_oracle(), Cm, W)
+        if np.isnan(z).any():  # pragma: no cover - the constructor refuses infeasible masks
+            raise RuntimeError("Assignment: the compiled solver found no feasible assignment.")
         return W, np.einsum("ij,ij->i", C, W)
-
-    def _solve_scipy(self, Cm, W, rows):
-        """Rows ``rows`` by :func:`scipy.optimize.linear_sum_assignment` (min sense)."""
-        from scipy.optimize import linear_sum_assignment
-
-        n, m = self.n_agents, self.n_tasks
-        X = W.reshape(-1, n, m)
-        for k in rows:
-            c = Cm[k].reshape(n, m)
-            if self.allowed is not None:
-                c = np.where(self.allowed, c, np.inf)  # never chosen
-            r, t = linear_sum_assignment(c)
-            X[k] = 0.0
-            X[k, r, t] = 1.0
 
     # ----------------------------------------------------------- vertices
     def n_assignments(self):

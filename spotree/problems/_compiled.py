@@ -1026,13 +1026,23 @@ def assignment_oracle(n_agents, n_tasks, allowed=None):
     must leave a feasible assignment (``Assignment`` checks it).
 
     Shortest augmenting paths with potentials (the Hungarian method in
-    Jonker and Volgenant's form), ``O(k^2 K)`` for ``k <= K`` the two
-    sides. Ties: each augmenting path ends at the first column (lowest
-    index) of least reduced cost; deterministic for given costs.
+    Jonker and Volgenant's form, as Crouse's variant that scipy's
+    ``linear_sum_assignment`` runs), ``O(k^2 K)`` for ``k <= K`` the two
+    sides.
+
+    Ties: the lexicographically first optimal assignment, reading the
+    columns of rows 0, 1, ... (rows: the side matched in full), which is
+    the first optimal one in :meth:`Assignment.vertices`'s order. When a
+    decision is asked for, the optimum found is moved to it along cycles of
+    pairs of zero reduced cost (:func:`_assignment_lex_first`), another
+    ``O(k^2 K)`` at most, little when few pairs are tight. Exact when the
+    costs' sums are exact in floating point (integers, or multiples of one
+    power of two, of moderate size); otherwise rounding decides near-ties.
 
     Layout of ``ints``: ``[n_agents, n_tasks, has_mask, mask (n_agents *
     n_tasks, 0/1, only with has_mask)]``. ``work`` holds the potentials and
-    the path lengths, ``iwork`` the matching, the path and the visited flags.
+    the path lengths, ``iwork`` the matching, the path, the visited flags
+    and the columns left to scan (then the tie-break's search).
     """
     mask = np.zeros(0, dtype=np.int64) if allowed is None else (
         np.asarray(allowed, dtype=bool).reshape(-1).astype(np.int64))
@@ -1043,8 +1053,8 @@ def assignment_oracle(n_agents, n_tasks, allowed=None):
     # rows took the vertex path 31 ms and this solver 87 ms at 3x7 (210
     # assignments), 108 vs 88 ms at 6x6 (720), 244 vs 83 ms at 4x8 (1680):
     # the factor 4 keeps the vertex path wherever it was clearly faster.
-    return CompiledOracle(KIND_ASSIGNMENT, ints, np.zeros(0), (k + 1) + 2 * (big + 1),
-                          3 * (big + 1), float(4 * k * k * big + n_agents * n_tasks))
+    return CompiledOracle(KIND_ASSIGNMENT, ints, np.zeros(0), k + 2 * big, 4 * big + 2 * k,
+                          float(4 * k * k * big + n_agents * n_tasks))
 
 
 @jit
@@ -1052,83 +1062,195 @@ def _assignment_min(ints, c, w, work, iwork):
     n = ints[0]
     m = ints[1]
     masked = ints[2] == 1
-    # Rows are the side matched in full; columns the other (cost (r, col)
-    # is c[r * m + col], or c[col * m + r] when the tasks are the rows).
-    flip = n > m
-    k = m if flip else n
-    big = n if flip else m
-    u = work[:k + 1]
-    v = work[k + 1:k + 1 + big + 1]
-    minv = work[k + big + 2:k + 2 * big + 3]
-    p = iwork[:big + 1]          # p[col] = the row matched to col (1-based), 0 for none
-    way = iwork[big + 1:2 * big + 2]
-    used = iwork[2 * big + 2:3 * big + 3]
-    for r in range(k + 1):
+    # Rows are the side matched in full; columns the other. Cost (r, col) is
+    # c[r * rs + col * cs]: c[r * m + col], or c[col * m + r] when the tasks
+    # are the rows.
+    if n > m:
+        k, big, rs, cs = m, n, 1, m
+    else:
+        k, big, rs, cs = n, m, m, 1
+    u = work[:k]
+    v = work[k:k + big]
+    dist = work[k + big:k + 2 * big]
+    row_of = iwork[:big]                     # row matched to each column, -1 for none
+    col_of = iwork[big:big + k]              # column matched to each row
+    pred = iwork[big + k:2 * big + k]        # row the path reaches each column from
+    seen_col = iwork[2 * big + k:3 * big + k]
+    todo = iwork[3 * big + k:4 * big + k]
+    seen_row = iwork[4 * big + k:4 * big + 2 * k]
+    for r in range(k):
         u[r] = 0.0
-    for j in range(big + 1):
+        col_of[r] = -1
+    for j in range(big):
         v[j] = 0.0
-        p[j] = 0
-        way[j] = 0
+        row_of[j] = -1
     inf = np.inf
-    for i in range(1, k + 1):
-        p[0] = i
-        j0 = 0
-        for j in range(big + 1):
-            minv[j] = inf
-            used[j] = 0
-        while True:
-            used[j0] = 1
-            i0 = p[j0]
-            delta = inf
-            j1 = 0
-            # Cost of (row i0, column j) is c[base + j * stride].
-            if flip:
-                base = i0 - 1 - m
-                stride = m
-            else:
-                base = (i0 - 1) * m - 1
-                stride = 1
-            ui = u[i0]
-            for j in range(1, big + 1):
-                if used[j] == 0:
-                    e = base + j * stride
-                    if not masked or ints[3 + e] == 1:
-                        cur = c[e] - ui - v[j]
-                        if cur < minv[j]:
-                            minv[j] = cur
-                            way[j] = j0
-                    if minv[j] < delta:
-                        delta = minv[j]
-                        j1 = j
-            if j1 == 0:
+    # Shortest augmenting paths (Crouse's form of Jonker and Volgenant, as in
+    # scipy): a Dijkstra search from each new row over the reduced costs,
+    # scanning only the columns not reached yet.
+    for cur in range(k):
+        for r in range(k):
+            seen_row[r] = 0
+        for j in range(big):
+            seen_col[j] = 0
+            dist[j] = inf
+            todo[j] = j
+        left = big
+        reached = 0.0
+        i = cur
+        sink = -1
+        while sink < 0:
+            seen_row[i] = 1
+            lowest = inf
+            pick = -1
+            ui = u[i]
+            for t in range(left):
+                j = todo[t]
+                e = i * rs + j * cs
+                if not masked or ints[3 + e] == 1:
+                    d = reached + c[e] - ui - v[j]
+                    if d < dist[j]:
+                        pred[j] = i
+                        dist[j] = d
+                # On a tie, an unmatched column ends the path now: with many
+                # ties (integer costs) several times fewer steps.
+                if dist[j] < lowest or (dist[j] == lowest and row_of[j] < 0):
+                    lowest = dist[j]
+                    pick = t
+            if lowest == inf:
                 # No augmenting path: the mask leaves no feasible assignment
                 # (Assignment refuses such a mask; a defence, not a path).
                 return np.nan
-            for j in range(big + 1):
-                if used[j] == 1:
-                    u[p[j]] += delta
-                    v[j] -= delta
-                else:
-                    minv[j] -= delta
-            j0 = j1
-            if p[j0] == 0:
+            reached = lowest
+            j = todo[pick]
+            seen_col[j] = 1
+            left -= 1
+            todo[pick] = todo[left]
+            if row_of[j] < 0:
+                sink = j
+            else:
+                i = row_of[j]
+        u[cur] += reached
+        for r in range(k):
+            if seen_row[r] == 1 and r != cur:
+                u[r] += reached - dist[col_of[r]]
+        for j in range(big):
+            if seen_col[j] == 1:
+                v[j] -= reached - dist[j]
+        j = sink
+        while True:
+            r = pred[j]
+            row_of[j] = r
+            nj = col_of[r]
+            col_of[r] = j
+            if r == cur:
                 break
-        while j0 != 0:
-            j1 = way[j0]
-            p[j0] = p[j1]
-            j0 = j1
-    total = 0.0
+            j = nj
     want_w = w.shape[0] > 0
     if want_w:
-        for e in range(w.shape[0]):
-            w[e] = 0.0
-    for j in range(1, big + 1):
-        if p[j] != 0:
-            e = (j - 1) * m + (p[j] - 1) if flip else (p[j] - 1) * m + (j - 1)
-            total += c[e]
-            if want_w:
-                w[e] = 1.0
+        # The value does not depend on which optimum; the decision does, and
+        # it must not depend on the method (the vertex list's order).
+        _assignment_lex_first(ints, c, u, v, iwork, k, big, rs, cs, masked)
+        for q in range(w.shape[0]):
+            w[q] = 0.0
+    total = 0.0
+    for r in range(k):
+        e = r * rs + col_of[r] * cs
+        total += c[e]
+        if want_w:
+            w[e] = 1.0
     return total
+
+
+@jit
+def _assignment_lex_first(ints, c, u, v, iwork, k, big, rs, cs, masked):
+    """Move an optimal matching to the lexicographically first optimal one.
+
+    ``u``, ``v`` are optimal potentials: ``c - u - v >= 0`` on every allowed
+    pair, 0 on the matched ones, ``v <= 0``, and ``v = 0`` on the unmatched
+    columns. A matching is optimal exactly when it uses pairs of zero
+    reduced cost ("tight") and leaves only columns with ``v = 0`` unmatched.
+    Phantom rows, one per unmatched column and tight to every column with
+    ``v = 0``, make the matching perfect; two optimal matchings then differ
+    by cycles of tight pairs. Row by row, with the rows before it fixed, row
+    ``i`` takes its smallest tight column from which a chain of tight moves
+    (the owner of a column moves to another column) ends at ``i``'s own
+    column; a breadth-first search backwards from that column finds them.
+
+    ``iwork`` is :func:`_assignment_min`'s: the matching (``row_of``,
+    ``col_of``), then scratch.
+    """
+    row_of = iwork[:big]
+    col_of = iwork[big:big + k]
+    nxt = iwork[big + k:2 * big + k]         # the column a column's owner moves to
+    good = iwork[2 * big + k:3 * big + k]    # 1: a chain from this column ends at ci
+    queue = iwork[3 * big + k:4 * big + k]
+    for i in range(k):
+        ci = col_of[i]
+        # The smallest tight column below ci that no earlier (fixed) row holds.
+        first = -1
+        for j in range(ci):
+            e = i * rs + j * cs
+            if ((row_of[j] < 0 or row_of[j] > i) and (not masked or ints[3 + e] == 1)
+                    and c[e] - u[i] - v[j] <= 0.0):
+                first = j
+                break
+        if first < 0:
+            continue
+        for j in range(big):
+            good[j] = 0
+        good[ci] = 1
+        queue[0] = ci
+        head = 0
+        tail = 1
+        best = ci
+        phantoms = False
+        while head < tail and best != first:
+            g = queue[head]
+            head += 1
+            # Columns whose owner may move to g: when g may be left
+            # unmatched (v = 0), every unmatched one (its phantom moves);
+            # a later row's, if tight to g. Each is a candidate for row i.
+            if not phantoms and v[g] >= 0.0:
+                phantoms = True
+                for j in range(big):
+                    if row_of[j] < 0 and good[j] == 0:
+                        good[j] = 1
+                        nxt[j] = g
+                        queue[tail] = j
+                        tail += 1
+                        e = i * rs + j * cs
+                        if (j < best and (not masked or ints[3 + e] == 1)
+                                and c[e] - u[i] - v[j] <= 0.0):
+                            best = j
+            for r in range(i + 1, k):
+                j = col_of[r]
+                e = r * rs + g * cs
+                if (good[j] == 0 and (not masked or ints[3 + e] == 1)
+                        and c[e] - u[r] - v[g] <= 0.0):
+                    good[j] = 1
+                    nxt[j] = g
+                    queue[tail] = j
+                    tail += 1
+                    e = i * rs + j * cs
+                    if (j < best and (not masked or ints[3 + e] == 1)
+                            and c[e] - u[i] - v[j] <= 0.0):
+                        best = j
+        if best == ci:
+            continue
+        # Row i takes best; each displaced owner moves on to nxt[] until one
+        # takes ci (a phantom's move leaves its target unmatched).
+        mover = i
+        j = best
+        while True:
+            old = row_of[j]
+            row_of[j] = mover
+            if mover >= 0:
+                col_of[mover] = j
+            if j == ci:
+                break
+            mover = old
+            j = nxt[j]
 
 
 # ------------------------------------------------------------- dispatch
