@@ -21,6 +21,8 @@ from spotree.datasets import make_pyepo_shortest_path
 from spotree.metrics import make_spo_scorer, normalized_spo_loss
 from spotree.problems import CallableProblem, FiniteDecisions, LinearProgram
 
+from _helpers import tied_lp_data, weekday_data
+
 SP = ShortestPath((3, 3))
 
 
@@ -1454,20 +1456,9 @@ def test_a_category_column_is_one_indicator_column_per_category(tmp_path):
 
 
 def _weekday_data(n=120, seed=0):
-    """X with weekday codes 0..4 in column 1 (numbers), its DataFrame twin with
-    that column as a pandas category, and X with the column one-hot by hand."""
-    import pandas as pd
-
-    rng = np.random.default_rng(seed)
-    day = rng.integers(0, 5, n)
-    a, b = rng.normal(size=n), rng.normal(size=n)
-    X = np.column_stack([a, day, b]).astype(float)
-    frame = pd.DataFrame({"a": a, "day": pd.Categorical(day, categories=range(5)), "b": b})
-    hand = np.column_stack([a, day[:, None] == np.arange(5), b]).astype(float)
     # Days interact with a: a linear start leaves the trees work on days.
-    C = np.column_stack([1.0 + 2.0 * (day == 1) * (a > 0) + a, np.full(n, 2.0),
-                         2.5 - (day >= 3) * (b > 0)])
-    return X, frame, hand, C + rng.normal(scale=0.3, size=C.shape)
+    return weekday_data(n, seed, noise=0.3, costs=lambda day, a, b: np.column_stack(
+        [1.0 + 2.0 * (day == 1) * (a > 0) + a, np.full(n, 2.0), 2.5 - (day >= 3) * (b > 0)]))
 
 
 @pytest.mark.parametrize("init", ["ridge", "index"])
@@ -1727,12 +1718,7 @@ def test_lp_decisions_and_refits_do_not_depend_on_what_the_problem_solved_before
     # start afresh now, and a fit's warm starts start afresh with it.
     from scipy.optimize import linprog
 
-    rng = np.random.default_rng(0)
-    A = rng.integers(0, 3, size=(6, 12)).astype(float)
-    problem = LinearProgram(A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1))
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(80, 3))
-    C = np.round(X @ rng.integers(-2, 3, size=(3, 12)) + rng.normal(size=(80, 12))) - 1.0
+    A, b_ub, problem, X, C = tied_lp_data()
     params = dict(init="mean", n_estimators=2, max_depth=2, n_iter_no_change=None,
                   random_state=0)
     m = SPOBoost(problem, **params).fit(X, C)
@@ -1746,5 +1732,5 @@ def test_lp_decisions_and_refits_do_not_depend_on_what_the_problem_solved_before
     # The decisions are optimal for the predicted costs (scipy's linprog).
     P = m.predict(X)
     for i in range(0, 80, 13):
-        ref = linprog(P[i], A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1))
+        ref = linprog(P[i], A_ub=A, b_ub=b_ub, bounds=(0, 1))
         assert P[i] @ W[i] == pytest.approx(ref.fun, abs=1e-9)

@@ -28,6 +28,8 @@ from spotree.forest import tune_max_features
 from spotree.metrics import normalized_spo_loss
 from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
 
+from _helpers import tied_lp_data
+
 SP = ShortestPath((3, 3))  # 12 edges, 6 paths: small and fast
 
 
@@ -1565,14 +1567,7 @@ def test_refit_on_a_linear_program_does_not_depend_on_what_it_solved_before():
     # tree's fit now starts afresh.
     from scipy.optimize import linprog
 
-    from spotree.problems import LinearProgram
-
-    rng = np.random.default_rng(0)
-    A = rng.integers(0, 3, size=(6, 12)).astype(float)
-    problem = LinearProgram(A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1))
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(80, 3))
-    C = np.round(X @ rng.integers(-2, 3, size=(3, 12)) + rng.normal(size=(80, 12))) - 1.0
+    A, b_ub, problem, X, C = tied_lp_data()
     fits = []
     for _ in range(2):
         forest = SPOForest(problem, n_estimators=3, max_depth=2, random_state=0).fit(X, C)
@@ -1584,5 +1579,5 @@ def test_refit_on_a_linear_program_does_not_depend_on_what_it_solved_before():
     # The leaf decisions are optimal for the leaves' mean costs (scipy's linprog).
     tree = forest.estimators_[0].tree_
     for node in range(0, tree.node_count, 2):
-        ref = linprog(tree.value[node], A_ub=A, b_ub=np.full(6, 4.0), bounds=(0, 1))
+        ref = linprog(tree.value[node], A_ub=A, b_ub=b_ub, bounds=(0, 1))
         assert tree.value[node] @ tree.decision[node] == pytest.approx(ref.fun, abs=1e-9)

@@ -16,6 +16,8 @@ from spotree.datasets import make_pyepo_shortest_path, pyepo_shortest_path_colum
 from spotree.metrics import normalized_spo_loss, spo_plus_loss
 from spotree.problems import FiniteDecisions
 
+from _helpers import weekday_data
+
 SP = ShortestPath((3, 3))
 
 
@@ -484,18 +486,8 @@ def test_a_category_without_a_training_row_of_positive_weight_is_unseen():
 
 # ------------------------------------------------- categorical_features
 def _weekday_data(n=90, seed=0):
-    """X with weekday codes 0..4 in column 1 (numbers), its DataFrame twin with
-    that column as a pandas category, and X with the column one-hot by hand."""
-    import pandas as pd
-
-    rng = np.random.default_rng(seed)
-    day = rng.integers(0, 5, n)
-    a, b = rng.normal(size=n), rng.normal(size=n)
-    X = np.column_stack([a, day, b]).astype(float)
-    frame = pd.DataFrame({"a": a, "day": pd.Categorical(day, categories=range(5)), "b": b})
-    hand = np.column_stack([a, day[:, None] == np.arange(5), b]).astype(float)
-    C = np.column_stack([1.0 + (day == 1) + a, np.full(n, 2.0), 2.5 - (day >= 3)])
-    return X, frame, hand, C + rng.normal(scale=0.1, size=C.shape)
+    return weekday_data(n, seed, noise=0.1, costs=lambda day, a, b: np.column_stack(
+        [1.0 + (day == 1) + a, np.full(n, 2.0), 2.5 - (day >= 3)]))
 
 
 @pytest.mark.parametrize("marked", [[1], (1,), np.array([1]), [False, True, False]])
