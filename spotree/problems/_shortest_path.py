@@ -839,7 +839,9 @@ class DAGShortestPath(DecisionProblem):
         networkx key when the problem was built from a MultiDiGraph, e.g.
         ``"home-[toll]->bridge->work"`` (keys that print alike with str are
         written with repr), else by its index in the cost vector, e.g.
-        ``"0-[e1]->2->5"``.
+        ``"0-[e1]->2->5"``. When two node labels print alike with str (the
+        node ``1`` and the node ``"1"``), every label is written with repr,
+        e.g. ``"'s'->1->'t'"``, as in :attr:`variable_names`.
         """
         used = np.flatnonzero(np.asarray(w) > 0.5)
         nxt = {int(self.tail[e]): (int(self.head[e]), int(e)) for e in used}
@@ -847,7 +849,13 @@ class DAGShortestPath(DecisionProblem):
                                   return_counts=True)
         parallel = {(int(a), int(b)) for (a, b), k in zip(pairs, counts) if k > 1}
         labels = self.node_labels
-        name = str if labels is None else (lambda v: str(labels[v]))
+        if labels is None:
+            name = str
+        else:
+            # Nodes that print alike with str (1 and "1") are written with repr,
+            # as in variable_names: else two paths through them read the same.
+            fmt = str if len({str(v) for v in labels}) == len(labels) else repr
+            name = (lambda v: fmt(labels[v]))
         edge_name = self._parallel_edge_names(parallel)
         node, text, steps = self.source, name(self.source), 0
         while node in nxt and steps < self.n_nodes:

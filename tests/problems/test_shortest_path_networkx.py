@@ -488,3 +488,23 @@ def test_costs_from_networkx_refusals_name_the_graph_and_edge():
                                              r"problem's parallel edges 0->1 \(cost columns 0 "
                                              r"and 2\): the problem has no edge keys"):
             dag.costs_from_networkx(H)
+
+
+def test_describe_decision_tells_apart_nodes_that_print_alike():
+    # The nodes 1 and "1" both printed as 1: the two paths read "s->1->t".
+    G = nx.DiGraph([("s", 1), (1, "t"), ("s", "1"), ("1", "t"), ("s", "t")])
+    sp = ShortestPath.from_networkx(G, "s", "t")
+    col = {e: k for k, e in enumerate(G.edges())}
+    seen = set()
+    for path in nx.all_simple_paths(G, "s", "t"):
+        w = np.zeros(sp.n_costs)
+        w[[col[e] for e in zip(path, path[1:])]] = 1.0
+        assert sp.describe_decision(w) == "->".join(map(repr, path))  # from the path itself
+        seen.add(sp.describe_decision(w))
+    assert seen == {"'s'->1->'t'", "'s'->'1'->'t'", "'s'->'t'"}
+    # Labels that print apart keep str.
+    H = nx.relabel_nodes(G, {"1": "one"})
+    sp = ShortestPath.from_networkx(H, "s", "t")
+    w = np.zeros(sp.n_costs)
+    w[[k for k, e in enumerate(H.edges()) if e in {("s", "one"), ("one", "t")}]] = 1.0
+    assert sp.describe_decision(w) == "s->one->t"
