@@ -78,7 +78,9 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True, names=None):
     names : sequence of str, callable or None, default=None
         The problem's variable names, or :func:`cost_names`'s callable that
         returns them (called only for a DataFrame): a DataFrame whose
-        columns are these names in another order is refused.
+        columns are these names in another order is refused. The latter
+        also ends the error for costs of the wrong shape with the problem's
+        ``cost_shape_hint`` (how to flatten them).
 
     Returns
     -------
@@ -102,11 +104,11 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True, names=None):
                 if arr.ndim == 1 else "")
         raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_costs); "
                          f"got an array with {arr.ndim} dimension(s) and shape "
-                         f"{arr.shape}.{hint}")
+                         f"{arr.shape}.{hint}{_problem_hint(names, arr.shape, name)}")
     if n_costs is not None and arr.shape[1] != n_costs:
         raise ValueError(f"{name} has {arr.shape[1]} columns but the problem has "
                          f"n_costs={n_costs}: each row must hold one cost per decision "
-                         "variable.")
+                         f"variable.{_problem_hint(names, arr.shape, name)}")
     if not allow_empty and arr.shape[0] == 0:
         raise ValueError(f"{name} is empty: at least one row is required.")
     if arr.size and not np.isfinite(arr).all():
@@ -118,10 +120,39 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True, names=None):
 
 def cost_names(problem):
     """A callable giving ``problem``'s variable names in cost order (``variable_names``)
-    or None; :func:`check_costs` calls it only when the costs are a DataFrame."""
+    or None; :func:`check_costs` calls it only when the costs are a DataFrame, and asks
+    it for the problem's hint when the costs have the wrong shape."""
     # Deferred: this runs at every solve and matters only for a DataFrame, and a
     # problem may build its names on first use (Assignment: a million names, 0.5 s).
-    return lambda: getattr(problem, "variable_names", None)
+    return _ProblemCosts(problem)
+
+
+class _ProblemCosts:
+    """What :func:`check_costs` may ask a problem, only when it needs it."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def __call__(self):
+        return getattr(self.problem, "variable_names", None)
+
+    def shape_hint(self, shape, name):
+        hint = getattr(self.problem, "cost_shape_hint", None)
+        if not callable(hint):
+            return None
+        try:
+            return hint(shape, name)
+        except Exception:  # a subclass's faulty hint must not hide the shape error
+            return None
+
+
+def _problem_hint(names, shape, name):
+    """The problem's hint for costs ``name`` of ``shape`` (see :func:`cost_names`), or ''."""
+    ask = getattr(names, "shape_hint", None)
+    hint = ask(shape, name) if ask is not None else None
+    return f" {hint}" if hint else ""
 
 
 def _check_column_order(C, names, name):

@@ -345,6 +345,31 @@ class Assignment(DecisionProblem):
         return B
 
     # ------------------------------------------------------------ helpers
+    def cost_shape_hint(self, shape, name="C"):
+        """How to flatten costs given as agents-by-tasks matrices (see the base class).
+
+        Cost column ``i * n_tasks + j`` is agent ``i`` doing task ``j``: a
+        stack of ``(n_agents, n_tasks)`` matrices is flattened row-major,
+        agent by agent, by ``C.reshape(len(C), -1)``.
+        """
+        n, m = self.n_agents, self.n_tasks
+        shape = tuple(int(s) for s in shape)
+        layout = (f"{type(self).__name__} reads one row of n_agents * n_tasks = {n * m} "
+                  f"costs per sample, agent by agent (column i * {m} + j: agent i, task j)")
+        if len(shape) == 3 and shape[1:] == (n, m):
+            return (f"{layout}: for {name} of shape (n_samples, n_agents, n_tasks), pass "
+                    f"{name}.reshape({name}.shape[0], -1).")
+        if len(shape) == 3 and shape[1:] == (m, n):
+            return (f"{layout}; {name} looks like (n_samples, n_tasks, n_agents): pass "
+                    f"{name}.transpose(0, 2, 1).reshape({name}.shape[0], -1).")
+        if len(shape) == 2 and shape == (n, m):
+            return (f"{layout}: for one cost matrix of shape (n_agents, n_tasks), pass "
+                    f"{name}.reshape(1, -1).")
+        if len(shape) == 3:
+            return (f"{layout}; a stack of cost matrices must have shape (n_samples, {n}, "
+                    f"{m}) and is flattened by {name}.reshape({name}.shape[0], -1).")
+        return None
+
     def to_linear_program(self, **kwargs):
         """The same problem as a :class:`LinearProgram` (the textbook formulation).
 

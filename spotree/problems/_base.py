@@ -204,7 +204,7 @@ class DecisionProblem:
             # A list failed with "'list' object has no attribute 'shape'", a
             # wrong width with numpy's matmul message.
             V = check_costs(V, n_costs=self.n_costs, name="V", allow_empty=False)
-        C = check_costs(C, n_costs=self.n_costs)
+        C = check_costs(C, n_costs=self.n_costs, names=cost_names(self))
         pick = np.argmin if self.sense == "min" else np.argmax
         # In blocks of rows: the values of all vertices for all rows at once
         # would take m * K floats (40 GB for a million rows and 5000 vertices).
@@ -254,6 +254,27 @@ class DecisionProblem:
                 A.setflags(write=False)
             setattr(self, attr, A)
         return getattr(self, attr)
+
+    def cost_shape_hint(self, shape, name="C"):
+        """A sentence for the error on costs of the wrong shape, or None.
+
+        Cost arrays must be 2-D, ``(n_samples, n_costs)``. When they are not
+        (or have another number of columns), the error names the argument
+        and the shapes; a problem whose costs have a natural shape of their
+        own (an assignment's agents by tasks) adds here how to flatten them.
+
+        Parameters
+        ----------
+        shape : tuple of int
+            The shape of the costs given.
+        name : str, default="C"
+            The argument's name, as the error message uses it.
+
+        Returns
+        -------
+        str or None
+        """
+        return None
 
     def compiled_oracle(self):
         """A :class:`~spotree.problems._compiled.CompiledOracle`, or None.

@@ -414,6 +414,49 @@ def test_bad_costs_raise_naming_C(C, match):
         Assignment(3).solve(C)
 
 
+@pytest.mark.parametrize("shape, hint", [
+    ((5, 2, 3), r"shape \(5, 2, 3\)\. Assignment reads one row of n_agents \* n_tasks = 6 "
+                r"costs per sample, agent by agent \(column i \* 3 \+ j: agent i, task j\): "
+                r"for C of shape \(n_samples, n_agents, n_tasks\), pass "
+                r"C\.reshape\(C\.shape\[0\], -1\)\."),
+    ((5, 3, 2), r"C looks like \(n_samples, n_tasks, n_agents\): pass "
+                r"C\.transpose\(0, 2, 1\)\.reshape\(C\.shape\[0\], -1\)\."),
+    ((5, 4, 4), r"a stack of cost matrices must have shape \(n_samples, 2, 3\)"),
+    ((2, 3), r"C has 3 columns but the problem has n_costs=6: .* for one cost matrix of "
+             r"shape \(n_agents, n_tasks\), pass C\.reshape\(1, -1\)\."),
+], ids=["agents-by-tasks", "tasks-by-agents", "other-3-D", "one-matrix"])
+def test_costs_as_matrices_get_a_hint_to_flatten_them(shape, hint):
+    # Before: the generic "must be a 2-D array" (or "has 3 columns"), with
+    # no word on the order of the cost columns.
+    problem = Assignment(2, 3)
+    with pytest.raises(ValueError, match=hint):
+        problem.solve(np.zeros(shape))
+
+
+def test_the_hinted_flattening_is_the_problems_cost_order():
+    # Stacks of (agents, tasks) matrices, flattened as the hints say, give
+    # the assignments brute force finds on the matrices themselves (sums of
+    # M[i, task of agent i]), with no flattening of its own.
+    rng = np.random.default_rng(4)
+    M = rng.normal(size=(6, 2, 3))
+    problem = Assignment(2, 3)
+    W, z = problem.solve(M.reshape(M.shape[0], -1))
+    T = M.transpose(0, 2, 1)   # (samples, tasks, agents): the other hint's case
+    assert_array_equal(problem.solve(T.transpose(0, 2, 1).reshape(T.shape[0], -1))[0], W)
+    for s in range(6):
+        best = min(itertools.permutations(range(3), 2),
+                   key=lambda t: M[s, 0, t[0]] + M[s, 1, t[1]])
+        x = np.zeros((2, 3))
+        x[[0, 1], best] = 1.0
+        assert_array_equal(W[s].reshape(2, 3), x)
+        assert z[s] == pytest.approx(M[s, 0, best[0]] + M[s, 1, best[1]])
+    # The estimators and metrics check costs the same way.
+    with pytest.raises(ValueError, match=r"C\.reshape\(C\.shape\[0\], -1\)"):
+        SPOTree(problem).fit(np.zeros((6, 1)), M)
+    with pytest.raises(ValueError, match=r"pass C_pred\.reshape\(C_pred\.shape\[0\], -1\)"):
+        spotree.metrics.spo_loss(M.reshape(6, -1), M, problem=problem)
+
+
 def test_dataframe_with_reordered_variable_names_is_refused():
     pd = pytest.importorskip("pandas")
     problem = Assignment(2)

@@ -695,6 +695,32 @@ def test_value_validation_errors(pc, seed):
         p.value(np.hstack([C, C[:, :1]]), W)
 
 
+def test_a_problems_cost_shape_hint_ends_the_shape_errors():
+    # A subclass that knows a natural shape of its costs says how to flatten
+    # them, in every check of costs against it (solve, solve_vertices,
+    # value, fit); the base class adds nothing.
+    from spotree import SPOTree
+
+    class Grid(FiniteDecisions):
+        def cost_shape_hint(self, shape, name="C"):
+            return f"Flatten the 2x2 grid: {name}.reshape(len({name}), 4)."
+
+    V = np.eye(4)
+    C3 = np.zeros((3, 2, 2))
+    for call in (lambda p: p.solve(C3), lambda p: p.solve_vertices(C3),
+                 lambda p: p.value(C3, np.zeros((3, 4))),
+                 lambda p: SPOTree(p).fit(np.zeros((3, 1)), C3)):
+        with pytest.raises(ValueError, match=r"shape \(3, 2, 2\)\. Flatten the 2x2 grid: "
+                                             r"C\.reshape\(len\(C\), 4\)\.$"):
+            call(Grid(V))
+        with pytest.raises(ValueError, match=r"shape \(3, 2, 2\)\.$"):
+            call(FiniteDecisions(V))
+    with pytest.raises(ValueError, match=r"n_costs=4: .*variable\. Flatten the 2x2 grid: "
+                                         r"W\.reshape"):
+        Grid(V).value(np.zeros((3, 4)), np.zeros((3, 2)))
+    assert FiniteDecisions(V).cost_shape_hint((3, 2, 2)) is None
+
+
 def test_finite_decisions_difference_basis_spans_the_differences():
     rng = np.random.default_rng(0)
     # Five decisions in a 3-dimensional affine subspace of R^6.
