@@ -214,6 +214,13 @@ def _boost_options(message):
     return message
 
 
+def _loss_number(value):
+    """A normalized SPO loss as text: 4 decimals, or 4 significant digits for a
+    non-zero loss that 4 decimals print as 0.0000 (a perfect score, which it is not)."""
+    text = f"{value:.4f}"
+    return f"{value:.4g}" if value != 0 and float(text) == 0 else text
+
+
 def _loss_text(model, X, C, sw):
     """The normalized SPO loss of the model's decisions on ``(X, C)``, as text."""
     import numpy as np
@@ -230,7 +237,7 @@ def _loss_text(model, X, C, sw):
     scale = np.dot(w, np.abs(z))
     # Every optimal value 0 (e.g. doing nothing is best) leaves nothing to normalize
     # by: the mean SPO loss then, not an error after the fit.
-    return (f"normalized SPO loss {regret / scale:.4f}" if scale > 0 else
+    return (f"normalized SPO loss {_loss_number(regret / scale)}" if scale > 0 else
             f"mean SPO loss {regret / w.sum():.4g} (every optimal value is 0, so it is "
             "not normalized)")
 
@@ -733,7 +740,7 @@ def _show_boost(model, names, from_fit):
     marks = ((0, "the start"), (model.best_iteration_, "kept"), (model.n_iter_, "last"))
     for r in sorted({k for k, _ in marks}):
         label = ", ".join(v for k, v in marks if k == r)
-        loss = f"{train[r]:.4f}" + (f" / {val[r]:.4f}" if val.size else "")
+        loss = _loss_number(train[r]) + (f" / {_loss_number(val[r])}" if val.size else "")
         print(f"  round {r} ({label}): {loss}")
     imp = model.feature_importances_
     if imp.sum() > 0:

@@ -200,6 +200,29 @@ def test_evaluate_scores_the_decisions_on_realized_costs(fitted, tmp_path, capsy
         assert_one_line_error(run_in_process(capsys, "evaluate", "--model", model_path,
                                              "--data", data, *costs), needle)
 
+def test_a_small_nonzero_loss_is_not_printed_as_zero(tmp_path, capsys):
+    # Two roads; the model always takes road 0, which is worse than road 1 by
+    # 0.001 on one row of 100: fit and evaluate printed "normalized SPO loss
+    # 0.0000", a perfect score, for decisions that are not all optimal.
+    c1 = np.full(100, 101.0)
+    c1[0] = 99.999
+    data = tmp_path / "roads.csv"
+    pd.DataFrame({"x": np.zeros(100), "c0": 100.0, "c1": c1}).to_csv(data, index=False)
+    spec = tmp_path / "roads.json"
+    spec.write_text('{"type": "finite", "decisions": [[1, 0], [0, 1]]}')
+    model = tmp_path / "m.json"
+    res = run_in_process(capsys, "fit", "--data", data, "--features", "x", "--costs", "c*",
+                         "--problem", spec, "--model", model)
+    assert res.returncode == 0, res.stderr
+    # By hand: regret 100 - 99.999 on row 0, over the optimal values' total.
+    expected = (100.0 - 99.999) / (99.999 + 99 * 100.0)
+    assert f"training normalized SPO loss {expected:.4g};" in res.stdout
+    assert float(f"{expected:.4g}") > 0
+    res = run_in_process(capsys, "evaluate", "--model", model, "--data", data)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.endswith(f"normalized SPO loss {expected:.4g}\n")
+
+
 def test_example_assignment_spec_fits_and_evaluates_end_to_end(tmp_path, capsys):
     # examples/assignment.json through the command line: 3 drivers to 3 jobs, Cy
     # forbidden the north job; the printed regret against the 4 allowed
