@@ -63,6 +63,37 @@ def test_apply_and_decision_path_match_a_manual_walk(seed, categorical):
     assert t.is_leaf[leaves].all()
 
 
+def test_apply_matches_a_manual_walk_on_edge_values_and_rebuilt_trees():
+    # Subset splits of two categorical features; rows with +-inf, -0.0, NaN and
+    # unseen codes, routed by the compiled walk of apply, of the tree, of its
+    # JSON and pickle copies and of every pruned subtree (new Trees, own caches).
+    import pickle
+
+    rng = np.random.default_rng(3)
+    X, C = make_shortest_path(120, n_features=3, grid=(3, 3), noise=0.5, random_state=3)
+    X[:, :2] = np.floor(X[:, :2] * 5) - 2  # codes -2..2, 0.0 among them
+    t = SPOTree(ShortestPath((3, 3)), max_depth=5, categorical_features=[0, 1],
+                categorical_splits="subset").fit(X, C).tree_
+    assert any(c.size > 1 for c in t.categories)  # a split sends several codes left
+    Xq = np.vstack([X, rng.uniform(-3, 4, size=(60, 3))])
+    Xq[120:, :2] = rng.integers(-4, 5, size=(60, 2))  # unseen codes -4, -3, 3, 4
+    for value, share in ((np.nan, 0.1), (np.inf, 0.05), (-np.inf, 0.05), (-0.0, 0.1)):
+        Xq[rng.random(Xq.shape) < share] = value
+    # Rows exactly at each numeric threshold (x <= threshold goes left).
+    numeric = np.flatnonzero((t.children_left != -1) & np.isfinite(t.threshold)
+                             & (t.threshold != -2))
+    at = np.repeat(Xq[:1], numeric.size, axis=0)
+    at[np.arange(numeric.size), t.feature[numeric]] = t.threshold[numeric]
+    Xq = np.vstack([Xq, at])
+    trees = [t, Tree.from_dict(json.loads(json.dumps(t.to_dict()))),
+             pickle.loads(pickle.dumps(t))]
+    trees += [t.pruned(mask) for mask in t.pruning_sequence()[1][1:]]
+    for u in trees:
+        expected = [_walk(u, x)[-1] for x in Xq]
+        np.testing.assert_array_equal(u.apply(Xq), expected)
+        np.testing.assert_array_equal(u.apply(Xq[::-1].tolist()), expected[::-1])
+
+
 def test_shape_properties():
     est, X, _, _ = _fitted(0, max_depth=3)
     t = est.tree_
