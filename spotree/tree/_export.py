@@ -41,7 +41,7 @@ def split_feature_names(model, n_columns, feature_names=None):
     return feature_names + extra if len(feature_names) == p else feature_names
 
 
-__all__ = ["export_text", "describe_decision", "split_labels"]
+__all__ = ["export_text", "describe_decision", "number_text", "split_labels"]
 
 
 def is_boost_tree(model):
@@ -69,6 +69,14 @@ def describe_step(value):
     return "cost step before learning_rate = [" + ", ".join(f"{x:.4g}" for x in v) + "]"
 
 
+def number_text(value, fmt):
+    """``fmt.format(value)``, or four significant digits (as steps) for a non-zero
+    value that ``fmt``'s fixed decimals would print as 0 (a threshold of 2.5e-09, the
+    weight 2e-05 of a leaf under weights normalized to sum to 1)."""
+    text = fmt.format(value)
+    return f"{value:.4g}" if value != 0 and float(text) == 0 else text
+
+
 def split_labels(tree, node, name, fmt, category_values=None):
     """The conditions of the left and right branch of split ``node``, as text.
 
@@ -91,13 +99,10 @@ def split_labels(tree, node, name, fmt, category_values=None):
     elif np.isposinf(tree.threshold[node]):
         return f"{name} is present", f"{name} is missing"
     else:
-        value = tree.threshold[node]
-        thr = fmt.format(value)
-        if value != 0 and float(thr) == 0:
-            # Features far below 1 (rates, concentrations): a fixed number of
-            # decimals printed both branches of a split at 2.5e-09 as
-            # "<= 0.000" and "> 0.000". Four significant digits, as steps.
-            thr = f"{value:.4g}"
+        # Features far below 1 (rates, concentrations): a fixed number of
+        # decimals printed both branches of a split at 2.5e-09 as "<= 0.000"
+        # and "> 0.000".
+        thr = number_text(tree.threshold[node], fmt)
         left, right = f"{name} <= {thr}", f"{name} > {thr}"
     if tree.missing_features[tree.feature[node]]:
         if tree.missing_go_to_left[node]:
@@ -159,8 +164,8 @@ def export_text(model, feature_names=None, *, max_depth=None, decimals=3, show_l
         its node's decision followed by ``(subtree cut)``, as
         :func:`~spotree.plotting.plot_tree` draws it. None writes the whole tree.
     decimals : int, default=3
-        Decimals of thresholds, weights and losses (a non-zero threshold
-        that would print as 0 gets four significant digits instead).
+        Decimals of thresholds, weights and losses (a non-zero threshold or
+        weight that would print as 0 gets four significant digits instead).
     show_loss : bool, default=True
         Show each node's total SPO loss (``spo_loss=``).
 
@@ -194,7 +199,7 @@ def export_text(model, feature_names=None, *, max_depth=None, decimals=3, show_l
     unit_weights = np.isclose(t.weighted_n_node_samples, t.n_node_samples)
 
     def info(node):
-        parts = [f"weight={fmt.format(t.weighted_n_node_samples[node])}"
+        parts = [f"weight={number_text(t.weighted_n_node_samples[node], fmt)}"
                  if not unit_weights[node] else f"samples={t.n_node_samples[node]}"]
         if show_loss:
             parts.append(f"spo_loss={fmt.format(t.loss[node])}")

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from ._export import (_refuse_pipeline, describe_decision, describe_step, is_boost_tree,
-                      split_feature_names, split_labels)
+                      number_text, split_feature_names, split_labels)
 from ._tree import TREE_LEAF, Tree
 
 __all__ = ["export_graphviz"]
@@ -84,8 +84,8 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
     max_depth : int, default=None
         Draw nodes down to this depth; deeper subtrees are shown as "...".
     precision : int, default=3
-        Decimals of thresholds and losses (a non-zero threshold that would
-        print as 0 gets four significant digits instead).
+        Decimals of thresholds, weights and losses (a non-zero threshold or
+        weight that would print as 0 gets four significant digits instead).
     show_loss : bool, default=True
     filled : bool, default=True
     rounded : bool, default=True
@@ -120,7 +120,7 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
 
     def samples(t):
         w, n = tree.weighted_n_node_samples[t], tree.n_node_samples[t]
-        return f"samples = {n}" if np.isclose(w, n) else f"weight = {fmt.format(w)}"
+        return f"samples = {n}" if np.isclose(w, n) else f"weight = {number_text(w, fmt)}"
 
     stack = [0]
     while stack:

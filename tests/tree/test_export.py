@@ -226,6 +226,39 @@ def test_thresholds_of_features_far_below_1_are_not_printed_as_0():
     assert on_x0.size and all(f"x0 <= {v:.4g}" in export_graphviz(model) for v in on_x0)
 
 
+def test_small_weights_are_not_printed_as_0():
+    # Small weights (normalized to sum to 1 over 10,000 rows, say): every node read
+    # "weight=0.000" in export_text and "weight = 0.000" in export_graphviz
+    # (plot_tree already printed 4 significant digits).
+    from spotree.tree import export_graphviz
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(400, 1))
+    C = rng.uniform(size=(400, 2)) + np.eye(2)[(X[:, 0] > 0.5).astype(int)]
+    w = rng.uniform(0.5, 1.5, 400)
+    w /= w.sum() * 1e4  # a total of 1e-4: every node printed 0.000
+    model = SPOTree(FiniteDecisions(np.eye(2)), max_depth=2, min_samples_leaf=50).fit(
+        X, C, sample_weight=w)
+    t = model.tree_
+    shown = [float(v) for v in re.findall(r"weight=(\S+?)[,\]]", export_text(model))]
+    order = _preorder(t)
+    assert len(shown) == len(order)
+    assert shown == pytest.approx(t.weighted_n_node_samples[order], rel=1e-3)
+    dot = [float(v) for v in re.findall(r"weight = (\S+?)\\n", export_graphviz(model))]
+    assert sorted(dot) == pytest.approx(sorted(t.weighted_n_node_samples), rel=1e-3)
+
+
+def _preorder(t):
+    """Node ids in the order export_text prints them (a node, then its left subtree)."""
+    out, stack = [], [0]
+    while stack:
+        u = stack.pop()
+        out.append(u)
+        if t.children_left[u] >= 0:
+            stack += [t.children_right[u], t.children_left[u]]
+    return out
+
+
 def test_single_leaf_and_unfitted():
     X = np.zeros((6, 2))
     C = np.arange(12.0).reshape(6, 2)
