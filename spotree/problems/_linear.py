@@ -365,6 +365,12 @@ class LinearProgram(DecisionProblem):
         file, are dropped); the linprog-style attributes ``A_ub``/``A_eq``
         are sparse views of them.
 
+        An MPS file marks integer columns between ``MARKER`` lines; a column
+        so marked without a bound in the ``BOUNDS`` section is binary (bounds
+        0 and 1), the MPS convention HiGHS follows (so do most solvers). A
+        writer that means a general integer must write its bounds (PuLP
+        does); check :attr:`bounds` after reading.
+
         Parameters
         ----------
         path : str or path-like

@@ -530,3 +530,26 @@ def test_mps_coefficient_below_what_highs_can_read_is_named(tmp_path):
     with pytest.raises(ValueError, match=r"tinier\.mps: coefficients of magnitude below 1e-12, "
                                          r"which HiGHS's reader drops .*; rescale"):
         LinearProgram.from_file(path)
+
+
+def test_mps_integer_column_without_bounds_is_binary_as_documented(tmp_path):
+    # from_file's docstring and the problems guide say so: a writer meaning a
+    # general integer gets 0/1 unless it writes bounds. Checked against milp
+    # on both readings of the file.
+    path = tmp_path / "int.mps"
+    head = ["NAME          T", "ROWS", " N  obj", " L  c1", "COLUMNS",
+            "    MARKER                 'MARKER'                 'INTORG'",
+            "    x         obj       -1.0         c1        1.0",
+            "    MARKER                 'MARKER'                 'INTEND'",
+            "    y         obj       -1.0         c1        1.0",
+            "RHS", "    rhs       c1        10.0"]
+    path.write_text("\n".join(head + ["ENDATA"]) + "\n")
+    problem = LinearProgram.from_file(path)
+    assert problem.bounds[0] == (0.0, 1.0)
+    c = np.array([-1.0, 0.0])
+    ref = milp(c, constraints=LinearConstraint([[1.0, 1.0]], -np.inf, 10.0),
+               integrality=[1, 0], bounds=Bounds([0, 0], [1, np.inf]))
+    assert problem.solve([c])[1][0] == pytest.approx(ref.fun) == -1.0
+    # With its bounds written, the same column is a general integer.
+    path.write_text("\n".join(head + ["BOUNDS", " UP BND       x         7.0", "ENDATA"]) + "\n")
+    assert LinearProgram.from_file(path).solve([c])[1][0] == -7.0
