@@ -8,8 +8,9 @@ NaN) is numeric. The categories seen at fit are stored on the estimator as
 ``category_values_`` and the same codes are used at predict time. A category
 never seen at fit is treated like a missing value: it follows the
 missing-value side of every split (the rule of scikit-learn's
-HistGradientBoosting). Linear models see a categorical column as one
-indicator column per category seen at fit (:func:`one_hot`).
+HistGradientBoosting). Numbers given at predict for a column of text labels
+are refused, as text for a numeric column. Linear models see a categorical
+column as one indicator column per category seen at fit (:func:`one_hot`).
 
 A numeric column can be marked categorical by the estimator's
 ``categorical_features`` (:func:`categorical_mask`). Trees split its values
@@ -170,8 +171,9 @@ def encode_frame(X, categories=None):
     Raises
     ------
     ValueError
-        For a date or time column, or a categorical column that was numeric
-        at fit; the message names the column.
+        For a date or time column, a categorical column that was numeric
+        at fit, or a numeric one whose labels at fit were all text; the
+        message names the column.
     """
     kinds = [column_kind(X.iloc[:, j]) for j in range(X.shape[1])]
     for name, kind, dtype in zip(X.columns, kinds, X.dtypes):
@@ -200,6 +202,16 @@ def encode_frame(X, categories=None):
                                 .astype(np.float64), index=X.index)
             out[name] = col
             continue
+        if (kinds[j] == "numeric" and col.notna().any()
+                and not any(isinstance(v, (numbers.Number, np.bool_)) for v in labels)):
+            # No number equals a label of text: every row would be an unseen
+            # category, routed as missing without a word (the category's
+            # codes given for its labels, say).
+            shown = list(labels)[:6] + (["..."] if len(labels) > 6 else [])
+            raise ValueError(f"Column {name!r} of X holds numbers (dtype {col.dtype}) but held "
+                             f"categories or text when the model was fitted ({shown}): every "
+                             "value would be an unseen category. Pass the labels themselves "
+                             "(not their codes), as at fit.")
         codes = pd.Index(labels, dtype=object).get_indexer(col.astype(object))
         codes = codes.astype(np.float64)
         # Unseen labels (-1) become NaN: they follow the missing-value side.

@@ -170,3 +170,23 @@ def test_a_numeric_column_coded_by_value():
     expected = [code.get(v, np.nan) for v in new]
     assert_array_equal(code_by_value(new, labels), expected)
     assert_array_equal(code_by_value(new, []), np.full(7, np.nan))
+
+
+def test_numbers_for_a_column_of_text_labels_are_refused_at_predict():
+    # Fitted on city names, given their codes: no number is a label, so every
+    # row was an unseen category and followed the missing side, silently.
+    X, C = _frame(seed=5)
+    est = SPOTree(ROADS, max_depth=2, categorical_splits="subset").fit(X, C)
+    codes = X.assign(city=X["city"].cat.codes)
+    with pytest.raises(ValueError, match=r"Column 'city' of X holds numbers \(dtype int8\)"):
+        est.predict(codes)
+    # A column with no value present (float NaN) is still taken: missing everywhere,
+    # as the same rows with a category unseen at fit.
+    gone = X.assign(city=np.nan)
+    unseen = X.assign(city=pd.Series(["Bordeaux"] * len(X), dtype=object))
+    assert_array_equal(est.apply(gone), est.apply(unseen))
+    # Labels that are numbers (a category dtype of ints) still match numbers.
+    nums = X.assign(city=X["city"].cat.codes.astype("category"))
+    by_num = SPOTree(ROADS, max_depth=2, categorical_splits="subset").fit(nums, C)
+    plain = nums.assign(city=nums["city"].astype(np.int64))
+    assert_array_equal(by_num.predict(plain), by_num.predict(nums))
