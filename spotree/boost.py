@@ -676,7 +676,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     subsample : float, default=1.0
         Fraction of the training rows drawn (without replacement) for each
         round's tree and line search (stochastic gradient boosting), in
-        (0, 1].
+        (0, 1]; drawn from the rows of positive weight, as every random
+        draw of the fit (see ``sample_weight`` in :meth:`fit`).
     max_features : int, float, {"sqrt", "log2"} or None, default=None
         Features drawn at random at each split of each tree.
     init : {"auto", "ridge", "index", "spo+", "linear", "mean"} or regressor, default="auto"
@@ -729,7 +730,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         by ``x -> s x + t``. See Notes.
     validation_fraction : float, default=0.2
         Fraction of the rows held out for early stopping, in (0, 1), to
-        choose the number of trees; the final model is refitted on all the
+        choose the number of trees (of the rows of positive weight: those
+        of weight 0 stay in the training part, where they change nothing); the final model is refitted on all the
         rows, so a larger part costs the model no training rows, only a
         less exact count of trees (see Notes). Ignored when
         ``n_iter_no_change`` is None or when ``fit`` is given ``X_val``.
@@ -1105,16 +1107,28 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                              "those too, or weigh the held-out rows with sample_weight.")
         if self.n_iter_no_change is None:
             return (X, C, sw), None, None, None
-        n = X.shape[0]
+        # The part is drawn from the rows of positive weight only; the rows of
+        # weight 0 go to the training part, where they change nothing. Drawn
+        # from all the rows (as scikit-learn's HistGradientBoosting does), a
+        # row of weight 0 moved the split, and with most rows at weight 0 the
+        # held-out part could weigh nothing and the fit failed. With every
+        # weight positive the draws are those of all the rows.
+        pos = np.flatnonzero(sw > 0)
+        n = pos.shape[0]
         n_val = math.ceil(self.validation_fraction * n)
         if n < 2 or n_val >= n:
+            of = (f"the n_samples={n}" if n == X.shape[0] else
+                  f"the {n} of n_samples={X.shape[0]} that have a positive sample_weight")
             raise ValueError(
                 f"validation_fraction={self.validation_fraction} leaves no training rows: "
-                f"early stopping holds out ceil(validation_fraction * n_samples) = {n_val} "
-                f"of n_samples={n} ({n} sample{'s' if n != 1 else ''}). Give more samples, "
-                "lower validation_fraction or set n_iter_no_change=None.")
-        perm = rng.permutation(n)
-        va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+                f"early stopping holds out ceil(validation_fraction * n) = {n_val} of {of} "
+                f"({n} sample{'s' if n != 1 else ''}). Give more samples, lower "
+                "validation_fraction or set n_iter_no_change=None.")
+        perm = pos[rng.permutation(n)]
+        va = np.sort(perm[:n_val])
+        tr = np.ones(X.shape[0], dtype=bool)
+        tr[va] = False
+        tr = np.flatnonzero(tr)
         return ((X[tr], C[tr], sw[tr]), (X[va], C[va], sw[va]), "validation_fraction",
                 (tr, va))
 
@@ -1175,7 +1189,12 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         C : array-like of shape (n_samples, n_costs)
             Realized cost vectors; ``n_costs`` must match the problem.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights, not all zero.
+            Non-negative weights, not all zero. A row of weight 0 is a row
+            removed: the validation part, the start's cross-validation folds
+            and the subsamples are drawn from the rows of positive weight
+            (scikit-learn's gradient boosting draws them from all the rows),
+            so the fit is the one without it, up to rounding (a regressor
+            given as ``init`` excepted, which sees the rows as given).
         X_val : array-like of shape (n_val, n_features), default=None
             A validation set for early stopping (and ``validation_score_``)
             instead of holding out ``validation_fraction`` of ``X``. In a
@@ -1346,10 +1365,15 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         cannot be scored (all optimal values zero). ``solved``: the optimal
         decisions and values of the rows.
         """
+        # The folds divide the rows of positive weight (those of weight 0
+        # are in no fold, so always on the training side, where they change
+        # nothing): a row of weight 0 moved the folds, and so the choice of start.
+        # With every weight positive the draws are those of all the rows.
+        pos = np.flatnonzero(sw > 0)
         n = X.shape[0]
-        k = min(_CV_FOLDS, n)
-        fold = np.empty(n, dtype=np.intp)
-        fold[rng.permutation(n)] = np.arange(n) % k
+        k = min(_CV_FOLDS, pos.shape[0])
+        fold = np.full(n, -1, dtype=np.intp)
+        fold[pos[rng.permutation(pos.shape[0])]] = np.arange(pos.shape[0]) % k
         W_true, z = solved
         denom = np.dot(sw, np.abs(z))
         if not denom > 0:
@@ -1435,7 +1459,11 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             basis = None
         tree_problem = (stumps_problem if basis is None
                         else FiniteDecisions(np.eye(basis.shape[1])))
-        n = X.shape[0]
+        # The subsamples are drawn from the rows of positive weight (drawn
+        # from all the rows, a row of weight 0 moved them); with every weight
+        # positive the draws are those of all the rows.
+        weighed = np.flatnonzero(sw > 0)
+        n = weighed.shape[0]
         n_bag = max(1, int(self.subsample * n))
         trees = []
         best_iter, best_loss = 0, -v_score
@@ -1447,11 +1475,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         for t in range(1, n_rounds + 1):
             seed = int(rng.randint(_MAX_SEED))
             if n_bag < n:
-                bag = np.zeros(n, dtype=bool)
-                bag[rng.choice(n, n_bag, replace=False)] = True
+                bag = np.zeros(X.shape[0], dtype=bool)
+                bag[weighed[rng.choice(n, n_bag, replace=False)]] = True
                 w = np.where(bag, sw, 0.0)
-                if not (w > 0).any():
-                    w = sw  # a subsample of zero-weight rows only: use all rows
             else:
                 w = sw
             if self.loss == "spo+":

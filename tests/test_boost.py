@@ -283,6 +283,49 @@ def test_rows_of_zero_weight_change_nothing(init):
     assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("kw", [dict(n_iter_no_change=3), dict(subsample=0.6),
+                                dict(n_iter_no_change=2, subsample=0.7, init="mean")])
+def test_rows_of_zero_weight_are_rows_removed_in_every_random_draw(kw):
+    # The validation split, the start's cross-validation folds and the
+    # subsamples are drawn from the rows of positive weight: the model is the
+    # one fitted without the rows of weight 0, here four in five of the rows
+    # (drawn from all the rows, the part held out for early stopping could
+    # weigh nothing and the fit failed: "validation part ... cannot be scored").
+    X, C, Xt, _ = _sp_data(n=60)
+    rng = np.random.default_rng(3)
+    sw = rng.uniform(0.5, 2.0, len(X))
+    keep = np.zeros(300, dtype=bool)
+    keep[np.sort(rng.choice(300, 60, replace=False))] = True
+    Xz, Cz = rng.normal(size=(300, X.shape[1])), rng.uniform(0, 50, (300, C.shape[1]))
+    Xz[keep], Cz[keep] = X, C
+    swz = np.zeros(300)
+    swz[keep] = sw
+    kw = dict(n_estimators=8, min_samples_leaf=5, random_state=0, **kw)
+    a = SPOBoost(SP, **kw).fit(X, C, sample_weight=sw)
+    b = SPOBoost(SP, **kw).fit(Xz, Cz, sample_weight=swz)
+    assert (b.init_choice_, b.n_iter_, b.n_estimators_) == (
+        a.init_choice_, a.n_iter_, a.n_estimators_)
+    assert (b.init_cv_regret_ is None) == (a.init_cv_regret_ is None)
+    if a.init_cv_regret_ is not None:
+        assert b.init_cv_regret_ == pytest.approx(a.init_cv_regret_, rel=1e-12)
+    assert_allclose(b.validation_score_, a.validation_score_, rtol=1e-12)
+    assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-10, atol=1e-12)
+
+
+def test_early_stopping_counts_the_rows_of_positive_weight():
+    # Two rows of positive weight leave one to train and one to validate;
+    # one leaves none, which the error says in rows of positive weight.
+    X, C, _, _ = _sp_data(n=40)
+    sw = np.zeros(40)
+    sw[[7, 30]] = 1.0
+    m = SPOBoost(SP, n_estimators=2, random_state=0).fit(X, C, sample_weight=sw)
+    assert m.n_iter_ >= 1
+    sw[7] = 0.0
+    with pytest.raises(ValueError, match=r"leaves no training rows: .* = 1 of the 1 of "
+                                         r"n_samples=40 that have a positive sample_weight"):
+        SPOBoost(SP, n_estimators=2, random_state=0).fit(X, C, sample_weight=sw)
+
+
 @pytest.mark.parametrize("subsample", [1.0, 0.5])
 def test_a_fractional_min_samples_leaf_is_a_fraction_of_each_trees_rows(subsample):
     # The rows each tree is grown on: the subsample, of positive weight

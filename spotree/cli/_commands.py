@@ -320,11 +320,15 @@ def fit(args):
     if boost and args.n_iter_no_change is not None:
         # SPOBoost holds out its own (random) rows, ceil(F n) of them, and refits on all:
         # the command splits nothing off. Its own error would name its parameters.
-        n_held = math.ceil(args.validation_fraction * n)
-        if n < 2 or n_held >= n:
+        # It draws them from the rows of positive weight.
+        n_pos = n if sw is None else int((sw > 0).sum())
+        n_held = math.ceil(args.validation_fraction * n_pos)
+        if n_pos < 2 or n_held >= n_pos:
+            of = ("" if n_pos == n else
+                  f" of positive weight (--weights {args.weights!r}; {n} in all)")
             raise CLIError(f"--validation-fraction {args.validation_fraction} holds out "
-                           f"{n_held} of {_count(n, 'row')} for early stopping, which leaves "
-                           "none to fit; lower it, or give --n-iter-no-change none")
+                           f"{n_held} of {_count(n_pos, 'row')}{of} for early stopping, which "
+                           "leaves none to fit; lower it, or give --n-iter-no-change none")
     n_val = 0 if boost else int(round(args.validation_fraction * n))
     if args.validation_fraction > 0 and not boost and (n_val < 1 or n_val >= n):
         raise CLIError(f"--validation-fraction {args.validation_fraction} leaves no rows to "

@@ -161,6 +161,21 @@ def test_options_that_do_not_apply_are_refused_naming_them(tmp_path, capsys):
     assert os.listdir(tmp_path) == []
 
 
+def test_early_stopping_counts_the_rows_of_positive_weight(tmp_path, capsys):
+    # SPOBoost holds out its validation part from the rows of positive weight;
+    # the command's check counted all the rows, so one row of positive weight
+    # passed it and SPOBoost's error named validation_fraction, not the option.
+    df = pd.read_csv(TRAIN)
+    df["w"] = 0.0
+    df.loc[5, "w"] = 1.0
+    data = tmp_path / "weighted.csv"
+    df.to_csv(data, index=False)
+    res = run_in_process(capsys, *fit_args(tmp_path / "m.json", "--weights", "w", data=data))
+    assert_one_line_error(res, "--validation-fraction 0.2 holds out 1 of 1 row of positive "
+                               f"weight (--weights 'w'; {len(df)} in all)")
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_show_plot_and_their_refusals_on_a_boost_model(tmp_path, capsys):
     model = tmp_path / "b.json"
     res = run_in_process(capsys, *fit_args(model, "--n-estimators", "6", "--init", "mean",
