@@ -502,8 +502,9 @@ def build_parser():
                           "optimal) " + _defaults("max_depth", lambda v: v or "none"))
     opt.add_argument("--min-samples-leaf", type=_number, default=NOT_GIVEN, metavar="N",
                      help="minimum number of rows in a leaf, whatever their weights "
-                          "(forest: of drawn rows; boost: rows of weight 0 do not count): a "
-                          "count, or a fraction in (0, 1) " + _defaults("min_samples_leaf"))
+                          "(rows of weight 0 do not count; forest: of drawn rows): a count, "
+                          "or a fraction in (0, 1) of the rows of positive weight "
+                          + _defaults("min_samples_leaf"))
     opt.add_argument("--min-samples-split", type=_number_to_all, default=NOT_GIVEN,
                      metavar="N",
                      help="tree, forest: minimum number of rows to split a node: a count, "

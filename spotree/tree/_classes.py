@@ -454,12 +454,17 @@ class SPOTree(BaseSPOTree):
         Maximum depth; None grows until another stopping rule fires.
     min_samples_leaf : int or float, default=1
         Minimum number of training samples in a leaf (a leaf may have exactly
-        that many), whatever their weights, as in scikit-learn. A float in
-        (0, 1) is a fraction of the samples, rounded up. The paper's minimum
+        that many), whatever their weights, as in scikit-learn, except that
+        a sample of weight 0 does not count: it is a sample removed. A float
+        in (0, 1) is a fraction of the samples of positive weight, rounded
+        up (scikit-learn's is a fraction of all the samples, so there a
+        sample of weight 0 still raises the count). The paper's minimum
         leaf size is this count.
     min_samples_split : int or float, default=2
-        Minimum number of samples in a node for it to be split: an int at
-        least 2, or a float in (0, 1], a fraction rounded up.
+        Minimum number of samples (of positive weight, as for
+        ``min_samples_leaf``) in a node for it to be split: an int at least
+        2, or a float in (0, 1], a fraction of the samples of positive
+        weight rounded up.
     min_weight_fraction_leaf : float in [0, 0.5], default=0.0
         Minimum fraction of the total sample weight in a leaf; the way to
         constrain leaves by weight.

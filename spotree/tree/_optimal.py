@@ -80,7 +80,9 @@ class OptimalSPOTree(BaseSPOTree):
     min_samples_leaf : int or float, default=1
         Minimum number of samples (of positive weight) in a leaf, the paper's
         N_min, whatever the weights. A float in (0, 1) is a fraction of the
-        samples, rounded up.
+        samples of positive weight, rounded up (a sample of weight 0 is a
+        sample removed; scikit-learn's trees take the fraction of all the
+        samples).
     method : {"search", "milp"}, default="search"
     time_limit : float, default=60
         Seconds. The search returns the best tree found when it runs out

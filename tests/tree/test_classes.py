@@ -135,6 +135,21 @@ def test_zero_weights_equal_removing_rows():
     np.testing.assert_array_equal(a.tree_.n_node_samples, b.tree_.n_node_samples)
 
 
+@pytest.mark.parametrize("param", ["min_samples_leaf", "min_samples_split"])
+def test_a_fractional_min_count_is_a_fraction_of_the_rows_of_positive_weight(param):
+    # A row of weight 0 is a row removed, so the fraction is of the 45 rows of
+    # positive weight (ceil(0.3 * 45) = 14), not of all 60 (18, scikit-learn's).
+    X, C = _sp_data(60, seed=7)
+    w = np.ones(60)
+    w[::4] = 0.0
+    a = SPOTree(SP, **{param: 0.3}).fit(X, C, sample_weight=w)
+    b = SPOTree(SP, **{param: 14}).fit(X[w > 0], C[w > 0])
+    c = SPOTree(SP, **{param: 18}).fit(X[w > 0], C[w > 0])
+    np.testing.assert_array_equal(a.tree_.n_node_samples, b.tree_.n_node_samples)
+    assert a.tree_.node_count != c.tree_.node_count
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
 # ------------------------------------------------------- invariances
 def _partition(leaves):
     """Leaf labels renamed by first appearance: equal iff the same grouping of rows."""
