@@ -531,7 +531,19 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             Realized cost vectors; ``n_costs`` must match the problem.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, not all zero. With ``bootstrap=True`` they
-            multiply the bootstrap counts.
+            multiply the bootstrap counts: as in scikit-learn's forests the
+            rows are drawn uniformly from all the rows, so a row of weight 0
+            still takes draws (it weighs nothing in any tree, but the other
+            rows' draws change with it), and a row of weight ``k`` is not
+            ``k`` copies (which would be drawn independently). Without
+            bootstrap a row of weight 0 is a row removed, and with
+            ``ridge_features=False`` one of integer weight ``k`` is ``k``
+            copies except for the rules that count rows (as in
+            :meth:`SPOTree.fit`); the ridge regression of ``ridge_features``
+            chooses its penalties by leave-one-out error, which leaves out a
+            row with all its weight but only one of ``k`` copies. Scaling
+            every weight by one factor changes nothing either way, up to the
+            exceptions of :meth:`SPOTree.fit`.
 
         Returns
         -------

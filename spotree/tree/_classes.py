@@ -626,7 +626,15 @@ class SPOTree(BaseSPOTree):
         C : array-like of shape (n_samples, n_costs)
             Realized cost vectors; ``n_costs`` must match the problem.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights, not all zero.
+            Non-negative weights, not all zero. A row of weight 0 is a row
+            removed (its values add no threshold and no category). A row of
+            integer weight ``k`` grows the tree of ``k`` copies of it, except
+            for the rules that count rows (``min_samples_leaf``,
+            ``min_samples_split``, the quantiles of an int ``thresholds``),
+            which count it once. Scaling every weight by one factor grows
+            the same tree, except that ``min_loss_decrease`` (with a pure
+            criterion) and ``ccp_alpha`` are in units of the weighted loss:
+            scale them by that factor too.
 
         Returns
         -------

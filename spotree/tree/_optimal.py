@@ -234,6 +234,11 @@ class OptimalSPOTree(BaseSPOTree):
         X : array-like of shape (n_samples, n_features)
         C : array-like of shape (n_samples, n_costs)
         sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, not all zero. A row of weight 0 is a row
+            removed; a row of integer weight ``k`` is ``k`` copies of it,
+            except that ``min_samples_leaf`` counts it once; scaling every
+            weight by one factor changes nothing (``split_penalty`` is in
+            units of the mean loss).
 
         Returns
         -------

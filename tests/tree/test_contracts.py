@@ -355,3 +355,20 @@ def test_every_compiled_function_goes_through_the_cache_helper():
     assert not offenders
     # Their sources key the cache: every module with kernels must be listed.
     assert kernel_files <= set(KERNEL_MODULES), kernel_files - set(KERNEL_MODULES)
+
+
+@pytest.mark.parametrize("param, value", [("ccp_alpha", 2.0), ("min_loss_decrease", 1.0)])
+def test_scaled_weights_need_ccp_alpha_and_min_loss_decrease_scaled_alike(param, value):
+    # Both are in units of the weighted loss (SPOTree.fit says so): weights
+    # times 4 with the parameter times 4 grow the same tree; the parameter
+    # as it was prunes less.
+    problem = ShortestPath((3, 3))
+    X, C = _sp_data(120, seed=5)
+    w = np.random.default_rng(6).uniform(0.5, 2.0, size=120)
+    a = SPOTree(problem, **{param: value}).fit(X, C, w)
+    b = SPOTree(problem, **{param: 4 * value}).fit(X, C, 4 * w)
+    c = SPOTree(problem, **{param: value}).fit(X, C, 4 * w)
+    assert 1 < a.tree_.node_count < c.tree_.node_count
+    assert_array_equal(a.tree_.feature, b.tree_.feature)
+    assert_array_equal(a.tree_.threshold, b.tree_.threshold)
+    assert_array_equal(a.predict_decision(X), b.predict_decision(X))
