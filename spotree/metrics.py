@@ -325,7 +325,8 @@ class DecisionComparison:
     n_better, n_worse : ndarray of shape (n_models,)
         The rows where the model's regret is strictly below (above) the
         reference's, beyond rounding; with ``sample_weight``, their total
-        weight. Integers when every weight is.
+        weight. Integers when every weight is (and their total is at most
+        2**53, beyond which floats are not exact integers).
     regrets : ndarray of shape (n_models, n_samples)
         Each model's regret (SPO loss) on each row, before weighting.
     optimal_values : ndarray of shape (n_samples,)
@@ -661,7 +662,10 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
     tol = np.maximum(tol, tol[ref])
     better = (R < R[ref] - tol) @ sw
     worse = (R > R[ref] + tol) @ sw
-    if np.all(sw == np.round(sw)):
+    # Counts as ints only where the float totals are exact integers: integral
+    # weights of 1e20 (every float above 2^53 is whole) overflowed int64, and
+    # the counts came out as -9223372036854775808.
+    if np.all(sw == np.round(sw)) and sw.sum() <= 2.0 ** 53:
         better, worse = better.astype(np.int64), worse.astype(np.int64)
     return DecisionComparison(names, reference, losses, diff, se, better, worse, R, z, sw)
 

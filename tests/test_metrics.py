@@ -865,6 +865,24 @@ def test_compare_decisions_weight_two_equals_a_duplicated_row():
     assert half.n_worse[2] == pytest.approx(np.sum((w + 0.5)[worse]))
 
 
+def test_compare_decisions_counts_rows_of_huge_integral_weights_as_floats():
+    from spotree.metrics import compare_decisions
+
+    # Weights of 2^70 are whole numbers: the totals were cast to int64, which
+    # overflowed (a RuntimeWarning and -9223372036854775808 rows better).
+    problem, _, C, preds = knapsack_instance(30)
+    w = np.random.default_rng(5).integers(1, 4, size=30).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = compare_decisions(preds, None, C, problem=problem, sample_weight=w * 2.0 ** 70)
+    for k in (1, 2):
+        worse = big.regrets[k] > big.regrets[0] + 1e-9
+        better = big.regrets[k] < big.regrets[0] - 1e-9
+        assert big.n_worse[k] == np.sum(w[worse]) * 2.0 ** 70
+        assert big.n_better[k] == np.sum(w[better]) * 2.0 ** 70
+    assert big.n_worse.dtype.kind == "f" and big.n_worse[1:].sum() > 0
+
+
 def test_compare_decisions_prints_a_table():
     from spotree.metrics import compare_decisions
 
