@@ -283,9 +283,16 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         X_val : array-like of shape (n_val, n_features)
         C_val : array-like of shape (n_val, n_costs)
         sample_weight : array-like of shape (n_val,), default=None
+            Weights of the validation rows: a row of weight 0 is a row
+            removed, and scaling every weight changes nothing.
         one_se_rule : bool, default=False
             Keep the smallest subtree whose validation loss is within one
-            standard error of the best.
+            standard error of the best. The standard error takes each row
+            of positive weight as one draw, its weight fixed
+            (``sqrt(var_w / (n - 1)) * sum(w)``, with ``var_w`` the weighted
+            variance of the best subtree's per-row losses and ``n`` the rows
+            of positive weight): a row of integer weight 2 is not two
+            copies there, though it is in the validation losses.
         loss : {"criterion", "spo", "mse"}, default="criterion"
             The loss that orders the subtrees and scores them on validation
             data: the training criterion's (SPO for SPOT, squared error for
