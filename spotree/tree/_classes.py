@@ -641,7 +641,10 @@ class SPOTree(BaseSPOTree):
             which count it once. Scaling every weight by one factor grows
             the same tree, except that ``min_loss_decrease`` (with a pure
             criterion) and ``ccp_alpha`` are in units of the weighted loss:
-            scale them by that factor too.
+            scale them by that factor too. (A factor other than a power of
+            two rounds the sums of weights otherwise: a leaf holding exactly
+            ``min_weight_fraction_leaf`` of the weight may then fall on
+            either side of it, as in scikit-learn.)
 
         Returns
         -------
