@@ -719,8 +719,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
           column as its indicator columns), so a pipeline that selects
           columns by name cannot be the start: select them by position;
         - ``"auto"``: scores the decisions of ``"index"`` and ``"ridge"`` by
-          5-fold cross-validation over all the rows of ``X`` (see
-          ``init_cv_regret_``) and keeps ``"index"`` unless ``"ridge"`` has
+          5-fold cross-validation over all the rows of ``X`` of positive
+          weight (see ``init_cv_regret_``) and keeps ``"index"`` unless ``"ridge"`` has
           lower regret by more than two standard errors (of the weighted
           mean of the row-wise differences), at every size and whether the
           validation part is held out, given as ``X_val`` or absent; the
@@ -1356,8 +1356,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     def _cv_start(self, X, C, sw, problem, rng, solved):
         """The start of least K-fold cross-validated regret, and every start's regret.
 
-        Rows go to ``_CV_FOLDS`` folds by a random permutation (row
-        ``perm[i]`` to fold ``i % K``); every start of ``_CV_STARTS`` is fitted
+        The rows of positive weight go to ``_CV_FOLDS`` folds by a random
+        permutation of them (row ``perm[i]`` to fold ``i % K``), those of
+        weight 0 to none (always fitted on, with no weight); every start of ``_CV_STARTS`` is fitted
         on the other folds and decides the fold's rows; a start's regret is
         the normalized SPO loss of these decisions over all the rows (pooled,
         not a mean of the folds' ratios). Returns ``(name, {name: regret})``,
