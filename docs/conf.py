@@ -72,12 +72,12 @@ def setup(app):
 # Docstring examples are run by the test suite (tests/test_docs.py); the
 # doctest builder runs the ``.. doctest::`` blocks of the guide pages only.
 doctest_test_doctest_blocks = ""
+# The setup binds no name a page could use unawares: every page imports what
+# its examples use (numpy included), as a reader copying them must.
 doctest_global_setup = """
-import importlib.util
-import numpy as np
-np.set_printoptions(legacy=False)
-HAVE_CVXPY = importlib.util.find_spec("cvxpy") is not None
-HAVE_NETWORKX = importlib.util.find_spec("networkx") is not None
+__import__("numpy").set_printoptions(legacy=False)
+HAVE_CVXPY = __import__("importlib.util").util.find_spec("cvxpy") is not None
+HAVE_NETWORKX = __import__("importlib.util").util.find_spec("networkx") is not None
 """
 
 # -- gallery --------------------------------------------------------------------
