@@ -99,12 +99,18 @@ def _bootstrap_counts(seed, sw, n_draws):
                      "sample_weight; give more rows a positive weight or raise max_samples.")
 
 
-def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort):
-    """Grow one tree of the forest (runs in a joblib worker)."""
+def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort, oob=False):
+    """Grow one tree of the forest (runs in a joblib worker).
+
+    ``oob=True`` (with bootstrap) returns ``(tree, rows, leaves)``: the rows
+    out of the tree's bootstrap sample and the leaf each reaches, which the
+    out-of-bag scores sum (routed here, in parallel, not after all trees).
+    """
     if n_draws is None:
         w, cnt = sw, (sw > 0).astype(np.float64)
     else:
-        counts = _bootstrap_counts(seed, sw, n_draws).astype(np.float64)
+        drawn = _bootstrap_counts(seed, sw, n_draws)
+        counts = drawn.astype(np.float64)
         # min_samples_leaf counts draws, duplicates included (the paper's
         # bootstrap: as if the sample had been copied); draws of rows of zero
         # weight drop out of the tree, and out of the count that a fractional
@@ -126,8 +132,16 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort):
     # Each tree's solves start afresh, whichever thread (and earlier tree) ran
     # on it: the forest does not depend on n_jobs.
     with solver_session():
-        return tree._fit_arrays(X, C, w, problem, fit_data=data, cnt=cnt, seed=seed,
-                                abort=abort)
+        tree._fit_arrays(X, C, w, problem, fit_data=data, cnt=cnt, seed=seed, abort=abort)
+    if not oob or n_draws is None:
+        return tree
+    rows = np.flatnonzero(drawn == 0)
+    return tree, rows, _oob_leaves(tree, X, rows)
+
+
+def _oob_leaves(tree, X, rows):
+    """The leaf of ``tree`` that each of ``rows`` (of ``X``) reaches."""
+    return tree.tree_.apply(X[rows]) if rows.size else np.empty(0, dtype=np.int64)
 
 
 def _data_key(X, C, sw):
@@ -584,21 +598,28 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         seeds = self._draw_seeds()
         k = _auto_pilot_trees(len(seeds))
         # Both pilots in one parallel call: one wait for the last tree, not two.
-        both = self._grow(X, C, sw, problem, base, fmap, np.concatenate([seeds[:k], seeds[:k]]),
-                          n_draws, criteria=["spo"] * k + ["mse"] * k)
-        pilots = {"spo": both[:k], "mse": both[k:]}
+        # The workers route their trees' out-of-bag rows too: what is left
+        # between the two parallel calls is the sums and the two scores.
+        both, parts = self._grow(X, C, sw, problem, base, fmap,
+                                 np.concatenate([seeds[:k], seeds[:k]]), n_draws,
+                                 criteria=["spo"] * k + ["mse"] * k, oob=True)
+        pilots = {"spo": (both[:k], parts[:k]), "mse": (both[k:], parts[k:])}
         # Rows that no pilot tree left out take no part in the choice (no
         # warning: the user asked for no out-of-bag score).
-        scores = [self._oob(X, C, sw, pilots[crit], seeds[:k], n_draws, problem,
-                            z_rows=base.zs)[2] for crit in ("spo", "mse")]
+        scores = [self._oob(X, C, sw, pilots[crit][0], seeds[:k], n_draws, problem,
+                            z_rows=base.zs, parts=pilots[crit][1])[2]
+                  for crit in ("spo", "mse")]
         # SPO unless the squared-error trees are strictly better (a NaN
         # score, no row out of bag, keeps SPO).
         self.criterion_ = "mse" if scores[1] > scores[0] else "spo"
-        trees = pilots[self.criterion_]
+        trees, parts = pilots[self.criterion_]
         if k < len(seeds):
-            trees = trees + self._grow(X, C, sw, problem, base, fmap, seeds[k:], n_draws)
+            more, more_parts = self._grow(X, C, sw, problem, base, fmap, seeds[k:], n_draws,
+                                          oob=self.oob_score)
+            trees = trees + more
+            parts = parts + more_parts if self.oob_score else None
         self._set_forest(trees, seeds, n_draws, X, C, sw, problem, base, fmap, self.oob_score,
-                         oob_stacklevel)
+                         oob_stacklevel, parts=parts)
         self.criterion_oob_scores_ = np.array(scores)
         return self
 
@@ -665,10 +686,14 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # The draws go on where the earlier fits stopped (a RandomState
         # instance: skipping as many draws as there are trees, as scikit-learn).
         new_seeds = self._draw_seeds()[n_old:]
-        trees = self._grow(Xa, C, sw, problem, base, fmap, new_seeds, n_draws)
+        trees, parts = self._grow(Xa, C, sw, problem, base, fmap, new_seeds, n_draws,
+                                  oob=self.oob_score)
+        if parts is not None:
+            # The earlier trees' rows are routed again (None: not known).
+            parts = [None] * n_old + parts
         return self._set_forest(self.estimators_ + trees, np.concatenate([self._seeds, new_seeds]),
                                 n_draws, Xa, C, sw, problem, base, fmap, self.oob_score, 5,
-                                previous=(self._fit_key, self.categories_seen_))
+                                previous=(self._fit_key, self.categories_seen_), parts=parts)
 
     def _fit_validated(self, X, C, sw, problem, base, fmap, oob=None, oob_stacklevel=5):
         """Grow the trees on ``X``: the features, then the columns of ``fmap``.
@@ -690,9 +715,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             self._check_oob_scorable(sw, base)
         n_draws = _n_bootstrap_draws(X.shape[0], self.max_samples) if self.bootstrap else None
         seeds = self._draw_seeds()
-        trees = self._grow(X, C, sw, problem, base, fmap, seeds, n_draws)
+        trees, parts = self._grow(X, C, sw, problem, base, fmap, seeds, n_draws, oob=oob)
         return self._set_forest(trees, seeds, n_draws, X, C, sw, problem, base, fmap, oob,
-                                oob_stacklevel)
+                                oob_stacklevel, parts=parts)
 
     @staticmethod
     def _check_oob_scorable(sw, base):
@@ -712,9 +737,14 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # fixed by random_state and k alone, whatever runs it.
         return check_random_state(self.random_state).randint(_MAX_SEED, size=self.n_estimators)
 
-    def _grow(self, X, C, sw, problem, base, fmap, seeds, n_draws, criteria=None):
+    def _grow(self, X, C, sw, problem, base, fmap, seeds, n_draws, criteria=None, oob=False):
         """One tree per seed (in parallel), with the current criterion or, given,
-        ``criteria[k]`` for tree k."""
+        ``criteria[k]`` for tree k: ``(trees, parts)``.
+
+        ``parts``: with ``oob`` (and bootstrap), per tree its out-of-bag rows
+        and the leaves they reach (see :meth:`_oob`); None otherwise.
+        """
+        oob = bool(oob) and n_draws is not None
         # Compiled growth releases the GIL: threads share the data for free.
         prefer = "processes" if base.mode == MODE_ORACLE else "threads"
         params = self._tree_params()
@@ -724,7 +754,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         try:
             trees = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer=prefer)(
                 delayed(_fit_tree)(dict(params, criterion=c), int(s), X, C, sw, problem, base,
-                                   n_draws, abort)
+                                   n_draws, abort, oob)
                 for c, s in zip(criteria, seeds))
         except BaseException as exc:
             # Ctrl-C or a tree's error: the threads still growing trees stop
@@ -736,20 +766,25 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 # itself (a CallableProblem names its oracle and the fix).
                 pickle.dumps(problem)
             raise
+        parts = None
+        if oob:
+            parts = [(rows, leaves) for _, rows, leaves in trees]
+            trees = [tree for tree, _, _ in trees]
         if fmap is not None:
             # Importances of the features, the ridge columns' shares folded in.
             for tree in trees:
                 imp = fmap.fold_importances(tree.feature_importances_, self.n_features_in_)
                 total = imp.sum()
                 tree.feature_importances_ = imp / total if total > 0 else imp
-        return trees
+        return trees, parts
 
     def _set_forest(self, trees, seeds, n_draws, X, C, sw, problem, base, fmap, oob,
-                    oob_stacklevel, previous=None):
+                    oob_stacklevel, previous=None, parts=None):
         """Make ``trees`` (grown from ``seeds``) the fitted forest.
 
         ``previous``: on a warm start, the data fingerprint and the
-        ``categories_seen_`` of the earlier trees.
+        ``categories_seen_`` of the earlier trees; ``parts``: the trees'
+        out-of-bag rows and leaves where known (see :meth:`_oob`).
         """
         p = self.n_features_in_
         # A row of zero weight is a row removed: its categories are not seen.
@@ -784,7 +819,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.feature_importances_ = self._mean_importances(
             [t.feature_importances_ for t in trees], [t.tree_.node_count for t in trees])
         if oob:
-            self._set_oob_score(X, C, sw, seeds, n_draws, oob_stacklevel)
+            self._set_oob_score(X, C, sw, seeds, n_draws, oob_stacklevel, parts=parts)
         elif hasattr(self, "oob_score_"):
             del self.oob_score_, self.oob_prediction_
         return self
@@ -798,20 +833,27 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         s = mean.sum()
         return mean / s if s > 0 else mean
 
-    def _oob(self, X, C, sw, trees, seeds, n_draws, problem, z_rows=None):
+    def _oob(self, X, C, sw, trees, seeds, n_draws, problem, z_rows=None, parts=None):
         """Out-of-bag predictions of ``trees`` (grown from ``seeds``), the rows that
         have one, and their score (``oob_score_``). ``z_rows``: the rows'
         optimal values, or a multiple of them; given, a score the normalized
         SPO loss cannot define (those of the out-of-bag rows all zero) is NaN
-        instead of an error."""
+        instead of an error. ``parts``: per tree, its out-of-bag rows and
+        their leaves as the workers found them, or None where not known."""
         n, d = C.shape
         total = np.zeros((n, d))
         n_pred = np.zeros(n, dtype=np.int64)
-        for seed, est in zip(seeds, trees):
-            oob = np.flatnonzero(_bootstrap_counts(int(seed), sw, n_draws) == 0)
+        if parts is None:
+            parts = [None] * len(trees)
+        # The trees' values are added in the order of the trees, whoever
+        # routed the rows: the same sums (bit for bit) for any n_jobs.
+        for seed, est, part in zip(seeds, trees, parts):
+            if part is None:
+                oob = np.flatnonzero(_bootstrap_counts(int(seed), sw, n_draws) == 0)
+                part = oob, _oob_leaves(est, X, oob)
+            oob, leaves = part
             if oob.size:
-                tree = est.tree_
-                add_rows(tree.value, tree.apply(X[oob]), oob, total)
+                add_rows(est.tree_.value, leaves, oob, total)
                 n_pred[oob] += 1
         has = n_pred > 0
         pred = np.full((n, d), np.nan)
@@ -822,12 +864,12 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return pred, has, -normalized_spo_loss(C[has], pred[has], problem=problem,
                                                sample_weight=sw[has])
 
-    def _set_oob_score(self, X, C, sw, seeds, n_draws, stacklevel=4):
+    def _set_oob_score(self, X, C, sw, seeds, n_draws, stacklevel=4, parts=None):
         """``oob_score_`` and ``oob_prediction_`` of the fitted trees, with a
         warning (at ``stacklevel``; None: none) of rows that have no out-of-bag
-        prediction."""
+        prediction. ``parts``: see :meth:`_oob`."""
         self.oob_prediction_, has, self.oob_score_ = self._oob(
-            X, C, sw, self.estimators_, seeds, n_draws, self.problem_)
+            X, C, sw, self.estimators_, seeds, n_draws, self.problem_, parts=parts)
         n = has.size
         if not has.all() and stacklevel is not None:
             warnings.warn(f"{int((~has).sum())} of {n} training samples were in every "

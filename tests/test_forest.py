@@ -1243,6 +1243,42 @@ def test_auto_criterion_keeps_the_forest_whose_out_of_bag_decisions_are_better(
     assert with_oob.oob_score_ == pytest.approx(-min(regrets), rel=1e-10)
 
 
+@_NO_OOB_WARNING
+def test_out_of_bag_rows_are_drawn_and_routed_once_per_tree_in_its_worker(monkeypatch):
+    # The pilot trees' out-of-bag scores (and oob_score_) were computed after
+    # the trees had grown, serially: every tree's bootstrap sample drawn again
+    # and its out-of-bag rows routed again, twice for the pilot trees. The
+    # workers return their rows and leaves now; the results are unchanged.
+    monkeypatch.setattr(spotree.forest, "_AUTO_PILOT_MIN", 4)
+    X, C, _, _ = _data(n=120)
+    draws = []
+    draw = spotree.forest._bootstrap_counts
+
+    def counted(*args):
+        draws.append(1)
+        return draw(*args)
+
+    fits = {}
+    for n_jobs in (1, 2):
+        draws.clear()
+        with monkeypatch.context() as mp:
+            mp.setattr(spotree.forest, "_bootstrap_counts", counted)
+            fits[n_jobs] = SPOForest(SP, n_estimators=10, oob_score=True, n_jobs=n_jobs,
+                                     random_state=0).fit(X, C)
+        # 4 + 4 pilot trees and 6 more: one draw each (there were 32).
+        assert len(draws) == 14
+    for attr in ("criterion_oob_scores_", "oob_prediction_", "oob_score_"):
+        assert_array_equal(getattr(fits[1], attr), getattr(fits[2], attr))
+    # The out-of-bag predictions, by hand from the trees' samples.
+    total, count = np.zeros(C.shape), np.zeros(len(X))
+    for tree, rows in zip(fits[1].estimators_, fits[1].estimators_samples_):
+        out = np.setdiff1d(np.arange(len(X)), rows)
+        total[out] += tree.predict(X[out])
+        count[out] += 1
+    has = count > 0
+    assert_allclose(fits[1].oob_prediction_[has], total[has] / count[has, None], rtol=1e-12)
+
+
 def test_auto_criterion_chooses_on_a_fifth_of_the_trees_and_at_least_twenty():
     assert [spotree.forest._auto_pilot_trees(n) for n in (1, 20, 21, 100, 101, 500)] == \
         [1, 20, 20, 20, 21, 100]
