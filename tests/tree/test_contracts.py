@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
 
 from spotree import OptimalSPOTree, SPOTree
@@ -372,3 +374,36 @@ def test_scaled_weights_need_ccp_alpha_and_min_loss_decrease_scaled_alike(param,
     assert_array_equal(a.tree_.feature, b.tree_.feature)
     assert_array_equal(a.tree_.threshold, b.tree_.threshold)
     assert_array_equal(a.predict_decision(X), b.predict_decision(X))
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), nan=st.booleans(),
+       kw=st.sampled_from([dict(max_depth=3), dict(min_samples_leaf=0.1),
+                           dict(min_samples_split=0.3, thresholds=4),
+                           dict(max_features=1, random_state=3, max_depth=3),
+                           dict(criterion="mse", min_weight_fraction_leaf=0.1),
+                           dict(spo_weight=0.5, ccp_alpha=0.2)]))
+def test_rows_of_zero_weight_are_rows_removed(seed, nan, kw):
+    # Refit without the rows of weight 0: the same tree node for node, the
+    # same pruning path, the same pruned tree on validation rows of weight 0.
+    problem = ShortestPath((3, 3))
+    rng = np.random.default_rng(seed)
+    X, C = _sp_data(48, seed)
+    if nan:
+        X[rng.random(X.shape) < 0.15] = np.nan
+    w = rng.uniform(0.5, 2.0, 48)
+    w[rng.random(48) < 0.3] = 0.0
+    w[0] = 1.0
+    keep = w > 0
+    a = SPOTree(problem, **kw).fit(X, C, sample_weight=w)
+    b = SPOTree(problem, **kw).fit(X[keep], C[keep], sample_weight=w[keep])
+    for name in ("feature", "threshold", "missing_go_to_left", "n_node_samples"):
+        assert_array_equal(getattr(a.tree_, name), getattr(b.tree_, name), err_msg=name)
+    np.testing.assert_allclose(a.tree_.value, b.tree_.value, rtol=1e-12)
+    assert_array_equal(a.predict_decision(X), b.predict_decision(X))
+    pa = a.cost_complexity_pruning_path(X, C, sample_weight=w)
+    pb = b.cost_complexity_pruning_path(X[keep], C[keep], sample_weight=w[keep])
+    np.testing.assert_allclose(pa.ccp_alphas, pb.ccp_alphas, rtol=1e-9, atol=1e-12)
+    ra = a.prune(X, C, sample_weight=w, one_se_rule=True)
+    rb = b.prune(X[keep], C[keep], sample_weight=w[keep], one_se_rule=True)
+    assert ra.get_n_leaves() == rb.get_n_leaves()
