@@ -72,7 +72,7 @@ def _node_capacity(m, total_cnt, min_leaf_cnt, total_w, min_leaf_w, max_depth):
 def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split_cnt,
               max_features, n_quantiles, min_loss_decrease, seed,
               categorical_subsets=False, max_subset_categories=10, abort=None,
-              oracle_handler=None, decisions=True):
+              oracle_handler=None, decisions=True, min_weight_fraction=0.0):
     """Grow a tree greedily until a stopping rule fires.
 
     A node becomes a leaf when it is at ``max_depth``, when it holds fewer
@@ -107,6 +107,10 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         False leaves a squared-error tree's (``a == 0``) decisions and SPO
         losses at zero instead of solving every node (SPOBoost's gradient
         trees use neither).
+    min_weight_fraction : float, default=0.0
+        A leaf's least weight as a fraction of the total weight of ``w``, on
+        top of ``min_leaf_w`` (taken in units of the weights' power of two:
+        the total of weights near the float range is not a float).
 
     Returns
     -------
@@ -144,6 +148,8 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     order = _writable(data.active_order(active))
     m = order.shape[2]
     total_w = float(w.sum())
+    if min_weight_fraction > 0.0:
+        min_leaf_w = max(min_leaf_w, min_weight_fraction * total_w)
     total_cnt = float(cnt[active].sum())
 
     # Tolerances relative to the magnitude of this tree's sums.
@@ -289,7 +295,8 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                              min_loss_decrease=min_loss_decrease_given,
                              seed=seed, categorical_subsets=categorical_subsets,
                              max_subset_categories=max_subset_categories, abort=abort,
-                             oracle_handler=oracle_handler, decisions=decisions)
+                             oracle_handler=oracle_handler, decisions=decisions,
+                             min_weight_fraction=min_weight_fraction)
         elif status != ST_BUDGET:  # pragma: no cover - the kernel returns only these
             raise RuntimeError(f"unexpected status {status} from the growth kernel")
 

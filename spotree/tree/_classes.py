@@ -682,7 +682,9 @@ class SPOTree(BaseSPOTree):
         tree, imp, scales = grow_tree(
             fit_data, sw, cnt, a=a, max_depth=self.max_depth,
             min_leaf_cnt=_resolve_min_count(self.min_samples_leaf, n_counted),
-            min_leaf_w=float(self.min_weight_fraction_leaf) * float(sw.sum()),
+            # (As a fraction: the total of weights near the float range overflowed,
+            # and 0 * inf made the least leaf weight NaN, which refused every split.)
+            min_leaf_w=0.0, min_weight_fraction=float(self.min_weight_fraction_leaf),
             min_split_cnt=_resolve_min_count(self.min_samples_split, n_counted),
             max_features=_resolve_max_features(self.max_features, X.shape[1]),
             # q >= rows - 1 quantiles already hit every gap of a node: min

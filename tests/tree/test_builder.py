@@ -330,3 +330,39 @@ def test_mixed_criterion_when_the_root_regret_is_rounding():
     np.testing.assert_allclose(np.sort(t.impurity[t.is_leaf]),
                                np.sort([nd["impurity"] for nd in ref.nodes if nd["left"] < 0]),
                                rtol=1e-9, atol=1e-12)
+
+
+def _assert_same_partition(tree, ref, X, w):
+    """The same features, rows and decisions at every node (the losses left out)."""
+    rows = np.flatnonzero(w > 0)
+    node_rows = _node_rows(tree, X, rows)
+
+    def walk(t, r):
+        node = ref.nodes[r]
+        assert sorted(node_rows[t]) == sorted(node["idx"]), f"rows of node {t}"
+        np.testing.assert_allclose(tree.decision[t], node["decision"], atol=1e-9)
+        assert (tree.children_left[t] < 0) == (node["left"] < 0), f"node {t}"
+        if tree.children_left[t] >= 0:
+            assert tree.feature[t] == node["feature"]
+            walk(tree.children_left[t], node["left"])
+            walk(tree.children_right[t], node["right"])
+
+    walk(0, 0)
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.2])
+def test_spotree_with_weights_whose_total_passes_the_float_range(fraction):
+    # Weights times 2^1020: each finite, their total not. The least leaf weight
+    # was min_weight_fraction_leaf * sum(w) = 0 * inf = NaN, which refused
+    # every split: a stump (1 node instead of 15 here, 1 instead of 5 with 0.2).
+    from spotree import SPOTree
+
+    problem = ShortestPath((3, 3))
+    X, C = _data(problem, 4, n=20)
+    w = np.random.default_rng(5).integers(1, 4, size=20).astype(float)
+    ref = ReferenceTree(problem, X, C, w, max_depth=3, min_weight=fraction * w.sum())
+    assert ref.nodes[0]["left"] >= 0 and len(ref.nodes) > 3
+    est = SPOTree(problem, max_depth=3, min_weight_fraction_leaf=fraction)
+    with np.errstate(over="ignore"):  # the root's weight, stored, is not a float
+        est.fit(X, C, sample_weight=w * 2.0 ** 1020)
+    _assert_same_partition(est.tree_, ref, X, w)
