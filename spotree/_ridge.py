@@ -93,10 +93,13 @@ def _ridge_gcv(X, C, sw):
 def cost_unit(C, axis=0):
     """The power of two at or just above the largest magnitude of ``C`` along ``axis`` (1 where 0).
 
-    Dividing by it is exact and brings the magnitudes into [0, 1).
+    Dividing by it is exact and brings the magnitudes into [0, 1); from
+    2**1023 on (the power above is not a float), it is 2**1023 and the
+    magnitudes come into [0, 2).
     """
     _, e = np.frexp(np.max(np.abs(C), axis=axis, initial=0.0))
-    return np.ldexp(1.0, e)
+    # (2**1024 overflowed to inf: every value divided by it was 0.)
+    return np.ldexp(1.0, np.minimum(e, 1023))
 
 
 class RidgeFeatures:
@@ -153,9 +156,12 @@ class RidgeFeatures:
         present = ~np.isnan(Xn[pos])
         w = sw[pos][:, None] * present
         total = w.sum(axis=0)
-        # A column with no value among the weighted rows is filled with 0.
-        fill = np.divide((np.where(present, Xn[pos], 0.0) * w).sum(axis=0), total,
-                         out=np.zeros(columns.size), where=total > 0)
+        # A column with no value among the weighted rows is filled with 0. (The
+        # sums in units of a power of two, exact: features near the float range
+        # overflowed them.)
+        unit = cost_unit(np.where(present, Xn[pos], 0.0))
+        fill = np.divide((np.where(present, Xn[pos], 0.0) / unit * w).sum(axis=0), total,
+                         out=np.zeros(columns.size), where=total > 0) * unit
         Xf = np.where(np.isnan(Xn), fill, Xn)
         coef, intercept, _ = _ridge_gcv(Xf, C, sw)
         kind = "cost"

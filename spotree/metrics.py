@@ -141,8 +141,9 @@ def decision_loss(C_true, W_pred, *args, problem=None, z_true=None):
                              f"got shape {z_true.shape}.")
     value = np.einsum("ij,ij->i", C_true, W_pred)
     regret = problem.sign * (value - z_true)
-    tol = REGRET_RTOL * (np.einsum("ij,ij->i", np.abs(C_true), np.abs(W_pred))
-                         + np.abs(z_true))
+    # (Each term scaled first: their sum overflowed for costs near the float range.)
+    tol = (REGRET_RTOL * np.einsum("ij,ij->i", np.abs(C_true), np.abs(W_pred))
+           + REGRET_RTOL * np.abs(z_true))
     bad = np.flatnonzero(regret < -tol)
     if bad.size:
         i = int(bad[0])

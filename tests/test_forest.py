@@ -1035,6 +1035,26 @@ def test_a_forest_with_ridge_features_is_a_forest_on_the_appended_predictions():
         Ct, plain.predict(np.hstack([Xt, Rt])), problem=SP))
 
 
+def test_ridge_features_of_features_from_two_to_the_1023():
+    # Features scaled by a power of two into [2^1023, 2^1024): their unit, the
+    # power of two above the largest, was 2^1024 = inf, every feature divided
+    # by it 0, and the ridge's SVD raised LinAlgError; the missing values'
+    # fill (a weighted sum of features) overflowed to inf. Rescaling by a
+    # power of two changes neither the ridge columns' splits nor the fill.
+    X, C, Xt, _ = _data(n=60)
+    X[::7, 1] = np.nan
+    k = 1024 - np.frexp(np.nanmax(np.abs(X)))[1]  # (2^k itself may not be a float)
+    assert 2.0 ** 1023 <= np.nanmax(np.abs(np.ldexp(X, k))) < np.inf
+    forest = SPOForest(SP, n_estimators=3, min_samples_leaf=5, random_state=0)
+    a = clone(forest).fit(X, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow on the way
+        b = clone(forest).fit(np.ldexp(X, k), C)
+    assert b.ridge_features_.fill[1] == pytest.approx(np.ldexp(np.nanmean(X[:, 1]), k),
+                                                      rel=1e-12)
+    assert_array_equal(b.predict(np.ldexp(Xt, k)), a.predict(Xt))
+
+
 def test_ridge_feature_importances_are_shared_by_standardized_coefficients():
     X, C, _, _ = _data(n=200)
     X = X * np.array([1.0, 10.0, 0.1, 3.0, 1.0])  # scales must not matter

@@ -310,6 +310,28 @@ def test_normalized_loss_of_weighted_sums_beyond_the_float_range(scaled):
     assert got == pytest.approx(expected, rel=1e-12)
 
 
+def test_normalized_loss_of_costs_and_weights_from_two_to_the_1023():
+    # From 2^1023 (8.99e307) on, the power of two that scales the sums was
+    # 2^1024, which is inf: every optimal value divided by it was 0, and the
+    # loss raised "the optimal values z*(C_true) are all zero"; a weight from
+    # 2^1023 on made every weight 0 alike. By hand: row 0 pays 0.5e308 over
+    # its optimum 1e308, the other rows pay nothing.
+    from fractions import Fraction as F
+
+    C_true = np.array([[1.0, 1.5], [1.5, 1.0], [1.0, 1.2]]) * 1e308
+    C_pred = np.array([[1.5, 1.0], [1.5, 1.0], [1.0, 1.2]]) * 1e308
+    w = [1e308, 1.7e308, 1.0]
+    z = [F(1e308), F(1e308), F(1e308)]
+    expected = F(1.5e308) - F(1e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow on the way either
+        assert normalized_spo_loss(C_true, C_pred, problem=ROADS) == pytest.approx(
+            float(expected / sum(z)), rel=1e-12)
+        got = normalized_spo_loss(C_true, C_pred, problem=ROADS, sample_weight=w)
+    assert got == pytest.approx(float(F(w[0]) * expected / sum(F(a) * b for a, b in zip(w, z))),
+                                rel=1e-12)
+
+
 def test_normalized_all_zero_optimum_raises():
     with pytest.raises(ValueError, match="optimal values z\\*\\(C_true\\) are all zero"):
         normalized_spo_loss(np.zeros((3, 2)), np.ones((3, 2)), problem=ROADS)
