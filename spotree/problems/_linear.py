@@ -99,8 +99,10 @@ class LinearProgram(DecisionProblem):
     check_time_limit : float or None, default=None
         Seconds allowed for the feasibility and boundedness checks at
         construction (None: no limit). When they do not finish in time, a
-        ValueError says so. Problems read from model files and specs get a
-        finite default (see :func:`~spotree.problems.problem_from_dict`).
+        ValueError says so. Problems built from specs and saved models get a
+        finite default (see :func:`~spotree.problems.problem_from_dict`), as
+        does an MPS or LP file given to ``spotree fit --problem``;
+        :meth:`from_file` sets none unless given one.
     n_jobs : int or None, default=None
         Threads that solve a large batch (-1: one per CPU; None: 1). The
         batch is cut into contiguous blocks of at least 64 cost vectors, one
