@@ -33,7 +33,7 @@ from ._validation import (check_costs, check_features, check_fit_inputs, check_r
                           check_same_rows, check_sample_weight, cost_names)
 from .metrics import normalized_spo_loss, zero_optima_hint
 from .problems import resolve_problem
-from .problems._base import solver_session
+from .problems._base import solve_is_thread_safe, solver_session
 from .tree import SPOTree, register_model
 from .tree._classes import (CATEGORICAL_FEATURES, SPOScoreMixin, _categories_seen,
                             categorical_mask, warn_unused_spo_weight)
@@ -125,9 +125,11 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort, oob=Fa
     else:
         # Threads share the problem here, which a squared-error tree still
         # calls once, for its leaves' decisions: a user's oracle need not be
-        # thread-safe, so the calls take turns (their own copy: their count).
+        # thread-safe, so the calls take turns, unless the problem is a
+        # built-in one whose solve keeps no state (their own copy: their count).
         data = copy.copy(data)
-        data.solve_lock = _SHARED_PROBLEM_LOCK
+        if not solve_is_thread_safe(problem):
+            data.solve_lock = _SHARED_PROBLEM_LOCK
     tree = SPOTree(problem, random_state=seed, **tree_params)
     # Each tree's solves start afresh, whichever thread (and earlier tree) ran
     # on it: the forest does not depend on n_jobs.
@@ -394,7 +396,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     and the compiled split sweeps and node sums (about 40% of a tree's time)
     release the GIL. (A squared-error tree solves its leaves' costs in one
     batch at the end; the threads share the problem, so these calls take
-    turns, and an oracle need not be thread-safe.)
+    turns, and an oracle need not be thread-safe. The built-in shortest
+    paths, assignments and finite decision sets, whose solves keep no
+    state, are called at once.)
     Processes (loky) would also run the per-node Python work in parallel,
     but pay for worker start-up and for pickling every fitted tree back; on
     a two-core machine they were slower than threads

@@ -181,6 +181,9 @@ class Assignment(DecisionProblem):
     6
     """
 
+    # The compiled solver with scratch of its own per call (see solve_is_thread_safe).
+    _thread_safe_solve = True
+
     agent_names = None
     task_names = None
 

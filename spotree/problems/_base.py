@@ -55,6 +55,21 @@ def current_session():
     return getattr(_SESSION, "token", None)
 
 
+def solve_is_thread_safe(problem):
+    """Whether threads may call ``problem.solve`` at once without a lock.
+
+    Only built-in problems whose solve keeps no state between calls (no
+    solver handle, no cache written while solving) say so, by
+    ``_thread_safe_solve = True`` in their own class body: a subclass, which
+    may override the solve, is not covered unless it says so itself, and any
+    other problem (a user's oracle, HiGHS, CVXPY, PyEPO) takes turns.
+    """
+    own = vars(problem) if hasattr(problem, "__dict__") else {}
+    # (A solve set on the instance is a user's code too.)
+    return (type(problem).__dict__.get("_thread_safe_solve", False) is True
+            and "solve" not in own and "_solve" not in own)
+
+
 def _check_sense(sense):
     if sense not in _SENSES:
         raise ValueError(f"sense must be 'min' or 'max'; got {sense!r}.")
@@ -88,6 +103,9 @@ class DecisionProblem:
     #: Entries of the (rows x vertices) value matrix that :meth:`solve_vertices`
     #: forms at once.
     _vertex_block = 1 << 22
+    #: Whether threads may call :meth:`solve` of one instance at once (see
+    #: :func:`solve_is_thread_safe`: only where the class itself says so).
+    _thread_safe_solve = False
 
     n_costs: int
     sense: str = "min"
@@ -352,6 +370,9 @@ class FiniteDecisions(DecisionProblem):
     >>> z
     array([2., 1.])
     """
+
+    # solve reads the vertex list only (see solve_is_thread_safe).
+    _thread_safe_solve = True
 
     def __init__(self, V, sense="min"):
         # A private copy: vertices() marks its array read-only.

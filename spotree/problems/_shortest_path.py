@@ -50,6 +50,9 @@ class ShortestPath(DecisionProblem):
     array([6., 6.])
     """
 
+    # solve is NumPy on arrays of its own (see solve_is_thread_safe).
+    _thread_safe_solve = True
+
     @staticmethod
     def from_edges(n_nodes, edges, source, target, sense="min"):
         """Shortest (or longest) path on any directed acyclic graph.
@@ -694,6 +697,9 @@ class DAGShortestPath(DecisionProblem):
         ``"u->v[key]"``) per cost column, None otherwise (and None when two
         edges would print alike with both str and repr).
     """
+
+    # The compiled solver with scratch of its own per call (see solve_is_thread_safe).
+    _thread_safe_solve = True
 
     node_labels = None
     edge_labels = None
