@@ -189,6 +189,19 @@ def check_sample_weight(sample_weight, n_samples, *, name="sample_weight",
     if isinstance(sample_weight, numbers.Number):
         sw = np.full(n_samples, float(sample_weight))
     else:
+        # (pandas' tz-aware dtype has no numpy dtype, but a kind.)
+        kind = getattr(sample_weight, "dtype", None)
+        if kind is None:  # a list of numpy dates
+            try:
+                kind = np.asarray(sample_weight).dtype
+            except (TypeError, ValueError):
+                pass
+        if getattr(kind, "kind", None) in ("M", "m"):
+            # numpy casts them to float as counts of their unit since 1970
+            # without a word: dates became weights of about 1.6e18.
+            raise ValueError(f"{name} must be a 1-D array of real numbers; it holds dates, "
+                             f"times or durations (dtype {kind}), which spotree does not turn "
+                             "into numbers on its own: convert them first.")
         try:
             sw = _as_real(sample_weight, name)
         except _StringsError as exc:

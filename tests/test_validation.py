@@ -237,6 +237,23 @@ def test_costs_and_weights_of_strings_are_refused():
         assert_array_equal(SPOTree(max_depth=1).fit(X, ok).predict(X), want)
 
 
+def test_dates_and_durations_are_refused_as_weights():
+    # numpy cast them to float silently: dates became weights of about 1.6e18
+    # (nanoseconds since 1970), durations of 1 s weights of 1 (the unit's count).
+    from spotree.metrics import spo_loss
+
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(3, 2)), rng.uniform(1, 2, (3, 3))
+    dates = pd.to_datetime(["2020-01-01", "2021-01-01", "2022-01-01"])
+    for bad in (dates, pd.Series(dates), pd.Series(dates.tz_localize("UTC")),
+                np.array([1, 2, 3], dtype="m8[s]"), list(np.array(dates))):
+        with pytest.raises(ValueError, match=r"^sample_weight must be a 1-D array of real "
+                                             r"numbers; it holds dates, times or durations"):
+            SPOTree().fit(X, C, sample_weight=bad)
+        with pytest.raises(ValueError, match=r"^sample_weight must be .* durations"):
+            spo_loss(C, C, problem=ROADS, sample_weight=bad)
+
+
 def test_a_warning_of_the_oracle_is_shown_once_over_many_solves():
     # Python shows a repeated warning once per place (the "default" action).
     # The complex-number check of every solve's costs used catch_warnings,
