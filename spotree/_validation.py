@@ -13,6 +13,7 @@ import numbers
 import warnings
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
@@ -58,7 +59,16 @@ def _as_real(values, name):
         raise TypeError("complex numbers are not real numbers")
     if arr.dtype == object:
         # (pandas' nullable columns: their own conversion, as before.)
-        return np.asarray(values, dtype=np.float64)
+        try:
+            return np.asarray(values, dtype=np.float64)
+        except TypeError:
+            # pandas' missing value pd.NA (of an Int64 or Float64 column) is not
+            # a float, as None is (NaN): NaN too, so that the finiteness checks
+            # name the cell instead of "float() argument must be ... 'NAType'".
+            missing = np.vectorize(lambda v: v is pd.NA, otypes=[bool])(arr)
+            if not missing.any():
+                raise
+            return np.where(missing, np.nan, arr).astype(np.float64)
     return arr.astype(np.float64, copy=False)
 
 

@@ -424,3 +424,24 @@ def test_variable_names_are_read_only_for_costs_given_as_a_dataframe():
     frame = pd.DataFrame(C, columns=problem.variable_names)
     with pytest.raises(ValueError, match="variable_names in another order"):
         problem.solve(frame[frame.columns[::-1]])
+
+
+def test_pandas_missing_value_in_nullable_costs_is_named_with_its_cell():
+    # pd.NA (an Int64 or Float64 column's missing value) is not a float: the
+    # costs were refused with numpy's "float() argument must be a string or a
+    # real number, not 'NAType'", naming no cell, where NaN and None name it.
+    from spotree.metrics import normalized_spo_loss
+
+    rng = np.random.default_rng(0)
+    X, C = rng.uniform(size=(12, 2)), rng.uniform(1, 2, size=(12, 3))
+    frame = pd.DataFrame(C).astype("Float64")
+    frame.iloc[4, 1] = pd.NA
+    cell = r"contains NaN or infinity \(first at row 4, column 1\)"
+    with pytest.raises(ValueError, match="C " + cell):
+        SPOTree(ROADS).fit(X, frame)
+    with pytest.raises(ValueError, match="C_true " + cell):
+        normalized_spo_loss(frame, C, problem=ROADS)
+    # Without a missing value, the same numbers as the float array.
+    whole = pd.DataFrame(np.round(C * 10)).astype("Int64")
+    assert_array_equal(SPOTree(ROADS, max_depth=2).fit(X, whole).predict(X),
+                       SPOTree(ROADS, max_depth=2).fit(X, np.round(C * 10)).predict(X))
