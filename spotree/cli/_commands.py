@@ -244,12 +244,18 @@ def _loss_text(model, X, C, sw):
 
 def _weight_column(df, column, features, costs, path):
     """The --weights column: non-negative numbers with a positive total."""
+    import numpy as np
+
     if column not in df.columns:
         raise CLIError(f"--weights: no column {column!r} in {path}")
     if column in features or column in costs:
         raise CLIError(f"--weights column {column!r} is also a feature or cost")
     sw = numeric_matrix(df, [column], path)[:, 0]
-    if (sw < 0).any() or not (sw > 0).any():
+    if (sw < 0).any():
+        # Name the first negative cell, as every other bad cell is named.
+        raise _bad_cell(path, df, column, int(np.argmax(sw < 0)),
+                        what="{} is negative; --weights takes non-negative sample weights")
+    if not (sw > 0).any():
         raise CLIError(f"--weights column {column!r} must be non-negative with a "
                        "positive total")
     return sw

@@ -273,11 +273,12 @@ def select_columns(spec, columns, option, path):
     return out
 
 
-def _bad_cell(path, df, col, row, feature=False, note=""):
+def _bad_cell(path, df, col, row, feature=False, note="", what=None):
     """The one-line error for cell (row, col) of ``df``, read back from the file.
 
     ``feature``: a feature column, where an empty cell is a missing value, so
-    the text "nan" gets that hint. ``note`` ends the message.
+    the text "nan" gets that hint. ``note`` ends the message. ``what`` says
+    what is wrong with a cell that holds a valid number (its text is ``{}``).
     """
     j = list(df.columns).index(col)
     line, text, n_fields = None, "", None
@@ -290,7 +291,9 @@ def _bad_cell(path, df, col, row, feature=False, note=""):
     except (OSError, UnicodeDecodeError, csv.Error):
         pass
     where = f"{path}, line {line}" if line is not None else f"{path}, row {row + 1}"
-    if n_fields is not None and n_fields <= j:
+    if what is not None:
+        what = what.format(text or df[col].iloc[row])
+    elif n_fields is not None and n_fields <= j:
         what = f"missing (the line has {n_fields} fields, the header {df.shape[1]})"
     elif not text:
         what = "empty cell"

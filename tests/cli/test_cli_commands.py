@@ -1215,3 +1215,24 @@ def test_counts_of_one_are_singular(tmp_path, capsys):
     assert f"SPOTree on 1 row of {one}:" in res.stdout
     res = run_in_process(capsys, *fit_args(tmp_path / "x.json", "--costs", "c0"))
     assert_one_line_error(res, "--costs selects 1 column but")
+
+
+def test_a_negative_weight_is_refused_naming_its_line(tmp_path, capsys):
+    """The negative --weights cell is named by file, line and column, as every other bad
+    cell is (the error named the column only, so a user searched a long file by hand)."""
+    rows = read_rows(TRAIN)[:30]
+    data = tmp_path / "w.csv"
+    with open(data, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=[*rows[0], "w"])
+        w.writeheader()
+        for i, r in enumerate(rows):
+            w.writerow({**r, "w": "-0.5" if i in (11, 20) else "1"})
+    # Row 11 of the data is the file's line 13: the header is line 1, row 0 line 2.
+    for command in (fit_args(tmp_path / "m.json", "--weights", "w", data=data),
+                    ("evaluate", "--model", tmp_path / "m.json", "--data", data,
+                     "--weights", "w")):
+        if command[0] == "evaluate":
+            run_in_process(capsys, *fit_args(tmp_path / "m.json", data=TRAIN))
+        res = run_in_process(capsys, *command)
+        assert_one_line_error(res, f"{data}, line 13, column 'w': -0.5 is negative",
+                              "--weights")
