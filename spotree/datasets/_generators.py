@@ -34,6 +34,17 @@ def _check_random_state(random_state):
     return check_random_state(random_state)
 
 
+def _check_bool(value, name):
+    """``value`` as a bool, or a ValueError naming ``name``.
+
+    (Taken by its truth: the string "no", or "False" read from a config,
+    chose the other branch without a word.)
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool (True or False); got {value!r:.80}.")
+    return bool(value)
+
+
 def _check_int(value, name, low):
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
         raise ValueError(f"{name} must be an int >= {low}; got {value!r}.")
@@ -104,6 +115,7 @@ def make_shortest_path(n_samples, *, n_features=5, grid=(4, 4), degree=2, noise=
     if (isinstance(noise, bool) or not isinstance(noise, numbers.Real)
             or not 0.0 <= noise <= 1.0):
         raise ValueError(f"noise must be a float in [0, 1]; got {noise!r}.")
+    return_B = _check_bool(return_B, "return_B")
     d = ShortestPath(grid).n_costs
     rng = _check_random_state(random_state)
     if B is None:

@@ -17,7 +17,7 @@ import zipfile
 import numpy as np
 from sklearn.utils import Bunch, shuffle
 
-from ._generators import _check_random_state
+from ._generators import _check_bool, _check_random_state
 
 __all__ = ["load_icon_energy", "ICON_ENERGY_CAPACITIES"]
 
@@ -168,6 +168,7 @@ def load_icon_energy(path, *, random_state=0, standardize=False):
         model = SPOForest(problem).fit(data.X_train, data.C_train)
     """
     rng = _check_random_state(random_state)
+    standardize = _check_bool(standardize, "standardize")
     path, arrays = _read(os.fspath(path))
     raw = np.concatenate([arrays["X_1gtrain"], arrays["X_1gtest"]])[:, 1:]
     C = np.concatenate([arrays["y_train"], arrays["y_test"]]).reshape(-1, _PERIODS)

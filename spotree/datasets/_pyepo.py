@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from ._generators import _as_float_array, _check_int, _check_random_state
+from ._generators import _as_float_array, _check_bool, _check_int, _check_random_state
 
 __all__ = ["make_pyepo_shortest_path", "make_pyepo_knapsack", "pyepo_shortest_path_columns",
            "expected_ceil_uniform"]
@@ -229,6 +229,8 @@ def make_pyepo_shortest_path(n_samples, *, n_features=5, grid=(5, 5), degree=1, 
     degree = _check_int(degree, "degree", 1)
     noise = _check_noise(noise)
     formula = _check_formula(formula)
+    return_B = _check_bool(return_B, "return_B")
+    return_mean = _check_bool(return_mean, "return_mean")
     columns = pyepo_shortest_path_columns((rows, cols))
     d = columns.shape[0]
     rng = _check_random_state(random_state)
@@ -308,6 +310,8 @@ def make_pyepo_knapsack(n_samples, *, n_items=32, n_resources=2, n_features=5, d
     >>> bool((C == C.round()).all() and (C >= 0).all())
     True
     """
+    return_B = _check_bool(return_B, "return_B")
+    return_mean = _check_bool(return_mean, "return_mean")
     n_samples = _check_int(n_samples, "n_samples", 1)
     n_items = _check_int(n_items, "n_items", 1)
     n_resources = _check_int(n_resources, "n_resources", 1)

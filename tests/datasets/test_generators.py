@@ -154,6 +154,9 @@ def test_shortest_path_noise_bounds(noise):
     ({"degree": 0}, "degree must be an int >= 1"),
     ({"n_features": 0}, "n_features must be an int >= 1"),
     ({"grid": (1, 1)}, "grid must"),
+    # Taken by its truth, "no" returned B as well (three values, not two).
+    ({"return_B": "no"}, r"return_B must be a bool \(True or False\); got 'no'"),
+    ({"return_B": 1}, "return_B must be a bool"),
 ])
 def test_shortest_path_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -78,6 +78,17 @@ def test_standardize_uses_the_training_part(tmp_path):
     assert_array_equal(std.C, raw.C)
 
 
+@pytest.mark.parametrize("flag", ["no", "False", 0, None])
+def test_standardize_must_be_a_bool(tmp_path, flag):
+    # Taken by its truth: "no" (or "False" from a config) standardized the
+    # features without a word, and 0 / None passed for False.
+    _write(tmp_path / "Data.npz")
+    with pytest.raises(ValueError, match=f"standardize must be a bool .*; got {flag!r}"):
+        load_icon_energy(tmp_path, standardize=flag)
+    assert_array_equal(load_icon_energy(tmp_path, standardize=np.True_).X_items,
+                       load_icon_energy(tmp_path, standardize=True).X_items)
+
+
 def test_standardize_leaves_a_constant_column_finite(tmp_path):
     """A feature constant over the training part (no holiday in it) is centred, not
     divided by its zero spread: as scikit-learn's StandardScaler, which the benchmark

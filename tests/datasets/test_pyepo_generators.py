@@ -145,6 +145,8 @@ def test_knapsack_equals_pyepo(seed, deg, noise):
     ({"n_samples": 10, "formula": "code"}, "formula must be 'package' or 'paper'"),
     ({"n_samples": 10, "B": np.ones((3, 5))}, r"B must have shape .* \(40, 5\)"),
     ({"n_samples": 10, "B": np.full((40, 5), 0.5)}, "B must be binary"),
+    ({"n_samples": 10, "return_B": "False"}, "return_B must be a bool"),
+    ({"n_samples": 10, "return_mean": "no"}, r"return_mean must be a bool .*; got 'no'"),
 ])
 def test_shortest_path_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -157,6 +159,8 @@ def test_shortest_path_bad_input(kwargs, match):
     ({"weights": np.ones((3, 32))}, r"weights must have shape .* \(2, 32\)"),
     ({"weights": -np.ones((2, 32))}, "non-negative"),
     ({"B": np.ones((32, 4))}, r"B must have shape"),
+    ({"return_B": "no"}, "return_B must be a bool"),
+    ({"return_mean": None}, "return_mean must be a bool"),
 ])
 def test_knapsack_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
