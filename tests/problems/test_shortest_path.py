@@ -13,6 +13,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from spotree.problems import ShortestPath
+from spotree.problems._base import _unoverflowed
 
 SHAPES = [(1, 2), (1, 5), (2, 1), (5, 1), (2, 3), (3, 2), (4, 4), (5, 5)]
 
@@ -674,3 +675,51 @@ def test_dag_path_along_parallel_edges_names_the_edge():
     assert dag.describe_decision([0, 0, 0, 1]) == "0->2"
     plain = ShortestPath.from_edges(3, [(0, 1), (1, 2), (0, 2)], 0, 2)
     assert plain.describe_decision([1, 1, 0]) == "0->1->2"
+
+
+def _numpy_grid_dp(C, rows, cols, sense):
+    """ShortestPath's former NumPy dynamic program (its solve until the compiled one)."""
+    n_east = rows * (cols - 1)
+    m = C.shape[0]
+    Cm = C if sense == "min" else -C
+    dist = np.empty((rows, cols, m))
+    from_west = np.zeros((rows, cols, m), dtype=bool)
+    dist[0, 0] = 0.0
+    for c in range(1, cols):
+        dist[0, c] = dist[0, c - 1] + Cm[:, c - 1]
+        from_west[0, c] = True
+    for r in range(1, rows):
+        dist[r, 0] = dist[r - 1, 0] + Cm[:, n_east + (r - 1) * cols]
+        for c in range(1, cols):
+            west = dist[r, c - 1] + Cm[:, r * (cols - 1) + c - 1]
+            south = dist[r - 1, c] + Cm[:, n_east + (r - 1) * cols + c]
+            from_west[r, c] = west <= south
+            dist[r, c] = np.where(from_west[r, c], west, south)
+    W = np.zeros((m, n_east + (rows - 1) * cols))
+    rr, cc, ar = np.full(m, rows - 1), np.full(m, cols - 1), np.arange(m)
+    for _ in range(rows + cols - 2):
+        west = from_west[rr, cc, ar]
+        W[ar, np.where(west, rr * (cols - 1) + cc - 1, n_east + (rr - 1) * cols + cc)] = 1.0
+        cc = cc - west
+        rr = rr - ~west
+    return W
+
+
+@pytest.mark.parametrize("shape", [(1, 4), (4, 1), (3, 5), (4, 4), (6, 6)])
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_solve_takes_the_paths_of_the_numpy_dynamic_program(shape, sense):
+    # solve runs the compiled dynamic program now: the same paths, bit for
+    # bit, as the NumPy one it replaced, on near ties (sums that round
+    # alike or not), signed costs and costs near the float range.
+    rows, cols = shape
+    sp = ShortestPath(shape, sense=sense)
+    rng = np.random.default_rng(rows * 7 + cols)
+    d = sp.n_costs
+    C = np.vstack([rng.normal(size=(200, d)),
+                   rng.integers(0, 3, size=(200, d)) * 0.1,
+                   rng.integers(-2, 3, size=(50, d)) * 1e307,
+                   rng.uniform(0, 1, size=(50, d)) * 1e-300])
+    W, z = sp.solve(C)
+    # (solve divides rows that could overflow by a power of two first.)
+    assert_array_equal(W, _numpy_grid_dp(_unoverflowed(C), rows, cols, sense))
+    assert_array_equal(z, np.einsum("ij,ij->i", C, W))
