@@ -93,6 +93,18 @@ RANDOM_STATE = [Interval(int, 0, 2**32 - 1),
                 InstanceOf(np.random.RandomState, "a numpy RandomState instance"), None]
 
 
+def check_bool(value, param, owner):
+    """``value`` as a bool, or scikit-learn's message naming ``param`` of ``owner``.
+
+    (A flag taken by its truth: the string "no", or "False" read from a
+    config, switched it on without a word.)
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"The {param!r} parameter of {owner} must be a bool. Got {value!r} "
+                         "instead.")
+    return bool(value)
+
+
 def _describe(alternatives):
     parts = ["None" if a is None else str(a) for a in alternatives]
     if len(parts) == 1:

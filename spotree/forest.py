@@ -27,7 +27,7 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._categories import is_dataframe, unseen_to_missing
-from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
+from ._params import RANDOM_STATE, InstanceOf, Interval, Options, check_bool, validate_params
 from ._ridge import RidgeFeatures
 from ._validation import (check_costs, check_features, check_fit_inputs, check_realized_costs,
                           check_same_rows, check_sample_weight, cost_names)
@@ -1068,6 +1068,7 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
     """
     if not isinstance(forest, SPOForest):
         raise TypeError(f"forest must be an SPOForest; got {type(forest).__name__}.")
+    refit = check_bool(refit, "refit", "tune_max_features")
     candidates = list(candidates)
     if not candidates:
         raise ValueError("candidates must hold at least one value of max_features.")

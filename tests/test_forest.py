@@ -654,6 +654,10 @@ def test_tune_max_features_rejects_bad_arguments():
         tune_max_features(SPOForest(SP), X, C, Xt, Ct, candidates=())
     with pytest.raises(ValueError, match="'max_features' parameter of SPOForest"):
         tune_max_features(SPOForest(SP, n_estimators=2), X, C, Xt, Ct, candidates=(0,))
+    # Taken by its truth, refit="no" refitted on the validation rows too.
+    with pytest.raises(ValueError, match="The 'refit' parameter of tune_max_features must be "
+                                         "a bool. Got 'no' instead."):
+        tune_max_features(SPOForest(SP, n_estimators=2), X, C, Xt, Ct, refit="no")
 
 
 @pytest.mark.parametrize("val, match", [

@@ -13,7 +13,7 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from .._categories import categorical_mask, unseen_to_missing
-from .._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
+from .._params import RANDOM_STATE, InstanceOf, Interval, Options, check_bool, validate_params
 from .._ridge import cost_unit
 from .._validation import (check_costs, check_features, check_fit_inputs,
                            check_random_state_seed, check_realized_costs, check_same_rows,
@@ -307,6 +307,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             total validation loss, NaN otherwise; ``pruning_alpha_`` is the
             chosen alpha.
         """
+        one_se_rule = check_bool(one_se_rule, "one_se_rule", f"{type(self).__name__}.prune")
         loss = self._pruning_loss_name(loss)
         node_val, sw, X, C, magnitude, w_unit = self._node_losses_on(X_val, C_val,
                                                                       sample_weight, loss)

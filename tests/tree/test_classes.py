@@ -522,6 +522,19 @@ def test_one_se_rule_scales_with_the_validation_weights():
     assert got.get_n_leaves() == base.get_n_leaves()
 
 
+@pytest.mark.parametrize("flag", ["no", "False", 0, None])
+def test_one_se_rule_must_be_a_bool(flag):
+    # Taken by its truth: "no" applied the one-SE rule (a smaller tree here)
+    # without a word, and 0 / None passed for False.
+    X, C, Xv, Cv = _train_val(0)
+    est = SPOTree(SP, min_samples_leaf=5).fit(X, C)
+    assert (est.prune(Xv, Cv, one_se_rule=True).get_n_leaves()
+            < est.prune(Xv, Cv).get_n_leaves())
+    with pytest.raises(ValueError, match=f"The 'one_se_rule' parameter of SPOTree.prune must "
+                                         f"be a bool. Got {flag!r} instead."):
+        est.prune(Xv, Cv, one_se_rule=flag)
+
+
 # ----------------------------------------------------- scikit-learn habits
 def test_clone_and_params():
     est = SPOTree(SP, max_depth=3, thresholds=9, min_samples_leaf=2)
