@@ -74,6 +74,14 @@ def _ridge_gcv(X, C, sw):
     """
     pos = sw > 0
     X, C, sw = X[pos], C[pos], sw[pos]
+    with np.errstate(over="ignore"):
+        near = sw.sum() > np.finfo(np.float64).max / _RIDGE_ALPHAS[-1]
+    if near:
+        # Weights near the float range (a total of 2^1016): the largest
+        # penalty overflowed to inf. In units of an even power of two (exact,
+        # their square roots too; the penalties are relative to the total).
+        e = np.frexp(sw.max())[1]
+        sw = sw / np.ldexp(1.0, int(e - e % 2))
     mean, scale = _standardization(X, sw)
     # Each cost in units of a power of two near its largest magnitude: exact
     # (the same penalties and coefficients, times the unit), and the squared

@@ -1701,3 +1701,18 @@ def test_refit_on_a_linear_program_does_not_depend_on_what_it_solved_before():
     for node in range(0, tree.node_count, 2):
         ref = linprog(tree.value[node], A_ub=A, b_ub=b_ub, bounds=(0, 1))
         assert tree.value[node] @ tree.decision[node] == pytest.approx(ref.fun, abs=1e-9)
+
+
+def test_weights_near_the_float_range_grow_the_same_forest():
+    # Weights times 2^1016 (their total finite): the ridge features' largest
+    # penalty, 100 times the total weight, overflowed to inf (a RuntimeWarning,
+    # and an infinite penalty where 100 times the total was meant).
+    X, C, Xt, _ = _data(n=60)
+    sw = np.random.default_rng(3).uniform(0.5, 2.0, 60)
+    kw = dict(n_estimators=3, random_state=0, criterion="spo")
+    a = SPOForest(SP, **kw).fit(X, C, sample_weight=sw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = SPOForest(SP, **kw).fit(X, C, sample_weight=sw * 2.0 ** 1016)
+    assert_allclose(b.ridge_features_.coef, a.ridge_features_.coef, rtol=1e-12)
+    assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12)
