@@ -24,7 +24,7 @@ from ._base import DecisionProblem, _check_sense, current_session, null_space_ba
 from ._basis_cache import DenseCache, FactoredCache
 from ._lp_data import (_check_matrix, _check_names, _check_time_limit, _check_vector,
                        _matrix_to_json, _parse_bounds, _rows_from_views, read_model_file)
-from ._vertex_enum import integer_points, lp_vertices
+from ._vertex_enum import integer_points, lp_vertices, mixed_points
 
 __all__ = ["LinearProgram"]
 
@@ -216,11 +216,21 @@ class LinearProgram(DecisionProblem):
     It runs when the number of choices is at most ``max_bases_enumerated``
     (200,000) and returns None otherwise, or when there are more than
     ``max_vertices`` vertices. For a MILP whose variables are all integer,
-    the feasible integer points of the bounding box are listed under the same
-    limits (every optimum is attained at one of them); a mixed-integer
-    program has no vertex list. Vertices are deduplicated and sorted
+    the feasible integer points of the bounding box (of the LP relaxation,
+    found with HiGHS where a bound is infinite) are listed under the same
+    limits (every optimum is attained at one of them). For a mixed-integer
+    program, fixing the integer variables at an integer point of their box
+    leaves an LP in the continuous ones, a slice, and every optimum is
+    attained at a vertex of a slice: the vertices of all nonempty slices are
+    listed, enumerated as above with the same choices of active inequalities
+    in every slice. It runs when the integer points times the choices are at
+    most ``max_bases_enumerated``, and returns None otherwise or beyond
+    ``max_vertices`` points (the list may hold points of a slice that are
+    not vertices of the convex hull of ``S``; they are feasible, and never
+    the only optimum). The points are deduplicated and sorted
     lexicographically, so :meth:`solve_vertices` breaks ties towards the
-    lexicographically smallest optimal vertex.
+    lexicographically smallest optimal decision (a vertex of the LP, an
+    integer point, or a vertex of a slice, so always in the list).
 
     Examples
     --------
@@ -241,7 +251,8 @@ class LinearProgram(DecisionProblem):
            [1., 0., 0.]])
     """
 
-    #: Largest number of candidate bases (or integer points) that
+    #: Largest number of candidate bases (or integer points; or integer
+    #: points times bases of a slice, for a mixed-integer program) that
     #: :meth:`vertices` enumerates.
     max_bases_enumerated = 200_000
     #: Number of optimal bases kept by the basis cache.
@@ -998,21 +1009,28 @@ class LinearProgram(DecisionProblem):
             V = net.dag._vertices()
             return None if V is None else np.unique(V, axis=0)
         if self.is_milp:
-            if not self.integrality.all():
-                return None
-            lo, hi = self._box()
-            return integer_points(self._A, self._rlo, self._rhi, lo, hi,
-                                  self.max_bases_enumerated, self.max_vertices)
+            integer = self.integrality != 0
+            lo, hi = self._box(np.flatnonzero(integer))
+            if integer.all():
+                return integer_points(self._A, self._rlo, self._rhi, lo, hi,
+                                      self.max_bases_enumerated, self.max_vertices)
+            return mixed_points(self._A, self._rlo, self._rhi, self._lo, self._hi, integer,
+                                lo, hi, self.max_bases_enumerated, self.max_vertices)
         return lp_vertices(self._A, self._rlo, self._rhi, self._lo, self._hi,
                            self.max_bases_enumerated, self.max_vertices)
 
-    def _box(self):
-        """Smallest box around the LP relaxation of S (finite: S is bounded)."""
+    def _box(self, columns=None):
+        """Smallest box around the LP relaxation of S (finite: S is bounded).
+
+        Only the variables in ``columns`` (all when None) are bounded; the
+        other entries are the variable bounds.
+        """
         lo, hi = self._lo.copy(), self._hi.copy()
-        if np.isfinite(lo).all() and np.isfinite(hi).all():
+        columns = np.arange(self.n_costs) if columns is None else columns
+        if np.isfinite(lo[columns]).all() and np.isfinite(hi[columns]).all():
             return lo, hi
         relax = self._relaxed_model()
-        for j in range(self.n_costs):
+        for j in columns:
             for sgn in (1.0, -1.0):
                 if np.isfinite(lo[j] if sgn > 0 else hi[j]):
                     continue

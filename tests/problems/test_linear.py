@@ -124,7 +124,10 @@ def test_mixed_integer_matches_scipy_milp():
         res = milp(-c, constraints=LinearConstraint(A_ub, -np.inf, b_ub), bounds=Bounds(0, 4),
                    integrality=integrality, options={"mip_rel_gap": 0.0})
         assert abs(-res.fun - zi) <= RTOL * max(1.0, abs(zi))
-    assert problem.vertices() is None  # mixed-integer: no vertex list
+    # Its vertex list (the slices' vertices) gives the same maxima.
+    V = problem.vertices()
+    assert V is not None
+    close(problem.solve_vertices(C)[1], z, np.abs(C).max())
 
 
 def test_milp_decisions_are_exact_integers():
@@ -199,6 +202,101 @@ def test_vertex_limits_return_none():
     problem = random_lp(1)
     problem.max_vertices = 1
     assert problem.vertices() is None
+
+
+def small_mixed(sense="min"):
+    """A mixed-integer set whose slices have vertices on a grid of 0.5.
+
+    x0 integer in [0, 3]; x1 integer bounded only by rows (its box comes
+    from the LP relaxation); x2 continuous and free, bounded through rows
+    that move with x0 and x1; x3, x4 continuous, tied to x0 by an equality.
+    With integer costs, ties are frequent and values exact.
+    """
+    A_ub = [[0, -1, 0, 0, 0],             # x1 >= -1
+            [1, 1, 0, 0, 0],              # x0 + x1 <= 3
+            [-1, 0, 1, 0, 0],             # x2 <= x0 + 1.5
+            [0, -1, -1, 0, 0],            # x2 >= -x1 - 0.5
+            [0, 0, 1, 1, 0]]              # x2 + x3 <= 4
+    b_ub = [1, 3, 1.5, 0.5, 4]
+    A_eq, b_eq = [[-0.5, 0, 0, 1, 1]], [2]
+    bounds = [(0, 3), (None, None), (None, None), (0, None), (0, 1.5)]
+    return LinearProgram(A_ub, b_ub, A_eq, b_eq, bounds=bounds, integrality=[1, 1, 0, 0, 0],
+                         sense=sense)
+
+
+def assert_lexicographically_smallest_optimum(problem, c, w):
+    """No optimal point of the problem is lexicographically smaller than ``w`` (scipy.milp).
+
+    With the first ``j`` coordinates at ``w``'s (fixed by bounds, exact) and
+    ``c.w`` at most ``w``'s value, no smaller ``j``-th coordinate is
+    feasible. ``w`` is exactly feasible: its values are on a grid of 0.5.
+    """
+    s, d = problem.sign, problem.n_costs
+    rows = [LinearConstraint(problem.A_ub, -np.inf, problem.b_ub),
+            LinearConstraint(problem.A_eq, problem.b_eq, problem.b_eq),
+            LinearConstraint(s * c, -np.inf, s * c @ w + 1e-9)]
+    lo, hi = problem._lo.copy(), problem._hi.copy()
+    for j in range(d):
+        if problem.integrality[j]:
+            below = hi.copy()
+            below[j] = w[j] - 1
+            res = milp(np.zeros(d), constraints=rows, bounds=Bounds(lo, below),
+                       integrality=problem.integrality)
+            assert res.status == 2, (c, w, j, res.x)          # infeasible
+        else:
+            res = milp(np.eye(d)[j], constraints=rows, bounds=Bounds(lo, hi),
+                       integrality=problem.integrality, options={"mip_rel_gap": 0.0})
+            assert res.status == 0 and res.fun >= w[j] - 1e-7, (c, w, j, res.x)
+        lo[j] = hi[j] = w[j]
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_mixed_integer_vertices_break_ties_lexicographically(sense):
+    # Among tied optima, solve_vertices takes the lexicographically smallest
+    # optimal point of the whole feasible set (a vertex of its slice), as the
+    # docstring says; checked against scipy.milp.
+    problem = small_mixed(sense)
+    V = problem.vertices()
+    assert V is not None
+    rng = np.random.default_rng(0 if sense == "min" else 1)
+    C = np.vstack([np.zeros(5), rng.integers(-1, 2, size=(7, 5))]).astype(float)
+    W, z, _ = problem.solve_vertices(C)
+    _, z_highs = problem.solve(C)
+    np.testing.assert_array_equal(z, z_highs)
+    for c, w in zip(C, W):
+        assert_lexicographically_smallest_optimum(problem, c, w)
+
+
+def test_tree_on_a_mixed_integer_program_same_with_and_without_vertices():
+    from spotree import SPOTree
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    C = np.column_stack([X[:, 0], -X[:, 1], X[:, 0] * X[:, 2], X[:, 2], 1 - X[:, 1]])
+    C += 0.3 * rng.normal(size=C.shape)
+    fits = []
+    for max_vertices in (5000, 0):
+        problem = small_mixed("max")
+        problem.max_vertices = max_vertices           # 0: no list, the solver path
+        fits.append(SPOTree(problem, max_depth=2, min_samples_leaf=5, thresholds=4).fit(X, C))
+    with_list, without = fits
+    assert with_list.n_oracle_calls_ == 0 and without.n_oracle_calls_ > 0
+    assert with_list.tree_.node_count >= 5
+    np.testing.assert_array_equal(with_list.tree_.feature, without.tree_.feature)
+    np.testing.assert_array_equal(with_list.tree_.threshold, without.tree_.threshold)
+    np.testing.assert_allclose(with_list.predict_decision(X), without.predict_decision(X),
+                               atol=1e-9)
+
+
+def test_mixed_integer_vertex_limits_return_none():
+    problem = small_mixed()
+    n = problem.vertices().shape[0]
+    for attr, value, expected in [("max_bases_enumerated", 3, None),
+                                  ("max_vertices", n - 1, None), ("max_vertices", n, n)]:
+        problem = small_mixed()
+        setattr(problem, attr, value)
+        V = problem.vertices()
+        assert (V is None) if expected is None else V.shape[0] == expected
 
 
 # ------------------------------------------------------------ basis cache

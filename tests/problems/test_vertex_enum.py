@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from spotree.problems._vertex_enum import integer_points, lp_vertices
+from spotree.problems._vertex_enum import integer_points, lp_vertices, mixed_points
 
 
 def ranged_polytope(seed, d=3, m=3):
@@ -134,3 +134,116 @@ def test_integer_points_respect_rows_of_tiny_coefficients():
     P = integer_points(A, np.full(1, 5e-10), np.full(1, np.inf), np.zeros(2),
                        np.full(2, 3.0), 200_000, 5000)
     np.testing.assert_array_equal(P, [(2, 3), (3, 2), (3, 3)])
+
+
+def random_mixed(seed):
+    """A small bounded mixed-integer set in row-bound form, feasible at ``x0``.
+
+    General integers in small boxes, continuous variables bounded, half
+    bounded or free (a free one is bounded by a ranged row of its own),
+    equality rows and ranged or one-sided rows mixing both kinds, and a row
+    on the integer variables alone.
+    """
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(3, 6))
+    integer = rng.permutation(np.r_[True, False, rng.random(d - 2) < 0.5])
+    I, K = np.flatnonzero(integer), np.flatnonzero(~integer)
+    lo, hi = np.full(d, -np.inf), np.full(d, np.inf)
+    lo[I] = rng.integers(-2, 1, I.size)
+    hi[I] = lo[I] + rng.integers(1, 4, I.size)
+    kind = rng.integers(0, 3, K.size)                  # 0 boxed, 1 lo only, 2 free
+    lo[K[kind < 2]] = rng.uniform(-1, 0, (kind < 2).sum())
+    hi[K[kind == 0]] = lo[K[kind == 0]] + rng.uniform(1, 3, (kind == 0).sum())
+    x0 = np.zeros(d)
+    x0[I] = rng.integers(lo[I], hi[I] + 1)
+    x0[K] = np.where(np.isfinite(lo[K]), lo[K] + rng.uniform(0.1, 0.9, K.size), 0.3)
+    rows = [rng.normal(size=d) for _ in range(int(rng.integers(1, 4)))]
+    rows.append(np.where(integer, rng.integers(-1, 3, d), 0.0))      # integers only
+    for j in K:  # every continuous variable bounded by a ranged row
+        r = np.where(np.isfinite(lo) & np.isfinite(hi), rng.normal(size=d), 0.0)
+        r[j] = 1.0
+        rows.append(r)
+    A = np.array(rows)
+    act = A @ x0
+    rlo = act - rng.uniform(0.2, 2.0, len(A))
+    rhi = act + rng.uniform(0.2, 2.0, len(A))
+    rhi[0] = np.inf                                     # a ">=" row
+    if rng.random() < 0.7:                              # an equality row
+        rlo[1] = rhi[1] = act[1]
+    return A, rlo, rhi, lo, hi, integer
+
+
+def milp_value(c, A, rlo, rhi, lo, hi, integer):
+    res = milp(c, constraints=LinearConstraint(A, rlo, rhi), bounds=Bounds(lo, hi),
+               integrality=integer.astype(int), options={"mip_rel_gap": 0.0})
+    assert res.status == 0
+    # HiGHS's integers are integral only to 1e-6 (1.99999961 moved the value
+    # by 1e-6): the LP with the integers fixed at their rounded values.
+    z = np.round(res.x[integer])
+    if (z == res.x[integer]).all():
+        return res.fun
+    lo, hi = lo.copy(), hi.copy()
+    lo[integer] = hi[integer] = z
+    res = milp(c, constraints=LinearConstraint(A, rlo, rhi), bounds=Bounds(lo, hi))
+    assert res.status == 0
+    return res.fun
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mixed_points_attain_milp_optimum(seed):
+    A, rlo, rhi, lo, hi, integer = random_mixed(seed)
+    d = A.shape[1]
+    V = mixed_points(A, rlo, rhi, lo, hi, integer, lo, hi, 200_000, 5000)
+    assert V is not None
+    # Every listed point is feasible, with integer values where required.
+    np.testing.assert_array_equal(V[:, integer], np.round(V[:, integer]))
+    act = V @ A.T
+    tol = 1e-9 * (1 + np.abs(V) @ np.abs(A).T)
+    assert (act >= rlo - tol).all() and (act <= rhi + tol).all()
+    assert (V >= lo - 1e-9).all() and (V <= hi + 1e-9).all()
+    # Sorted lexicographically (coordinates within rounding count as equal),
+    # no duplicates.
+    for u, v in zip(V[:-1], V[1:]):
+        differ = np.flatnonzero(np.abs(u - v) > 1e-9 * (1 + np.abs(V).max(axis=0)))
+        assert differ.size and u[differ[0]] < v[differ[0]], (u, v)
+    # The min and the max of c.w over the list are scipy.milp's (the optimum
+    # is attained at a listed point), for random costs and the coordinates'
+    # extremes.
+    rng = np.random.default_rng(100 + seed)
+    costs = np.vstack([rng.normal(size=(5, d)), np.eye(d)[:2]])
+    for c in costs:
+        for s in (1.0, -1.0):
+            f = milp_value(s * c, A, rlo, rhi, lo, hi, integer)
+            assert abs((V @ (s * c)).min() - f) <= 1e-7 * (1 + abs(f)), (c, s)
+
+
+def test_mixed_points_decline_beyond_the_limits():
+    A, rlo, rhi, lo, hi, integer = random_mixed(0)
+    V = mixed_points(A, rlo, rhi, lo, hi, integer, lo, hi, 200_000, 5000)
+    assert V is not None and V.shape[0] > 2
+    n_z = np.prod(hi[integer] - lo[integer] + 1)
+    assert mixed_points(A, rlo, rhi, lo, hi, integer, lo, hi, int(n_z) - 1, 5000) is None
+    assert mixed_points(A, rlo, rhi, lo, hi, integer, lo, hi, 200_000, V.shape[0] - 1) is None
+    assert mixed_points(A, rlo, rhi, lo, hi, integer, lo, hi, 200_000,
+                        V.shape[0]) is not None
+    # A box of 1e30 integer points declines at once (no grid is built).
+    lo2, hi2 = lo.copy(), hi.copy()
+    lo2[integer], hi2[integer] = -1e15, 1e15
+    t0 = time.process_time()
+    assert mixed_points(A, rlo, rhi, lo, hi, integer, lo2, hi2, 200_000, 5000) is None
+    assert time.process_time() - t0 < 1
+
+
+def test_mixed_points_check_every_equality_row():
+    # Both equalities fix x2 + x3 (dependent in the continuous variables),
+    # and together z1 = 4 - 2 z0: only the slices at z = (1, 2) and (2, 0)
+    # are nonempty, though each row alone holds on many more.
+    A = np.array([[1.0, 0.0, 1.0, 1.0], [0.0, -1.0, 2.0, 2.0], [0.0, 0.0, 1.0, -1.0]])
+    rlo, rhi = np.array([2.0, 0.0, -np.inf]), np.array([2.0, 0.0, 1.0])
+    lo, hi = np.zeros(4), np.array([3.0, 3.0, 5.0, 5.0])
+    integer = np.array([True, True, False, False])
+    V = mixed_points(A, rlo, rhi, lo, hi, integer, lo, hi, 200_000, 5000)
+    np.testing.assert_array_equal(V, [[1, 2, 0, 1], [1, 2, 1, 0], [2, 0, 0, 0]])
+    for c in np.random.default_rng(0).normal(size=(4, 4)):
+        f = milp_value(c, A, rlo, rhi, lo, hi, integer)
+        assert abs((V @ c).min() - f) <= 1e-9 * (1 + abs(f))
