@@ -1052,8 +1052,11 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
     sample_weight_val : array-like of shape (n_val,), default=None
     refit : bool, default=False
         False returns the best candidate as grown on the training set (the
-        paper's protocol). True refits it with the chosen ``max_features``
-        on the training and validation sets together.
+        paper's protocol). True fits a clone of ``forest`` with the chosen
+        ``max_features`` on the training and validation sets together, as
+        scikit-learn's ``GridSearchCV`` refits (a RandomState given as
+        ``random_state`` is used from its state as given, as for every
+        candidate).
 
     Returns
     -------
@@ -1125,8 +1128,11 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
             X_all = pd.concat([X_train, X_va], ignore_index=True)
         else:
             X_all = np.vstack([np.asarray(X_train), np.asarray(X_val)])
-        best = clone(best).fit(X_all, np.vstack([C, C_va]),
-                               sample_weight=np.concatenate([sw, sw_va]))
+        # A clone of the template, as GridSearchCV refits: a RandomState given
+        # as random_state starts where every candidate's did (clone(best) took
+        # the state the chosen candidate's fit had consumed: other seeds).
+        best = clone(forest).set_params(max_features=candidates[k]).fit(
+            X_all, np.vstack([C, C_va]), sample_weight=np.concatenate([sw, sw_va]))
     results = Bunch(max_features=candidates, val_loss=losses, best_index=k,
                     best_max_features=candidates[k])
     return best, results

@@ -646,6 +646,25 @@ def test_tune_max_features_refit_uses_training_and_validation_rows():
     assert_array_equal(best.predict(Xt), direct.predict(Xt))
 
 
+def test_tune_max_features_refit_with_a_random_state_instance_is_a_fit_of_the_template():
+    # As GridSearchCV's refit: a clone of the template with the chosen
+    # max_features, its RandomState as given (every candidate grew from a
+    # copy of it), not the state that the chosen candidate's fit consumed.
+    X, C, Xt, Ct = _data(n=80)
+    template = SPOForest(SP, n_estimators=3, max_depth=2,
+                         random_state=np.random.RandomState(3))
+    best, table = tune_max_features(template, X, C, Xt[:40], Ct[:40], candidates=(1, 2),
+                                    refit=True)
+    direct = SPOForest(SP, n_estimators=3, max_depth=2, random_state=np.random.RandomState(3),
+                       max_features=table.best_max_features).fit(
+        np.vstack([X, Xt[:40]]), np.vstack([C, Ct[:40]]))
+    assert_array_equal(best.predict(Xt), direct.predict(Xt))
+    # The candidates' forests too start from the template's state.
+    alone = SPOForest(SP, n_estimators=3, max_depth=2, random_state=np.random.RandomState(3),
+                      max_features=1).fit(X, C)
+    assert table.val_loss[0] == -alone.score(Xt[:40], Ct[:40])
+
+
 def test_tune_max_features_rejects_bad_arguments():
     X, C, Xt, Ct = _data(n=60)
     with pytest.raises(TypeError, match="forest must be an SPOForest"):
