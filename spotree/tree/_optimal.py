@@ -115,7 +115,11 @@ class OptimalSPOTree(BaseSPOTree):
         Deprecated: the old name of ``global_thresholds`` (a FutureWarning at
         ``fit``; removed in 0.3).
     random_state : int, RandomState instance or None, default=None
-        Seed of the MILP solver (an instance: one seed drawn from it).
+        Seed of the MILP solver: an int, or one seed drawn from a RandomState
+        instance or, for None, from numpy's global random state, as in
+        scikit-learn (a solve stopped by ``time_limit`` may then end at
+        another tree, and ties between optimal trees may go another way).
+        The search does not use it.
     verbose : bool, default=False
         Print the solver log (MILP), or the search's incumbent after each
         root feature (depth >= 3) and a summary line.
@@ -414,7 +418,9 @@ class OptimalSPOTree(BaseSPOTree):
             warm_tree = greedy.tree_
             warm = model.assignment_from_tree(warm_tree)
             warm_obj = model.objective_of(warm) * unit
-        seed = 0 if self.random_state is None else check_random_state_seed(self.random_state)
+        # None draws from numpy's global random state, as scikit-learn (it
+        # fixed the seed at 0: np.random.seed had no effect, and no fit differed).
+        seed = check_random_state_seed(self.random_state)
         solve = model.solve_highs if self.solver == "highs" else model.solve_gurobi
         res = solve(warm=warm, time_limit=float(self.time_limit), verbose=bool(self.verbose),
                     random_state=seed)

@@ -419,6 +419,37 @@ def test_milp_never_worse_than_its_warm_start():
     assert r["n_binaries"] == 40 * 4 + 4 + 3 * 3 + 3
 
 
+def test_milp_random_state_seeds_the_solver_as_scikit_learn(monkeypatch):
+    # None drew no seed (HiGHS always got 0, np.random.seed changed nothing);
+    # as scikit-learn, it draws from numpy's global state, an instance is
+    # consumed, and an int fixes the seed.
+    from spotree.tree._optimal_milp import MilpModel
+
+    seeds, solve = [], MilpModel.solve_highs
+
+    def spy(self, *args, random_state, **kwargs):
+        seeds.append(random_state)
+        return solve(self, *args, random_state=random_state, **kwargs)
+
+    monkeypatch.setattr(MilpModel, "solve_highs", spy)
+    _, X, C, w, problem = INSTANCES[0]
+    rs = np.random.RandomState(9)
+    saved = np.random.get_state()
+    try:
+        np.random.seed(7)
+        for random_state in (None, None, 5, rs, rs):
+            # (No warm start: its greedy tree draws from the global state too.)
+            OptimalSPOTree(problem, max_depth=1, method="milp", warm_start=False,
+                           random_state=random_state).fit(X, C, w)
+    finally:
+        np.random.set_state(saved)
+    top = np.iinfo(np.int32).max
+    g, r = np.random.RandomState(7), np.random.RandomState(9)
+    assert seeds == [g.randint(top), g.randint(top), np.random.RandomState(5).randint(top),
+                     r.randint(top), r.randint(top)]
+    assert seeds[0] != seeds[1] and seeds[3] != seeds[4]
+
+
 def test_search_time_limit_returns_incumbent_with_gap():
     X, C = make_shortest_path(60, n_features=3, grid=(3, 3), noise=0.5, random_state=0)
     problem = ShortestPath((3, 3))
