@@ -645,9 +645,11 @@ def build_parser():
     sp.add_argument("model", metavar="M",
                     help="a tree (--estimator tree or optimal) or a SPOBoost saved by 'fit'; "
                          "a forest's trees are not shown")
-    sp.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
+    sp.add_argument("--dot", action="store_true",
+                    help="print Graphviz DOT instead of text (a tree only, not a SPOBoost)")
     sp.add_argument("--max-depth", type=_int_in(0, what="a non-negative int"), default=None,
-                    metavar="N", help="print only the top N levels")
+                    metavar="N", help="print only the top N levels (a tree only, not a "
+                                      "SPOBoost)")
 
     lp = sub.add_parser("plot", formatter_class=_fmt_help, parents=[common],
                         help="draw a model as an image",
@@ -661,7 +663,8 @@ def build_parser():
     lp.add_argument("--out", required=True, metavar="FILE",
                     help="image file to write: .png, .pdf or .svg")
     lp.add_argument("--max-depth", type=_int_in(0, what="a non-negative int"), default=None,
-                    metavar="N", help="draw only the top N levels")
+                    metavar="N", help="draw only the top N levels (a tree only, not a "
+                                      "SPOBoost)")
     lp.add_argument("--dpi", type=_int_in(*DPI_RANGE), default=None,
                     help=f"resolution of a .png in dots per inch, {DPI_RANGE[0]} to "
                          f"{DPI_RANGE[1]} (default: 110); .pdf and .svg are vector images, "

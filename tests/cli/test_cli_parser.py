@@ -155,3 +155,12 @@ def test_reproduce_help_defaults_are_the_grids():
         EXPERIMENTS["illustrative"]["full"]["depths"]
     assert "--quick: 200 only" in _option_help("reproduce", "--n-train LIST")
     assert [s["n_train"] for s in EXPERIMENTS["shortest-path"]["quick"]["settings"]] == [200]
+
+
+@pytest.mark.parametrize("command, options", [("show", ("--dot", "--max-depth N")),
+                                              ("plot", ("--max-depth N",))])
+def test_tree_only_options_say_so_in_the_help(command, options):
+    """show --dot / --max-depth and plot --max-depth are refused for a SPOBoost (a start and
+    many trees, shown as a summary); the help did not say so."""
+    for option in options:
+        assert "a tree only, not a SPOBoost" in _option_help(command, option), option
