@@ -153,6 +153,13 @@ def test_reproduce_help_defaults_are_the_grids():
         assert want in depths, (want, depths)
     assert EXPERIMENTS["illustrative"]["quick"]["depths"] == \
         EXPERIMENTS["illustrative"]["full"]["depths"]
+    # --quick changes nothing for illustrative (its grid is small already): the help must
+    # say so, or a user reads --quick as a reduced run.
+    assert EXPERIMENTS["illustrative"]["quick"] == EXPERIMENTS["illustrative"]["full"]
+    sub = build_parser()._subparsers._group_actions[0].choices["reproduce"]
+    epilog = " ".join(sub.format_help().split())
+    assert "--quick runs the same grid" in epilog.split("experiments: illustrative ", 1)[1].split(
+        " shortest-path ", 1)[0]
     assert "--quick: 200 only" in _option_help("reproduce", "--n-train LIST")
     assert [s["n_train"] for s in EXPERIMENTS["shortest-path"]["quick"]["settings"]] == [200]
 
