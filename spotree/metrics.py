@@ -305,6 +305,29 @@ def make_spo_scorer(problem, *, ties="first"):
                        ties=ties)
 
 
+def _column_text(values, sig, sign=False):
+    """The numbers of one table column as text, all alike so that they line up.
+
+    Integers (counts) as integers. Otherwise the same number of decimals for
+    all, enough for ``sig`` significant digits of the smallest nonzero one
+    (the larger ones get more); scientific notation, ``sig`` digits each,
+    where the magnitudes span 6 or more powers of ten, or that would take
+    more than 12 decimals, or the largest has 13 or more integer digits.
+    NaN as "nan".
+    """
+    v = np.asarray(values, dtype=float)
+    plus = "+" if sign else ""
+    finite = v[np.isfinite(v)]
+    if np.all(finite == np.round(finite)) and np.all(np.abs(finite) < 2.0 ** 53):
+        return [f"{x:{plus}.0f}" if np.isfinite(x) else f"{x:{plus}}" for x in v]
+    mag = np.abs(finite[finite != 0])
+    top, low = (int(np.floor(np.log10(m))) for m in (mag.max(), mag.min()))
+    decimals = max(sig - 1 - low, 0)
+    wide = top - low >= 6 or decimals > 12 or top >= 12
+    spec = f"{plus}.{sig - 1}e" if wide else f"{plus}.{decimals}f"
+    return [f"{x:{spec}}" for x in v]
+
+
 class DecisionComparison:
     """Several models' decisions on the same rows, side by side: see :func:`compare_decisions`.
 
@@ -377,15 +400,17 @@ class DecisionComparison:
         ref = self.names.index(self.reference)
         head = ["model", "normalized SPO loss", "difference", "std. error", "rows better",
                 "rows worse"]
+        others = [i for i in range(len(self.names)) if i != ref]
+        loss = _column_text(self.normalized_spo_loss, 4)
+        cols = [dict(zip(others, _column_text(getattr(self, col)[others], sig, sign)))
+                for col, sig, sign in (("difference", 4, True), ("standard_error", 2, False),
+                                       ("n_better", 4, False), ("n_worse", 4, False))]
         rows = []
         for i, name in enumerate(self.names):
             if i == ref:
-                rows.append([name, f"{self.normalized_spo_loss[i]:.4g}", "(reference)", "",
-                             "", ""])
+                rows.append([name, loss[i], "(reference)", "", "", ""])
             else:
-                rows.append([name, f"{self.normalized_spo_loss[i]:.4g}",
-                             f"{self.difference[i]:+.4g}", f"{self.standard_error[i]:.2g}",
-                             f"{self.n_better[i]:g}", f"{self.n_worse[i]:g}"])
+                rows.append([name, loss[i]] + [c[i] for c in cols])
         width = [max(len(r[j]) for r in [head] + rows) for j in range(len(head))]
 
         def line(cells):
@@ -594,7 +619,7 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
     >>> print(result)
     | model | normalized SPO loss |  difference | std. error | rows better | rows worse |
     |-------|--------------------:|------------:|-----------:|------------:|-----------:|
-    | a     |                   0 | (reference) |            |             |            |
+    | a     |              0.0000 | (reference) |            |             |            |
     | b     |              0.5714 |     +0.5714 |       0.75 |           0 |          1 |
     >>> result.to_frame()["standard_error"].round(4).tolist()
     [0.0, 0.7482]

@@ -913,12 +913,38 @@ def test_compare_decisions_prints_a_table():
     lines = str(res).splitlines()
     assert len(lines) == 5 and all(len(x) == len(lines[0]) for x in lines)
     assert "(reference)" in lines[2] and lines[4].startswith("| bad ")
-    assert f"{res.normalized_spo_loss[2]:.4g}" in lines[4]
+    assert float(lines[4].split("|")[2]) == pytest.approx(res.normalized_spo_loss[2],
+                                                         rel=6e-4)
     assert repr(res) == "<DecisionComparison of 3 models on 40 rows, reference 'good'>"
     d = res.to_dict()
     assert list(d) == ["model", "normalized_spo_loss", "difference", "standard_error",
                        "n_better", "n_worse"]
     assert d["model"] == ["good", "noisy", "bad"]
+
+
+def test_compare_decisions_table_prints_each_column_alike():
+    """The table printed 4 significant digits with trailing zeros dropped: '0.0295' above
+    '0.02236', '0' above '0.5714', and a count of a million rows as '1e+06'. Each column
+    now has one number of decimals, enough for 4 significant digits (2 for the standard
+    error) of its smallest nonzero number; counts are integers (expected cells by hand)."""
+    from spotree.metrics import DecisionComparison
+
+    loss = np.array([0.0295, 0.02236, 0.0])
+    res = DecisionComparison(
+        ["a", "b", "c"], "a", loss, loss - loss[0], np.array([0.0, 0.0031, 0.012]),
+        np.array([0.0, 1e6, 3.0]), np.array([0.0, 12.0, 1e6]), np.zeros((3, 2)),
+        np.ones(2), np.ones(2))
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in
+            str(res).splitlines()[2:]]
+    assert [r[1] for r in rows] == ["0.02950", "0.02236", "0.00000"]
+    assert [r[2] for r in rows[1:]] == ["-0.007140", "-0.029500"]
+    assert [r[3] for r in rows[1:]] == ["0.0031", "0.0120"]
+    assert [r[4] for r in rows[1:]] == ["1000000", "3"]
+    assert [r[5] for r in rows[1:]] == ["12", "1000000"]
+    # Magnitudes 7 powers of ten apart: scientific notation, 4 significant digits each.
+    res.difference = np.array([0.0, 0.5, 3e-8])
+    cells = [line.split("|")[3].strip() for line in str(res).splitlines()[3:]]
+    assert cells == ["+5.000e-01", "+3.000e-08"]
 
 
 def test_compare_decisions_refuses_bad_input_naming_it():
