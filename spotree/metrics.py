@@ -23,6 +23,7 @@ from ._compat import import_optional
 from ._ridge import cost_unit
 from ._validation import check_costs, check_same_rows, check_sample_weight, cost_names
 from .problems import DecisionProblem, describe_not_a_problem
+from .problems._base import check_problem_attributes
 
 __all__ = ["spo_loss", "normalized_spo_loss", "normalized_decision_loss", "make_spo_scorer",
            "decision_loss", "spo_plus_loss", "spo_plus_subgradient", "compare_decisions",
@@ -46,7 +47,7 @@ def zero_optima_hint(problem):
 def _check_problem(problem):
     if not isinstance(problem, DecisionProblem):
         raise TypeError(describe_not_a_problem(problem))
-    return problem
+    return check_problem_attributes(problem)
 
 
 def _check_pair(C_true, C_pred, problem, second="C_pred"):

@@ -13,8 +13,8 @@ import numpy as np
 from .._validation import check_costs, check_same_rows, cost_names
 
 __all__ = ["DecisionProblem", "FiniteDecisions", "CallableProblem", "describe_not_a_problem",
-           "resolve_problem", "null_space_basis", "row_space_basis", "solver_session",
-           "current_session"]
+           "resolve_problem", "check_problem_attributes", "null_space_basis", "row_space_basis",
+           "solver_session", "current_session"]
 
 #: Largest n_costs for which a difference basis is computed (an SVD of a
 #: matrix with n_costs columns).
@@ -139,8 +139,16 @@ class DecisionProblem:
         C = check_costs(C, n_costs=self.n_costs, names=cost_names(self))
         if C.shape[0] == 0:
             return np.empty((0, self.n_costs)), np.empty(0)
-        W, _ = self._solve(_unoverflowed(C))
-        W = np.asarray(W, dtype=np.float64)
+        out = self._solve(_unoverflowed(C))
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            # Unpacking an array of decisions took its rows for the pair:
+            # "too many values to unpack", or row 0 taken for the decisions.
+            what = (f"an array of shape {np.shape(out)}" if isinstance(out, np.ndarray)
+                    else type(out).__name__)
+            raise ValueError(f"{type(self).__name__}._solve returned {what}; it must return "
+                             f"a pair (W, z): the decisions, shape {C.shape}, and their "
+                             f"values, shape ({C.shape[0]},) (or None).")
+        W = np.asarray(out[0], dtype=np.float64)
         if W.shape != C.shape:
             # einsum below would broadcast a single row over the batch.
             raise ValueError(f"{type(self).__name__}._solve returned decisions of shape "
@@ -594,7 +602,9 @@ def resolve_problem(problem, C):
     TypeError
         If ``problem`` is neither None nor a DecisionProblem.
     ValueError
-        If ``C`` does not have one column per cost of the problem.
+        If ``C`` does not have one column per cost of the problem, or the
+        problem's ``n_costs`` or ``sense`` is not valid (see
+        :func:`check_problem_attributes`).
     """
     if problem is None:
         if C.shape[1] == 0:
@@ -603,13 +613,48 @@ def resolve_problem(problem, C):
         return FiniteDecisions(np.eye(C.shape[1]))
     if not isinstance(problem, DecisionProblem):
         raise TypeError(describe_not_a_problem(problem))
-    if getattr(problem, "n_costs", None) is None:
-        raise TypeError(f"{type(problem).__name__} has no n_costs: a DecisionProblem subclass "
-                        "sets n_costs (and sense) in __init__.")
+    check_problem_attributes(problem)
     if C.shape[1] != problem.n_costs:
         raise ValueError(f"C has {C.shape[1]} columns but the problem has "
                          f"n_costs={problem.n_costs}: each row must hold one cost per "
                          "decision variable.")
+    return problem
+
+
+def check_problem_attributes(problem):
+    """Check the ``n_costs`` and ``sense`` that a DecisionProblem subclass sets itself.
+
+    Built-in problems validate them at construction; a user's subclass sets
+    them in its own ``__init__``. Every piece of spotree reads ``sense ==
+    "min"`` as minimization and anything else as maximization, so a sense
+    of ``"minimize"`` or ``"Min"`` was fitted and scored as a maximization
+    without a word.
+
+    Parameters
+    ----------
+    problem : DecisionProblem
+
+    Raises
+    ------
+    TypeError
+        If ``n_costs`` is missing.
+    ValueError
+        If ``n_costs`` is not a positive int or ``sense`` is not ``"min"``
+        or ``"max"``; the message names the class.
+    """
+    name = type(problem).__name__
+    n_costs = getattr(problem, "n_costs", None)
+    if n_costs is None:
+        raise TypeError(f"{name} has no n_costs: a DecisionProblem subclass "
+                        "sets n_costs (and sense) in __init__.")
+    if not isinstance(n_costs, numbers.Integral) or isinstance(n_costs, bool) or n_costs < 1:
+        raise ValueError(f"{name}.n_costs must be a positive int (the length of the cost and "
+                         f"decision vectors); got {n_costs!r} ({type(n_costs).__name__}).")
+    sense = getattr(problem, "sense", None)
+    if not isinstance(sense, str) or sense not in _SENSES:
+        raise ValueError(f"{name}.sense must be 'min' or 'max'; got {sense!r}. A "
+                         f"DecisionProblem subclass sets it in __init__ (anything but 'min' "
+                         f"was taken for 'max').")
     return problem
 
 

@@ -859,3 +859,67 @@ def test_finite_describe_decision_names_only_a_row_equal_to_the_vector():
     assert fd.describe_decision([0.5, 0.5, 0.0]) == "w = {0: 0.5, 1: 0.5} (no option)"
     # A row read back from a file in its last bit is still that row.
     assert fd.describe_decision([0.0, 1.0 + 1e-15, 0.0]) == "option 1"
+
+
+@pytest.mark.parametrize("sense", ["minimize", "Min", "MAX", None])
+def test_a_subclass_sense_other_than_min_or_max_is_refused(sense):
+    # Every part of spotree reads sense == "min" as minimization and anything
+    # else as maximization: "minimize" fitted and scored as a maximization.
+    from spotree import SPOTree
+    from spotree.metrics import normalized_spo_loss
+
+    class Cheapest(DecisionProblem):
+        def __init__(self, sense):
+            self.n_costs, self.sense = 3, sense
+
+        def _solve(self, C):
+            return np.eye(3)[C.argmin(axis=1)], None
+
+    rng = np.random.default_rng(0)
+    X, C = rng.random((20, 2)), rng.random((20, 3))
+    p = Cheapest(sense)
+    with pytest.raises(ValueError, match=r"Cheapest\.sense must be 'min' or 'max'; got "
+                                         + re.escape(repr(sense))):
+        SPOTree(p, max_depth=1).fit(X, C)
+    with pytest.raises(ValueError, match=r"Cheapest\.sense must be 'min' or 'max'"):
+        normalized_spo_loss(C, C, problem=p)
+    # The same class with sense="min" fits, and picks the cheapest option of
+    # the leaf's mean costs (a hand computation: 20 rows cannot be split into
+    # leaves of 11, so the tree is one leaf).
+    tree = SPOTree(Cheapest("min"), max_depth=1, min_samples_leaf=11).fit(X, C)
+    assert_array_equal(tree.predict_decision(X[:1])[0], np.eye(3)[np.argmin(C.mean(axis=0))])
+
+
+@pytest.mark.parametrize("n_costs", ["3", 3.0, 0, True])
+def test_a_subclass_n_costs_that_is_not_a_positive_int_is_refused(n_costs):
+    # n_costs="3" got "C has 3 columns but the problem has n_costs=3".
+    from spotree import SPOTree
+
+    class Odd(DecisionProblem):
+        def __init__(self):
+            self.n_costs, self.sense = n_costs, "min"
+
+        def _solve(self, C):
+            return np.eye(3)[C.argmin(axis=1)], None
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"Odd\.n_costs must be a positive int .*got "
+                                         + re.escape(repr(n_costs))):
+        SPOTree(Odd(), max_depth=1).fit(rng.random((10, 2)), rng.random((10, 3)))
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_a_subclass_solve_that_returns_decisions_alone_is_named(m):
+    # Unpacking the decisions as the pair (W, z) gave "too many values to
+    # unpack" (m=3), "not enough values" (m=1), or took row 0 for W (m=2).
+    class OnlyW(DecisionProblem):
+        def __init__(self):
+            self.n_costs, self.sense = 3, "min"
+
+        def _solve(self, C):
+            return np.eye(3)[C.argmin(axis=1)]
+
+    C = np.random.default_rng(0).random((m, 3))
+    with pytest.raises(ValueError, match=r"OnlyW\._solve returned an array of shape "
+                                         rf"\({m}, 3\); it must return a pair \(W, z\)"):
+        OnlyW().solve(C)
