@@ -139,7 +139,13 @@ class DecisionProblem:
         C = check_costs(C, n_costs=self.n_costs, names=cost_names(self))
         if C.shape[0] == 0:
             return np.empty((0, self.n_costs)), np.empty(0)
-        out = self._solve(_unoverflowed(C))
+        Cs = _unoverflowed(C)
+        if Cs is C and not _is_own_code(type(self)._solve):
+            # A subclass's own _solve gets a copy: one that works on its
+            # argument in place (C *= -1 to minimize) changed the caller's
+            # costs, and the values c^T w computed below from them.
+            Cs = C.copy()
+        out = self._solve(Cs)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             # Unpacking an array of decisions took its rows for the pair:
             # "too many values to unpack", or row 0 taken for the decisions.
@@ -445,6 +451,11 @@ def _unoverflowed(C, V=None):
     return C
 
 
+def _is_own_code(func):
+    """Whether ``func`` is defined in spotree (not in a user's subclass)."""
+    return (getattr(func, "__module__", None) or "").startswith("spotree.")
+
+
 def _svd_rank(A, full):
     """The right singular vectors of ``A`` (rows of ``vt``) and its numerical rank."""
     _, s, vt = np.linalg.svd(A, full_matrices=full)
@@ -558,13 +569,43 @@ def _split_output(out, batched):
     return out, None
 
 
-def _call_rows(oracle, C):
-    """Call a per-row oracle on every row of C (runs in joblib workers too)."""
-    return [_split_output(oracle(c), batched=False) for c in C]
+def _add_note(exc, note):
+    """Add ``note`` to an exception's notes (shown under its message; Python >= 3.11)."""
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:  # pragma: no cover - Python 3.10 keeps the note, without showing it
+        exc.__notes__ = [*getattr(exc, "__notes__", []), note]
 
 
-def _call_rows_carried(carrier, C):
-    return _call_rows(carrier.oracle, C)
+def _show_costs(c, head=8):
+    """A cost vector for a message: in full when short, else its first entries."""
+    if c.size <= head:
+        return repr(c.tolist())
+    return repr(c[:head].tolist())[:-1] + f", ... ({c.size} entries)]"
+
+
+def _call_rows(oracle, C, offset=0, total=None):
+    """Call a per-row oracle on every row of C (runs in joblib workers too).
+
+    An exception raised by the oracle goes on as it is (the user's own type,
+    which they may catch), with a note naming the oracle and the row: the
+    bare error of a solver deep in a fit said neither.
+    """
+    out = []
+    for i, c in enumerate(C):
+        try:
+            res = oracle(c)
+        except Exception as exc:
+            _add_note(exc, f"(raised by the oracle {oracle_name(oracle)} of a CallableProblem "
+                           f"for cost vector {offset + i} of a batch of "
+                           f"{len(C) if total is None else total}: c = {_show_costs(c)})")
+            raise
+        out.append(_split_output(res, batched=False))
+    return out
+
+
+def _call_rows_carried(carrier, C, offset, total):
+    return _call_rows(carrier.oracle, C, offset, total)
 
 
 def _check_n_jobs(n_jobs):
@@ -731,7 +772,10 @@ class CallableProblem(DecisionProblem):
     **Checks.** Every output is checked: its shape (one decision of length
     ``n_costs`` per cost vector), finiteness, and for ``(w, z)`` pairs the
     value. A failed check raises a ValueError that names the oracle, the row
-    and what to fix.
+    and what to fix. An exception the oracle raises itself goes on with its
+    own type, with a note naming the oracle and the cost vector (its row in
+    the batch, and its entries). The oracle gets its own copy of the costs,
+    which it may change in place.
 
     **Pickling.** The problem pickles (for parallel forests and
     ``n_jobs``) when its oracle does: the oracle travels by cloudpickle,
@@ -789,8 +833,18 @@ class CallableProblem(DecisionProblem):
     # -------------------------------------------------------------- solve
     def _solve(self, C):
         name = oracle_name(self.oracle)
+        # The oracle gets its own copy: one that works on its argument in
+        # place (c *= -1 to minimize) changed the caller's costs, and the
+        # values c^T w computed below from them.
+        C_own = C.copy()
         if self.batched:
-            W, z = _split_output(self.oracle(C), batched=True)
+            try:
+                out = self.oracle(C_own)
+            except Exception as exc:
+                _add_note(exc, f"(raised by the batched oracle {name} of a CallableProblem for "
+                               f"a batch of {C.shape[0]} cost vectors)")
+                raise
+            W, z = _split_output(out, batched=True)
             W = self._as_array(W, name, "decisions")
             if W.shape != C.shape:
                 raise ValueError(
@@ -806,7 +860,7 @@ class CallableProblem(DecisionProblem):
                                      f"needs one value per row.")
             self._check_finite(W, z, name)
         else:
-            outs = self._call_rows(C)
+            outs = self._call_rows(C_own)
             W = np.empty_like(C)
             z = np.empty(C.shape[0]) if any(o[1] is not None for o in outs) else None
             for i, (w, zi) in enumerate(outs):
@@ -850,8 +904,10 @@ class CallableProblem(DecisionProblem):
         # Fail early with a clear message rather than joblib's generic one.
         _dump_oracle(self.oracle)
         chunks = np.array_split(C, k)
+        starts = np.cumsum([0] + [len(chunk) for chunk in chunks[:-1]])
         parts = Parallel(n_jobs=k, prefer="processes")(
-            delayed(_call_rows_carried)(_OracleCarrier(self.oracle), chunk) for chunk in chunks)
+            delayed(_call_rows_carried)(_OracleCarrier(self.oracle), chunk, int(start), len(C))
+            for chunk, start in zip(chunks, starts))
         return [o for part in parts for o in part]
 
     @staticmethod

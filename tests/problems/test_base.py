@@ -7,6 +7,7 @@ import json
 import pickle
 import re
 
+import joblib
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -923,3 +924,69 @@ def test_a_subclass_solve_that_returns_decisions_alone_is_named(m):
     with pytest.raises(ValueError, match=r"OnlyW\._solve returned an array of shape "
                                          rf"\({m}, 3\); it must return a pair \(W, z\)"):
         OnlyW().solve(C)
+
+
+def _cheapest_in_place(c):
+    c *= -1.0  # works on its argument: maximize -c
+    return np.eye(c.shape[-1])[np.argmax(c, axis=-1)]
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_an_oracle_that_works_on_its_argument_in_place_leaves_the_costs_alone(batched):
+    # The oracle got a view of the caller's costs: c *= -1 negated them, and
+    # the values c^T w were computed from the negated costs (-min instead of min).
+    C = np.random.default_rng(0).random((5, 3))
+    C0 = C.copy()
+    W, z = CallableProblem(_cheapest_in_place, 3, batched=batched).solve(C)
+    assert_array_equal(C, C0)
+    assert_array_equal(W, np.eye(3)[[loop_argbest(c[None], np.eye(3), "min")[0] for c in C0]])
+    assert_array_equal(z, C0.min(axis=1))
+
+
+def test_a_subclass_solve_that_works_on_its_argument_in_place_leaves_the_costs_alone():
+    class InPlace(DecisionProblem):
+        def __init__(self):
+            self.n_costs, self.sense = 3, "min"
+
+        def _solve(self, C):
+            return _cheapest_in_place(C), None
+
+    C = np.random.default_rng(1).random((5, 3))
+    C0 = C.copy()
+    W, z = InPlace().solve(C)
+    assert_array_equal(C, C0)
+    assert_array_equal(z, C0.min(axis=1))
+
+
+class _SolverFailed(Exception):
+    pass
+
+
+def _fails_on_large_first_cost(c):
+    if c[0] > 10:
+        raise _SolverFailed("no solution")
+    return np.eye(3)[np.argmin(c)]
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_an_oracle_error_keeps_its_type_and_names_the_oracle_and_the_row(n_jobs):
+    # The solver's bare error said neither which oracle nor which cost vector.
+    C = np.ones((4, 3))
+    C[3, 0] = 11.0
+    problem = CallableProblem(_fails_on_large_first_cost, 3, n_jobs=n_jobs)
+    # n_jobs=2 on threads: the same chunks (rows 2 and 3 in the second) as
+    # in processes, without starting any (seconds).
+    with joblib.parallel_backend("threading"):
+        with pytest.raises(_SolverFailed, match="no solution") as info:
+            problem.solve(C)
+    assert info.value.__notes__ == [
+        "(raised by the oracle _fails_on_large_first_cost of a CallableProblem for cost "
+        "vector 3 of a batch of 4: c = [11.0, 1.0, 1.0])"]
+
+    def batched(C):
+        raise _SolverFailed("no solution")
+
+    with pytest.raises(_SolverFailed) as info:
+        CallableProblem(batched, 3, batched=True).solve(C)
+    assert "batched oracle " in info.value.__notes__[0]
+    assert "for a batch of 4 cost vectors" in info.value.__notes__[0]
