@@ -123,6 +123,21 @@ def test_compare_prints_the_numbers_of_compare_decisions(models, capsys):
     assert res.n_better[0] % 1 != 0  # totals of weight (0.25 a unit), parsed as printed
 
 
+def test_compare_names_same_file_names_by_their_paths(models, capsys):
+    """Two models saved under the same file name in different folders: the table names
+    each by its path (the file names alone would not tell the rows apart)."""
+    import shutil
+
+    d, paths, _ = models
+    (d / "again").mkdir(exist_ok=True)
+    twin = d / "again" / "spo.json"
+    shutil.copy(paths["cart"], twin)
+    code, out, err = run(capsys, "compare", "--data", d / "test.csv", paths["spo"], twin)
+    assert code == 0, err
+    assert out.splitlines()[0].endswith(f"compared with {paths['spo']}:")
+    assert list(parse_table(out)) == [str(paths["spo"]), str(twin)]
+
+
 def test_compare_plot_draws_the_comparison(models, capsys):
     mpimg = pytest.importorskip("matplotlib.image")
     d, paths, _ = models
