@@ -286,6 +286,14 @@ def make_spo_scorer(problem, *, ties="first"):
     scoring=make_spo_scorer(problem))`` it tells which features change the
     decisions: the rise of the normalized SPO loss when a column is shuffled.
 
+    A spotree estimator (or a Pipeline ending in one) fitted on a problem of
+    the other sense than ``problem`` (a maximization problem against a
+    minimization one) is refused with a ValueError when scored, as
+    :func:`compare_decisions` refuses it: its predictions were made for the
+    opposite objective. Inside a search such a failure gives NaN scores and
+    scikit-learn's warning with this message. Other regressors carry no
+    problem and are scored as given.
+
     Parameters
     ----------
     problem : DecisionProblem
@@ -294,6 +302,10 @@ def make_spo_scorer(problem, *, ties="first"):
     Returns
     -------
     callable
+        ``scorer(estimator, X, C, sample_weight=None)``, scikit-learn's
+        ``make_scorer`` scorer behind the check of the sense; its
+        ``set_score_request`` and ``get_metadata_routing`` are the wrapped
+        scorer's (for metadata routing).
     """
     from sklearn.metrics import make_scorer
 
@@ -302,8 +314,44 @@ def make_spo_scorer(problem, *, ties="first"):
     _check_problem(problem)
     if ties not in _TIES:
         raise ValueError(f"ties must be 'first' or 'worst'; got {ties!r}.")
-    return make_scorer(normalized_spo_loss, greater_is_better=False, problem=problem,
-                       ties=ties)
+    return _SenseCheckedScorer(make_scorer(normalized_spo_loss, greater_is_better=False,
+                                           problem=problem, ties=ties), problem)
+
+
+class _SenseCheckedScorer:
+    """A scorer that first refuses an estimator fitted on a problem of the other sense.
+
+    The score function that ``make_scorer`` wraps sees only the costs and the
+    predictions, not the estimator; scikit-learn takes any callable
+    ``scorer(estimator, X, y)`` as a scorer, so this one checks the estimator
+    and calls the wrapped scorer (no scikit-learn private class subclassed).
+    """
+
+    def __init__(self, scorer, problem):
+        self._scorer, self._problem = scorer, problem
+
+    def __call__(self, estimator, X, y_true, sample_weight=None, **kwargs):
+        p = getattr(_estimator_part(estimator), "problem_", None)
+        if isinstance(p, DecisionProblem) and p.sense != self._problem.sense:
+            raise ValueError(
+                f"make_spo_scorer(problem) scores decisions on a {self._problem.sense!r} "
+                f"problem ({type(self._problem).__name__}), but the estimator "
+                f"({type(estimator).__name__}) was fitted on a {p.sense!r} one "
+                f"({type(p).__name__}): its predictions were made for the opposite "
+                "objective. Score it with a scorer of its own problem.")
+        if sample_weight is not None:
+            kwargs["sample_weight"] = sample_weight
+        return self._scorer(estimator, X, y_true, **kwargs)
+
+    def set_score_request(self, **kwargs):
+        self._scorer.set_score_request(**kwargs)
+        return self
+
+    def get_metadata_routing(self):
+        return self._scorer.get_metadata_routing()
+
+    def __repr__(self):
+        return repr(self._scorer)
 
 
 def _column_text(values, sig, sign=False):

@@ -1238,3 +1238,46 @@ def test_permutation_importance_by_regret_in_parallel_workers():
         want = brute_permutation_importance(model, X, C, V, "max", n_repeats=2, random_state=0,
                                             sample_weight=sw)
         assert_allclose(got.importances, want, rtol=0, atol=1e-12)
+
+
+def test_spo_scorer_refuses_a_model_fitted_on_the_other_sense():
+    """make_spo_scorer(min problem) scored a tree fitted on a max problem (same number of
+    costs) without a word, though compare_decisions refuses it; now it raises, for the
+    estimator and for a Pipeline ending in it. Models of the right sense, and regressors
+    without a problem, are scored as before; metadata routing still reaches the scorer."""
+    from sklearn import config_context
+    from sklearn.linear_model import LinearRegression
+    from sklearn.model_selection import cross_validate
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from spotree import SPOTree
+    from spotree.problems import Knapsack
+
+    knap, routes = Knapsack(KNAP_WEIGHTS, KNAP_CAPACITY), FiniteDecisions(THREE_ROUTES)
+    X, C, sw = _importance_data(KNAP_SETS, n=40)
+    tree = SPOTree(knap, max_depth=1).fit(X, C)
+    piped = make_pipeline(StandardScaler(), SPOTree(knap, max_depth=1)).fit(X, C)
+    for model in (tree, piped):
+        with pytest.raises(ValueError, match=r"on a 'min' problem \(FiniteDecisions\).*"
+                                             r"fitted on a 'max' one \(Knapsack\)"):
+            make_spo_scorer(routes)(model, X, C)
+    # The right sense: minus the normalized loss, the best item set found by enumeration.
+    pred = KNAP_SETS[np.argmax(tree.predict(X) @ KNAP_SETS.T, axis=1)]
+    best = (C @ KNAP_SETS.T).max(axis=1)
+    want = -np.sum(best - np.sum(C * pred, axis=1)) / np.sum(best)
+    assert make_spo_scorer(knap)(tree, X, C) == pytest.approx(want, rel=1e-12)
+    lin = LinearRegression().fit(X, C)
+    assert np.isfinite(make_spo_scorer(routes)(lin, X, C))
+    # Routing: the weights reach the scorer through set_score_request.
+    with config_context(enable_metadata_routing=True):
+        scorer = make_spo_scorer(knap)
+        assert scorer.set_score_request(sample_weight=True) is scorer
+        est = LinearRegression().set_fit_request(sample_weight=False)
+        res = cross_validate(est, X, C, scoring=scorer, cv=KFold(2),
+                             params={"sample_weight": sw}, return_estimator=True)
+        for k, (_, test) in enumerate(KFold(2).split(X)):
+            assert res["test_score"][k] == make_spo_scorer(knap)(
+                res["estimator"][k], X[test], C[test], sample_weight=sw[test])
+            assert res["test_score"][k] != make_spo_scorer(knap)(
+                res["estimator"][k], X[test], C[test])
