@@ -33,7 +33,7 @@ from ._validation import (check_costs, check_features, check_fit_inputs, check_r
                           check_same_rows, check_sample_weight, cost_names)
 from .metrics import normalized_spo_loss, zero_optima_hint
 from .problems import resolve_problem
-from .problems._base import solve_is_thread_safe, solver_session
+from .problems._base import check_picklable, solve_is_thread_safe, solver_session
 from .tree import SPOTree, register_model
 from .tree._classes import (CATEGORICAL_FEATURES, SPOScoreMixin, _categories_seen,
                             categorical_mask, warn_unused_spo_weight)
@@ -767,8 +767,9 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             if isinstance(exc, pickle.PicklingError):
                 # joblib's message ("could not pickle the task") hides why; a
                 # problem that cannot travel to the worker processes says so
-                # itself (a CallableProblem names its oracle and the fix).
-                pickle.dumps(problem)
+                # itself (a CallableProblem names its oracle and the fix; any
+                # other problem its unpicklable attributes).
+                check_picklable(problem)
             raise
         parts = None
         if oob:

@@ -3,6 +3,7 @@ determinism (joblib and dask), persistence, bad input, scikit-learn checks."""
 
 import copy
 import pickle
+import threading
 import warnings
 
 import numpy as np
@@ -555,6 +556,31 @@ def test_an_oracle_that_cannot_be_pickled_gets_the_problems_own_error():
     # Threads need no pickling: the same problem fits there.
     with parallel_config(backend="threading"):
         SPOForest(problem, n_estimators=2, n_jobs=2, criterion="spo").fit(X, C)
+
+
+class _LockedProblem(spotree.problems.DecisionProblem):
+    """A user's subclass keeping a lock (a solver handle) under a plain name."""
+
+    def __init__(self, attr="lock"):
+        self.n_costs, self.sense = SP.n_costs, "min"
+        setattr(self, attr, threading.Lock())
+
+    def _solve(self, C):
+        return SP.solve(C)
+
+
+def test_a_subclass_that_cannot_be_pickled_is_named_with_its_attribute():
+    # joblib's PicklingError was replaced by pickle's bare "cannot pickle
+    # '_thread.lock' object", naming neither the problem nor the attribute,
+    # nor the '_model' names that problems.rst says to use for solver handles.
+    X, C, _, _ = _data(n=60)
+    with pytest.raises(TypeError, match=r"The problem _LockedProblem cannot be pickled .*"
+                                        r"Its attribute 'lock' \(lock\) cannot be pickled\. "
+                                        r".*start with '_model'"):
+        SPOForest(_LockedProblem(), n_estimators=2, n_jobs=2, criterion="spo").fit(X, C)
+    # The documented fix: under a '_model' name the lock is dropped on pickling.
+    back = pickle.loads(pickle.dumps(_LockedProblem("_model_lock")))
+    assert not hasattr(back, "_model_lock") and back.n_costs == SP.n_costs
 
 
 def test_same_random_state_same_forest_on_a_dask_cluster():

@@ -14,7 +14,7 @@ from .._validation import check_costs, check_same_rows, cost_names
 
 __all__ = ["DecisionProblem", "FiniteDecisions", "CallableProblem", "describe_not_a_problem",
            "resolve_problem", "check_problem_attributes", "null_space_basis", "row_space_basis",
-           "solver_session", "current_session"]
+           "solver_session", "current_session", "check_picklable"]
 
 #: Largest n_costs for which a difference basis is computed (an SVD of a
 #: matrix with n_costs columns).
@@ -528,6 +528,65 @@ def _dump_oracle(oracle):
                         f"pickled ({type(exc).__name__}: {exc}), and pickling is needed to "
                         f"copy the problem to other processes (SPOForest(n_jobs=...), "
                         f"CallableProblem(n_jobs=...), pickle.dump). {_PICKLE_HINT}") from exc
+
+
+def check_picklable(problem):
+    """Pickle ``problem`` as joblib's worker processes do, or raise a TypeError that says why not.
+
+    A problem's own explanation (a :class:`CallableProblem` naming its
+    oracle) goes on as it is; any other problem that fails to pickle gets
+    one that names its class and the attributes that do not pickle, and the
+    fix its docs give: solver handles under attribute names that start with
+    ``_model``, which :class:`DecisionProblem` drops when pickling.
+
+    Parameters
+    ----------
+    problem : DecisionProblem
+
+    Raises
+    ------
+    TypeError
+    """
+    try:
+        _cloudpickle().dumps(problem, protocol=pickle.HIGHEST_PROTOCOL)
+    except _NotPicklable:
+        raise
+    except Exception as exc:
+        if isinstance(problem, CallableProblem):
+            raise  # _dump_oracle's message names the oracle and the fix
+        state = getattr(problem, "__dict__", {})
+        getstate = getattr(problem, "__getstate__", None)
+        try:
+            state = getstate() if callable(getstate) else state
+        except Exception:
+            pass
+        bad = []
+        for key, value in (state.items() if isinstance(state, dict) else ()):
+            try:
+                _cloudpickle().dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:
+                bad.append(f"{key!r} ({type(value).__name__})")
+        which = (f" Its attribute{'s' if len(bad) > 1 else ''} {', '.join(bad)} cannot be "
+                 f"pickled." if bad else "")
+        raise TypeError(
+            f"The problem {type(problem).__name__} cannot be pickled ({type(exc).__name__}: "
+            f"{exc}), and pickling is needed to send it to other processes (SPOForest(n_jobs="
+            f"...) grows trees in processes when the problem is solved by calls to it).{which} "
+            f"Keep only plain data on the instance and create solver handles lazily, under "
+            f"attribute names that start with '_model' (DecisionProblem drops those when "
+            f"pickling), or fit on threads (joblib.parallel_config(backend='threading')) or "
+            f"with n_jobs=1.") from exc
+
+
+def _cloudpickle():
+    try:
+        import cloudpickle  # a dependency of joblib >= 1.5
+    except ImportError:  # pragma: no cover - older joblib vendors it
+        try:
+            from joblib.externals import cloudpickle
+        except ImportError:
+            return pickle
+    return cloudpickle
 
 
 class _OracleCarrier:
