@@ -15,7 +15,7 @@ import time
 import zipfile
 
 import numpy as np
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, cpu_count, delayed, parallel_config
 
 from .. import _compat
 from .._atomic import atomic_write
@@ -425,7 +425,8 @@ def _energy_data_id(data):
 
 def _workers(jobs):
     if jobs == -1:
-        return os.cpu_count() or 1
+        # As many as joblib runs: the CPUs this process may use.
+        return max(1, int(cpu_count()))
     return jobs
 
 

@@ -104,10 +104,15 @@ class LinearProgram(DecisionProblem):
         does an MPS or LP file given to ``spotree fit --problem``;
         :meth:`from_file` sets none unless given one.
     n_jobs : int or None, default=None
-        Threads that solve a large batch (-1: one per CPU; None: 1). The
-        batch is cut into contiguous blocks of at least 64 cost vectors, one
-        per thread, each with its own HiGHS model and basis cache (HiGHS
-        runs without holding the GIL). A runtime setting, not part of the
+        Threads that solve a large batch (-1: one per CPU this process may
+        use, as joblib counts them; None: 1). The batch is cut into
+        contiguous blocks of at least 64 cost vectors, one per thread, each
+        with its own HiGHS model and basis cache (HiGHS runs without holding
+        the GIL). Each block starts afresh (see Notes, "Reproducibility"),
+        so the decisions depend on the number of blocks: against
+        ``n_jobs=None``, their last bits (and, among tied optimal vertices,
+        which one is returned) may differ, not the optimal values beyond
+        rounding. A runtime setting, not part of the
         problem: not written by :meth:`to_dict`. Leave it at None inside
         processes or threads that already run in parallel.
 
@@ -697,7 +702,13 @@ class LinearProgram(DecisionProblem):
                 or n_jobs == 0 or n_jobs < -1):
             raise ValueError(f"The 'n_jobs' parameter of LinearProgram must be None, -1 or a "
                              f"positive int. Got {n_jobs!r} instead.")
-        return (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+        if n_jobs == -1:
+            # The CPUs this process may use (affinity, a container's quota), as
+            # joblib's n_jobs=-1 counts them; not all the machine's.
+            from joblib import cpu_count
+
+            return max(1, int(cpu_count()))
+        return int(n_jobs)
 
     def _pool(self, n_threads):
         """A thread pool kept on the instance (not pickled), so that its threads

@@ -159,6 +159,14 @@ def test_a_failing_method_is_reported_not_cached(tmp_path, monkeypatch):
     assert "4 runs failed" in res["summary"]
 
 
+def test_jobs_minus_one_counts_the_cpus_this_process_may_use(monkeypatch):
+    # The progress line's time left divides by the workers; --jobs -1 counted
+    # os.cpu_count() (64 here) where joblib runs one worker per usable CPU (2).
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert _runner._workers(-1) == 2 and _runner._workers(3) == 3
+
+
 def test_parallel_jobs_give_the_same_rows(tmp_path):
     kw = dict(SMALL, seeds=[3], depths=[2])
     serial = run_experiment("shortest-path", out=tmp_path / "a", **kw)

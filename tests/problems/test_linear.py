@@ -3,6 +3,7 @@
 import copy
 import itertools
 import json
+import os
 import pickle
 import subprocess
 import sys
@@ -1057,6 +1058,16 @@ def test_n_jobs_threads_give_the_same_answers(basis_cache):
     plain._solve_one = recorded
     plain.solve(C)
     assert sorted(seen) == list(range(len(C)))
+
+
+def test_n_jobs_minus_one_counts_the_cpus_this_process_may_use(monkeypatch):
+    # -1 took os.cpu_count(): on a machine of 64 CPUs of which the process may
+    # use 2 (taskset, a container's cpuset), 64 threads and 64 blocks, where
+    # joblib's n_jobs=-1 (and the compiled solvers' pool) count 2.
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    lp = LinearProgram(A_eq=np.ones((1, 3)), b_eq=[1.0], n_jobs=-1)
+    assert lp._n_threads() == 2
 
 
 @pytest.mark.parametrize("n_jobs", [0, -2, 1.5, "2", True])
