@@ -165,6 +165,9 @@ class DecisionProblem:
             i = int(np.flatnonzero(~np.isfinite(W).all(axis=1))[0])
             raise ValueError(f"{type(self).__name__}._solve returned a decision containing "
                              f"NaN or infinity for cost vector {i}.")
+        # + 0.0 turns -0. into 0. (HiGHS gives -0. for a variable at an upper
+        # bound of 0): it printed as "-0." and saved as "-0.0" in JSON.
+        W = W + 0.0
         # The value of the returned decision, summed the way value() sums it,
         # so that spo_loss(C, C) is exactly zero.
         return W, np.einsum("ij,ij->i", C, W)

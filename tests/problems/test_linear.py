@@ -80,6 +80,21 @@ def test_solve_matches_linprog(sense, basis_cache, free):
     assert_feasible(problem, W)
 
 
+@pytest.mark.parametrize("basis_cache", [False, True])
+def test_solve_gives_no_negative_zeros(basis_cache):
+    """Variables at an upper bound of 0 came back as -0. from HiGHS (and the basis cache):
+    print(W) showed "-0." and json.dumps "-0.0". On sum w = -1, -1 <= w <= 0 the optimum
+    (by hand) is w = -1 at the dearest cost, 0 elsewhere: +0., as a user would write it."""
+    problem = LinearProgram(A_eq=np.ones((1, 4)), b_eq=[-1.0], bounds=(-1, 0),
+                            basis_cache=basis_cache)
+    C = np.random.default_rng(1).normal(size=(20, 4))
+    W, _ = problem.solve(C)
+    want = -(C == C.max(axis=1, keepdims=True)).astype(float) + 0.0
+    np.testing.assert_array_equal(W, want)
+    assert not np.signbit(W[W == 0]).any()
+    assert "-0" not in str(W) and "-0.0" not in json.dumps(W.tolist())
+
+
 def brute_force_integer(problem, C):
     """Enumerate all integer points of the (finite) bounds box."""
     grids = [np.arange(lo, hi + 1) for lo, hi in zip(problem._lo, problem._hi)]
