@@ -120,9 +120,10 @@ class OptimalSPOTree(BaseSPOTree):
         scikit-learn (a solve stopped by ``time_limit`` may then end at
         another tree, and ties between optimal trees may go another way).
         The search does not use it.
-    verbose : bool, default=False
-        Print the solver log (MILP), or the search's incumbent after each
-        root feature (depth >= 3) and a summary line.
+    verbose : bool or int, default=False
+        When true (or a positive int), print the solver log (MILP), or the
+        search's incumbent after each root feature (depth >= 3) and a
+        summary line.
 
     Attributes
     ----------
@@ -199,7 +200,8 @@ class OptimalSPOTree(BaseSPOTree):
         "global_thresholds": [Options("all"), Interval(int, 1, None)],
         "alpha": [Interval(float, 0.0, None), Options("deprecated")],
         "thresholds": [Options("all", "deprecated"), Interval(int, 1, None)],
-        "verbose": [InstanceOf((bool, np.bool_, int), "a bool")],
+        # As the other estimators: -1 (printing, by its truth) is refused.
+        "verbose": [Interval(int, 0, None), InstanceOf((bool, np.bool_), "a bool")],
         "random_state": RANDOM_STATE,
     }
 

@@ -589,12 +589,22 @@ def test_gurobi_missing_names_the_extra(monkeypatch):
 @pytest.mark.parametrize("param, value", [("max_depth", 0), ("method", "greedy"),
                                           ("split_penalty", -1.0), ("solver", "cplex"),
                                           ("global_thresholds", 0), ("alpha", -1.0),
-                                          ("thresholds", 0)])
+                                          ("thresholds", 0), ("verbose", -1), ("verbose", "no"),
+                                          ("verbose", 1.5)])
 def test_rejects_bad_parameters(param, value):
     X, C = make_shortest_path(10, n_features=2, grid=(2, 2), random_state=0)
     est = OptimalSPOTree(ShortestPath((2, 2)), **{param: value})
     with pytest.raises(ValueError, match=f"'{param}' parameter of OptimalSPOTree"):
         est.fit(X, C)
+
+
+def test_verbose_takes_a_non_negative_int_or_a_bool_as_the_other_estimators(capsys):
+    # verbose=-1 printed the log (taken by its truth) and np.int64(1) was refused,
+    # where SPOTree's siblings take Interval(int, 0, None) or a bool.
+    X, C = make_shortest_path(10, n_features=2, grid=(2, 2), random_state=0)
+    for value in (np.int64(0), np.int64(1), 2, np.bool_(True), False):
+        OptimalSPOTree(ShortestPath((2, 2)), max_depth=1, verbose=value).fit(X, C)
+        assert ("OptimalSPOTree(search)" in capsys.readouterr().out) == bool(value)
 
 
 # ------------------------------------------------------------ MILP encoding
