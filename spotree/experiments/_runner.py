@@ -510,7 +510,8 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     FileNotFoundError
         When ``data`` names no file or folder.
     """
-    if not (isinstance(jobs, (int, np.integer)) and (jobs == -1 or jobs >= 1)):
+    if not (isinstance(jobs, (int, np.integer)) and not isinstance(jobs, bool)
+            and (jobs == -1 or jobs >= 1)):
         raise ValueError(f"jobs must be -1 or a positive int; got {jobs!r}.")
     out = os.fspath(out) if out is not None else os.path.join("spotree-results", experiment)
     if data is not None and experiment not in ("news", "energy"):

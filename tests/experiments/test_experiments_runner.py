@@ -443,6 +443,8 @@ def test_bad_arguments_create_no_folder(tmp_path):
     for kw, match in ((dict(methods=["Bogus"]), "unknown method"),
                       (dict(n_train=[7]), "--n-train"),
                       (dict(jobs=0), "jobs"),
+                      # (True ran as jobs=1 without a word.)
+                      (dict(jobs=True), "jobs"),
                       (dict(methods=["SPOT Optimal"], depths=[None]), "no runs"),
                       (dict(data=tmp_path), "only used by the news")):
         with pytest.raises(ValueError, match=match):
