@@ -562,7 +562,8 @@ def build_parser():
                      help="seed of the estimator's random draws: boost: its validation "
                           "rows, subsamples, feature draws and --init auto's folds; "
                           "forest: bootstrap samples and feature draws; tree: the feature "
-                          "draws of --max-features; optimal: the MILP solver's seed. Left "
+                          "draws of --max-features; optimal: nothing (its exact search "
+                          "draws nothing). Left "
                           "out, each run draws anew, so a boosted model (and a forest) "
                           "differs from run to run")
 

@@ -301,3 +301,7 @@ def test_random_state_help_says_what_it_seeds():
     assert helptext.startswith("seed of the estimator's random draws: boost: its validation "
                                "rows"), helptext[:120]
     assert "each run draws anew" in helptext
+    # The command fits OptimalSPOTree by its search, which draws nothing (the
+    # help said --random-state seeded the MILP solver, which fit never runs).
+    assert "optimal: nothing" in helptext and "MILP" not in helptext
+    assert spotree.OptimalSPOTree().method == "search"
