@@ -639,6 +639,11 @@ def _add_note(exc, note):
         exc.__notes__ = [*getattr(exc, "__notes__", []), note]
 
 
+def _short_repr(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _show_costs(c, head=8):
     """A cost vector for a message: in full when short, else its first entries."""
     if c.size <= head:
@@ -978,6 +983,16 @@ class CallableProblem(DecisionProblem):
         try:
             return np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
+            if what in ("values", "a value"):
+                # The second item of a pair (w, z): a solver's status string
+                # ('optimal') was met with "it must return a decision vector".
+                want = ("the second item of a pair (W, z) must hold the objective values of "
+                        "the decisions W" if what == "values" else
+                        "the second item of a pair (w, z) must be the objective value of w")
+                raise ValueError(f"The oracle {name} returned a pair whose second item{where} "
+                                 f"is not {'numbers' if what == 'values' else 'a number'} "
+                                 f"({type(value).__name__}: {_short_repr(value)}); {want}, "
+                                 f"or the oracle returns the decisions alone.") from None
             raise ValueError(f"The oracle {name} returned {what}{where} that is not an array "
                              f"of numbers ({type(value).__name__}); it must return a "
                              f"decision vector of floats.") from None

@@ -990,3 +990,21 @@ def test_an_oracle_error_keeps_its_type_and_names_the_oracle_and_the_row(n_jobs)
         CallableProblem(batched, 3, batched=True).solve(C)
     assert "batched oracle " in info.value.__notes__[0]
     assert "for a batch of 4 cost vectors" in info.value.__notes__[0]
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_an_oracle_pair_with_a_status_for_its_value_is_named_as_such(batched):
+    # (w, 'optimal') was refused with "it must return a decision vector of
+    # floats", though the decision was fine and the status was the problem.
+    def per_row(c):
+        return np.eye(3)[np.argmin(c)], "optimal"
+
+    def per_batch(C):
+        return np.eye(3)[np.argmin(C, axis=1)], ["optimal"] * len(C)
+
+    oracle = per_batch if batched else per_row
+    with pytest.raises(ValueError, match=r"returned a pair whose second item"
+                                         + ("" if batched else " for cost vector 0")
+                                         + r" is not (numbers|a number) \((list|str): .*optimal"
+                                         r".*objective value"):
+        CallableProblem(oracle, 3, batched=batched).solve(np.ones((2, 3)))
