@@ -415,8 +415,11 @@ class OptimalSPOTree(BaseSPOTree):
                           feature_precision=self.feature_precision).build()
         warm, warm_tree, warm_obj = None, None, None
         if self.warm_start:
+            # (A fixed random_state: the greedy tree searches every feature and
+            # draws nothing, and None drew a seed from numpy's global state.)
             greedy = SPOTree(problem, max_depth=self.max_depth,
-                             min_samples_leaf=self.min_samples_leaf).fit(X, C, sw)
+                             min_samples_leaf=self.min_samples_leaf,
+                             random_state=0).fit(X, C, sw)
             warm_tree = greedy.tree_
             warm = model.assignment_from_tree(warm_tree)
             warm_obj = model.objective_of(warm) * unit

@@ -438,8 +438,7 @@ def test_milp_random_state_seeds_the_solver_as_scikit_learn(monkeypatch):
     try:
         np.random.seed(7)
         for random_state in (None, None, 5, rs, rs):
-            # (No warm start: its greedy tree draws from the global state too.)
-            OptimalSPOTree(problem, max_depth=1, method="milp", warm_start=False,
+            OptimalSPOTree(problem, max_depth=1, method="milp",
                            random_state=random_state).fit(X, C, w)
     finally:
         np.random.set_state(saved)
@@ -448,6 +447,21 @@ def test_milp_random_state_seeds_the_solver_as_scikit_learn(monkeypatch):
     assert seeds == [g.randint(top), g.randint(top), np.random.RandomState(5).randint(top),
                      r.randint(top), r.randint(top)]
     assert seeds[0] != seeds[1] and seeds[3] != seeds[4]
+
+
+def test_milp_with_an_int_random_state_leaves_numpys_global_state_alone():
+    # Its greedy warm-start tree had random_state=None and drew a seed from
+    # np.random (which it never used: it searches every feature), so a fit
+    # seeded by an int still moved the global state, as scikit-learn's never do.
+    _, X, C, w, problem = INSTANCES[0]
+    saved = np.random.get_state()
+    try:
+        np.random.seed(7)
+        OptimalSPOTree(problem, max_depth=1, method="milp", random_state=3).fit(X, C, w)
+        after = np.random.randint(1 << 30)
+    finally:
+        np.random.set_state(saved)
+    assert after == np.random.RandomState(7).randint(1 << 30)
 
 
 def test_search_time_limit_returns_incumbent_with_gap():
