@@ -354,6 +354,32 @@ class DecisionProblem:
                 del state[key]
         return state
 
+    def __deepcopy__(self, memo):
+        # As copy.deepcopy does it (the __getstate__ state, deep-copied, then
+        # __setstate__), except that a value that cannot be deep-copied (a
+        # lock or solver handle of a user's subclass) is shared by the copy,
+        # as CallableProblem shares such an oracle: scikit-learn's clone
+        # deep-copies the problem, so SPOForest and GridSearchCV failed on
+        # such a subclass with "cannot pickle '_thread.lock' object".
+        state = self.__getstate__()
+        if not isinstance(state, dict):  # a subclass's own state format
+            return copy._reconstruct(self, memo, *self.__reduce_ex__(4))
+        cls = type(self)
+        new = cls.__new__(cls)
+        memo[id(self)] = new
+        copied = {}
+        for key, value in state.items():
+            try:
+                copied[key] = copy.deepcopy(value, memo)
+            except Exception:
+                copied[key] = value
+        setstate = getattr(new, "__setstate__", None)
+        if setstate is not None:
+            setstate(copied)
+        else:
+            new.__dict__.update(copied)
+        return new
+
     def __repr__(self):
         return f"{type(self).__name__}(n_costs={self.n_costs}, sense={self.sense!r})"
 

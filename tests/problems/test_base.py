@@ -1008,3 +1008,37 @@ def test_an_oracle_pair_with_a_status_for_its_value_is_named_as_such(batched):
                                          + r" is not (numbers|a number) \((list|str): .*optimal"
                                          r".*objective value"):
         CallableProblem(oracle, 3, batched=batched).solve(np.ones((2, 3)))
+
+
+def test_a_subclass_holding_a_lock_is_cloned_sharing_it():
+    # scikit-learn's clone deep-copies the problem: SPOForest (which clones
+    # its trees) and GridSearchCV failed with "cannot pickle
+    # '_thread.lock' object" on a subclass keeping a lock or solver handle.
+    import threading
+
+    from sklearn.base import clone
+
+    from spotree import SPOForest
+
+    class Locked(DecisionProblem):
+        def __init__(self):
+            self.n_costs, self.sense = 3, "min"
+            self.lock = threading.Lock()
+            self.V = np.eye(3)
+
+        def _solve(self, C):
+            with self.lock:
+                return self.V[C.argmin(axis=1)], None
+
+    p = Locked()
+    q = clone(SPOForest(p)).problem
+    assert q is not p and q.lock is p.lock  # shared, as CallableProblem shares an oracle
+    assert q.V is not p.V and np.array_equal(q.V, p.V)  # plain data is copied
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    C = rng.random((40, 3)) + X[:, :1] * [1.0, -1.0, 0.0]
+    kw = dict(n_estimators=3, max_depth=2, min_samples_leaf=5, random_state=0)
+    got = SPOForest(p, **kw).fit(X, C).predict_decision(X)
+    # The same choice among three options, as a built-in problem.
+    want = SPOForest(FiniteDecisions(np.eye(3)), **kw).fit(X, C).predict_decision(X)
+    assert_array_equal(got, want)
