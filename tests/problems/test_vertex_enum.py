@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from spotree.problems._vertex_enum import integer_points, lp_vertices, mixed_points
 
@@ -244,6 +244,16 @@ def test_mixed_points_check_every_equality_row():
     integer = np.array([True, True, False, False])
     V = mixed_points(A, rlo, rhi, lo, hi, integer, lo, hi, 200_000, 5000)
     np.testing.assert_array_equal(V, [[1, 2, 0, 1], [1, 2, 1, 0], [2, 0, 0, 0]])
+    # Brute force over the integer box, one linprog per slice (scipy 1.10's
+    # milp crashed the interpreter on these dependent equalities).
+    up, down = np.isfinite(rhi), np.isfinite(rlo)
     for c in np.random.default_rng(0).normal(size=(4, 4)):
-        f = milp_value(c, A, rlo, rhi, lo, hi, integer)
+        f = np.inf
+        for z0, z1 in itertools.product(range(4), range(4)):
+            b = A[:, :2] @ [z0, z1]
+            res = linprog(c[2:], A_ub=np.vstack([A[up, 2:], -A[down, 2:]]),
+                          b_ub=np.r_[rhi[up] - b[up], b[down] - rlo[down]],
+                          bounds=list(zip(lo[2:], hi[2:])))
+            if res.status == 0:
+                f = min(f, c[0] * z0 + c[1] * z1 + res.fun)
         assert abs((V @ c).min() - f) <= 1e-9 * (1 + abs(f))
