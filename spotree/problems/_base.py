@@ -240,16 +240,21 @@ class DecisionProblem:
             # wrong width with numpy's matmul message.
             V = check_costs(V, n_costs=self.n_costs, name="V", allow_empty=False)
         C = check_costs(C, n_costs=self.n_costs, names=cost_names(self))
+        k = self._best_vertices(C, V)
+        W = V[k]
+        return W, np.einsum("ij,ij->i", C, W), k
+
+    def _best_vertices(self, C, V, width=None):
+        """Index of the first optimal row of ``V`` for each row of ``C`` (checked)."""
         pick = np.argmin if self.sense == "min" else np.argmax
         # In blocks of rows: the values of all vertices for all rows at once
         # would take m * K floats (40 GB for a million rows and 5000 vertices).
         step = max(1, self._vertex_block // max(V.shape[0], 1))
         k = np.empty(C.shape[0], dtype=np.intp)
-        Cs = _unoverflowed(C, V)
+        Cs = _unoverflowed(C, V, width)
         for s in range(0, C.shape[0], step):
             k[s:s + step] = pick(Cs[s:s + step] @ V.T, axis=1)
-        W = V[k]
-        return W, np.einsum("ij,ij->i", C, W), k
+        return k
 
     def difference_basis(self):
         """An orthonormal basis of a subspace holding every difference of two decisions.
@@ -457,7 +462,7 @@ class FiniteDecisions(DecisionProblem):
                 f"sense={self.sense!r})")
 
 
-def _unoverflowed(C, V=None):
+def _unoverflowed(C, V=None, width=None):
     """``C`` with each row whose values could overflow divided by a power of two.
 
     A row of costs near the largest float (1e308) made the sums of a path or
@@ -467,10 +472,13 @@ def _unoverflowed(C, V=None):
     exact (only entries 1e-300 times smaller than the row's largest can lose
     bits); rows whose largest entry times the largest possible sum of
     ``|w_j|`` (``n_costs``, or the vertex list's) stays below 2**1000 are
-    returned as they are.
+    returned as they are. ``width``, when given, is that largest sum, known
+    beforehand.
     """
     peak = np.abs(C).max(axis=1, initial=0.0)
-    width = float(C.shape[1]) if V is None else max(float(np.abs(V).sum(axis=1).max()), 1.0)
+    if width is None:
+        width = (float(C.shape[1]) if V is None
+                 else max(float(np.abs(V).sum(axis=1).max()), 1.0))
     e = np.frexp(peak)[1] + int(np.ceil(np.log2(width)))
     big = e > 1000
     if not big.any():

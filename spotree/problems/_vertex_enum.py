@@ -182,20 +182,24 @@ def _grid(box_lo, box_hi):
     """The integer points of the box, in lexicographic order."""
     lo, hi = np.ceil(box_lo - 1e-9), np.floor(box_hi + 1e-9)
     grids = [np.arange(a, b + 1) for a, b in zip(lo, hi)]
-    # itertools.product yields the points in lexicographic order.
+    # "ij" indexing, flattened in C order, lists the points in lexicographic
+    # order; 40 times faster than a list of itertools.product's tuples (278
+    # -> 7 ms for 195,112 points), which LinearProgram.solve now waits for.
     # + 0.0: np.ceil(-1e-9) is -0.
-    return np.array(list(itertools.product(*grids)),
-                    dtype=np.float64).reshape(-1, len(lo)) + 0.0
+    mesh = np.meshgrid(*grids, indexing="ij")
+    return np.stack(mesh, axis=-1).reshape(-1, len(lo)).astype(np.float64) + 0.0
 
 
 def _rows_hold(A, rlo, rhi, P):
     """Whether each integer point of ``P`` (rows) meets ``rlo <= A p <= rhi``."""
     act = P @ A.T
     # Relative to each row's terms at the point: an absolute 1e-9 let every
-    # point of the box through a row 1e-10 x + 1e-10 y <= 1e-10.
+    # point of the box through a row 1e-10 x + 1e-10 y <= 1e-10. The points
+    # are exact, so only the rounding of the sums is allowed for: 1e-9 of
+    # the terms let (1, 1) through 500000001 x + 500000000 y <= 1e9.
     terms = np.abs(P) @ np.abs(A).T
-    lo_ok = act >= rlo - 1e-9 * (terms + np.abs(rlo))
-    hi_ok = act <= rhi + 1e-9 * (terms + np.abs(rhi))
+    lo_ok = act >= rlo - 1e-12 * (terms + np.abs(rlo))
+    hi_ok = act <= rhi + 1e-12 * (terms + np.abs(rhi))
     return (lo_ok & hi_ok).all(axis=1)
 
 
@@ -308,11 +312,13 @@ def mixed_points(A, rlo, rhi, lo, hi, integer, box_lo, box_hi, max_bases, max_ve
         # Tolerances as in lp_vertices, relative to the whole point and to
         # each row's right-hand side with its integer terms; every equality
         # row is checked (a dependent one may not hold at every z).
+        # The integer terms are exact up to the rounding of their sums: 1e-9
+        # of them let (1, 1, 0) through 500000001 z0 + 500000000 z1 + x <= 1e9.
         size = np.maximum(np.abs(X).max(axis=2, initial=0.0), Zn[None, :])
-        feasible = (X @ GK.T <= Hz.T + 1e-9 * (size[..., None] + h_size.T)).all(axis=2)
+        feasible = (X @ GK.T <= Hz.T + (1e-9 * size[..., None] + 1e-12 * h_size.T)).all(axis=2)
         if n_eq:
             feasible &= (np.abs(X @ EK.T - Ez.T)
-                         <= 1e-9 * (size[..., None] + e_size.T)).all(axis=2)
+                         <= 1e-9 * size[..., None] + 1e-12 * e_size.T).all(axis=2)
         b_idx, z_idx = np.nonzero(feasible)
         if b_idx.size:
             W = np.empty((b_idx.size, d))

@@ -248,9 +248,11 @@ def assert_lexicographically_smallest_optimum(problem, c, w):
     feasible. ``w`` is exactly feasible: its values are on a grid of 0.5.
     """
     s, d = problem.sign, problem.n_costs
-    rows = [LinearConstraint(problem.A_ub, -np.inf, problem.b_ub),
-            LinearConstraint(problem.A_eq, problem.b_eq, problem.b_eq),
-            LinearConstraint(s * c, -np.inf, s * c @ w + 1e-9)]
+    rows = [LinearConstraint(s * c, -np.inf, s * c @ w + 1e-9)]
+    if problem.A_ub is not None:
+        rows.append(LinearConstraint(problem.A_ub, -np.inf, problem.b_ub))
+    if problem.A_eq is not None:
+        rows.append(LinearConstraint(problem.A_eq, problem.b_eq, problem.b_eq))
     lo, hi = problem._lo.copy(), problem._hi.copy()
     for j in range(d):
         if problem.integrality[j]:
@@ -277,7 +279,7 @@ def test_mixed_integer_vertices_break_ties_lexicographically(sense):
     rng = np.random.default_rng(0 if sense == "min" else 1)
     C = np.vstack([np.zeros(5), rng.integers(-1, 2, size=(7, 5))]).astype(float)
     W, z, _ = problem.solve_vertices(C)
-    _, z_highs = problem.solve(C)
+    _, z_highs = highs_only(small_mixed(sense)).solve(C)
     np.testing.assert_array_equal(z, z_highs)
     for c, w in zip(C, W):
         assert_lexicographically_smallest_optimum(problem, c, w)
@@ -302,6 +304,115 @@ def test_tree_on_a_mixed_integer_program_same_with_and_without_vertices():
     np.testing.assert_array_equal(with_list.tree_.threshold, without.tree_.threshold)
     np.testing.assert_allclose(with_list.predict_decision(X), without.predict_decision(X),
                                atol=1e-9)
+
+
+def highs_only(problem):
+    """``problem`` with solve() on HiGHS: no vertex list to scan."""
+    problem._model_listed = None
+    return problem
+
+
+def random_milp(seed, sense, mixed):
+    """A small random bounded MILP (pure or mixed) and its scipy.milp pieces."""
+    rng = np.random.default_rng(seed)
+    d = 4
+    A_ub = rng.uniform(-0.5, 1.5, size=(3, d))
+    b_ub = rng.uniform(2.0, 5.0, size=3)
+    integrality = np.array([1, 1, 0, 0] if mixed else [1, 1, 1, 1])
+    # (scipy.milp returned a suboptimal point for an integer variable with
+    # the bound 2.5: integer variables get integer bounds.)
+    bounds = [(0, 3), (-1, 2), (0, 2.5 if mixed else 2), (0, 4)]
+    problem = LinearProgram(A_ub, b_ub, bounds=bounds, integrality=integrality, sense=sense)
+    return problem, LinearConstraint(A_ub, -np.inf, b_ub), Bounds(*np.array(bounds).T)
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_milp_solve_scans_its_vertex_list_and_matches_scipy_milp(sense, mixed, monkeypatch):
+    # A small MILP's batch is answered from its vertex list, without HiGHS;
+    # the optimal values are scipy.milp's, both senses, pure and mixed.
+    monkeypatch.setattr(LinearProgram, "_solve_highs", lambda self, Cm: pytest.fail("HiGHS"))
+    for seed in range(3):
+        problem, rows, bounds = random_milp(seed, sense, mixed)
+        C = np.random.default_rng(seed + 20).normal(size=(6, 4))
+        W, z = problem.solve(C)
+        assert problem._listed() is not None
+        assert_feasible(problem, W, tol=1e-8)
+        np.testing.assert_array_equal(W[:, :2], np.round(W[:, :2]))
+        for c, w, zi in zip(C, W, z):
+            res = milp(problem.sign * c, constraints=rows, bounds=bounds,
+                       integrality=problem.integrality, options={"mip_rel_gap": 0.0})
+            assert res.status == 0
+            assert abs(problem.sign * res.fun - zi) <= 1e-7 * max(1.0, abs(zi)), (c, w, res.x)
+        np.testing.assert_array_equal(z, problem.value(C, W))
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_milp_solve_ties_give_the_lexicographically_smallest_optimum(sense):
+    # Integer costs on grids of 0.5: many ties. Each row gets the
+    # lexicographically smallest optimal decision, checked coordinate by
+    # coordinate with scipy.milp, whether solved alone or in the batch.
+    rng = np.random.default_rng(3 if sense == "min" else 4)
+    C = np.vstack([np.zeros(5), rng.integers(-1, 2, size=(5, 5))]).astype(float)
+    problem = small_mixed(sense)
+    W, z = problem.solve(C)
+    for i, (c, w) in enumerate(zip(C, W)):
+        assert_lexicographically_smallest_optimum(problem, c, w)
+        np.testing.assert_array_equal(problem.solve(C[i:i + 1])[0][0], w)
+    _, z_highs = highs_only(small_mixed(sense)).solve(C)
+    close(z, z_highs, 1.0)
+    pure = LinearProgram([[1.0, 1.0, 1.0]], [2.0], bounds=(0, 2), integrality=1, sense=sense)
+    Cp = np.vstack([np.zeros(3), rng.integers(-1, 2, size=(4, 3))]).astype(float)
+    for c, w in zip(Cp, pure.solve(Cp)[0]):
+        assert_lexicographically_smallest_optimum(pure, c, w)
+
+
+def test_milp_without_a_cheap_vertex_list_goes_to_highs(monkeypatch):
+    calls = []
+    highs = LinearProgram._solve_highs
+    monkeypatch.setattr(LinearProgram, "_solve_highs",
+                        lambda self, Cm: calls.append(len(Cm)) or highs(self, Cm))
+    C = np.random.default_rng(0).normal(size=(3, 3))
+    # 101^3 integer points: no list at all.
+    big = LinearProgram([[1.0, 1.0, 1.0]], [150.0], bounds=(0, 100), integrality=1)
+    W, z = big.solve(C)
+    assert big._listed() is None and calls == [3]
+    for c, zi in zip(C, z):
+        res = milp(c, constraints=LinearConstraint([[1.0, 1.0, 1.0]], -np.inf, 150.0),
+                   bounds=Bounds(0, 100), integrality=np.ones(3))
+        assert abs(res.fun - zi) <= 1e-9 * max(1.0, abs(zi))
+    # A mixed program listed by vertices() but with more work than solve() waits for.
+    problem, _, _ = random_milp(0, "min", mixed=True)
+    problem._max_listed_work = 10
+    assert problem.vertices() is not None
+    problem.solve(C[:1].repeat(4, axis=1)[:, :4])
+    assert problem._listed() is None and calls == [3, 1]
+    # A list too long to scan.
+    problem, _, _ = random_milp(0, "min", mixed=False)
+    problem._max_vertex_scan = 4
+    problem.solve(np.ones((2, 4)))
+    assert calls == [3, 1, 2]
+
+
+def test_milp_vertex_list_is_made_once_across_threads(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    made = []
+    enumerate_ = LinearProgram._vertices
+    monkeypatch.setattr(LinearProgram, "_vertices",
+                        lambda self, *a: made.append(1) or enumerate_(self, *a))
+    C = np.random.default_rng(0).normal(size=(5, 5))
+    for problem in (small_mixed(), LinearProgram([[1.0, 1.0, 1.0]], [150.0], bounds=(0, 100),
+                                                 integrality=1)):
+        made.clear()
+        c = C[:, :problem.n_costs]
+        with ThreadPoolExecutor(4) as pool:
+            out = list(pool.map(lambda _: problem.solve(c)[1], range(8)))
+        problem.solve(c)
+        problem.vertices()
+        assert len(made) == 1                 # also after a decline (the second problem)
+        for z in out:
+            np.testing.assert_array_equal(z, out[0])
 
 
 def test_mixed_integer_vertex_limits_return_none():

@@ -257,3 +257,20 @@ def test_mixed_points_check_every_equality_row():
             if res.status == 0:
                 f = min(f, c[0] * z0 + c[1] * z1 + res.fun)
         assert abs((V @ c).min() - f) <= 1e-9 * (1 + abs(f))
+
+
+def test_points_do_not_break_rows_of_large_integer_coefficients():
+    # Integer points are exact: 1e-9 of the row's terms (about 1 here) let
+    # (1, 1) through 500000001 x + 500000000 y <= 1e9 (weight 1e9 + 1), in
+    # pure and mixed lists alike, and LinearProgram.solve now scans them.
+    A = np.array([[500_000_001.0, 500_000_000.0, 1.0]])
+    rlo, rhi = np.array([-np.inf]), np.array([1e9])
+    P = integer_points(A[:, :2], rlo, rhi, np.zeros(2), np.ones(2), 100, 100)
+    np.testing.assert_array_equal(P, [[0, 0], [0, 1], [1, 0]])
+    V = mixed_points(A, rlo, rhi, np.zeros(3), np.ones(3), np.array([True, True, False]),
+                     np.zeros(3), np.ones(3), 100, 100)
+    # Exact integer arithmetic on the integer part; x is 0 or 1 at every vertex.
+    assert all(500_000_001 * int(v[0]) + 500_000_000 * int(v[1]) + int(v[2]) <= 10**9
+               for v in V)
+    assert {tuple(v) for v in V} == {(0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (1, 0, 0),
+                                     (1, 0, 1)}
