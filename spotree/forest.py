@@ -122,6 +122,10 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort, oob=Fa
         problem = copy.deepcopy(problem)
         data = copy.copy(data)
         data.problem = problem
+        if getattr(problem, "_model_shares_state", False):
+            # The copy shares what could not be copied (a user's lock or
+            # solver handle): on threads, the trees' calls take turns.
+            data.solve_lock = _SHARED_PROBLEM_LOCK
     else:
         # Threads share the problem here, which a squared-error tree still
         # calls once, for its leaves' decisions: a user's oracle need not be

@@ -1761,3 +1761,54 @@ def test_weights_near_the_float_range_grow_the_same_forest():
         b = SPOForest(SP, **kw).fit(X, C, sample_weight=sw * 2.0 ** 1016)
     assert_allclose(b.ridge_features_.coef, a.ridge_features_.coef, rtol=1e-12)
     assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12)
+
+
+class _GuardedSolver:
+    """A user's solver object: holds a lock (so it cannot be deep-copied) and
+    records whether a second call came in while one was running."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.inside, self.overlaps = 0, []
+
+    def __call__(self, C):
+        with self.cond:
+            self.inside += 1
+            self.cond.notify_all()
+            self.overlaps.append(self.cond.wait_for(lambda: self.inside > 1, timeout=0.05))
+            self.inside -= 1
+        return _module_oracle(C)
+
+
+class _GuardedProblem(spotree.DecisionProblem):
+    def __init__(self):
+        self.n_costs, self.sense, self.solver = SP.n_costs, "min", _GuardedSolver()
+
+    def _solve(self, C):
+        return self.solver(C), None
+
+
+@pytest.mark.parametrize("kind", ["callable", "subclass"])
+def test_oracle_path_threads_share_an_uncopyable_solver_in_turns(kind):
+    # On the oracle path each tree solves on a deep copy of the problem; a
+    # value that cannot be deep-copied (a solver guarded by a lock) is shared
+    # by the copies, so with threads forced the trees' calls must take turns
+    # (they overlapped before).
+    if kind == "callable":
+        solver = _GuardedSolver()
+        problem = CallableProblem(solver, SP.n_costs, batched=True)
+    else:
+        problem = _GuardedProblem()
+        solver = problem.solver
+    with pytest.raises(Exception):
+        copy.deepcopy(solver)
+    X, C, Xt, _ = _data(n=40)
+    kw = dict(n_estimators=4, criterion="spo", max_depth=2, max_features=None, random_state=3)
+    with parallel_config(backend="threading"):
+        forest = SPOForest(problem, n_jobs=2, **kw).fit(X, C)
+    assert forest.estimators_[0].n_oracle_calls_ > 1  # the oracle path
+    assert len(solver.overlaps) > 8 and not any(solver.overlaps)
+    # The decisions are those of the same forest on the problem's own solver.
+    ref = SPOForest(CallableProblem(_module_oracle, SP.n_costs, batched=True), n_jobs=1,
+                    **kw).fit(X, C)
+    assert_array_equal(forest.predict_decision(Xt), ref.predict_decision(Xt))

@@ -372,17 +372,24 @@ class DecisionProblem:
         cls = type(self)
         new = cls.__new__(cls)
         memo[id(self)] = new
-        copied = {}
+        copied, shared = {}, False
         for key, value in state.items():
             try:
                 copied[key] = copy.deepcopy(value, memo)
             except Exception:
-                copied[key] = value
+                copied[key], shared = value, True
+            if isinstance(value, _OracleCarrier) and copied[key].shared:
+                shared = True
         setstate = getattr(new, "__setstate__", None)
         if setstate is not None:
             setstate(copied)
         else:
             new.__dict__.update(copied)
+        if shared:
+            # Read by SPOForest: threads growing trees on copies that share
+            # such a value take turns calling them (a "_model" name: neither
+            # pickled nor copied, see __getstate__).
+            new.__dict__["_model_shares_state"] = True
         return new
 
     def __repr__(self):
@@ -629,10 +636,12 @@ def _cloudpickle():
 class _OracleCarrier:
     """Carries a user oracle through pickling (see :func:`_dump_oracle`)."""
 
-    __slots__ = ("oracle",)
+    __slots__ = ("oracle", "shared")
 
-    def __init__(self, oracle):
-        self.oracle = oracle
+    def __init__(self, oracle, shared=False):
+        # shared: a deep copy that could not copy the oracle and holds the
+        # original (see DecisionProblem.__deepcopy__).
+        self.oracle, self.shared = oracle, shared
 
     def __reduce__(self):
         return (_load_oracle, (_dump_oracle(self.oracle),))
@@ -643,7 +652,7 @@ class _OracleCarrier:
         try:
             return _OracleCarrier(copy.deepcopy(self.oracle, memo))
         except Exception:
-            return _OracleCarrier(self.oracle)
+            return _OracleCarrier(self.oracle, shared=True)
 
 
 def _load_oracle(data):
