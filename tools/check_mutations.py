@@ -118,8 +118,8 @@ MUTATIONS = {
     # Issue 15's survivors.
     "boost_subsample_with_replacement": (
         "spotree/boost.py",
-        "bag[rng.choice(n, n_bag, replace=False)] = True",
-        "bag[rng.choice(n, n_bag, replace=True)] = True",
+        "bag[weighed[rng.choice(n, n_bag, replace=False)]] = True",
+        "bag[weighed[rng.choice(n, n_bag, replace=True)]] = True",
         ["tests/test_boost.py"],
         "SPOBoost's subsample drawn with replacement (fewer distinct rows)"),
     "missing_tie_goes_right": (
@@ -191,8 +191,8 @@ MUTATIONS = {
     # Issue 16, stop 26: SPOForest's ridge features.
     "ridge_fill_unweighted": (
         "spotree/_ridge.py",
-        "fill = np.divide((np.where(present, Xn[pos], 0.0) * w).sum(axis=0), total,",
-        "fill = np.divide((np.where(present, Xn[pos], 0.0) * present).sum(axis=0), "
+        "fill = np.divide((np.where(present, Xn[pos], 0.0) / unit * w).sum(axis=0), total,",
+        "fill = np.divide((np.where(present, Xn[pos], 0.0) / unit * present).sum(axis=0), "
         "present.sum(axis=0),",
         ["tests/test_forest.py"],
         "a missing value filled with the unweighted mean of its column"),
