@@ -731,9 +731,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     validation_fraction : float, default=0.2
         Fraction of the rows held out for early stopping, in (0, 1), to
         choose the number of trees (of the rows of positive weight: those
-        of weight 0 stay in the training part, where they change nothing); the final model is refitted on all the
-        rows, so a larger part costs the model no training rows, only a
-        less exact count of trees (see Notes). Ignored when
+        of weight 0 stay in the training part, where they change nothing);
+        the final model is refitted on all the rows, so a larger part costs
+        the model no training rows, only a less exact count of trees (see
+        Notes). Ignored when
         ``n_iter_no_change`` is None or when ``fit`` is given ``X_val``.
     n_iter_no_change : int or None, default=10
         Stop after this many rounds without a lower validation loss. None
