@@ -516,7 +516,9 @@ def load_model(path):
         msg = " ".join(str(exc).split())
         raise CLIError(msg if str(path) in msg else f"{path}: {msg}") from None
     try:
-        with open(path) as fh:
+        # Decoded as load decodes it: UTF-8, with or without a byte order mark
+        # (the locale's encoding and a BOM lost the columns without a word).
+        with open(path, encoding="utf-8-sig") as fh:
             columns = json.load(fh).get("columns")
     except (OSError, ValueError, AttributeError):
         columns = None

@@ -289,6 +289,19 @@ def test_the_columns_entry_of_a_model_file_as_fit_writes_it(saved_tree):
     assert columns == {"features": ["a", "b"], "costs": ["p", "q", "r"], "weights": None}
 
 
+def test_the_columns_entry_of_a_model_file_saved_with_a_bom(tmp_path, saved_tree):
+    """spotree.load reads a model file that starts with a UTF-8 byte order mark (as
+    Notepad saves it), but the CLI then reread the file without decoding the mark, so
+    the columns were dropped without a word: predict wrote pred_c0... instead of the
+    fitted cost names, and evaluate said the model names no cost columns."""
+    from spotree.cli._io import load_model
+
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + saved_tree.read_bytes())
+    _, columns = load_model(path)
+    assert columns == {"features": ["a", "b"], "costs": ["p", "q", "r"], "weights": None}
+
+
 @pytest.mark.parametrize("labels, cells", [
     (["10", "20", "30"], ["10", "30", "", "20"]),        # ids: pandas reads int64 / float64
     (["True", "False", "maybe"], ["True", "False", "False", ""]),  # pandas reads booleans
