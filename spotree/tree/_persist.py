@@ -421,8 +421,18 @@ def _read_fitted(cls, doc):
     out = {"n_features_in_": p}
     names = fitted.get("feature_names_in_")
     if names is not None:
-        out["feature_names_in_"] = np.asarray(
-            _schema.string_list(names, "fitted.feature_names_in_", length=p), dtype=object)
+        names = _schema.string_list(names, "fitted.feature_names_in_", length=p)
+        # fit refuses a DataFrame with a column name twice; a loaded model with
+        # one failed at every predict, in scikit-learn, naming no file.
+        if len(set(names)) != len(names):
+            seen = set()
+            for i, name in enumerate(names):
+                if name in seen:
+                    raise _schema.SchemaError(f"fitted.feature_names_in_[{i}]",
+                                              f"repeats the name {name!r}; each feature has "
+                                              "its own.")
+                seen.add(name)
+        out["feature_names_in_"] = np.asarray(names, dtype=object)
     if not importances:
         return out
     imp = _schema.real_array(fitted["feature_importances_"], "fitted.feature_importances_",

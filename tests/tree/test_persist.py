@@ -346,6 +346,10 @@ T0 = ["trees", 0]
      r"fitted\.feature_importances_\[1\] must be a finite number >= 0"),
     (["fitted", "feature_names_in_"], ["a", "b", 3], r"fitted\.feature_names_in_\[2\] must be "
                                                      r"a str"),
+    # Loaded, then every predict failed in scikit-learn ("Feature names unseen at fit
+    # time"), naming no file: fit refuses such a DataFrame.
+    (["fitted", "feature_names_in_"], ["a", "b", "a"], r"fitted\.feature_names_in_\[2\] "
+                                                       r"repeats the name 'a'"),
     (["fitted", "pruning_alpha_"], -1.0, r"fitted\.pruning_alpha_ must be a finite number"),
     (["fitted", "oob_score_"], 0.1, r"fitted\.oob_score_ is not a known key"),
     # Parameters go through the estimator's own validation, at load.
