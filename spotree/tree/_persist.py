@@ -347,6 +347,14 @@ def _read_cost_rows(v, where, d):
     return _schema.real_matrix(v, where, rows=d, cols=cols, per="cost")
 
 
+def _read_scores(v, where):
+    """A list of finite numbers or NaN, as a float64 array."""
+    if not isinstance(v, list):
+        raise _schema.SchemaError(where, f"must be a list of numbers; got {_schema._show(v)}.")
+    return np.array([_schema.real(x, _schema.join(where, i), allow_nan=True)
+                     for i, x in enumerate(v)], dtype=np.float64)
+
+
 #: Readers of the fitted attributes that estimators list in ``_persist_extra``,
 #: called as ``reader(value, key, n_features, n_costs)``.
 _EXTRA_READERS = {
@@ -376,7 +384,8 @@ _EXTRA_READERS = {
                                                                       per="cost"),
     "n_iter_": lambda v, where, p, d: _schema.integer(v, where, low=0),
     "best_iteration_": lambda v, where, p, d: _schema.integer(v, where, low=0),
-    "train_score_": lambda v, where, p, d: _schema.real_array(v, where),
+    # NaN where the training rows' optimal values are all 0 (nothing to normalize by).
+    "train_score_": lambda v, where, p, d: _read_scores(v, where),
     "validation_score_": lambda v, where, p, d: _schema.real_array(v, where),
     # SPOPlusLinear: one column of coef_ per feature, or per category of a
     # categorical feature (the estimator checks the count against

@@ -832,12 +832,33 @@ def test_boosting_without_trees_and_its_fitted_attributes(tmp_path):
             ("n_iter_", -1, r"fitted\.n_iter_ must be an int >= 0; got -1"),
             ("best_iteration_", 1.5, r"fitted\.best_iteration_ must be an int >= 0; got 1\.5"),
             ("train_score_", [0.1, float("inf")], r"fitted\.train_score_\[1\] must be a finite "
-                                                  r"number; got inf"),
+                                                  r"number or NaN; got inf"),
             ("init_choice_", 3, r"fitted\.init_choice_ must be a str; got 3")]:
         msg = _load_error(tmp_path, _edit(doc, ["fitted", key], value))
         assert re.search(match, msg), (key, msg)
     msg = _load_error(tmp_path, _edit(doc, ["fitted", "best_iteration_"], 2))
     assert "trees do not fit the estimator: a SPOBoost file with best_iteration_=2 holds 6" in msg
+
+
+def test_boosting_whose_optimal_values_are_all_zero_saves_and_loads(tmp_path):
+    """Doing nothing (w = 0) is optimal for every row: the normalized SPO loss has
+    nothing to divide by and fit records NaN training scores (as plot_boosting and
+    'spotree show' expect), but load refused the file it had just written:
+    "fitted.train_score_[0] must be a finite number; got nan"."""
+    problem = FiniteDecisions(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(40, 2)), rng.uniform(1.0, 2.0, size=(40, 2))
+    m = spotree.SPOBoost(problem, n_estimators=2, max_depth=1, n_iter_no_change=None,
+                         random_state=0).fit(X, C)
+    assert np.isnan(m.train_score_).all() and m.train_score_.size == 3
+    m.save(tmp_path / "zero.json")
+    back = spotree.load(tmp_path / "zero.json")
+    np.testing.assert_array_equal(back.train_score_, m.train_score_)  # NaN where NaN
+    np.testing.assert_array_equal(back.predict(X), m.predict(X))
+    # Infinite scores are still refused.
+    doc = json.loads((tmp_path / "zero.json").read_text())
+    msg = _load_error(tmp_path, _edit(doc, ["fitted", "train_score_", 1], float("inf")))
+    assert "fitted.train_score_[1] must be a finite number or NaN; got inf" in msg
 
 
 def test_a_fresh_interpreter_loads_every_estimator_from_file_and_pickle(tmp_path):
