@@ -1709,6 +1709,17 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                                                        dtype=np.float64).reshape(d)
         except (AttributeError, TypeError, ValueError) as exc:
             raise ValueError(f"a malformed SPOBoost model: {exc!r}") from None
+        # One score per round and one for the start: 'spotree show' and
+        # plot_boosting index them by round.
+        rounds = self.n_iter_ + 1
+        if self.train_score_.shape != (rounds,):
+            raise _schema.SchemaError("fitted.train_score_", f"must have n_iter_ + 1 = {rounds} "
+                                                             "entries (round 0 is the start); "
+                                                             f"got {self.train_score_.size}.")
+        if self.validation_score_.shape not in ((rounds,), (0,)):
+            raise _schema.SchemaError("fitted.validation_score_",
+                                      f"must have n_iter_ + 1 = {rounds} entries (round 0 is "
+                                      f"the start) or none; got {self.validation_score_.size}.")
         if len(trees) != self.best_iteration_ or self.best_iteration_ > self.n_iter_:
             raise ValueError(f"a SPOBoost file with best_iteration_={self.best_iteration_} "
                              f"holds {len(trees)} trees.")

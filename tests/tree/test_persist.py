@@ -840,6 +840,24 @@ def test_boosting_without_trees_and_its_fitted_attributes(tmp_path):
     assert "trees do not fit the estimator: a SPOBoost file with best_iteration_=2 holds 6" in msg
 
 
+@pytest.mark.parametrize("key, value, match", [
+    ("train_score_", [-0.1] * 6, r"fitted\.train_score_ must have n_iter_ \+ 1 = 7 entries "
+                                 r"\(round 0 is the start\); got 6"),
+    ("validation_score_", [-0.1] * 8, r"fitted\.validation_score_ must have n_iter_ \+ 1 = 7 "
+                                      r"entries \(round 0 is the start\) or none; got 8"),
+    ("n_iter_", 9, r"fitted\.train_score_ must have n_iter_ \+ 1 = 10 entries"),
+])
+def test_boosting_scores_of_another_number_of_rounds_are_refused(tmp_path, key, value, match):
+    """A file whose scores do not have one entry per round (and the start) loaded, and
+    'spotree show' then printed half its summary and failed with "IndexError: index 6
+    is out of bounds for axis 0 with size 6", naming no file."""
+    m, X, doc = _boost_doc(tmp_path)
+    assert len(doc["fitted"]["train_score_"]) == m.n_iter_ + 1 == 7
+    msg = _load_error(tmp_path, _edit(doc, ["fitted", key], value))
+    assert re.search(match, msg), msg
+    assert msg.startswith(str(tmp_path / "bad.json") + " is a malformed spotree model: ")
+
+
 def test_boosting_whose_optimal_values_are_all_zero_saves_and_loads(tmp_path):
     """Doing nothing (w = 0) is optimal for every row: the normalized SPO loss has
     nothing to divide by and fit records NaN training scores (as plot_boosting and
