@@ -17,6 +17,24 @@ _RIDGE_ALPHAS = np.logspace(-6, 2, 17)
 _COMPONENT_SHARE = 0.99
 
 
+def _unoverflowed_weights(sw):
+    """``sw`` in units of an even power of two near its largest entry where its
+    total (times the largest penalty) would pass the float range; else ``sw``.
+
+    Exact, the square roots too; every use of the weights here (means,
+    penalties relative to the total) is unchanged by a common factor.
+    """
+    with np.errstate(over="ignore"):
+        near = sw.sum() > np.finfo(np.float64).max / _RIDGE_ALPHAS[-1]
+    if not near:
+        return sw
+    # Weights near the float range (a total of 2^1016): the largest penalty
+    # overflowed to inf. At most 2^1022: 2^1024, the unit of a weight of
+    # 1e308, is not a float (every weight divided by inf was 0).
+    e = int(np.frexp(sw.max())[1])
+    return sw / np.ldexp(1.0, min(e - e % 2, 1022))
+
+
 def _standardization(X, sw):
     """Weighted mean and standard deviation of every column (1 where constant)."""
     # In units of a power of two near each column's largest magnitude: exact,
@@ -73,15 +91,7 @@ def _ridge_gcv(X, C, sw):
     ``(coef, intercept, alpha)`` in the original units.
     """
     pos = sw > 0
-    X, C, sw = X[pos], C[pos], sw[pos]
-    with np.errstate(over="ignore"):
-        near = sw.sum() > np.finfo(np.float64).max / _RIDGE_ALPHAS[-1]
-    if near:
-        # Weights near the float range (a total of 2^1016): the largest
-        # penalty overflowed to inf. In units of an even power of two (exact,
-        # their square roots too; the penalties are relative to the total).
-        e = np.frexp(sw.max())[1]
-        sw = sw / np.ldexp(1.0, int(e - e % 2))
+    X, C, sw = X[pos], C[pos], _unoverflowed_weights(sw[pos])
     mean, scale = _standardization(X, sw)
     # Each cost in units of a power of two near its largest magnitude: exact
     # (the same penalties and coefficients, times the unit), and the squared
@@ -160,6 +170,8 @@ class RidgeFeatures:
         pos = sw > 0
         if columns.size == 0 or not pos.any():
             return None
+        # (A total of weights beyond the float range made the fill NaN.)
+        sw = _unoverflowed_weights(sw)
         Xn = X[:, columns]
         present = ~np.isnan(Xn[pos])
         w = sw[pos][:, None] * present

@@ -106,6 +106,7 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort, oob=Fa
     out of the tree's bootstrap sample and the leaf each reaches, which the
     out-of-bag scores sum (routed here, in parallel, not after all trees).
     """
+    w_scale = 1.0
     if n_draws is None:
         w, cnt = sw, (sw > 0).astype(np.float64)
     else:
@@ -115,7 +116,15 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort, oob=Fa
         # bootstrap: as if the sample had been copied); draws of rows of zero
         # weight drop out of the tree, and out of the count that a fractional
         # min_samples_leaf or min_samples_split is a fraction of.
-        w, cnt = counts * sw, counts * (sw > 0)
+        cnt = counts * (sw > 0)
+        with np.errstate(over="ignore"):
+            w = counts * sw
+        if not np.isfinite(w).all():
+            # A weight near the float range times its draws is not a float:
+            # the tree takes the weights in units of a power of two at least
+            # the most draws (exact), and keeps its sums in the user's units.
+            w_scale = math.ldexp(1.0, math.frexp(counts.max())[1])
+            w = counts * (sw / w_scale)
     if data.mode == MODE_ORACLE:
         # On the oracle path the tree calls the problem at every node, and a
         # solver handle must not be shared between threads.
@@ -138,7 +147,8 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort, oob=Fa
     # Each tree's solves start afresh, whichever thread (and earlier tree) ran
     # on it: the forest does not depend on n_jobs.
     with solver_session():
-        tree._fit_arrays(X, C, w, problem, fit_data=data, cnt=cnt, seed=seed, abort=abort)
+        tree._fit_arrays(X, C, w, problem, fit_data=data, cnt=cnt, seed=seed, abort=abort,
+                         w_scale=w_scale)
     if not oob or n_draws is None:
         return tree
     rows = np.flatnonzero(drawn == 0)

@@ -1763,6 +1763,22 @@ def test_weights_near_the_float_range_grow_the_same_forest():
     assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12)
 
 
+@pytest.mark.parametrize("ridge", [True, False])
+def test_weights_whose_total_overflows_grow_the_same_forest(ridge):
+    # Every weight 1e308 (finite, their total not): the ridge map divided
+    # them by 2^1024 = inf (every weight 0: ZeroDivisionError), and a
+    # bootstrap count of 2 times 1e308 was inf (a NaN leaf cost: "C contains
+    # NaN or infinity"). The same bootstrap draws, so the same forest.
+    X, C, Xt, _ = _data(n=40)
+    kw = dict(n_estimators=3, max_depth=2, random_state=0, ridge_features=ridge)
+    a = SPOForest(SP, **kw).fit(X, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the trees' sums are inf
+        b = SPOForest(SP, **kw).fit(X, C, sample_weight=np.full(40, 1e308))
+    assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12, atol=1e-12)
+    assert_array_equal(b.predict_decision(Xt), a.predict_decision(Xt))
+
+
 class _GuardedSolver:
     """A user's solver object: holds a lock (so it cannot be deep-copied) and
     records whether a second call came in while one was running."""

@@ -72,7 +72,7 @@ def _node_capacity(m, total_cnt, min_leaf_cnt, total_w, min_leaf_w, max_depth):
 def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split_cnt,
               max_features, n_quantiles, min_loss_decrease, seed,
               categorical_subsets=False, max_subset_categories=10, abort=None,
-              oracle_handler=None, decisions=True, min_weight_fraction=0.0):
+              oracle_handler=None, decisions=True, min_weight_fraction=0.0, w_scale=1.0):
     """Grow a tree greedily until a stopping rule fires.
 
     A node becomes a leaf when it is at ``max_depth``, when it holds fewer
@@ -111,6 +111,11 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         A leaf's least weight as a fraction of the total weight of ``w``, on
         top of ``min_leaf_w`` (taken in units of the weights' power of two:
         the total of weights near the float range is not a float).
+    w_scale : float, default=1.0
+        A power of two: ``w`` holds the weights divided by it (a forest's
+        bootstrap counts times weights near the float range are not floats).
+        The tree's weighted sums, ``min_leaf_w`` and ``min_loss_decrease``
+        are in units of the weights times it.
 
     Returns
     -------
@@ -141,6 +146,8 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     w_unit = _weight_scale(w)
     if w_unit != 1.0:
         w = w / w_unit
+    w_unit = w_unit * w_scale
+    if w_unit != 1.0:
         min_leaf_w = min_leaf_w / w_unit
     w = _writable(w)
     cnt = _writable(np.ascontiguousarray(cnt, dtype=np.float64))
@@ -296,7 +303,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                              seed=seed, categorical_subsets=categorical_subsets,
                              max_subset_categories=max_subset_categories, abort=abort,
                              oracle_handler=oracle_handler, decisions=decisions,
-                             min_weight_fraction=min_weight_fraction)
+                             min_weight_fraction=min_weight_fraction, w_scale=w_scale)
         elif status != ST_BUDGET:  # pragma: no cover - the kernel returns only these
             raise RuntimeError(f"unexpected status {status} from the growth kernel")
 

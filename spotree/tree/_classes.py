@@ -661,7 +661,7 @@ class SPOTree(BaseSPOTree):
             return self._fit_arrays(X, C, sw, resolve_problem(self.problem, C))
 
     def _fit_arrays(self, X, C, sw, problem, fit_data=None, cnt=None, seed=None,
-                    abort=None, decisions=True):
+                    abort=None, decisions=True, w_scale=1.0):
         """Fit on validated arrays.
 
         A forest passes a shared :class:`FitData`, the bootstrap counts as
@@ -695,7 +695,7 @@ class SPOTree(BaseSPOTree):
                          else min(int(self.thresholds), X.shape[0])),
             min_loss_decrease=float(self.min_loss_decrease),
             seed=seed, categorical_subsets=self.categorical_splits == "subset",
-            abort=abort, decisions=decisions)
+            abort=abort, decisions=decisions, w_scale=w_scale)
         self.tree_ = tree
         self.categories_seen_ = _categories_seen(fit_data, sw > 0)
         if not any(v is not None for v in self.categories_seen_):
