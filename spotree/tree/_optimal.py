@@ -14,6 +14,7 @@ from .._text import count_noun
 from ._classes import BaseSPOTree, SPOTree, _resolve_min_count
 from ..problems import resolve_problem
 from ..problems._base import solver_session
+from ._builder import _weight_scale
 from ._fit_data import power_of_two_scale
 from ._optimal_milp import (MILP_MAX_BINARIES, MilpModel, milp_can_encode,
                             milp_n_binaries)
@@ -268,6 +269,13 @@ class OptimalSPOTree(BaseSPOTree):
                              "object holding text); encode them as numbers, or use SPOTree "
                              "for categorical splits.")
         self.problem_ = problem
+        # The fit works on weights in units of a power of two near the largest
+        # (exact: the same tree, objective and bound): the total of weights
+        # near the float range was inf, which made the search's split penalty
+        # inf (a lone leaf) and the objective NaN. The tree's weighted sums
+        # are brought back to the user's units at the end.
+        w_unit = _weight_scale(sw)
+        sw = sw / w_unit
         W = sw.sum()
         min_leaf = _resolve_min_count(self.min_samples_leaf, float((sw > 0).sum()))
         # A row of zero weight is a row removed: it must not add candidate
@@ -302,11 +310,16 @@ class OptimalSPOTree(BaseSPOTree):
                 tree, result = self._fit_milp(X, C, sw, z, problem, min_leaf, W)
         result["runtime"] = time.perf_counter() - t0
         result["train_loss"] = _leaf_loss(tree) / W
+        self.feature_importances_ = _feature_importances(tree)
+        if w_unit != 1.0:
+            # (Beyond the float range they are inf, as SPOTree's are.)
+            with np.errstate(over="ignore"):
+                for name in ("loss", "impurity", "weighted_n_node_samples"):
+                    setattr(tree, name, getattr(tree, name) * w_unit)
         self.tree_ = tree
         self.result_ = {k: float(v) if isinstance(v, np.floating) else v
                         for k, v in result.items()}
         result = self.result_
-        self.feature_importances_ = _feature_importances(tree)
         if self.verbose and self.method == "search":
             print(f"OptimalSPOTree(search): {result['status']}, objective "
                   f"{result['objective']:.6g}, bound {result['bound']:.6g}, "

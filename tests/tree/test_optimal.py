@@ -357,12 +357,16 @@ def test_milp_at_any_cost_scale(scale):
 
 
 @pytest.mark.parametrize("vertices", [True, False])
-def test_search_with_weights_whose_sums_pass_the_float_range(vertices):
+@pytest.mark.parametrize("exponent", [1016, 1020])
+def test_search_with_weights_whose_sums_pass_the_float_range(vertices, exponent):
     # Weights times 2^1016 on 100 rows: their total and the tree's losses are
     # finite, but the search's sums of weighted path costs were not. It
     # returned another tree with an objective of inf or NaN (status
     # 'optimal'); it now searches on the weights divided by a power of two,
-    # as on the costs (and the tree's sums are taken so too).
+    # as on the costs (and the tree's sums are taken so too). Times 2^1020
+    # the total itself is inf: the split penalty (alpha times the total) was
+    # inf, a lone leaf with an objective of NaN; the fit now takes the weights
+    # in units of a power of two throughout.
     from spotree.datasets import make_pyepo_shortest_path
 
     X, C = make_pyepo_shortest_path(100, grid=(3, 3), degree=4, noise=0.5, random_state=0)
@@ -371,11 +375,12 @@ def test_search_with_weights_whose_sums_pass_the_float_range(vertices):
     problem = sp if vertices else _no_vertices(sp)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=100)
     exact = _enumerate_best(X, C, w, sp, 1, 5)
-    big = w * 2.0 ** 1016
+    big = w * 2.0 ** exponent
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # no overflow on the way
         est = OptimalSPOTree(problem, max_depth=1, min_samples_leaf=5).fit(X, C, big)
     r = est.result_
+    assert est.get_n_leaves() == 2
     assert r["status"] == "optimal"
     assert r["objective"] == pytest.approx(exact, rel=1e-9)
     assert r["search_objective"] == pytest.approx(exact, rel=1e-9)
