@@ -138,6 +138,10 @@ def _check_file_structure(left, right, feature, threshold, categories, n_feature
 _NOT_FINITE = ("cost-complexity pruning needs finite node losses; node {k}'s is {v!r} (a "
                "squared error beyond the float range: costs above about 1e154 in magnitude). "
                "Rescale the costs, or prune by the SPO loss (prune(..., loss='spo')).")
+_NOT_FINITE_WEIGHTS = ("cost-complexity pruning needs finite node losses; node {k}'s is {v!r}: "
+                       "the training sample_weight sums beyond the float range (the root's "
+                       "weight is inf). Divide sample_weight by a constant, which grows the "
+                       "same tree (ccp_alpha and the alphas are in units of the weights).")
 
 
 class Tree:
@@ -385,7 +389,10 @@ class Tree:
         bad = np.flatnonzero(~(np.isfinite(R) & np.isfinite(R_sub)))
         if bad.size:
             k = int(bad[0])
-            raise ValueError(_NOT_FINITE.format(k=k, v=float(R[k] if not np.isfinite(R[k])
+            # (Both would overflow with the weights: name the cause that the user controls.)
+            msg = (_NOT_FINITE_WEIGHTS if not np.isfinite(self.weighted_n_node_samples[0])
+                   else _NOT_FINITE)
+            raise ValueError(msg.format(k=k, v=float(R[k] if not np.isfinite(R[k])
                                                              else R_sub[k])))
         alphas, masks, losses = [0.0], [leaf.copy()], [R_sub[0]]
         scale = max(abs(R_sub[0]), abs(R[0]), 1e-300)

@@ -1150,6 +1150,29 @@ def test_pruning_a_tree_whose_squared_errors_overflow_raises_instead_of_hanging(
     assert int(lines[3]) >= 1           # the SPO loss prunes it
 
 
+def test_pruning_a_tree_whose_weights_sum_beyond_the_float_range_names_sample_weight():
+    # Weights of 1e308 (each finite): the tree grows, but its stored weighted
+    # losses are inf. Pruning said "costs above about 1e154 ... prune by the
+    # SPO loss", which the costs (about 1) and loss='spo' do not bear out.
+    import warnings
+
+    X, C = _sp_data(40, seed=0, noise=0.5)
+    big = np.full(40, 1e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the stored sums overflow
+        tree = SPOTree(SP, max_depth=2).fit(X, C, sample_weight=big)
+        msg = "sample_weight sums beyond the float range"
+        for run in (lambda: tree.prune(X, C), lambda: tree.prune(X, C, loss="spo"),
+                    lambda: clone(tree).set_params(ccp_alpha=1.0).fit(X, C, big),
+                    lambda: tree.cost_complexity_pruning_path(X, C, big)):
+            with pytest.raises(ValueError, match=msg):
+                run()
+    # As it says: the weights divided by a constant prune (the unit weights' alphas times it).
+    path = tree.cost_complexity_pruning_path(X, C, np.full(40, 2.0 ** 900))
+    ref = tree.cost_complexity_pruning_path(X, C)
+    np.testing.assert_allclose(path.ccp_alphas, ref.ccp_alphas * 2.0 ** 900, rtol=1e-9)
+
+
 def _hand_importances(tree):
     """Normalized criterion-loss decrease per feature, by a loop over the splits."""
     imp = np.zeros(tree.n_features)
