@@ -613,6 +613,35 @@ class _Start:
         return _Start(self.choice, self.coef * unit, self.intercept * unit, links)
 
 
+def _check_start_in_range(start, unit, X, C, sw):
+    """Refuse a linear start whose coefficients (in the costs' own units) are not floats.
+
+    A cost per unit of feature is the costs' scale over the features': costs
+    of 2^1020 over features of 2^-10, or any costs over subnormal features,
+    pass the float range, and the model predicted inf or NaN (or the fit
+    failed later, blaming C).
+    """
+    if start.estimator is not None:
+        return
+    parts = [start.coef, start.intercept] + list(start.links or ())
+    with np.errstate(over="ignore", invalid="ignore"):
+        if all(np.isfinite(np.asarray(a) * unit).all() for a in parts):
+            return
+    pos = sw > 0
+    top = float(np.max(np.abs(C[pos]), initial=0.0)) * unit
+    mag = np.max(np.abs(X[pos]), axis=0, initial=0.0)
+    nonzero = np.flatnonzero(mag > 0)
+    where = ""
+    if nonzero.size:
+        j = int(nonzero[np.argmin(mag[nonzero])])
+        where = f", features as small as {mag[j]:.3g} in magnitude (column {j} of the start's X)"
+    raise ValueError(
+        f"SPOBoost's init={start.choice!r} start is linear in the features, and its cost per "
+        f"unit of feature passes the float range here (costs up to {top:.3g}{where}). "
+        "Rescale those columns of X or the costs C (a power of two rescales exactly), or use "
+        "init='mean'.")
+
+
 @register_model
 class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     """Gradient boosting of regression trees on the SPO+ loss (decision-focused).
@@ -727,7 +756,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
           validation part only chooses the number of trees.
 
         Every built-in start gives the same model after rescaling a feature
-        by ``x -> s x + t``. See Notes.
+        by ``x -> s x + t``. See Notes. The linear starts (all but ``"mean"``)
+        refuse costs per unit of feature beyond the float range (costs of
+        1e307 over features of 1e-3, or subnormal features).
     validation_fraction : float, default=0.2
         Fraction of the rows held out for early stopping, in (0, 1), to
         choose the number of trees (of the rows of positive weight: those
@@ -998,7 +1029,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     [2^-16, 2^16] are therefore fitted in units of a power of two near it,
     and the model is scaled back: exact, so the model of costs times any
     power of two beyond that range is the same, with its predictions times
-    that factor, and the same decisions. Within the range the costs are fitted as given, so rescaling them there can
+    that factor, and the same decisions. (Short of the float limit: costs
+    reaching 2^1023 are fitted in units of 2^1023, not of the next power of
+    two, which is not a float; their model can differ a little from that of
+    the costs halved.) Within the range the costs are fitted as given, so rescaling them there can
     change the model a little (through the line searches' steps).
 
     **Threads.** When the rows times the columns squared are at most
@@ -1136,6 +1170,11 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     def _init_model(self, init, X, C, sw, W_true, problem, rng, ridge=None):
         """The start fitted on (X, C, sw): a ``_Start``. ``ridge``: the ridge
         fit of these rows when already computed (``init="auto"`` shares it)."""
+        start = self._fit_start(init, X, C, sw, W_true, problem, rng, ridge)
+        _check_start_in_range(start, getattr(self, "_unit", 1.0), X, C, sw)
+        return start
+
+    def _fit_start(self, init, X, C, sw, W_true, problem, rng, ridge=None):
         d = C.shape[1]
         unit = getattr(self, "_unit", 1.0)
         if not isinstance(init, str):
@@ -1147,15 +1186,24 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if init == "linear":
             # Weighted least squares with an unpenalized intercept (min-norm
             # solution when X is rank deficient).
-            Xc = X - np.average(X, axis=0, weights=sw)
+            # Columns far from 1 in units of a power of two near their largest
+            # magnitude (exact): LAPACK's sums of squares of features of 2^600
+            # overflowed ("SVD did not converge").
+            xu = cost_unit(X)
+            xu = np.where((xu > 2.0 ** 256) | (xu < 2.0 ** -256), xu, 1.0)
+            Xs = X / xu
+            mean_x = np.average(Xs, axis=0, weights=sw)
             r = np.sqrt(sw)[:, None]
             mean_c = np.average(C, axis=0, weights=sw)
-            coef = np.linalg.lstsq(r * Xc, r * (C - mean_c), rcond=None)[0].T
-            intercept = mean_c - coef @ np.average(X, axis=0, weights=sw)
-            return _Start(init, coef, intercept)
+            coef = np.linalg.lstsq(r * (Xs - mean_x), r * (C - mean_c), rcond=None)[0].T
+            intercept = mean_c - coef @ mean_x
+            return _Start(init, coef / xu, intercept)
         if ridge is None:
             ridge = _ridge_gcv(X, C, sw)
         coef, intercept, _ = ridge
+        # (The index and SPO+ starts begin from it: NaN there failed later, blaming C.)
+        _check_start_in_range(_Start(init, coef, intercept), getattr(self, "_unit", 1.0),
+                              X, C, sw)
         if init == "ridge":
             return _Start(init, coef, intercept)
         if init == "index":

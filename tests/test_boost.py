@@ -1248,7 +1248,7 @@ def test_costs_far_from_one_fit_the_model_of_the_costs_in_units_of_a_power_of_tw
 
 
 @pytest.mark.parametrize("k", [600, -600])
-@pytest.mark.parametrize("init", ["auto", "spo+", "ridge"])
+@pytest.mark.parametrize("init", ["auto", "spo+", "ridge", "linear"])
 def test_features_far_from_one_give_the_same_model(k, init):
     # Features times 2^k (two of five, the others as they are): the same
     # model, exactly. The starts' weighted feature variances squared the
@@ -1267,7 +1267,29 @@ def test_features_far_from_one_give_the_same_model(k, init):
         P = b.predict(Xt * s)
     assert b.init_choice_ == a.init_choice_
     assert_array_equal(b.train_score_, a.train_score_)
-    assert_allclose(P, a.predict(Xt), rtol=1e-12, atol=0)
+    # (The linear start's least squares on scaled columns: rounding apart, to
+    # 1.4e-15. At 2^600 its sums of squares overflowed: "SVD did not converge".)
+    assert_allclose(P, a.predict(Xt), rtol=1e-12, atol=1e-14 if init == "linear" else 0)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the ridge's overflow, then the error
+@pytest.mark.parametrize("init, x_exp, c_exp", [
+    ("ridge", -10, 1020), ("linear", -10, 1020), ("auto", -1070, 0), ("spo+", -1070, 0)])
+def test_a_linear_start_whose_coefficients_pass_the_float_range_is_refused(init, x_exp, c_exp):
+    # A cost per unit of feature beyond the float range: costs of 2^1020 over
+    # features of about 2^-10 (the coefficients times the cost unit were
+    # inf: predictions inf or NaN, no error), or subnormal features (the
+    # ridge's coefficients were inf: "C contains NaN or infinity", costs of
+    # about 1). Refused, naming the features; init="mean" fits them.
+    X, C, Xt, _ = _sp_data(n=60, n_test=20)
+    X, Xt, C = X * 2.0 ** x_exp, Xt * 2.0 ** x_exp, C * 2.0 ** c_exp
+    kw = dict(n_estimators=2, max_depth=2, random_state=0)
+    with pytest.raises(ValueError, match=r"start is linear in the features, and its cost per "
+                                         r"unit of feature passes the float range .*features "
+                                         r"as small as"):
+        SPOBoost(SP, init=init, **kw).fit(X, C)
+    m = SPOBoost(SP, init="mean", **kw).fit(X, C)
+    assert np.isfinite(m.predict(Xt)).all()
 
 
 def test_a_scikit_learn_regressor_as_the_start():
