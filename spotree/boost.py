@@ -776,7 +776,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         and the ``"spo+"`` start (not ``init`` given as a regressor).
     verbose : int, default=0
         1 prints the training and validation regret every 10 rounds, 2 every
-        round.
+        round (the validation regret where there is a validation part:
+        ``n_iter_no_change`` set or ``X_val`` given).
     categorical_features : array-like of int or str, array of bool, or None, default=None
         Numeric columns to treat as categories (weekday codes 0..6, say),
         given as in :class:`SPOTree`: feature indices, names of a DataFrame's
@@ -1520,8 +1521,12 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         gamma_init = 1.0
         fit_data = None
         show = self.verbose and score_train
+        # Without a validation part there is no validation regret to show (it
+        # printed "nan" every round): that column is left out.
+        val_col = val is not None
         if show and n_rounds:
-            print(f"{'round':>6} {'train regret':>13} {'val regret':>11} {'time (s)':>9}")
+            print(f"{'round':>6} {'train regret':>13}" + (f" {'val regret':>11}" if val_col else "")
+                  + f" {'time (s)':>9}")
         for t in range(1, n_rounds + 1):
             seed = int(rng.randint(_MAX_SEED))
             if n_bag < n:
@@ -1584,8 +1589,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             train_scores.append(t_score)
             val_scores.append(v_score)
             if show and (self.verbose > 1 or t % 10 == 0):
-                print(f"{t:>6} {-t_score:>13.6f} {-v_score:>11.6f} "
-                      f"{time.perf_counter() - start:>9.2f}")
+                # (The normalized regret of costs whose optima are all 0 is undefined.)
+                train = f"{-t_score:>13.6f}" if np.isfinite(t_score) else f"{'n/a':>13}"
+                print(f"{t:>6} {train}" + (f" {-v_score:>11.6f}" if val_col else "")
+                      + f" {time.perf_counter() - start:>9.2f}")
             if early:
                 if -v_score < best_loss:
                     best_iter, best_loss, best_rows = t, -v_score, v_rows

@@ -585,9 +585,23 @@ def test_verbose_prints_progress():
     X, C, _, _ = _sp_data(n=100)
     buf = io.StringIO()
     with redirect_stdout(buf):
-        SPOBoost(SP, n_estimators=20, n_iter_no_change=None, verbose=1).fit(X, C)
+        m = SPOBoost(SP, n_estimators=20, n_iter_no_change=None, verbose=1).fit(X, C)
     out = buf.getvalue()
     assert "train regret" in out and "    20 " in out and "kept 20" in out
+    # No validation part: no validation column (it printed "nan" every round).
+    assert "val regret" not in out and "nan" not in out
+    lines = out.splitlines()
+    row = lines[lines.index(next(x for x in lines if "train regret" in x)) + 2].split()
+    assert len(row) == 3 and row[0] == "20"
+    # The regret shown is the model's normalized training regret, by hand.
+    W, z = SP.solve(C)
+    hand = np.einsum("ij,ij->i", C, SP.solve(m.predict(X))[0]).sum() - z.sum()
+    assert float(row[1]) == pytest.approx(hand / np.abs(z).sum(), abs=2e-6)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        SPOBoost(SP, n_estimators=2, max_depth=1, verbose=1, random_state=0).fit(X, C)
+    header, = [x for x in buf.getvalue().splitlines() if "train regret" in x]
+    assert header.split() == ["round", "train", "regret", "val", "regret", "time", "(s)"]
 
 
 def test_verbose_says_1_round_not_1_rounds():
