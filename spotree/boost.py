@@ -374,11 +374,13 @@ class _Regressor:
     """A scikit-learn regressor: an object with ``fit`` and ``predict``."""
 
     def accepts(self, v):
-        return (not isinstance(v, str) and callable(getattr(v, "fit", None))
+        # Not a class: ``init=Ridge`` has a callable fit and predict too, and
+        # failed later in clone with scikit-learn's message, naming no init.
+        return (not isinstance(v, (str, type)) and callable(getattr(v, "fit", None))
                 and callable(getattr(v, "predict", None)))
 
     def __str__(self):
-        return "a scikit-learn regressor (with fit and predict)"
+        return "a scikit-learn regressor (with fit and predict; an instance, not a class)"
 
 
 def _weight_unit(sw):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import Ridge
 from sklearn.model_selection import GridSearchCV
 from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -627,7 +628,10 @@ def test_verbose_says_1_round_not_1_rounds():
     ({"loss": "hinge"}, "'loss' parameter of SPOBoost must be a str among"),
     ({"init": "zero"}, "'init' parameter"),
     ({"init": 3}, r"'init' parameter of SPOBoost must be a str among .* or a scikit-learn "
-                  r"regressor \(with fit and predict\)"),
+                  r"regressor \(with fit and predict"),
+    # A class, not an instance: clone failed later with scikit-learn's message.
+    ({"init": Ridge}, r"'init' parameter of SPOBoost must be .* an instance, not a class\)\. "
+                      r"Got <class '.*Ridge'> instead"),
     ({"n_iter_no_change": 0}, "'n_iter_no_change' parameter"),
 ])
 def test_bad_parameters(params, match):
