@@ -152,6 +152,14 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     give exactly PyEPO's per-batch mean. A row of zero weight is a row
     removed: the minibatches are drawn from the rows of positive weight.
 
+    A ``"max"`` problem on costs ``C`` and the ``"min"`` problem on ``-C``
+    are the same decision problem. Started from negated weights
+    (``warm_start=True``), their fits mirror each other exactly (negated
+    coefficients, the same decisions); started by ``random_state``, both
+    draw the same start weights, not negated ones, so the two fits are two
+    draws of one distribution (the uniform start is symmetric), not mirror
+    images.
+
     Examples
     --------
     >>> from spotree import ShortestPath, SPOPlusLinear

@@ -1817,3 +1817,21 @@ def test_lp_decisions_and_refits_do_not_depend_on_what_the_problem_solved_before
     for i in range(0, 80, 13):
         ref = linprog(P[i], A_ub=A, b_ub=b_ub, bounds=(0, 1))
         assert P[i] @ W[i] == pytest.approx(ref.fun, abs=1e-9)
+
+
+def test_a_max_problem_on_negated_costs_mirrors_the_min_fit_except_the_index_start():
+    # Class Notes, "Sign of the costs": "max" on -C is "min" on C. The ridge,
+    # linear and SPO+ starts (and the squared-error trees) give the negated
+    # model and the same decisions; the index start's penalty weighs the two
+    # ends of an index differently, so its fit of -C is another model.
+    X, C, Xt, _ = _sp_data(n=80, n_test=40)
+    V = SP.vertices()
+    lo, hi = FiniteDecisions(V), FiniteDecisions(V, sense="max")
+    for init in ("ridge", "linear", "spo+", "index"):
+        a = SPOBoost(lo, init=init, n_estimators=3, max_depth=2, random_state=0).fit(X, C)
+        b = SPOBoost(hi, init=init, n_estimators=3, max_depth=2, random_state=0).fit(X, -C)
+        if init == "index":
+            assert not np.allclose(b.predict(Xt), -a.predict(Xt), rtol=0.0, atol=1e-3)
+        else:
+            assert_allclose(b.predict(Xt), -a.predict(Xt), rtol=1e-10, atol=1e-10)
+            assert_array_equal(b.predict_decision(Xt), a.predict_decision(Xt))

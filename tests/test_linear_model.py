@@ -740,3 +740,23 @@ def test_verbose_says_the_curve_holds_the_penalty_when_there_is_one(capsys):
             assert float(value) == pytest.approx(model.loss_curve_[k], rel=1e-5)
     # With alpha = 5 the penalty is a visible part of the curve: 0.5 * 5 * |coef|^2.
     assert 2.5 * float((model.coef_ ** 2).sum()) > 1e-3
+
+
+def test_a_max_problem_on_negated_costs_mirrors_the_min_fit_from_negated_weights():
+    # The Notes: "max" on -C is "min" on C. From negated start weights the
+    # fits mirror each other exactly (Adam and the SPO+ subgradient are odd in
+    # the costs); from random_state both draw the same, unnegated start.
+    X, C, Xt, _ = _sp_data(n=64)
+    V = SP.vertices()
+    lo, hi = FiniteDecisions(V), FiniteDecisions(V, sense="max")
+    rng = np.random.default_rng(0)
+    coef, intercept = rng.uniform(-0.4, 0.4, (12, 5)), rng.uniform(-0.4, 0.4, 12)
+    a = SPOPlusLinear(lo, max_iter=3, warm_start=True, random_state=0)
+    a.coef_, a.intercept_ = coef.copy(), intercept.copy()
+    b = SPOPlusLinear(hi, max_iter=3, warm_start=True, random_state=0)
+    b.coef_, b.intercept_ = -coef, -intercept
+    a.fit(X, C)
+    b.fit(X, -C)
+    assert_allclose(b.coef_, -a.coef_, rtol=1e-12, atol=1e-12)
+    assert_allclose(b.intercept_, -a.intercept_, rtol=1e-12, atol=1e-12)
+    assert_array_equal(b.predict_decision(Xt), a.predict_decision(Xt))
