@@ -414,6 +414,9 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if len(trees) != 1:
             raise ValueError(f"a {type(self).__name__} file holds one tree; got {len(trees)}.")
         self.tree_ = trees[0]
+        path = getattr(self, "pruning_path_", None)
+        if path is not None:
+            self._check_pruning_path(path)
         if hasattr(self, "loss_scales_"):
             self.loss_scales_ = tuple(self.loss_scales_)
         elif 0.0 < self._spo_share() < 1.0:
@@ -424,6 +427,24 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             raise SchemaError("fitted.loss_scales_", "is missing; a tree grown on the mixed "
                                                      "criterion (0 < spo_weight < 1) needs "
                                                      "its SPO and squared-error scales.")
+
+    def _check_pruning_path(self, path):
+        """A loaded pruning path holds the tree kept: prune() keeps one of its
+        subtrees, which plot_pruning_path finds by its number of leaves."""
+        from .._schema import SchemaError
+
+        n = self.tree_.n_leaves
+        kept = np.flatnonzero(path.n_leaves == n)
+        if kept.size != 1:
+            raise SchemaError("fitted.pruning_path_.n_leaves",
+                              f"must list the {n} leaves of the tree kept (trees[0]) once; "
+                              f"got {path.n_leaves.tolist()!r:.80}.")
+        k = int(kept[0])
+        alpha = getattr(self, "pruning_alpha_", None)
+        if alpha is not None and alpha != path.ccp_alphas[k]:
+            raise SchemaError("fitted.pruning_alpha_",
+                              f"is {alpha!r} but fitted.pruning_path_.ccp_alphas[{k}], the "
+                              f"alpha of the tree kept, is {float(path.ccp_alphas[k])!r}.")
 
     def save(self, path):
         """Write the fitted model as JSON (see :func:`spotree.load`); no pickle involved."""

@@ -164,6 +164,21 @@ def test_a_pruned_tree_keeps_its_pruning_path_and_a_bad_one_is_named(tmp_path, o
         (tmp_path / "bad.json").write_text(json.dumps(bad))
         with pytest.raises(ValueError, match=where):
             spotree.load(tmp_path / "bad.json")
+    # A path that does not hold the tree kept loaded, and plot_pruning_path then
+    # failed ("the tree's 3 leaves are not those of one subtree"), naming no file.
+    k = int(np.flatnonzero(path.n_leaves == pruned.get_n_leaves())[0])
+    more = [int(v) + 1 if i <= k else int(v) for i, v in enumerate(path.n_leaves)]
+    for key, value, where in (
+            ("n_leaves", more, rf"fitted\.pruning_path_\.n_leaves must list the "
+                               rf"{pruned.get_n_leaves()} leaves of the tree kept"),
+            ("ccp_alphas", [a + 1.0 if i == k else a for i, a in enumerate(path.ccp_alphas)],
+             rf"fitted\.pruning_alpha_ is {pruned.pruning_alpha_!r} but "
+             rf"fitted\.pruning_path_\.ccp_alphas\[{k}\], the alpha of the tree kept, is")):
+        bad = json.loads(json.dumps(doc))
+        bad["fitted"]["pruning_path_"][key] = value
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=where):
+            spotree.load(tmp_path / "bad.json")
     # A model without one (not pruned, or saved before) loads without it.
     model.save(tmp_path / "plain.json")
     assert not hasattr(spotree.load(tmp_path / "plain.json"), "pruning_path_")
