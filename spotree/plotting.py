@@ -192,8 +192,10 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
     ----------
     rows : list of dict
         One dict per run with at least ``method_key``, ``depth_key`` and
-        ``value`` (e.g. the rows of an experiment's ``results.csv``). A depth
-        of ``None`` or ``""`` is drawn as "unrestricted" (where forests go).
+        ``value`` (e.g. the rows of an experiment's ``results.csv``, read
+        with :mod:`csv` or pandas). A depth of ``None``, ``""`` or NaN is
+        drawn as "unrestricted" (where forests go), a float depth ``2.0`` as
+        ``2``; a row whose value is ``None``, ``""`` or NaN is left out.
     value : str, default="normalized_spo_loss"
     methods, depths : list, default=None
         Order of the boxes; by default their order of appearance.
@@ -207,9 +209,17 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
     ax : matplotlib Axes
     """
     def dkey(d):
-        return "unrestricted" if d in (None, "", "None", "none") else str(d)
+        # A table read by pandas has NaN for an empty depth and floats (2.0) for
+        # the others, which read "nan" and "2.0" and matched no depth of ``depths``.
+        if _is_nan(d) or (isinstance(d, str) and d in ("", "None", "none")) or d is None:
+            return "unrestricted"
+        if isinstance(d, (float, np.floating)) and float(d).is_integer():
+            return str(int(d))
+        return str(d)
 
-    rows = [r for r in rows if r.get(value) not in (None, "")]
+    # A run without a value (an empty cell; NaN in a table read by pandas) is left out:
+    # NaN drew an empty box.
+    rows = [r for r in rows if r.get(value) not in (None, "") and not _is_nan(r.get(value))]
     for key in (method_key, depth_key):
         missing = [i for i, r in enumerate(rows) if key not in r]
         if missing:
@@ -255,6 +265,11 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
         ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     return ax
+
+
+def _is_nan(v):
+    """Whether ``v`` is a float NaN (pandas' missing value), not a str or other object."""
+    return isinstance(v, (float, np.floating)) and bool(np.isnan(v))
 
 
 def _median_style(color, flat=False):

@@ -203,6 +203,31 @@ def test_plot_by_depth_groups_boxes_by_method_and_depth(tmp_path):
     assert img[..., :3].std() > 0.05
 
 
+def test_plot_by_depth_reads_the_rows_of_a_results_table_read_by_pandas():
+    """pd.read_csv(results.csv).to_dict("records") has float depths (2.0) and NaN for a
+    forest's empty depth and for a run without a value: the axis read "2.0" and "nan",
+    a NaN value drew an empty box that pushed its neighbours off centre, and
+    depths=[2, None] matched no row (a blank plot, no error)."""
+    pd = pytest.importorskip("pandas")
+    table = pd.DataFrame({"method": ["SPOT"] * 3 + ["CART"] * 3 + ["SPOT", "CART"],
+                          "depth": [2, 2, 2, 2, 2, 2, None, None],
+                          "normalized_spo_loss": [0.1, 0.3, 0.2, 0.4, 0.6, 0.5, 0.05, None]})
+    rows = table.to_dict("records")
+    assert isinstance(rows[0]["depth"], float) and np.isnan(rows[-1]["normalized_spo_loss"])
+    for depths in (None, [2, None]):
+        ax = plot_by_depth(rows, depths=depths)
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "unrestricted"]
+        medians = sorted((float(np.mean(ln.get_xdata())), float(ln.get_ydata()[0]))
+                         for ln in ax.lines if ln.get_path_effects())
+        # By hand: SPOT and CART at depth 2 (medians 0.2, 0.5) side by side around 0;
+        # SPOT alone, centred, at "unrestricted" (the CART run there has no value).
+        assert medians == [(pytest.approx(-0.2), pytest.approx(0.2)),
+                           (pytest.approx(0.2), pytest.approx(0.5)),
+                           (pytest.approx(1.0), pytest.approx(0.05))]
+        assert not any(np.isnan(ln.get_ydata()).any() for ln in ax.lines)
+        plt.close(ax.figure)
+
+
 def test_medians_contrast_with_any_box_colour():
     from matplotlib.colors import to_rgb
 
