@@ -104,6 +104,21 @@ def test_plot_tree_rejects_non_models_and_bad_names():
         plot_tree(hand_tree(np.eye(2)), feature_names=["a"])
 
 
+def test_plot_tree_and_export_graphviz_of_an_unfitted_tree_raise_not_fitted_error():
+    # They raised a plain ValueError, where export_text, predict and scikit-learn's
+    # own plot_tree raise NotFittedError.
+    from sklearn.exceptions import NotFittedError
+
+    from spotree import SPOForest
+
+    for model in (SPOTree(FiniteDecisions(np.eye(2))), SPOForest(FiniteDecisions(np.eye(2)))):
+        for draw in (plot_tree, export_graphviz):
+            with pytest.raises(NotFittedError, match=f"This {type(model).__name__} instance "
+                                                     "is not fitted yet"):
+                draw(model)
+    assert plt.get_fignums() == []
+
+
 def test_plot_tree_of_a_fitted_forest_says_to_pick_one_tree():
     # A fitted forest was called "without a fitted tree_".
     from spotree import SPOForest

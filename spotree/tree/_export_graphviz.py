@@ -31,6 +31,12 @@ def _resolve(model, feature_names, caller="export_graphviz"):
         tree = getattr(model, "tree_", None)
         if tree is None:
             _refuse_pipeline(model, caller)
+        if tree is None and hasattr(model, "fit") and hasattr(model, "get_params"):
+            # An estimator not fitted yet: NotFittedError, as export_text and
+            # scikit-learn's plot_tree raise (a ValueError, as before).
+            from sklearn.utils.validation import check_is_fitted
+
+            check_is_fitted(model)
         if tree is None and getattr(model, "estimators_", None):
             # A fitted forest: "without a fitted tree_" would mislead.
             raise ValueError(f"{caller} draws one tree, and {type(model).__name__} holds "
