@@ -128,7 +128,12 @@ def make_shortest_path(n_samples, *, n_features=5, grid=(4, 4), degree=2, noise=
         if not np.isin(B, (0.0, 1.0)).all():
             raise ValueError("B must be binary: every entry 0 or 1.")
     X = rng.uniform(0.0, 1.0, size=(n_samples, n_features))
-    C = (X @ B.T / np.sqrt(n_features) + 1.0) ** degree
+    with np.errstate(over="ignore"):
+        C = (X @ B.T / np.sqrt(n_features) + 1.0) ** degree
+    if not np.isfinite(C).all():  # an overflow, not a cost: say so instead of returning inf
+        raise ValueError(f"degree={degree} is too large for n_features={n_features}: the "
+                         f"costs overflow float64 (a value above 1.8e308); choose a smaller "
+                         f"degree.")
     eps = rng.uniform(1.0 - noise, 1.0 + noise, size=C.shape)
     C = C * eps
     return (X, C, B) if return_B else (X, C)

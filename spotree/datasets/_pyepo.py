@@ -66,10 +66,19 @@ def _polynomial(X, B, degree, scale, formula):
     nor multiplied), as PyEPO's paper prints it:
     ``scale * ((B x)/sqrt(p) + 3)^deg / 3.5^deg + 1``.
     """
-    core = (X @ B.T / np.sqrt(X.shape[1]) + 3.0) ** degree
+    with np.errstate(over="ignore", invalid="ignore"):
+        core = (X @ B.T / np.sqrt(X.shape[1]) + 3.0) ** degree
+    try:
+        scaling = 3.5 ** degree  # a Python float: OverflowError beyond degree 566
+    except OverflowError:
+        scaling = np.inf
+    # An overflow is no cost: inf (or nan) costs came back unsaid, or a bare OverflowError.
+    if not (np.isfinite(scaling) and np.isfinite(core).all()):
+        raise ValueError(f"degree={degree} is too large: the costs overflow float64 (a "
+                         f"value above 1.8e308); choose a smaller degree.")
     if formula == "package":
-        return scale * (core + 1.0) / 3.5 ** degree
-    return scale * core / 3.5 ** degree + 1.0
+        return scale * (core + 1.0) / scaling
+    return scale * core / scaling + 1.0
 
 
 def expected_ceil_uniform(a, noise):

@@ -163,6 +163,19 @@ def test_shortest_path_bad_input(kwargs, match):
         make_shortest_path(10, **kwargs)
 
 
+def test_shortest_path_degree_that_overflows_is_refused():
+    # (B x / sqrt(p) + 1)^deg by hand: with p = 5 its base reaches about 3 (at most
+    # 1 + sqrt(5)), and 3^800 is beyond float64, so inf costs came back unsaid.
+    rnd = np.random.RandomState(0)
+    B = rnd.binomial(1, 0.5, (24, 5))
+    x = rnd.uniform(0, 1, (20, 5))
+    with np.errstate(over="ignore"):
+        assert np.isinf((x @ B.T / np.sqrt(5) + 1) ** 800).any()
+    with pytest.raises(ValueError, match="degree=800 is too large"):
+        make_shortest_path(20, degree=800, random_state=0)
+    assert np.isfinite(make_shortest_path(20, degree=300, random_state=0)[1]).all()
+
+
 @pytest.mark.parametrize("n", [0, -1, 1.5, None])
 def test_shortest_path_bad_n_samples(n):
     with pytest.raises(ValueError, match="n_samples must be an int >= 1"):

@@ -167,6 +167,25 @@ def test_knapsack_bad_input(kwargs, match):
         make_pyepo_knapsack(10, **kwargs)
 
 
+@pytest.mark.parametrize("make", [make_pyepo_shortest_path, make_pyepo_knapsack])
+@pytest.mark.parametrize("degree", [500, 600])
+def test_a_degree_that_overflows_is_refused(make, degree):
+    # Recomputed by hand from the same draws: at degree 500 some (B x / sqrt(p) + 3)^deg
+    # is inf in float64 (inf costs came back); at 600 even 3.5^deg overflows (a bare
+    # OverflowError came back).
+    rnd = np.random.RandomState(0)
+    if make is make_pyepo_knapsack:
+        rnd.choice(np.arange(300, 800), size=(2, 32))
+    B = rnd.binomial(1, 0.5, (40 if make is make_pyepo_shortest_path else 32, 5))
+    x = rnd.normal(0, 1, (50, 5))
+    with np.errstate(over="ignore"):
+        assert np.isinf((x @ B.T / np.sqrt(5) + 3) ** degree).any()
+    with pytest.raises(ValueError, match=f"degree={degree} is too large"):
+        make(50, degree=degree, noise=0.5, random_state=0)
+    # Below the overflow the costs are finite, as before.
+    assert np.isfinite(make(50, degree=200, noise=0.5, random_state=0)[1]).all()
+
+
 # ------------------------------------------------ the conditional mean (Bayes floor)
 class _FixedX(np.random.RandomState):
     """A RandomState whose normal draws are all one row ``x``: many noisy draws of the
