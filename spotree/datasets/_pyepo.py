@@ -97,7 +97,7 @@ def expected_ceil_uniform(a, noise):
     Parameters
     ----------
     a : array-like
-        Noise-free values.
+        Noise-free values, finite.
     noise : float
         Half-width of the multiplicative noise, in [0, 1].
 
@@ -114,7 +114,10 @@ def expected_ceil_uniform(a, noise):
     3.0
     """
     noise = _check_noise(noise)
-    a = np.asarray(a, dtype=np.float64)
+    a = _as_float_array(a, "a")
+    if not np.isfinite(a).all():
+        # Else nan came back (with RuntimeWarnings), also for a = inf.
+        raise ValueError("a must hold finite numbers; got NaN or infinity.")
     lo = np.minimum(a * (1.0 - noise), a * (1.0 + noise))
     hi = np.maximum(a * (1.0 - noise), a * (1.0 + noise))
     # Not (F(hi) - F(lo)) / (hi - lo) with F the antiderivative of ceil: F grows

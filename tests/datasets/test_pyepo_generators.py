@@ -319,3 +319,14 @@ def test_expected_ceil_uniform_on_narrow_intervals(a, noise):
     lo, hi = sorted((a * (1.0 - noise), a * (1.0 + noise)))
     got = float(expected_ceil_uniform(a, noise))
     assert got == pytest.approx(_mean_ceil_exact(lo, hi), rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("a", [np.inf, -np.inf, np.nan, [2.0, np.nan]])
+def test_expected_ceil_uniform_refuses_non_finite_values(a):
+    # nan came back for each (ceil(inf * U) has no finite mean), with RuntimeWarnings.
+    from spotree.datasets import expected_ceil_uniform
+
+    with pytest.raises(ValueError, match="a must hold finite numbers"):
+        expected_ceil_uniform(a, 0.5)
+    with pytest.raises(ValueError, match="a must be an array of numbers"):
+        expected_ceil_uniform(["x"], 0.5)
