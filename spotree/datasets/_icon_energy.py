@@ -79,8 +79,13 @@ def _read(path):
         if not np.isfinite(arrays[k]).all():
             raise _bad(path, f"{k} holds NaN or infinity")
     w = arrays["weights"]
-    if w.shape != (_PERIODS,) or (w <= 0).any():
+    if w.shape != (_PERIODS,):
         raise _bad(path, f"weights must be {_PERIODS} positive numbers; got shape {w.shape}")
+    if (w <= 0).any():
+        # Not the shape, which is right: the message named only the shape.
+        k = int(np.flatnonzero(w <= 0)[0])
+        raise _bad(path, f"weights must be {_PERIODS} positive numbers; weights[{k}] is "
+                         f"{w[k]:g}")
     for part in ("train", "test"):
         X, y = arrays[f"X_1g{part}"], arrays[f"y_{part}"]
         if X.ndim != 2 or X.shape[1] != 9 or X.shape[0] % _PERIODS:

@@ -109,7 +109,9 @@ def test_standardize_leaves_a_constant_column_finite(tmp_path):
 
 @pytest.mark.parametrize("override, match", [
     ({"weights": np.ones(47)}, "weights must be 48 positive"),
-    ({"weights": np.r_[0.0, np.ones(47)]}, "weights must be 48 positive"),
+    ({"weights": np.r_[0.0, np.ones(47)]}, r"weights must be 48 positive numbers; "
+                                           r"weights\[0\] is 0"),
+    ({"weights": np.r_[np.ones(5), -3.0, np.ones(42)]}, r"weights\[5\] is -3"),
     ({"y_test": np.zeros(10)}, "y_test must have one value per row"),
     ({"X_1gtrain": np.zeros((49, 9))}, "X_1gtrain must have 9 columns and a multiple of 48"),
     ({"y_train": np.full(700 * 48, np.nan)}, "y_train holds NaN"),
