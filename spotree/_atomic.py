@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 
 __all__ = ["atomic_write"]
 
@@ -17,7 +18,8 @@ def atomic_write(path, writer, mode="w"):
     removed whatever stops the write, a ``KeyboardInterrupt`` included,
     wherever it arrives: its name is chosen before the file exists and every
     step from its creation on runs under one ``try``. ``path`` holds either
-    its previous content or the complete new one. A symbolic link is
+    its previous content or the complete new one, and keeps its permissions
+    (a new file gets the umask's). A symbolic link is
     followed (its target is written, the link kept); a pipe or a device
     (``/dev/stdout``) is written directly, as nothing can be renamed onto it.
 
@@ -72,6 +74,7 @@ def atomic_write(path, writer, mode="w"):
             break
         with fh:
             writer(fh)
+        _keep_mode(tmp, path)
         os.replace(tmp, path)
     except BaseException:
         if tmp is not None:
@@ -80,3 +83,16 @@ def atomic_write(path, writer, mode="w"):
             except FileNotFoundError:
                 pass
         raise
+
+
+def _keep_mode(tmp, path):
+    """Give ``tmp`` the permissions of the file ``path`` it replaces, as writing in
+    place keeps them (a private model.json re-saved was readable by all, the
+    umask's); a new file keeps the umask's. A function of its own: a ``try``
+    nested in atomic_write's, interrupted at its first bytecode (the NOP of the
+    ``try``), left the temp file behind on Python 3.11."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return
+    os.chmod(tmp, mode)

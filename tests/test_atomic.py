@@ -44,6 +44,24 @@ def test_writes_utf8_with_the_usual_permissions(tmp_path):
     assert os.listdir(target.parent) == ["out.txt"]
 
 
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+@pytest.mark.parametrize("bits", [0o600, 0o640, 0o664])
+def test_rewriting_a_file_keeps_its_permissions(tmp_path, bits):
+    """The new content went to a fresh file (the umask's 0644) renamed over the old
+    one: a model.json made private (chmod 600) became readable by everyone when saved
+    again, where writing it in place keeps its mode."""
+    target = _setup(tmp_path)
+    os.chmod(target, bits)
+    atomic_write(target, _writer)
+    assert target.read_text(encoding="utf-8") == NEW
+    assert stat.S_IMODE(os.stat(target).st_mode) == bits
+    # Through a link, the target's mode is kept (the link stays a link).
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    atomic_write(link, lambda fh: fh.write("via link"))
+    assert link.is_symlink() and stat.S_IMODE(os.stat(target).st_mode) == bits
+
+
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, ValueError, OSError])
 def test_a_failing_writer_leaves_the_old_file(tmp_path, exc):
     target = _setup(tmp_path)
