@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, MultiOutputMixin
-from sklearn.utils import Bunch
+from sklearn.utils import Bunch, metadata_routing
 from sklearn.utils.validation import check_is_fitted
 
 from .._categories import categorical_mask, unseen_to_missing
@@ -104,6 +104,13 @@ def warn_unused_spo_weight(est, stacklevel=3):
 
 class SPOScoreMixin:
     """``score`` shared by trees and forests: minus the normalized SPO loss."""
+
+    # The target is named C, not y: scikit-learn's metadata routing takes
+    # every other argument of fit and score for metadata, so C got a routing
+    # entry and set_fit_request(C=...) as if it could be routed like
+    # sample_weight. (Every estimator of spotree has this mixin.)
+    __metadata_request__fit = {"C": metadata_routing.UNUSED}
+    __metadata_request__score = {"C": metadata_routing.UNUSED}
 
     def score(self, X, C, sample_weight=None):
         """Minus the normalized SPO loss of the model's decisions (greater is better).

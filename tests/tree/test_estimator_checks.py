@@ -12,6 +12,8 @@ The checks that fail do so for two kinds of reasons, kept apart below:
   into failures once fixed and the entry must then be removed.
 """
 
+import inspect
+
 import pytest
 from sklearn.utils.estimator_checks import (
     check_fit_score_takes_y,
@@ -20,6 +22,7 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
+import spotree
 from spotree import SPOTree
 
 _NAMED_C = ("the target is the cost matrix C, as the issue's API specifies "
@@ -63,3 +66,18 @@ def test_failed_checks_only_fail_on_the_name(check, criterion):
     assert check.__name__ in PRINCIPLED
     est = _TargetNamedY(criterion=criterion)
     check(type(est).__name__, est)
+
+
+@pytest.mark.parametrize("name", ["SPOTree", "OptimalSPOTree", "SPOForest", "SPOBoost",
+                                  "SPOPlusLinear"])
+def test_the_cost_matrix_is_the_target_not_metadata(name):
+    # scikit-learn's metadata routing takes every argument of fit and score
+    # but X and y for metadata: C got set_fit_request(C=...) and a routing
+    # entry, as if it could be routed like sample_weight.
+    est = getattr(spotree, name)()
+    routing = est.get_metadata_routing()
+    for method in ("fit", "score"):
+        assert "C" not in getattr(routing, method).requests
+        assert "sample_weight" in getattr(routing, method).requests
+        request = getattr(est, f"set_{method}_request")
+        assert "C" not in inspect.signature(request).parameters
