@@ -148,12 +148,15 @@ def _depth_order(rows):
 def _header(meta):
     what = ("Test losses are normalized SPO losses (the paper's normalized extra travel "
             "time; lower is better)")
-    spread = "mean ± standard deviation over seeds"
+    # Which standard deviation: with 3 to 10 seeds, ddof = 1 is sqrt(n / (n - 1)) = 1.05
+    # to 1.22 times the ddof = 0 one, and the summary did not say which it printed.
+    sample = "sample standard deviation (ddof = 1; 0 for a single run)"
+    spread = f"mean ± {sample} over seeds"
     if meta["experiment"] == "news":
         # Not travel times, and its runs are constraint sets, not seeds.
         what = ("Test click probabilities (higher is better) and normalized SPO losses "
                 "(lower is better)")
-        spread = "mean ± standard deviation over constraint sets"
+        spread = f"mean ± {sample} over constraint sets"
     elif meta["experiment"] == "illustrative":
         # Its table lists every run: no mean or standard deviation.
         spread = "one row per run"

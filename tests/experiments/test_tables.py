@@ -106,3 +106,16 @@ def test_standardizing_that_lowers_the_regret_is_marked_moved():
         start = lines.index("### standardized minus raw")
         line = next(x for x in lines[start:] if x.startswith("| LS-day |"))
         assert line == f"| LS-day | {cell} |"
+
+
+def test_the_first_line_says_which_standard_deviation_the_tables_print():
+    # "mean ± standard deviation over seeds" did not say ddof; the cells are ddof = 1.
+    # By hand: SPOT's losses 0.10 and 0.11 have mean 0.105 and sample standard
+    # deviation 0.00707 (0.005 with ddof = 0); its news click probabilities 0.040 and
+    # 0.039 have mean 0.0395 and 0.000707 (0.0005).
+    for experiment, cell in (("shortest-path", "0.1050 ± 0.0071"),
+                             ("news", "0.03950 ± 0.00071")):
+        meta = dict(experiment=experiment, quick=True, n_runs=8, n_cached=0)
+        text = summary_markdown(experiment, _rows([2], news=experiment == "news"), meta)
+        assert "sample standard deviation (ddof = 1" in _intro(text)
+        assert _table_row(text, "| depth | SPOT | CART |", "2")[1] == cell
