@@ -506,6 +506,11 @@ def energy_tables(rows):
                     cells_m.append("")
                     continue
                 diff = b["relative_regret"] - a["relative_regret"]
+                if min(a["n_seeds"], b["n_seeds"]) < 2:
+                    # One seed has no spread (its std prints as 0): every change was
+                    # "moved", however small.
+                    cells_m.append(f"{diff:+.2f} (one seed: no spread)")
+                    continue
                 spread = max(a["relative_regret_std"], b["relative_regret_std"])
                 flag = " moved" if abs(diff) > spread else ""
                 cells_m.append(f"{diff:+.2f} (spread {spread:.2f}){flag}")

@@ -119,3 +119,17 @@ def test_the_first_line_says_which_standard_deviation_the_tables_print():
         text = summary_markdown(experiment, _rows([2], news=experiment == "news"), meta)
         assert "sample standard deviation (ddof = 1" in _intro(text)
         assert _table_row(text, "| depth | SPOT | CART |", "2")[1] == cell
+
+
+def test_a_single_seed_is_not_marked_moved():
+    """With one seed per scaling the spread printed 0.00 and any change, 0.01 points
+    included, was marked moved: there is no seed-to-seed spread to compare with."""
+    from spotree.experiments._tables import energy_tables
+
+    rows = [dict(method="LS-day", scaling=sc, capacity="120.0", seed=0, relative_regret=v,
+                 normalized_spo_loss=v / 100, fit_time=0.1)
+            for sc, v in (("raw", 10.0), ("standardized", 10.01))]
+    lines = energy_tables(rows)
+    start = lines.index("### standardized minus raw")
+    line = next(x for x in lines[start:] if x.startswith("| LS-day |"))
+    assert line == "| LS-day | +0.01 (one seed: no spread) |"
