@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import numbers
 import pickle
 import threading
@@ -109,6 +110,18 @@ class DecisionProblem:
 
     n_costs: int
     sense: str = "min"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # A user's class may override solve itself rather than _solve: its
+        # answers then bypassed every check of solve's output, and a NaN
+        # decision or one row for a batch went on into fits and scores (NaN
+        # predictions, IndexErrors far away). Its output is checked as
+        # _solve's is, the user's code otherwise unchanged.
+        own = cls.__dict__.get("solve")
+        if (callable(own) and not _is_own_code(own)
+                and not getattr(own, "_spotree_checked", False)):
+            cls.solve = _checked_solve(own)
 
     # ------------------------------------------------------------------ API
     @property
@@ -493,6 +506,71 @@ def _unoverflowed(C, V=None, width=None):
     C = C.copy()
     C[big] = np.ldexp(C[big], (1000 - e[big])[:, None])
     return C
+
+
+def _checked_solve(solve):
+    """``solve`` (a subclass's own) with its output checked: see ``__init_subclass__``."""
+
+    @functools.wraps(solve)
+    def checked(self, C, *args, **kwargs):
+        return _check_solve_output(self, C, solve(self, C, *args, **kwargs))
+
+    checked._spotree_checked = True
+    return checked
+
+
+def _check_solve_output(problem, C, out):
+    """The pair ``(W, z)`` that an overridden ``solve`` returned for ``C``, as float
+    arrays, or a ValueError naming the class and what it should have returned."""
+    name = f"{type(problem).__name__}.solve"
+    try:
+        Cn = np.asarray(C, dtype=np.float64)
+    except (TypeError, ValueError):
+        Cn = None
+    if Cn is None or Cn.ndim != 2:
+        # Not a batch (spotree always passes one): whatever the user's own
+        # convention for a single vector is, it is left alone.
+        return out
+    rows, d = Cn.shape[0], problem.n_costs
+    shape = f"({rows}, {d})"
+    if rows == 0 and isinstance(out, (tuple, list)) and len(out) == 2 \
+            and np.size(out[0]) == 0 and np.size(out[1]) == 0:
+        return np.empty((0, d)), np.empty(0)
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        what = (f"an array of shape {np.shape(out)}" if isinstance(out, np.ndarray)
+                else type(out).__name__)
+        raise ValueError(f"{name} returned {what}; it must return a pair (W, z): the "
+                         f"decisions, shape {shape}, and their values c^T w, one per row.")
+    try:
+        W = np.asarray(out[0], dtype=np.float64)
+        z = np.asarray(out[1], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must return a pair of numeric arrays (W, z): the decisions, "
+                         f"shape {shape}, and their values c^T w.") from None
+    if W.shape != (rows, d):
+        raise ValueError(f"{name} returned decisions of shape {W.shape}; it must return one "
+                         f"decision per cost vector, shape {shape}.")
+    if z.shape != (rows,):
+        raise ValueError(f"{name} returned values of shape {z.shape}; it must return one "
+                         f"value c^T w per cost vector, shape ({rows},).")
+    bad = ~np.isfinite(W).all(axis=1) | ~np.isfinite(z)
+    if bad.any():
+        raise ValueError(f"{name} returned a decision or value containing NaN or infinity "
+                         f"for cost vector {int(np.flatnonzero(bad)[0])}.")
+    if np.isfinite(Cn).all():
+        # Every loss is c^T w_hat - z: a value that is not the decision's own
+        # cost (an objective constant, the other sense) shifts every regret.
+        with np.errstate(over="ignore", invalid="ignore"):
+            own = np.einsum("ij,ij->i", Cn, W)
+            scale = np.einsum("ij,ij->i", np.abs(Cn), np.abs(W)) + np.abs(z)
+            off = np.abs(z - own) > 1e-6 * scale
+        if off.any():
+            i = int(np.flatnonzero(off)[0])
+            raise ValueError(f"{name} returned the value {float(z[i]):.10g} for cost vector "
+                             f"{i}, whose decision costs c^T w = {float(own[i]):.10g}; z must "
+                             "be c^T w of the "
+                             "decision returned (leave out any objective constant).")
+    return W + 0.0, z
 
 
 def _is_own_code(func):

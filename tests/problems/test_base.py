@@ -766,6 +766,59 @@ def test_a_subclass_solve_that_returns_the_wrong_shape_or_no_n_costs_is_named():
         SPOTree(NoCosts()).fit(np.random.default_rng(1).random((10, 2)), np.ones((10, 3)))
 
 
+def test_a_subclass_that_overrides_solve_itself_gets_its_output_checked():
+    # Overriding the public solve (not _solve) bypassed every check: a NaN
+    # decision gave SPOTree NaN predictions, one row for a batch an IndexError
+    # in SPOBoost, a value off c^T w shifted every regret silently.
+    from spotree import SPOTree
+
+    class Argmin(DecisionProblem):
+        def __init__(self):
+            self.n_costs, self.sense = 3, "min"
+
+        def solve(self, C, *, label=None):  # a keyword of the user's own passes through
+            C = np.asarray(C, dtype=float)
+            k = C.argmin(axis=1)
+            return np.eye(3)[k].tolist(), C[np.arange(len(C)), k]
+
+    class NaNs(Argmin):
+        def solve(self, C):
+            W, z = super().solve(C)
+            W = np.array(W)
+            W[1, 0] = np.nan
+            return W, z
+
+    class OneRow(Argmin):
+        def solve(self, C):
+            W, z = super().solve(C)
+            return W[:1], z[:1]
+
+    class Offset(Argmin):
+        def solve(self, C):
+            W, z = super().solve(C)
+            return W, z + 1.0
+
+    rng = np.random.default_rng(0)
+    X, C = rng.random((20, 2)), rng.random((20, 3))
+    W, z = Argmin().solve(C, label="x")  # checked, as float arrays, and right
+    assert isinstance(W, np.ndarray) and W.shape == (20, 3)
+    assert_array_equal(W, np.eye(3)[C.argmin(axis=1)])
+    assert_array_equal(z, C.min(axis=1))
+    assert Argmin.solve.__name__ == "solve"
+    for cls, match in [(NaNs, r"NaNs\.solve returned a decision or value containing NaN or "
+                               r"infinity for cost vector 1"),
+                       (OneRow, r"OneRow\.solve returned decisions of shape \(1, 3\); it must "
+                                r"return one decision per cost vector, shape \(20, 3\)"),
+                       (Offset, r"Offset\.solve returned the value .* for cost vector 0, "
+                                r"whose decision costs c\^T w = .*; z must be c\^T w")]:
+        with pytest.raises(ValueError, match=match):
+            cls().solve(C)
+        with pytest.raises(ValueError, match=match):
+            SPOTree(cls(), max_depth=1).fit(X, C)
+    # A class of spotree's own is not wrapped.
+    assert FiniteDecisions.solve is DecisionProblem.solve
+
+
 @pytest.mark.parametrize("V, match", [
     (np.eye(4), r"shape \(4, 4\); expected \(K, 3\)"),
     (np.eye(3)[:, :2], r"shape \(3, 2\); expected \(K, 3\)"),
