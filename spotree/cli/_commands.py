@@ -221,6 +221,16 @@ def _loss_number(value):
     return f"{value:.4g}" if value != 0 and float(text) == 0 else text
 
 
+def _loss_column(values):
+    """Losses printed one above the other, all alike: 4 decimals, or where one of
+    them needs 4 significant digits (see _loss_number), all of them in scientific
+    notation with 4 significant digits (a column mixed '0.1234' and '3e-05')."""
+    texts = [_loss_number(v) for v in values]
+    if any("e" in t for t in texts):
+        return [f"{v:.3e}" for v in values]
+    return texts
+
+
 def _loss_text(model, X, C, sw):
     """The normalized SPO loss of the model's decisions on ``(X, C)``, as text."""
     import numpy as np
@@ -748,9 +758,12 @@ def _show_boost(model, names, from_fit):
     else:
         print("normalized SPO loss on the training rows:")
     marks = ((0, "the start"), (model.best_iteration_, "kept"), (model.n_iter_, "last"))
-    for r in sorted({k for k, _ in marks}):
+    rounds = sorted({k for k, _ in marks})
+    train_text = _loss_column(train[rounds])
+    val_text = _loss_column(val[rounds]) if val.size else None
+    for i, r in enumerate(rounds):
         label = ", ".join(v for k, v in marks if k == r)
-        loss = _loss_number(train[r]) + (f" / {_loss_number(val[r])}" if val.size else "")
+        loss = train_text[i] + (f" / {val_text[i]}" if val_text is not None else "")
         print(f"  round {r} ({label}): {loss}")
     imp = model.feature_importances_
     if imp.sum() > 0:

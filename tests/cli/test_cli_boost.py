@@ -273,6 +273,24 @@ def test_show_says_unlimited_for_a_boost_of_unrestricted_depth(tmp_path, capsys)
         assert first.endswith(text) and "None" not in first, first
 
 
+def test_show_prints_each_loss_column_of_a_boost_alike(capsys):
+    """show printed each round's loss with 4 decimals unless that one needed 4 significant
+    digits: '0.2500' above '3e-05' in one column (compare's table has one format per
+    column since 4acd9fd). Now the whole column switches (expected text by hand)."""
+    from spotree.cli._commands import _show_boost
+
+    X, C = arrays(TRAIN, FEATURES)[:40], arrays(TRAIN, COSTS)[:40]
+    m = spotree.SPOBoost(GRID, n_estimators=2, init="mean", max_depth=1,
+                         n_iter_no_change=None).fit(X, C)
+    for train, want in (([0.25, 0.1, 3e-5], ["2.500e-01", "3.000e-05"]),
+                        ([0.25, 0.1, 0.0123], ["0.2500", "0.0123"])):
+        m.train_score_ = -np.array(train)
+        _show_boost(m, None, False)
+        lines = capsys.readouterr().out.splitlines()
+        got = [x.rsplit(": ", 1)[1] for x in lines if x.startswith("  round ")]
+        assert got == want
+
+
 def test_criterion_mse_boosts_on_squared_error(tmp_path, capsys):
     """--criterion mse is SPOBoost(loss="mse"), the two-stage baseline: a mutation that
     always passed loss="spo+" went unnoticed by the tests above."""
