@@ -1828,3 +1828,22 @@ def test_oracle_path_threads_share_an_uncopyable_solver_in_turns(kind):
     ref = SPOForest(CallableProblem(_module_oracle, SP.n_costs, batched=True), n_jobs=1,
                     **kw).fit(X, C)
     assert_array_equal(forest.predict_decision(Xt), ref.predict_decision(Xt))
+
+
+def test_a_max_problem_on_negated_costs_mirrors_the_min_forest_without_ridge_features():
+    # "max" on -C is "min" on C. On the features alone the forests mirror each
+    # other; the ridge columns are predicted costs, negated with them, and the
+    # trees' tie rule (lowest threshold) then picks other splits among equally
+    # good ones (see ridge_features).
+    X, C, Xt, _ = _data(n=80)
+    V = SP.vertices()
+    lo, hi = FiniteDecisions(V), FiniteDecisions(V, sense="max")
+    kw = dict(n_estimators=3, min_samples_leaf=5, random_state=0, ridge_features=False)
+    a = SPOForest(lo, **kw).fit(X, C)
+    b = SPOForest(hi, **kw).fit(X, -C)
+    assert_allclose(b.predict(Xt), -a.predict(Xt), rtol=1e-12, atol=1e-12)
+    assert_array_equal(b.predict_decision(Xt), a.predict_decision(Xt))
+    kw["ridge_features"] = True
+    a = SPOForest(lo, **kw).fit(X, C)
+    b = SPOForest(hi, **kw).fit(X, -C)
+    assert_allclose(b.ridge_features_.coef, -a.ridge_features_.coef, rtol=1e-12, atol=1e-12)
