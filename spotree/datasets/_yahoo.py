@@ -23,6 +23,7 @@ features are the 5 conjoint-analysis coordinates plus feature 1, the constant
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import zlib
 from array import array
@@ -85,7 +86,12 @@ def _parse_features(tokens):
         k, sep, v = tok.partition(":")
         if not sep:
             return None
-        pairs.append((int(k), float(v)))
+        value = float(v)
+        if not math.isfinite(value):
+            # A malformed value: kept, one "2:nan" made the feature's range nan over
+            # the data, and the whole column was dropped as if constant.
+            return None
+        pairs.append((int(k), value))
     pairs.sort()
     return tuple(p[0] for p in pairs), [p[1] for p in pairs]
 
@@ -95,7 +101,8 @@ def read_yahoo_r6(data, *, max_lines=None):
 
     Malformed lines (a wrong number of fields, a user section whose feature
     ids differ from the first valid line's, a displayed article whose features
-    are never listed) are skipped and counted; the real log has a few.
+    are never listed, a feature value that is not a finite number) are
+    skipped and counted; the real log has a few.
 
     Parameters
     ----------

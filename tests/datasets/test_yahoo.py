@@ -1,6 +1,7 @@
 """The Yahoo! R6A pipeline on small synthetic logs written in the real format."""
 
 import gzip
+import re
 
 import numpy as np
 import pytest
@@ -203,3 +204,22 @@ def test_a_malformed_first_line_does_not_reject_the_rest(tmp_path):
     np.testing.assert_array_equal(log.timestamp, truth.timestamp)
     np.testing.assert_array_equal(log.article, truth.article)
     np.testing.assert_array_equal(log.user[:, 1:], truth.user.astype(np.float32))
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_feature_value_skips_its_line(tmp_path, value):
+    """One user value "2:nan" was kept: feature 2's range over the data became nan,
+    so load_yahoo_r6 dropped the column user_2 as if it were constant."""
+    truth = write_synthetic_r6(tmp_path / "log.txt", 400, n_user_profiles=40, random_state=2)
+    lines = (tmp_path / "log.txt").read_text().splitlines(keepends=True)
+    lines[7] = re.sub(r"\|user 2:[0-9.]+ ", f"|user 2:{value} ", lines[7], count=1)
+    assert f"|user 2:{value} 3:" in lines[7]
+    (tmp_path / "bad.txt").write_text("".join(lines))
+    log = read_yahoo_r6(tmp_path / "bad.txt")
+    keep = np.arange(400) != 7
+    assert log.n_skipped == 1
+    np.testing.assert_array_equal(log.timestamp, truth.timestamp[keep])
+    np.testing.assert_array_equal(log.user[:, 1:], truth.user[keep].astype(np.float32))
+    data = load_yahoo_r6(tmp_path / "bad.txt", n_user_clusters=10, n_article_clusters=3,
+                         min_records=1)
+    assert data.feature_names == ["user_2", "user_3", "user_4", "user_5", "user_6"]
