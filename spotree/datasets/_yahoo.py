@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import numbers
 import os
 import zlib
 from array import array
@@ -31,7 +32,7 @@ from array import array
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._generators import _check_random_state
+from ._generators import _check_bool, _check_int, _check_random_state
 
 __all__ = ["read_yahoo_r6", "load_yahoo_r6"]
 
@@ -132,6 +133,9 @@ def read_yahoo_r6(data, *, max_lines=None):
         n_skipped : int
             Number of malformed lines skipped.
     """
+    if max_lines is not None:
+        # -1 read nothing, 1.5 read two lines, "10" failed comparing an int and a str.
+        max_lines = _check_int(max_lines, "max_lines", 0)
     # Typed buffers, not lists: the real log has 45 million records. User
     # features are stored as float32 (the files give 6 decimals).
     ts, art, clk, usr = array("q"), array("q"), array("b"), array("f")
@@ -199,6 +203,10 @@ def read_yahoo_r6(data, *, max_lines=None):
         article_feature_ids=list(article_ids or []),
         n_skipped=n_skipped,
     )
+
+
+def _is_real(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _day_range(dates, name):
@@ -297,12 +305,16 @@ def load_yahoo_r6(data, *, n_user_clusters=10000, n_article_clusters=7, min_reco
                          ("min_records", min_records, 0)):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low:
             raise ValueError(f"{name} must be an int >= {low}; got {v!r}.")
-    if not 0.0 <= min_article_coverage <= 1.0:
+    # Text failed with "'<=' not supported between 'float' and 'str'", naming nothing.
+    if not (_is_real(min_article_coverage) and 0.0 <= min_article_coverage <= 1.0):
         raise ValueError(f"min_article_coverage must be in [0, 1]; got "
                          f"{min_article_coverage!r}.")
-    if not 0.0 < validation_fraction < 1.0:
+    if not (_is_real(validation_fraction) and 0.0 < validation_fraction < 1.0):
         raise ValueError(f"validation_fraction must be in (0, 1); got "
                          f"{validation_fraction!r}.")
+    if max_lines is not None:
+        max_lines = _check_int(max_lines, "max_lines", 0)
+    verbose = _check_bool(verbose, "verbose")  # the string "no" printed progress
     # Before the log is read (45 million records): no draw is made until the split.
     rng = _check_random_state(random_state)
     train_lo, train_hi = _day_range(train_dates, "train_dates")

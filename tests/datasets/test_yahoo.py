@@ -48,6 +48,11 @@ def test_directory_reads_every_file(tmp_path):
     write_synthetic_r6(tmp_path / "day2", 70, random_state=1)
     assert read_yahoo_r6(tmp_path).timestamp.size == 120
     assert read_yahoo_r6(tmp_path, max_lines=30).timestamp.size == 30
+    assert read_yahoo_r6(tmp_path, max_lines=0).timestamp.size == 0
+    for bad in (-1, 1.5, "10", True):
+        # -1 read nothing and 1.5 read two lines, silently; "10" raised a TypeError.
+        with pytest.raises(ValueError, match="max_lines must be an int >= 0"):
+            read_yahoo_r6(tmp_path, max_lines=bad)
 
 
 def test_pipeline_matches_brute_force_on_test_days(log_dir):
@@ -162,6 +167,12 @@ def test_same_seed_same_pairs_and_split_changes_with_seed(log_dir):
     (dict(test_dates=("2009-05-03", "2009-05-04")), "overlap"),
     (dict(validation_fraction=1.5), "validation_fraction"),
     (dict(min_records=-1), "min_records"),
+    (dict(min_article_coverage="0.5"), r"min_article_coverage must be in \[0, 1\]"),
+    (dict(validation_fraction="0.5"), r"validation_fraction must be in \(0, 1\)"),
+    (dict(max_lines=-1), "max_lines must be an int >= 0; got -1"),
+    (dict(max_lines=1.5), "max_lines must be an int >= 0; got 1.5"),
+    (dict(max_lines="10"), "max_lines must be an int >= 0"),
+    (dict(verbose="no"), "verbose must be a bool"),
 ])
 def test_bad_arguments_are_named(log_dir, kwargs, match):
     d, _ = log_dir
