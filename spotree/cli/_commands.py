@@ -484,12 +484,15 @@ def predict(args):
     C_hat = model.predict(Xf)
     W = np.round(model.predict_decision(Xf), 12) + 0.0  # + 0.0: no "-0"
     cost_names = columns.get("costs") or [f"c{k}" for k in range(C_hat.shape[1])]
-    out = pd.DataFrame(np.hstack([C_hat, W]),
-                       columns=[f"pred_{c}" for c in cost_names]
-                       + [f"decision_{c}" for c in cost_names])
+    # The predicted costs in full (pandas writes a float's shortest exact repr): with
+    # 12 significant digits they differed from model.predict. The decisions as text
+    # of 12 digits: "1" and "0", not "1.0".
+    out = pd.DataFrame({**{f"pred_{c}": C_hat[:, k] for k, c in enumerate(cost_names)},
+                        **{f"decision_{c}": [f"{v:.12g}" for v in W[:, k]]
+                           for k, c in enumerate(cost_names)}})
 
     def write(fh):
-        out.to_csv(fh, index=False, float_format="%.12g", lineterminator="\n")
+        out.to_csv(fh, index=False, lineterminator="\n")
 
     if args.out is not None:
         write_output(args.out, write, "--out")

@@ -1236,3 +1236,33 @@ def test_a_negative_weight_is_refused_naming_its_line(tmp_path, capsys):
         res = run_in_process(capsys, *command)
         assert_one_line_error(res, f"{data}, line 13, column 'w': -0.5 is negative",
                               "--weights")
+
+
+def test_predict_writes_the_predicted_costs_exactly(tmp_path, capsys):
+    """The predicted costs were written with 12 significant digits ("%.12g"), so the
+    file differed from model.predict by up to 5e-13 relative, and a decision re-solved
+    from the written costs could differ from decision_<cost> where two decisions are
+    that close; they are now written in full (Python's shortest exact repr)."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=30)
+    # Leaf means of costs in thirds and sevenths: many digits.
+    df = pd.DataFrame({"x": x, "c0": rng.integers(1, 9, size=30) / 3.0,
+                       "c1": rng.integers(1, 9, size=30) / 7.0 + x})
+    df.to_csv(tmp_path / "train.csv", index=False)
+    spec = tmp_path / "roads.json"
+    spec.write_text(json.dumps({"type": "finite", "decisions": [[1, 0], [0, 1]]}))
+    res = run_in_process(capsys, "fit", "--data", tmp_path / "train.csv", "--features", "x",
+                         "--costs", "c0,c1", "--problem", spec, "--max-depth", "2",
+                         "--model", tmp_path / "m.json")
+    assert res.returncode == 0, res.stderr
+    res = run_in_process(capsys, "predict", "--model", tmp_path / "m.json", "--data",
+                         tmp_path / "train.csv")
+    assert res.returncode == 0, res.stderr
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    got = np.array([[float(r["pred_c0"]), float(r["pred_c1"])] for r in rows])
+    model = spotree.load(tmp_path / "m.json")
+    want = model.predict(pd.DataFrame({"x": x}))
+    assert len(np.unique(want, axis=0)) > 1
+    np.testing.assert_array_equal(got, want)
+    # The decisions as before: 0 and 1, no trailing ".0".
+    assert {r[f"decision_{c}"] for r in rows for c in ("c0", "c1")} == {"0", "1"}
