@@ -288,6 +288,9 @@ def _median_style(color, flat=False):
 
 def method_patches(names, order=None):
     """Legend handles (coloured patches) for methods, in the colours of the plots."""
+    # Through import_optional, as every plot_*: without matplotlib the error names
+    # the spotree[plot] extra, not "No module named 'matplotlib.patches'".
+    import_optional("matplotlib", purpose="method_patches")
     from matplotlib.patches import Patch
 
     order = list(order or names)

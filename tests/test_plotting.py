@@ -612,3 +612,21 @@ def test_plot_decision_comparison_refuses_what_it_cannot_draw():
     ax = plot_decision_comparison(one, kind="ecdf")
     assert len(ax.lines) == 1
     plt.close("all")
+
+
+def test_without_matplotlib_every_drawing_function_names_the_extra(monkeypatch):
+    """method_patches imported matplotlib.patches directly: without matplotlib it raised
+    "No module named 'matplotlib.patches'; 'matplotlib' is not a package", where every
+    plot_* function names the spotree[plot] extra."""
+    import sys
+
+    from spotree.plotting import method_patches
+
+    for name in ("matplotlib", "matplotlib.patches", "matplotlib.pyplot"):
+        monkeypatch.setitem(sys.modules, name, None)
+    rows = [{"method": "SPOT", "depth": 1, "normalized_spo_loss": 0.1}]
+    for call, who in ((lambda: method_patches(["SPOT"]), "method_patches"),
+                      (lambda: plot_by_depth(rows), "plot_by_depth")):
+        with pytest.raises(ImportError, match=rf"^{who} requires matplotlib, which is not "
+                                              r"installed: pip install spotree\[plot\]$"):
+            call()
