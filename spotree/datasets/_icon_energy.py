@@ -174,7 +174,13 @@ def load_icon_energy(path, *, random_state=0, standardize=False):
     """
     rng = _check_random_state(random_state)
     standardize = _check_bool(standardize, "standardize")
-    path, arrays = _read(os.fspath(path))
+    try:
+        # fsdecode: a bytes path failed joining "Data.npz" ("Can't mix strings and bytes").
+        path = os.fsdecode(os.fspath(path))
+    except TypeError:
+        raise TypeError(f"path must be a str or path-like naming Data.npz or its folder; "
+                        f"got {path!r:.80}.") from None
+    path, arrays = _read(path)
     raw = np.concatenate([arrays["X_1gtrain"], arrays["X_1gtest"]])[:, 1:]
     C = np.concatenate([arrays["y_train"], arrays["y_test"]]).reshape(-1, _PERIODS)
     if standardize:

@@ -2,6 +2,7 @@
 split, standardization, malformed files) and on the real file where it is present."""
 
 import gc
+import os
 import warnings
 
 import numpy as np
@@ -187,3 +188,16 @@ def test_a_text_file_is_not_called_pickled_data(tmp_path):
         with pytest.raises(ValueError) as info:
             load_icon_energy(tmp_path / name)
         assert expected[name] in str(info.value) and "pickle" not in str(info.value)
+
+
+def test_a_bytes_path_and_a_non_path(tmp_path):
+    # A bytes path is path-like (os.fspath keeps it); its folder failed joining "Data.npz":
+    # "Can't mix strings and bytes in path components". None said only "expected str,
+    # bytes or os.PathLike object, not NoneType".
+    _write(tmp_path / "Data.npz")
+    want = load_icon_energy(str(tmp_path))
+    for p in (os.fsencode(tmp_path), os.fsencode(tmp_path / "Data.npz")):
+        assert_array_equal(load_icon_energy(p).C, want.C)
+    for bad in (None, 123):
+        with pytest.raises(TypeError, match="path must be a str or path-like"):
+            load_icon_energy(bad)
