@@ -50,6 +50,14 @@ def _standardization(X, sw):
     return mean * unit, np.where(constant, 1.0, scale * unit)
 
 
+def _standardized(X, mean, scale):
+    """``(X - mean) / scale``, the difference taken in units of a power of two
+    near each column's largest magnitude: exact (the same numbers), and
+    features of +-1.8e308 no longer overflow it (inf, then NaN coefficients)."""
+    unit = cost_unit(X)
+    return (X / unit - mean / unit) / (scale / unit)
+
+
 def _loo_ridge(Z, Y, lev0, alphas):
     """Ridge of every column of ``Y`` on ``Z``, each with the penalty of least leave-one-out error.
 
@@ -102,7 +110,7 @@ def _ridge_gcv(X, C, sw):
     c_mean = np.average(C, axis=0, weights=sw)
     r = np.sqrt(sw)[:, None]
     total = sw.sum()
-    coef_z, alpha = _loo_ridge(r * ((X - mean) / scale), r * (C - c_mean), sw / total,
+    coef_z, alpha = _loo_ridge(r * _standardized(X, mean, scale), r * (C - c_mean), sw / total,
                                _RIDGE_ALPHAS * total)
     coef = coef_z.T / scale * unit[:, None]
     return coef, (c_mean - coef_z.T / scale @ mean) * unit, alpha / total

@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from . import _schema
 from ._categories import one_hot_names, one_hot_sum, one_hot_width
 from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
-from ._ridge import _ridge_gcv, _standardization, cost_unit
+from ._ridge import _ridge_gcv, _standardization, _standardized, cost_unit
 from ._text import count_noun
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
                           check_sample_weight, cost_names)
@@ -1249,7 +1249,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         lin.coef_, lin.intercept_ = coef * scale, intercept + coef @ mean
         # Only the rows of positive weight: the minibatches are drawn from the
         # rows, so a row of weight 0 would still move the others' batches.
-        lin._fit_arrays((X[pos] - mean) / scale, C[pos], sw[pos], W_true[pos],
+        lin._fit_arrays(_standardized(X[pos], mean, scale), C[pos], sw[pos], W_true[pos],
                         check_random_state(lin.random_state),
                         average_from=lin.max_iter // 2)
         coef = lin.coef_ / scale

@@ -1290,6 +1290,28 @@ def test_features_far_from_one_give_the_same_model(k, init):
     assert_allclose(P, a.predict(Xt), rtol=1e-12, atol=1e-14 if init == "linear" else 0)
 
 
+@pytest.mark.parametrize("init", ["auto", "ridge", "index", "spo+"])
+def test_features_at_the_float_limit_fit_the_starts(init):
+    # A feature taking +-1.8e308: the ridge's centred features x - mean
+    # overflowed to inf (max - (a negative mean)), its coefficients were NaN
+    # and the fit failed ("C contains NaN or infinity", costs of 1 and 2). Each
+    # group of rows now gets its own cheapest option, as built.
+    import warnings
+
+    big = np.finfo(np.float64).max
+    X = np.array([[-big], [-big], [big], [big], [0.0], [0.0]])
+    best = np.array([0, 0, 1, 1, 2, 2])
+    C = 2.0 - np.eye(3)[best]
+    problem = FiniteDecisions(np.eye(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = SPOBoost(problem, init=init, n_estimators=10, learning_rate=0.5, max_depth=2,
+                     min_samples_leaf=1, n_iter_no_change=None, random_state=0).fit(X, C)
+        P = m.predict(X)
+    assert np.isfinite(P).all()
+    assert_array_equal(m.predict_decision(X).argmax(axis=1), best)
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the ridge's overflow, then the error
 @pytest.mark.parametrize("init, x_exp, c_exp", [
     ("ridge", -10, 1020), ("linear", -10, 1020), ("auto", -1070, 0), ("spo+", -1070, 0)])
