@@ -19,19 +19,23 @@ _COMPONENT_SHARE = 0.99
 
 def _unoverflowed_weights(sw):
     """``sw`` in units of an even power of two near its largest entry where its
-    total (times the largest penalty) would pass the float range; else ``sw``.
+    total (times the largest penalty) would pass the float range, or where the
+    largest is below 2^-500; else ``sw``.
 
     Exact, the square roots too; every use of the weights here (means,
     penalties relative to the total) is unchanged by a common factor.
     """
+    top = float(sw.max(initial=0.0))
     with np.errstate(over="ignore"):
         near = sw.sum() > np.finfo(np.float64).max / _RIDGE_ALPHAS[-1]
-    if not near:
+    # (Weights of 5e-324: their products with the squared features vanished
+    # and the ridge map came out another, the forest's predictions off by 2.)
+    if not (near or 0.0 < top < 2.0 ** -500):
         return sw
     # Weights near the float range (a total of 2^1016): the largest penalty
     # overflowed to inf. At most 2^1022: 2^1024, the unit of a weight of
     # 1e308, is not a float (every weight divided by inf was 0).
-    e = int(np.frexp(sw.max())[1])
+    e = int(np.frexp(top)[1])
     return sw / np.ldexp(1.0, min(e - e % 2, 1022))
 
 

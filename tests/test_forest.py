@@ -1779,6 +1779,19 @@ def test_weights_whose_total_overflows_grow_the_same_forest(ridge):
     assert_array_equal(b.predict_decision(Xt), a.predict_decision(Xt))
 
 
+def test_subnormal_weights_fit_the_same_ridge_features():
+    # Every weight 5e-324 (the least float): the ridge map's weighted sums
+    # vanished, its columns came out other ones, and the forest's predicted
+    # costs were off by 2 (decisions on other paths). The map now takes such
+    # weights in units of a power of two, as it does weights near the float range.
+    X, C, Xt, _ = _data(n=40)
+    kw = dict(n_estimators=3, max_depth=2, random_state=0)
+    a = SPOForest(SP, **kw).fit(X, C)
+    b = SPOForest(SP, **kw).fit(X, C, sample_weight=np.full(40, 5e-324))
+    assert_allclose(b.ridge_features_.coef, a.ridge_features_.coef, rtol=1e-12)
+    assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12, atol=1e-12)
+
+
 class _GuardedSolver:
     """A user's solver object: holds a lock (so it cannot be deep-copied) and
     records whether a second call came in while one was running."""
