@@ -66,6 +66,15 @@ def _unseen_indicators(X, sw, categories):
     return out
 
 
+def _overflow_error(X, what):
+    """The error for a fit whose numbers left the float range through large features."""
+    top = float(np.max(np.abs(X), initial=0.0))
+    return ValueError(f"SPOPlusLinear: {what} passed the float range during the fit, with "
+                      f"features up to {top:.3g} in magnitude: it fits a plain linear model "
+                      "on X as given (as PyEPO does). Standardize X first (e.g. "
+                      "sklearn.preprocessing.StandardScaler in a Pipeline).")
+
+
 @register_model
 class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     """A linear cost model trained on the SPO+ loss, in plain numpy.
@@ -327,6 +336,10 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 rows = order[start:start + bs]
                 Xb = X[rows]
                 C_hat = Xb @ coef.T + intercept
+                # (The SPO+ loss solves for 2 C_hat - C.)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    if not np.isfinite(2.0 * C_hat - C[rows]).all():
+                        raise _overflow_error(X, "the predicted costs")
                 loss, grad = _spo_plus(problem, C[rows], C_hat, W_true[rows])
                 # The penalty at the coefficients of this loss (the step below
                 # moves them in place).
@@ -337,6 +350,10 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 g_coef = G.T @ Xb + self.alpha * coef
                 grads = [g_coef, G.sum(axis=0)] if self.fit_intercept else [g_coef]
                 opt.step(grads)
+                # Squares of gradients beyond 1e154 are inf: every later step
+                # was 0, and the start came back as the model without a word.
+                if not all(np.isfinite(v).all() for v in opt.v):
+                    raise _overflow_error(X, "the squared gradients")
                 if average_from is not None and epoch >= average_from:
                     for a, q in zip(avg, params):
                         a += q

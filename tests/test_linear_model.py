@@ -760,3 +760,21 @@ def test_a_max_problem_on_negated_costs_mirrors_the_min_fit_from_negated_weights
     assert_allclose(b.coef_, -a.coef_, rtol=1e-12, atol=1e-12)
     assert_allclose(b.intercept_, -a.intercept_, rtol=1e-12, atol=1e-12)
     assert_array_equal(b.predict_decision(Xt), a.predict_decision(Xt))
+
+
+@pytest.mark.parametrize("top", [1e160, np.finfo(np.float64).max])
+def test_features_too_large_for_the_plain_linear_model_are_refused_naming_x(top):
+    # Features of 1e160: the squares of the gradients (1e320) were inf, every
+    # later Adam step 0, and the random start came back as the model without a
+    # word. At 1.8e308 the predictions overflowed and the error blamed C
+    # ("C contains NaN or infinity", costs of about 1).
+    X, C = make_pyepo_shortest_path(40, grid=(3, 3), degree=2, noise=0.5, random_state=0)
+    Xs = X / np.abs(X).max() * top
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"passed the float range during the fit, with "
+                                             r"features up to .* Standardize X first"):
+            SPOPlusLinear(SP, random_state=0, max_iter=2).fit(Xs, C)
+    # Features up to 1e150 still fit (their squared gradients stay finite).
+    m = SPOPlusLinear(SP, random_state=0, max_iter=2).fit(X / np.abs(X).max() * 1e150, C)
+    assert np.isfinite(m.coef_).all() and np.abs(m.coef_).max() < 2.0
