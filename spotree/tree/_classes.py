@@ -270,6 +270,17 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if a == 0.0:
             return mse
         s_spo, s_mse = self.loss_scales_
+        tiny = np.finfo(np.float64).tiny
+        if not all(np.isfinite(v) and v >= tiny for v in (s_spo, s_mse)):
+            # In the training weights' units: beyond the float range (weights
+            # of 1.7e308) they were inf, every validation loss 0, and pruning
+            # kept the smallest subtree without a word.
+            raise ValueError(
+                f"the mixed criterion's scales loss_scales_=({s_spo!r}, {s_mse!r}) (the root's "
+                "training SPO loss and squared error) are beyond the float range or "
+                "subnormal: the training sample_weight or costs are that large or small, and "
+                "validation losses cannot be put on the criterion's scale. Refit with "
+                "sample_weight scaled by a constant, which grows the same tree.")
         return a * spo / s_spo + (1 - a) * mse / s_mse
 
     def _pruning_loss_name(self, loss):

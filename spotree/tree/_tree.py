@@ -138,6 +138,11 @@ def _check_file_structure(left, right, feature, threshold, categories, n_feature
 _NOT_FINITE = ("cost-complexity pruning needs finite node losses; node {k}'s is {v!r} (a "
                "squared error beyond the float range: costs above about 1e154 in magnitude). "
                "Rescale the costs, or prune by the SPO loss (prune(..., loss='spo')).")
+_SUBNORMAL = ("cost-complexity pruning needs node losses that floats hold to full precision; "
+              "node {k}'s is {v!r}, below 2.2e-308 (a subnormal float, with few digits left): "
+              "the training sample_weight or costs are that small. Multiply sample_weight by "
+              "a constant, which grows the same tree (ccp_alpha and the alphas are in units of "
+              "the weights), or rescale the costs.")
 _NOT_FINITE_WEIGHTS = ("cost-complexity pruning needs finite node losses; node {k}'s is {v!r}: "
                        "the training sample_weight sums beyond the float range (the root's "
                        "weight is inf). Divide sample_weight by a constant, which grows the "
@@ -394,6 +399,11 @@ class Tree:
                    else _NOT_FINITE)
             raise ValueError(msg.format(k=k, v=float(R[k] if not np.isfinite(R[k])
                                                              else R_sub[k])))
+        # Losses of weights of 1e-320 kept a digit or two: the sequence was
+        # rounding (another subtree kept than at any other scale of the weights).
+        sub = np.flatnonzero((R != 0) & (np.abs(R) < np.finfo(np.float64).tiny))
+        if sub.size:
+            raise ValueError(_SUBNORMAL.format(k=int(sub[0]), v=float(R[sub[0]])))
         alphas, masks, losses = [0.0], [leaf.copy()], [R_sub[0]]
         scale = max(abs(R_sub[0]), abs(R[0]), 1e-300)
         while not leaf[0]:

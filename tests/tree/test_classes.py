@@ -1173,6 +1173,29 @@ def test_pruning_a_tree_whose_weights_sum_beyond_the_float_range_names_sample_we
     np.testing.assert_allclose(path.ccp_alphas, ref.ccp_alphas * 2.0 ** 900, rtol=1e-9)
 
 
+@pytest.mark.parametrize("w, kw, match", [
+    (1e-320, dict(), "subnormal float"), (1e-320, dict(criterion="mse"), "subnormal float"),
+    (1.7e308, dict(spo_weight=0.5), r"mixed criterion's scales loss_scales_=\(inf, inf\)"),
+    (1e-320, dict(spo_weight=0.5), "mixed criterion's scales")])
+def test_pruning_on_losses_the_floats_cannot_hold_is_refused(w, kw, match):
+    # Weights of 1e-320: the stored training losses kept a digit or two and
+    # prune could keep another subtree than at any other scale of the weights
+    # (seen at depth 2: 1e-320 and 5e-324). Weights of 1.7e308 on the mixed
+    # criterion: its scales were inf, every validation loss 0, and prune kept
+    # the root. Both silent; refused now, naming sample_weight.
+    import warnings
+
+    X, C = _sp_data(40, seed=0, noise=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        tree = SPOTree(SP, max_depth=3, **kw).fit(X, C, sample_weight=np.full(40, w))
+        with pytest.raises(ValueError, match=match + ".*sample_weight"):
+            tree.prune(X[:20], C[:20])
+    ref = SPOTree(SP, max_depth=3, **kw).fit(X, C).prune(X[:20], C[:20])
+    ok = SPOTree(SP, max_depth=3, **kw).fit(X, C, sample_weight=np.full(40, 1e-300))
+    assert ok.prune(X[:20], C[:20]).get_n_leaves() == ref.get_n_leaves()
+
+
 def _hand_importances(tree):
     """Normalized criterion-loss decrease per feature, by a loop over the splits."""
     imp = np.zeros(tree.n_features)
