@@ -15,7 +15,7 @@ import numpy as np
 from ._compat import import_optional
 from ._text import count_noun
 from .metrics import DecisionComparison
-from .tree._export import describe_step, is_boost_tree, split_labels
+from .tree._export import describe_step, is_boost_tree, number_text, split_labels
 from .tree._export_graphviz import _decision_keys, _describe, _resolve
 from .tree._tree import TREE_LEAF
 
@@ -84,8 +84,8 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
     max_depth : int, default=None
         Draw down to this depth; deeper subtrees end in a "..." node.
     precision : int, default=2
-        Decimals of thresholds and losses (a non-zero threshold that would
-        print as 0 gets four significant digits instead).
+        Decimals of thresholds and losses (a non-zero threshold or loss that
+        would print as 0 gets four significant digits instead).
     show_loss : bool, default=True
     fontsize : float, default=None
         Chosen from the tree size when None.
@@ -160,7 +160,8 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
             color = "white"
         lines.append(samples(t))
         if show_loss:
-            lines.append(f"SPO loss = {fmt.format(tree.loss[t])}")
+            # A small loss (costs of order 1e-6) printed 0.00, as if perfect.
+            lines.append(f"SPO loss = {number_text(tree.loss[t], fmt)}")
         ax.text(xpos[t], -depth[t], "\n".join(lines), ha="center", va="center",
                 fontsize=fontsize, zorder=3,
                 bbox=dict(boxstyle="round,pad=0.4", facecolor=color, edgecolor="0.3"))

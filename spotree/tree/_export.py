@@ -164,8 +164,9 @@ def export_text(model, feature_names=None, *, max_depth=None, decimals=3, show_l
         its node's decision followed by ``(subtree cut)``, as
         :func:`~spotree.plotting.plot_tree` draws it. None writes the whole tree.
     decimals : int, default=3
-        Decimals of thresholds, weights and losses (a non-zero threshold or
-        weight that would print as 0 gets four significant digits instead).
+        Decimals of thresholds, weights and losses (a non-zero threshold,
+        weight or loss that would print as 0 gets four significant digits
+        instead).
     show_loss : bool, default=True
         Show each node's total SPO loss (``spo_loss=``).
 
@@ -202,7 +203,7 @@ def export_text(model, feature_names=None, *, max_depth=None, decimals=3, show_l
         parts = [f"weight={number_text(t.weighted_n_node_samples[node], fmt)}"
                  if not unit_weights[node] else f"samples={t.n_node_samples[node]}"]
         if show_loss:
-            parts.append(f"spo_loss={fmt.format(t.loss[node])}")
+            parts.append(f"spo_loss={number_text(t.loss[node], fmt)}")
         return ", ".join(parts)
 
     # An explicit stack, not recursion: a valid tree may be thousands of

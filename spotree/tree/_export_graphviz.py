@@ -90,8 +90,9 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
     max_depth : int, default=None
         Draw nodes down to this depth; deeper subtrees are shown as "...".
     precision : int, default=3
-        Decimals of thresholds, weights and losses (a non-zero threshold or
-        weight that would print as 0 gets four significant digits instead).
+        Decimals of thresholds, weights and losses (a non-zero threshold,
+        weight or loss that would print as 0 gets four significant digits
+        instead).
     show_loss : bool, default=True
     filled : bool, default=True
     rounded : bool, default=True
@@ -143,7 +144,7 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
                                       getattr(model, "category_values_", None))[0])
         parts.append(samples(t))
         if show_loss:
-            parts.append(f"SPO loss = {fmt.format(tree.loss[t])}")
+            parts.append(f"SPO loss = {number_text(tree.loss[t], fmt)}")
         attrs = f'label="{_escape(chr(10).join(parts))}"'.replace("\n", "\\n")
         if filled:
             coloured = leaf or (truncated and not boost)

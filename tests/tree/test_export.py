@@ -512,3 +512,36 @@ def test_the_branch_missing_values_follow_says_or_missing(missing_cheap):
         left, right = left + " or missing  [samples=6]", right
     assert lines[0] == "|--- " + left
     assert lines[2] == "|--- " + right
+
+
+def test_small_losses_are_not_printed_as_zero():
+    """Costs of order 1e-6 (rates): every node's SPO loss printed as 0.000 in export_text,
+    export_graphviz and plot_tree, as if each leaf decided perfectly; a non-zero loss
+    that the decimals round to 0 now gets four significant digits, as thresholds do."""
+    from spotree.tree._export_graphviz import export_graphviz
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(40, 1))
+    C = np.column_stack([1.0 + X[:, 0], 1.5 + rng.uniform(-0.6, 0.6, size=40)]) * 1e-6
+    model = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(X, C)
+    # By hand: the root decides the option of the lower mean cost for every row.
+    k = int(np.argmin(C.mean(axis=0)))
+    root = float(np.sum(C[:, k] - C.min(axis=1)))
+    assert 0 < root < 5e-4
+    assert model.tree_.loss[0] == pytest.approx(root, rel=1e-12)
+    text = export_text(model)
+    assert text.splitlines()[0].endswith(f"spo_loss={root:.4g}]"), text
+    dot = export_graphviz(model)
+    assert f"SPO loss = {root:.4g}" in dot, dot
+    for loss in model.tree_.loss:
+        shown = f"{loss:.4g}" if loss else "0.000"
+        assert f"spo_loss={shown}" in text and f"SPO loss = {shown}" in dot
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from spotree.plotting import plot_tree
+
+    ax = plot_tree(model)
+    assert any(t.get_text().endswith(f"SPO loss = {root:.4g}") for t in ax.texts)
+    plt.close(ax.figure)
