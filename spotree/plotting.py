@@ -438,14 +438,17 @@ def plot_predicted_costs(model, x, C_true=None, *, C_pred=None, W_pred=None,
     for k in range(d):
         ax.plot(x, C_pred[:, k], color=color, lw=1.8, ls=styles[k % 4],
                 label=f"{label} {cost_names[k]}")
+    # number_text: a boundary of a feature in millionths read "x = 0.00".
     if true_boundary is not None:
         for i, b in enumerate(np.atleast_1d(true_boundary)):
             ax.axvline(b, color="0.3", ls=":", lw=2,
-                       label=f"true boundary x = {b:.2f}" if i == 0 else None)
+                       label=f"true boundary x = {number_text(b, '{:.2f}')}" if i == 0
+                       else None)
     learned = _boundaries(W_pred, x)
     for i, b in enumerate(learned):
         ax.axvline(b, color=color, ls="--", lw=1.5,
-                   label=f"{label} boundary x = {b:.2f}" if i == 0 else None)
+                   label=f"{label} boundary x = {number_text(b, '{:.2f}')}" if i == 0
+                   else None)
     handles, labels = ax.get_legend_handles_labels()
     if not learned:
         from matplotlib.lines import Line2D

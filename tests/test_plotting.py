@@ -630,3 +630,15 @@ def test_without_matplotlib_every_drawing_function_names_the_extra(monkeypatch):
         with pytest.raises(ImportError, match=rf"^{who} requires matplotlib, which is not "
                                               r"installed: pip install spotree\[plot\]$"):
             call()
+
+
+def test_plot_predicted_costs_labels_a_boundary_near_zero_by_its_value():
+    # A feature in millionths: both boundaries read "x = 0.00" in the legend.
+    x = np.linspace(0.0, 1e-6, 11)
+    W = np.where((x < 2.5e-7)[:, None], [1.0, 0.0], [0.0, 1.0])
+    ax = plot_predicted_costs(None, x, C_pred=np.ones((11, 2)), W_pred=W,
+                              true_boundary=3e-7, label="SPOT")
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    # By hand: the decision changes between x[2] = 2e-7 and x[3] = 3e-7.
+    assert "SPOT boundary x = 2.5e-07" in legend and "true boundary x = 3e-07" in legend
+    plt.close(ax.figure)
