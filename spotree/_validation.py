@@ -22,7 +22,8 @@ from ._categories import (categorical_mask, code_by_value, encode_frame, is_data
                           value_labels)
 
 __all__ = ["check_costs", "cost_names", "check_sample_weight", "check_random_state_seed",
-           "check_same_rows", "check_features", "check_realized_costs", "check_fit_inputs"]
+           "check_same_rows", "check_features", "check_realized_costs", "check_fit_inputs",
+           "restored_on_failure"]
 
 
 def check_same_rows(a, b, names=("X", "C")):
@@ -444,3 +445,32 @@ def check_fit_inputs(est, X, C, sample_weight, *, allow_nan=True, one_hot_catego
     # (est.problem is not resolved yet; a non-problem has no variable_names.)
     C = check_realized_costs(est, C, X.shape[0], names=cost_names(getattr(est, "problem", None)))
     return X, C, check_sample_weight(sample_weight, X.shape[0])
+
+
+class restored_on_failure:
+    """``with restored_on_failure(est):`` leaves ``est`` as it was if the block raises.
+
+    Every ``fit`` runs in one. Checking ``X`` sets ``n_features_in_``,
+    ``feature_names_in_`` and ``category_values_`` before ``C`` is checked,
+    and a fit can fail later still (``C`` of another width than the
+    problem's): a fitted model whose refit failed kept its old trees but read
+    rows with the refused data's columns and category codes, and decided
+    wrongly without a word (scikit-learn checks ``y`` before it sets
+    ``n_features_in_``). The instance's attributes are restored from a
+    shallow copy: ``fit`` replaces its fitted attributes, never changes them
+    in place. (A block, not a decorator: a wrapper's frame would move every
+    warning's ``stacklevel`` off the caller's line.)
+    """
+
+    def __init__(self, est):
+        self.est = est
+
+    def __enter__(self):
+        self.saved = dict(self.est.__dict__)
+        return self.est
+
+    def __exit__(self, kind, value, tb):
+        if kind is not None:  # Ctrl-C too: an interrupted refit is a failed one
+            self.est.__dict__.clear()
+            self.est.__dict__.update(self.saved)
+        return False

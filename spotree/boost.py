@@ -29,7 +29,7 @@ from ._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_param
 from ._ridge import _ridge_gcv, _standardization, _standardized, cost_unit
 from ._text import count_noun
 from ._validation import (check_costs, check_features, check_fit_inputs, check_same_rows,
-                          check_sample_weight, cost_names)
+                          check_sample_weight, cost_names, restored_on_failure)
 from .forest import _tree_importances
 from .linear_model import SPOPlusLinear
 from .metrics import _spo_plus, zero_optima_hint
@@ -1293,35 +1293,36 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             For invalid parameters or input, or a validation part that cannot
             be scored (no rows, zero total weight, or all optimal values zero).
         """
-        validate_params(self)
-        # A category or text column becomes one indicator column per category
-        # (for the linear start and, as they are, for the trees).
-        X, C, sw = check_fit_inputs(self, X, C, sample_weight, allow_nan=False,
-                                    one_hot_categories=True)
-        # The start's products are mid-sized (a Gram matrix per cost): there,
-        # extra BLAS threads cost more than they save, badly so when the cores
-        # are busy (an SVD of 730 x 197 rows: 13 ms on one thread, 24 ms on
-        # two of a 2-core machine at load 1).
-        # The threads BLAS may use are given to the start's per-cost fits
-        # instead (a process limited to one thread, as a joblib worker is,
-        # stays on one).
-        small = X.shape[0] * X.shape[1] ** 2 <= _BLAS_ONE_THREAD_WORK
-        # The threads BLAS was given: where the process may use one core (a
-        # joblib worker), so do the start's folds and the oracle's batches.
-        threads = max((i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"),
-                      default=1)
-        self._start_threads = threads if small else 1
-        # The oracle calls run one after another; a compiled solver's batch
-        # is split over the threads (the same decisions, see solve_threads).
-        n_solve = threads if self._solve_threads is None else self._solve_threads
-        try:
-            with threadpool_limits(limits=1, user_api="blas") if small else nullcontext(), \
-                    solve_threads(n_solve), solver_session():
-                return self._fit_checked(X, C, sw, X_val, C_val, sample_weight_val)
-        finally:
-            del self._start_threads
-            self.__dict__.pop("_unit", None)
-            self.__dict__.pop("_sw_unit", None)
+        with restored_on_failure(self):
+            validate_params(self)
+            # A category or text column becomes one indicator column per category
+            # (for the linear start and, as they are, for the trees).
+            X, C, sw = check_fit_inputs(self, X, C, sample_weight, allow_nan=False,
+                                        one_hot_categories=True)
+            # The start's products are mid-sized (a Gram matrix per cost): there,
+            # extra BLAS threads cost more than they save, badly so when the cores
+            # are busy (an SVD of 730 x 197 rows: 13 ms on one thread, 24 ms on
+            # two of a 2-core machine at load 1).
+            # The threads BLAS may use are given to the start's per-cost fits
+            # instead (a process limited to one thread, as a joblib worker is,
+            # stays on one).
+            small = X.shape[0] * X.shape[1] ** 2 <= _BLAS_ONE_THREAD_WORK
+            # The threads BLAS was given: where the process may use one core (a
+            # joblib worker), so do the start's folds and the oracle's batches.
+            threads = max((i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"),
+                          default=1)
+            self._start_threads = threads if small else 1
+            # The oracle calls run one after another; a compiled solver's batch
+            # is split over the threads (the same decisions, see solve_threads).
+            n_solve = threads if self._solve_threads is None else self._solve_threads
+            try:
+                with threadpool_limits(limits=1, user_api="blas") if small else nullcontext(), \
+                        solve_threads(n_solve), solver_session():
+                    return self._fit_checked(X, C, sw, X_val, C_val, sample_weight_val)
+            finally:
+                del self._start_threads
+                self.__dict__.pop("_unit", None)
+                self.__dict__.pop("_sw_unit", None)
 
     def _fit_checked(self, X, C, sw, X_val, C_val, sample_weight_val):
         self.problem_ = problem = resolve_problem(self.problem, C)

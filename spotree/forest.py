@@ -30,7 +30,8 @@ from ._categories import is_dataframe, unseen_to_missing
 from ._params import RANDOM_STATE, InstanceOf, Interval, Options, check_bool, validate_params
 from ._ridge import RidgeFeatures
 from ._validation import (check_costs, check_features, check_fit_inputs, check_realized_costs,
-                          check_same_rows, check_sample_weight, cost_names)
+                          check_same_rows, check_sample_weight, cost_names,
+                          restored_on_failure)
 from .metrics import normalized_spo_loss, zero_optima_hint
 from .problems import resolve_problem
 from .problems._base import check_picklable, solve_is_thread_safe, solver_session
@@ -596,19 +597,20 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         -------
         self : SPOForest
         """
-        validate_params(self)
-        warn_unused_spo_weight(self)
-        if self.warm_start and hasattr(self, "estimators_"):
-            return self._fit_warm(X, C, sample_weight)
-        X, C, sw = check_fit_inputs(self, X, C, sample_weight)
-        problem = resolve_problem(self.problem, C)
-        fmap, X = self._ridge_map(X, C, sw)
-        if self.criterion == "auto":
-            return self._fit_auto(X, C, sw, problem, fmap)
-        for name in ("criterion_", "criterion_oob_scores_"):
-            if hasattr(self, name):
-                delattr(self, name)
-        return self._fit_validated(X, C, sw, problem, self._fit_data(X, C, problem, fmap), fmap)
+        with restored_on_failure(self):
+            validate_params(self)
+            warn_unused_spo_weight(self)
+            if self.warm_start and hasattr(self, "estimators_"):
+                return self._fit_warm(X, C, sample_weight)
+            X, C, sw = check_fit_inputs(self, X, C, sample_weight)
+            problem = resolve_problem(self.problem, C)
+            fmap, X = self._ridge_map(X, C, sw)
+            if self.criterion == "auto":
+                return self._fit_auto(X, C, sw, problem, fmap)
+            for name in ("criterion_", "criterion_oob_scores_"):
+                if hasattr(self, name):
+                    delattr(self, name)
+            return self._fit_validated(X, C, sw, problem, self._fit_data(X, C, problem, fmap), fmap)
 
     def _fit_auto(self, X, C, sw, problem, fmap, base=None, oob_stacklevel=5):
         """``criterion="auto"``: the first trees of both criteria (the same seeds,

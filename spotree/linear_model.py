@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._params import RANDOM_STATE, InstanceOf, Interval, validate_params
 from ._ridge import cost_unit
-from ._validation import check_features, check_fit_inputs
+from ._validation import check_features, check_fit_inputs, restored_on_failure
 from .metrics import _spo_plus, spo_plus_loss, spo_plus_subgradient  # noqa: F401 (old home)
 from .problems import resolve_problem
 from .problems._base import solver_session
@@ -231,34 +231,35 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         -------
         self : SPOPlusLinear
         """
-        validate_params(self)
-        # What checking X resets, kept so that a refused warm start leaves the
-        # fitted model as it was.
-        kept = {k: v for k, v in vars(self).items()
-                if k in _RESET_BY_CHECK}
-        X, C, sw = check_fit_inputs(self, X, C, sample_weight, allow_nan=False,
-                                    one_hot_categories=True)
-        if self.warm_start and getattr(self, "coef_", None) is not None:
-            try:
-                self._check_warm_start(X.shape[1], C.shape[1],
-                                       kept.get("category_values_"))
-            except ValueError:
-                for k in _RESET_BY_CHECK:
-                    self.__dict__.pop(k, None)
-                self.__dict__.update(kept)
-                raise
-        self.problem_ = problem = resolve_problem(self.problem, C)
-        # Only the rows of positive weight: the minibatches are drawn from the
-        # rows, so a row of weight 0 moved the others' batches (and the mean
-        # weight that scales the steps): 25 such rows changed the predictions
-        # by 7%. SPOBoost's "spo+" start drops them alike.
-        pos = sw > 0
-        if not pos.all():
-            X, C, sw = X[pos], C[pos], sw[pos]
-        with solver_session():  # warm starts within the fit only
-            W_true = problem.solve(C)[0]
-            self._fit_arrays(X, C, sw, W_true, check_random_state(self.random_state))
-        return self
+        with restored_on_failure(self):
+            validate_params(self)
+            # What checking X resets, kept so that a refused warm start leaves the
+            # fitted model as it was.
+            kept = {k: v for k, v in vars(self).items()
+                    if k in _RESET_BY_CHECK}
+            X, C, sw = check_fit_inputs(self, X, C, sample_weight, allow_nan=False,
+                                        one_hot_categories=True)
+            if self.warm_start and getattr(self, "coef_", None) is not None:
+                try:
+                    self._check_warm_start(X.shape[1], C.shape[1],
+                                           kept.get("category_values_"))
+                except ValueError:
+                    for k in _RESET_BY_CHECK:
+                        self.__dict__.pop(k, None)
+                    self.__dict__.update(kept)
+                    raise
+            self.problem_ = problem = resolve_problem(self.problem, C)
+            # Only the rows of positive weight: the minibatches are drawn from the
+            # rows, so a row of weight 0 moved the others' batches (and the mean
+            # weight that scales the steps): 25 such rows changed the predictions
+            # by 7%. SPOBoost's "spo+" start drops them alike.
+            pos = sw > 0
+            if not pos.all():
+                X, C, sw = X[pos], C[pos], sw[pos]
+            with solver_session():  # warm starts within the fit only
+                W_true = problem.solve(C)[0]
+                self._fit_arrays(X, C, sw, W_true, check_random_state(self.random_state))
+            return self
 
     def _check_warm_start(self, p, d, categories_before):
         """The ``coef_`` and ``intercept_`` a warm start continues from must fit this data.

@@ -17,7 +17,7 @@ from .._params import RANDOM_STATE, InstanceOf, Interval, Options, check_bool, v
 from .._ridge import cost_unit
 from .._validation import (check_costs, check_features, check_fit_inputs,
                            check_random_state_seed, check_realized_costs, check_same_rows,
-                           check_sample_weight, cost_names)
+                           check_sample_weight, cost_names, restored_on_failure)
 from ..metrics import REGRET_RTOL, decision_loss, normalized_decision_loss
 from ..problems import resolve_problem
 from ..problems._base import solver_session
@@ -690,14 +690,15 @@ class SPOTree(BaseSPOTree):
         -------
         self : SPOTree
         """
-        validate_params(self)
-        warn_unused_spo_weight(self)
-        self._forget_outside_state()
-        X, C, sw = check_fit_inputs(self, X, C, sample_weight)
-        # The fit's batches warm-start each other, from a clean start: the
-        # tree depends on the data, not on what the problem solved before.
-        with solver_session():
-            return self._fit_arrays(X, C, sw, resolve_problem(self.problem, C))
+        with restored_on_failure(self):
+            validate_params(self)
+            warn_unused_spo_weight(self)
+            self._forget_outside_state()
+            X, C, sw = check_fit_inputs(self, X, C, sample_weight)
+            # The fit's batches warm-start each other, from a clean start: the
+            # tree depends on the data, not on what the problem solved before.
+            with solver_session():
+                return self._fit_arrays(X, C, sw, resolve_problem(self.problem, C))
 
     def _fit_arrays(self, X, C, sw, problem, fit_data=None, cnt=None, seed=None,
                     abort=None, decisions=True, w_scale=1.0):

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .._compat import GUROBI_INSTALLED
-from .._validation import check_fit_inputs, check_random_state_seed
+from .._validation import check_fit_inputs, check_random_state_seed, restored_on_failure
 from .._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from .._text import count_noun
 from ._classes import BaseSPOTree, SPOTree, _resolve_min_count
@@ -251,80 +251,82 @@ class OptimalSPOTree(BaseSPOTree):
         -------
         self : OptimalSPOTree
         """
-        validate_params(self)
-        self._forget_outside_state()
-        for old in _RENAMED:
-            self._renamed(old, warn=True)
-        if self.method == "milp" and self.solver == "gurobi" and not GUROBI_INSTALLED:
-            raise ImportError("OptimalSPOTree(method='milp', solver='gurobi') requires "
-                              "gurobipy, which is not installed: pip install spotree[gurobi] "
-                              "(or use solver='highs').")
-        X, C, sw = check_fit_inputs(self, X, C, sample_weight)
-        problem = resolve_problem(self.problem, C)
-        if self.category_values_ is not None:
-            text = [str(self.feature_names_in_[j]) for j, c in enumerate(self.category_values_)
-                    if c is not None]
-            raise ValueError(f"OptimalSPOTree splits features by thresholds only and the "
-                             f"columns {text} of X are categorical (category, string, or "
-                             "object holding text); encode them as numbers, or use SPOTree "
-                             "for categorical splits.")
-        self.problem_ = problem
-        # The fit works on weights in units of a power of two near the largest
-        # (exact: the same tree, objective and bound): the total of weights
-        # near the float range was inf, which made the search's split penalty
-        # inf (a lone leaf) and the objective NaN. The tree's weighted sums
-        # are brought back to the user's units at the end.
-        w_unit = _weight_scale(sw)
-        sw = sw / w_unit
-        W = sw.sum()
-        min_leaf = _resolve_min_count(self.min_samples_leaf, float((sw > 0).sum()))
-        # A row of zero weight is a row removed: it must not add candidate
-        # thresholds (midpoints, quantiles), move the stored ones, constrain
-        # the MILP's thresholds nor count in n_node_samples.
-        active = sw > 0
-        if not active.all():
-            X, C, sw = X[active], C[active], sw[active]
-        if self.method == "milp" and np.isnan(X).any():
-            raise ValueError("OptimalSPOTree(method='milp') does not support missing values "
-                             "(NaN) in X; use method='search', which routes them, or impute "
-                             "them first.")
-        if self.method == "milp":
-            n_bin = milp_n_binaries(X.shape[0], X.shape[1], self.max_depth)
-            if n_bin > self.max_milp_binaries:
-                raise ValueError(
-                    f"The MILP of OptimalSPOTree with max_depth={self.max_depth} on "
-                    f"{X.shape[0]} samples and {X.shape[1]} features would have {n_bin:,} "
-                    f"binary variables, more than the limit of {self.max_milp_binaries:,}. "
-                    "Use method='search', a smaller max_depth or fewer samples.")
-            if not milp_can_encode(problem):
-                raise ValueError(
-                    f"method='milp' needs the feasible set as linear constraints (a "
-                    f"LinearProgram) or a vertex list; {type(problem).__name__} has neither. "
-                    "Use method='search', which only needs the oracle.")
-        t0 = time.perf_counter()
-        with solver_session():  # warm starts within the fit only
-            _, z = problem.solve(C)
-            if self.method == "search":
-                tree, result = self._fit_search(X, C, sw, z, problem, min_leaf, W)
-            else:
-                tree, result = self._fit_milp(X, C, sw, z, problem, min_leaf, W)
-        result["runtime"] = time.perf_counter() - t0
-        result["train_loss"] = _leaf_loss(tree) / W
-        self.feature_importances_ = _feature_importances(tree)
-        if w_unit != 1.0:
-            # (Beyond the float range they are inf, as SPOTree's are.)
-            with np.errstate(over="ignore"):
-                for name in ("loss", "impurity", "weighted_n_node_samples"):
-                    setattr(tree, name, getattr(tree, name) * w_unit)
-        self.tree_ = tree
-        self.result_ = {k: float(v) if isinstance(v, np.floating) else v
-                        for k, v in result.items()}
-        result = self.result_
-        if self.verbose and self.method == "search":
-            print(f"OptimalSPOTree(search): {result['status']}, objective "
-                  f"{result['objective']:.6g}, bound {result['bound']:.6g}, "
-                  f"{result['runtime']:.2f} s, {count_noun(result['n_nodes_explored'], 'subproblem')}")
-        return self
+        with restored_on_failure(self):
+            validate_params(self)
+            self._forget_outside_state()
+            for old in _RENAMED:
+                self._renamed(old, warn=True)
+            if self.method == "milp" and self.solver == "gurobi" and not GUROBI_INSTALLED:
+                raise ImportError("OptimalSPOTree(method='milp', solver='gurobi') requires "
+                                  "gurobipy, which is not installed: pip install spotree[gurobi] "
+                                  "(or use solver='highs').")
+            X, C, sw = check_fit_inputs(self, X, C, sample_weight)
+            problem = resolve_problem(self.problem, C)
+            if self.category_values_ is not None:
+                text = [str(self.feature_names_in_[j]) for j, c in enumerate(self.category_values_)
+                        if c is not None]
+                raise ValueError(f"OptimalSPOTree splits features by thresholds only and the "
+                                 f"columns {text} of X are categorical (category, string, or "
+                                 "object holding text); encode them as numbers, or use SPOTree "
+                                 "for categorical splits.")
+            self.problem_ = problem
+            # The fit works on weights in units of a power of two near the largest
+            # (exact: the same tree, objective and bound): the total of weights
+            # near the float range was inf, which made the search's split penalty
+            # inf (a lone leaf) and the objective NaN. The tree's weighted sums
+            # are brought back to the user's units at the end.
+            w_unit = _weight_scale(sw)
+            sw = sw / w_unit
+            W = sw.sum()
+            min_leaf = _resolve_min_count(self.min_samples_leaf, float((sw > 0).sum()))
+            # A row of zero weight is a row removed: it must not add candidate
+            # thresholds (midpoints, quantiles), move the stored ones, constrain
+            # the MILP's thresholds nor count in n_node_samples.
+            active = sw > 0
+            if not active.all():
+                X, C, sw = X[active], C[active], sw[active]
+            if self.method == "milp" and np.isnan(X).any():
+                raise ValueError("OptimalSPOTree(method='milp') does not support missing values "
+                                 "(NaN) in X; use method='search', which routes them, or impute "
+                                 "them first.")
+            if self.method == "milp":
+                n_bin = milp_n_binaries(X.shape[0], X.shape[1], self.max_depth)
+                if n_bin > self.max_milp_binaries:
+                    raise ValueError(
+                        f"The MILP of OptimalSPOTree with max_depth={self.max_depth} on "
+                        f"{X.shape[0]} samples and {X.shape[1]} features would have {n_bin:,} "
+                        f"binary variables, more than the limit of {self.max_milp_binaries:,}. "
+                        "Use method='search', a smaller max_depth or fewer samples.")
+                if not milp_can_encode(problem):
+                    raise ValueError(
+                        f"method='milp' needs the feasible set as linear constraints (a "
+                        f"LinearProgram) or a vertex list; {type(problem).__name__} has neither. "
+                        "Use method='search', which only needs the oracle.")
+            t0 = time.perf_counter()
+            with solver_session():  # warm starts within the fit only
+                _, z = problem.solve(C)
+                if self.method == "search":
+                    tree, result = self._fit_search(X, C, sw, z, problem, min_leaf, W)
+                else:
+                    tree, result = self._fit_milp(X, C, sw, z, problem, min_leaf, W)
+            result["runtime"] = time.perf_counter() - t0
+            result["train_loss"] = _leaf_loss(tree) / W
+            self.feature_importances_ = _feature_importances(tree)
+            if w_unit != 1.0:
+                # (Beyond the float range they are inf, as SPOTree's are.)
+                with np.errstate(over="ignore"):
+                    for name in ("loss", "impurity", "weighted_n_node_samples"):
+                        setattr(tree, name, getattr(tree, name) * w_unit)
+            self.tree_ = tree
+            self.result_ = {k: float(v) if isinstance(v, np.floating) else v
+                            for k, v in result.items()}
+            result = self.result_
+            if self.verbose and self.method == "search":
+                print(f"OptimalSPOTree(search): {result['status']}, objective "
+                      f"{result['objective']:.6g}, bound {result['bound']:.6g}, "
+                      f"{result['runtime']:.2f} s, "
+                      f"{count_noun(result['n_nodes_explored'], 'subproblem')}")
+            return self
 
     def _renamed(self, old, warn=False):
         """The value of a renamed parameter: the new one, unless the old one was set."""

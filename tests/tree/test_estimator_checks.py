@@ -14,6 +14,8 @@ The checks that fail do so for two kinds of reasons, kept apart below:
 
 import inspect
 
+import numpy as np
+import pandas as pd
 import pytest
 from sklearn.utils.estimator_checks import (
     check_fit_score_takes_y,
@@ -24,6 +26,7 @@ from sklearn.utils.estimator_checks import (
 
 import spotree
 from spotree import SPOTree
+from spotree.problems import FiniteDecisions
 
 _NAMED_C = ("the target is the cost matrix C, as the issue's API specifies "
             "(fit(X, C), score(X, C)); this check passes y by keyword or requires the "
@@ -81,3 +84,38 @@ def test_the_cost_matrix_is_the_target_not_metadata(name):
         assert "sample_weight" in getattr(routing, method).requests
         request = getattr(est, f"set_{method}_request")
         assert "C" not in inspect.signature(request).parameters
+
+
+@pytest.mark.parametrize("name", ["SPOTree", "OptimalSPOTree", "SPOForest", "SPOBoost",
+                                  "SPOPlusLinear"])
+def test_a_failed_refit_leaves_the_fitted_model_as_it_was(name):
+    # Checking X set n_features_in_, feature_names_in_ and category_values_
+    # before C was refused, so the old model read rows with the refused data's
+    # columns and category codes: SPOTree then decided "rain" as "sun"
+    # (another category listed first), and SPOBoost's predict failed in matmul.
+    rng = np.random.default_rng(0)
+    weather = rng.choice(["rain", "sun"], 60)
+    X = pd.DataFrame({"weather": pd.Categorical(weather), "x": rng.normal(size=60)})
+    C = np.column_stack([np.where(weather == "rain", 1.0, 3.0), np.full(60, 2.0)])
+    C = C + rng.normal(scale=0.1, size=C.shape)
+    kw = {"OptimalSPOTree": {"max_depth": 1}, "SPOForest": {"n_estimators": 3},
+          "SPOBoost": {"n_estimators": 2}}.get(name, {})
+    est = getattr(spotree, name)(FiniteDecisions(np.eye(2)), random_state=0, **kw)
+    if name == "OptimalSPOTree":  # thresholds only: the weather as a number
+        X["weather"] = (weather == "sun").astype(float)
+    est.fit(X, C)
+    before = dict(vars(est))
+    rows = X.iloc[:8]
+    decided = est.predict_decision(rows)
+    relisted = X.copy()
+    if name != "OptimalSPOTree":
+        relisted["weather"] = pd.Categorical(weather, categories=["fog", "rain", "sun"])
+    bad = C.copy()
+    bad[0, 0] = np.nan
+    # A refused C; then one column only and C of 1 cost for a problem of 2.
+    for X_new, C_new in ((relisted, bad), (X[["x"]], C[:, :1])):
+        with pytest.raises(ValueError):
+            est.fit(X_new, C_new)
+        np.testing.assert_array_equal(est.predict_decision(rows), decided)
+        assert vars(est).keys() == before.keys()
+        assert all(vars(est)[k] is v for k, v in before.items())
