@@ -99,7 +99,9 @@ class OptimalSPOTree(BaseSPOTree):
         split constraints. Training samples whose rounded values tie cannot be
         separated.
     warm_start : bool, default=True
-        MILP only: start from the greedy tree of the same depth.
+        MILP only: start from the greedy tree of the same depth. Not
+        scikit-learn's ``warm_start``: every ``fit`` starts afresh, never
+        from the previous fit's tree.
     solver : {"highs", "gurobi"}, default="highs"
         MILP solver; gurobi needs the ``spotree[gurobi]`` extra and a license.
     global_thresholds : "all" or int, default="all"
