@@ -1,5 +1,6 @@
 """plot_tree, the result plots and export_graphviz, on hand-built trees."""
 
+import os
 import re
 
 import numpy as np
@@ -531,6 +532,21 @@ def test_export_graphviz_writes_to_an_open_file_as_scikit_learns_does(tmp_path):
     buffer = io.StringIO()
     export_graphviz(model, out_file=buffer)
     assert buffer.getvalue() == dot
+
+
+def test_export_graphviz_to_a_path_that_fails_keeps_the_old_file(tmp_path):
+    """out_file=path was opened with open(path, "w"), which empties the file first: a
+    write that then failed (here a feature name that is not valid Unicode, as
+    os.fsdecode makes of a non-UTF-8 file name) left an empty tree.dot; it is now
+    written as model.save writes (a temp file renamed into place)."""
+    roads = FiniteDecisions(np.eye(2))
+    model = Fitted(hand_tree(np.eye(2)), roads)
+    path = tmp_path / "tree.dot"
+    old = export_graphviz(model, out_file=path)
+    with pytest.raises(UnicodeEncodeError):
+        export_graphviz(model, feature_names=["caf\udce9", "y"], out_file=path)
+    assert path.read_text(encoding="utf-8") == old
+    assert os.listdir(tmp_path) == ["tree.dot"]
 
 
 def test_one_feature_plots_refuse_a_grid_out_of_order():

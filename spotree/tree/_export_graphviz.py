@@ -173,6 +173,9 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
         # object, not TextIOWrapper".)
         out_file.write(dot)
     elif out_file is not None:
-        with open(out_file, "w", encoding="utf-8") as fh:
-            fh.write(dot)
+        # A temp file renamed into place, as model.save: open(path, "w") emptied
+        # the old file first, and a write that failed then left it empty.
+        from .._atomic import atomic_write
+
+        atomic_write(out_file, lambda fh: fh.write(dot))
     return dot
