@@ -771,9 +771,12 @@ def _show_boost(model, names, from_fit):
     imp = model.feature_importances_
     if imp.sum() > 0:
         names = names or [f"x{j}" for j in range(len(imp))]
+        from ..tree._export import number_text
+
         order = [j for j in sorted(range(len(imp)), key=lambda j: -imp[j]) if imp[j] > 0]
+        # number_text: a positive importance below 5e-4 read "0.000".
         print("feature importances (the trees' squared-error decrease): "
-              + ", ".join(f"{names[j]} {imp[j]:.3f}" for j in order))
+              + ", ".join(f"{names[j]} {number_text(imp[j], '{:.3f}')}" for j in order))
 
 
 def show(args):

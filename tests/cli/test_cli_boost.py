@@ -323,3 +323,20 @@ def test_random_state_help_says_what_it_seeds():
     # help said --random-state seeded the MILP solver, which fit never runs).
     assert "optimal: nothing" in helptext and "MILP" not in helptext
     assert spotree.OptimalSPOTree().method == "search"
+
+
+def test_show_prints_a_small_feature_importance_by_its_value(tmp_path, capsys):
+    """Importances were printed with three decimals: a feature of importance 4e-4,
+    listed because it is positive, read "x1 0.000"."""
+    import json
+
+    X, C = arrays(TRAIN, FEATURES)[:60], arrays(TRAIN, COSTS)[:60]
+    m = spotree.SPOBoost(GRID, n_estimators=2, max_depth=1, init="mean",
+                         n_iter_no_change=None, random_state=0).fit(X, C)
+    m.save(tmp_path / "b.json")
+    doc = json.loads((tmp_path / "b.json").read_text())
+    doc["fitted"]["feature_importances_"] = [0.9996, 0.0004, 0.0, 0.0, 0.0]
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    res = run_in_process(capsys, "show", tmp_path / "b.json")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.rstrip().endswith("x0 1.000, x1 0.0004"), res.stdout
