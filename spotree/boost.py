@@ -1678,8 +1678,25 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         check_is_fitted(self, "estimators_")
         return self._validate_X(X)
 
+    def _start_predict(self, X):
+        with np.errstate(over="ignore", invalid="ignore"):
+            F = self._start().predict(X)
+            bad = ~np.isfinite(F).all(axis=1)
+        if bad.any():
+            # Finite features far beyond the training rows': the linear start's
+            # index passed the float range (inf - inf: NaN), and predict returned
+            # NaN without a word while predict_decision blamed C.
+            i = int(np.flatnonzero(bad)[0])
+            how = ("its init regressor predicted NaN or infinity"
+                   if self.init_choice_ == "estimator" else
+                   f"its {self.init_choice_!r} start extrapolates linearly in the features")
+            raise ValueError(f"SPOBoost's start predicts costs beyond the float range for row "
+                             f"{i} of X (features up to {np.max(np.abs(X[i])):.3g} in "
+                             f"magnitude): {how}.")
+        return F
+
     def _staged(self, X):
-        F = self._start().predict(X)
+        F = self._start_predict(X)
         for est in self.estimators_:
             tree = est.tree_
             F = F + self.learning_rate * tree.value[tree.apply(X)]
@@ -1697,7 +1714,7 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         ndarray of shape (n_samples, n_costs)
         """
         X = self._validate_X_predict(X)
-        F = self._start().predict(X)
+        F = self._start_predict(X)
         for est in self.estimators_:
             F += self.learning_rate * est.tree_.value[est.tree_.apply(X)]
         return F

@@ -390,7 +390,16 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """
         check_is_fitted(self, "coef_")
         X = check_features(self, X, reset=False, allow_nan=False, one_hot_categories=True)
-        return X @ self.coef_.T + self.intercept_
+        with np.errstate(over="ignore", invalid="ignore"):
+            P = X @ self.coef_.T + self.intercept_
+            bad = ~np.isfinite(P).all(axis=1)
+        if bad.any():
+            # (NaN from inf - inf came back without a word; predict_decision blamed C.)
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"SPOPlusLinear predicts costs beyond the float range for row {i} "
+                             f"of X (features up to {np.max(np.abs(X[i])):.3g} in magnitude): "
+                             "the linear model extrapolates them.")
+        return P
 
     def predict_decision(self, X):
         """Decisions: the optimal decision for each row's predicted costs (one oracle call).

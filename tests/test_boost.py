@@ -1312,6 +1312,24 @@ def test_features_at_the_float_limit_fit_the_starts(init):
     assert_array_equal(m.predict_decision(X).argmax(axis=1), best)
 
 
+def test_predicted_costs_beyond_the_float_range_are_refused_naming_the_row():
+    # Finite features far beyond the training rows' (1.8e308 with both signs):
+    # the index start's linear index was inf - inf, predict returned NaN
+    # without a word and predict_decision blamed C ("C contains NaN or
+    # infinity"). The linear part alone passes the float range here.
+    X, C, _, _ = _sp_data(n=60, n_test=1)
+    m = SPOBoost(SP, init="ridge", n_estimators=2, max_depth=2, random_state=0).fit(X, C)
+    Xb = X[:3].copy()
+    big = np.finfo(np.float64).max
+    Xb[2] = big * np.sign(m.init_coef_[0])
+    assert np.abs(m.init_coef_[0]).sum() > 1.01  # so c_hat > big, by hand
+    for method in (m.predict, m.predict_decision, lambda Z: list(m.staged_predict(Z))):
+        with pytest.raises(ValueError, match=r"start predicts costs beyond the float range for "
+                                             r"row 2 of X \(features up to 1\.8e\+308 .*'ridge'"):
+            method(Xb)
+    assert np.isfinite(m.predict(X)).all()
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the ridge's overflow, then the error
 @pytest.mark.parametrize("init, x_exp, c_exp", [
     ("ridge", -10, 1020), ("linear", -10, 1020), ("auto", -1070, 0), ("spo+", -1070, 0)])

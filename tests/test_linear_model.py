@@ -778,3 +778,20 @@ def test_features_too_large_for_the_plain_linear_model_are_refused_naming_x(top)
     # Features up to 1e150 still fit (their squared gradients stay finite).
     m = SPOPlusLinear(SP, random_state=0, max_iter=2).fit(X / np.abs(X).max() * 1e150, C)
     assert np.isfinite(m.coef_).all() and np.abs(m.coef_).max() < 2.0
+
+
+def test_predicted_costs_beyond_the_float_range_are_refused_naming_the_row():
+    # A row whose features make c_hat = X coef^T + intercept pass the float
+    # range: predict returned inf (NaN where the terms had both signs) without
+    # a word, and predict_decision blamed C ("C contains NaN or infinity").
+    X, C = make_pyepo_shortest_path(40, grid=(3, 3), degree=2, noise=0.5, random_state=0)
+    m = SPOPlusLinear(SP, random_state=0, max_iter=2).fit(X, C)
+    m.coef_[0] = 1.0  # coefficients set by hand (as a warm start takes them)
+    big = np.finfo(np.float64).max
+    Xb = X[:3].copy()
+    Xb[1] = big  # row 1's first cost: 5 * big + intercept, beyond big by hand
+    for method in (m.predict, m.predict_decision):
+        with pytest.raises(ValueError, match=r"predicts costs beyond the float range for row 1 "
+                                             r"of X \(features up to 1\.8e\+308"):
+            method(Xb)
+    assert np.isfinite(m.predict(X)).all()
