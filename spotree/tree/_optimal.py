@@ -307,6 +307,17 @@ class OptimalSPOTree(BaseSPOTree):
             t0 = time.perf_counter()
             with solver_session():  # warm starts within the fit only
                 _, z = problem.solve(C)
+                if not np.isfinite(z).all():
+                    # Costs near the float range whose optimal values c^T w* are
+                    # not floats: the MILP's objective constant was inf (HiGHS
+                    # crashed the process with a segmentation fault), the search
+                    # failed blaming C.
+                    i = int(np.flatnonzero(~np.isfinite(z))[0])
+                    raise ValueError(
+                        f"the optimal value c^T w* of row {i} of C is beyond the float range "
+                        f"(its costs reach {np.max(np.abs(C[i])):.3g}); OptimalSPOTree fits "
+                        "costs in their own units: divide C by a power of two (2**-8, say), "
+                        "which changes no decision.")
                 if self.method == "search":
                     tree, result = self._fit_search(X, C, sw, z, problem, min_leaf, W)
                 else:

@@ -792,3 +792,16 @@ def test_result_is_saved_and_loaded_with_the_model(tmp_path, method):
     (tmp_path / "bad.json").write_text(json.dumps(doc))
     with pytest.raises(ValueError, match=r"fitted\.result_ must be an object"):
         load(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("method", ["search", "milp"])
+def test_costs_whose_optimal_values_pass_the_float_range_are_refused_naming_c(method):
+    # Costs up to 2^1023 on two-edge paths: the optimal values are inf. The
+    # MILP's objective constant was inf and HiGHS crashed the process
+    # (segmentation fault); the search failed with "C contains NaN or infinity".
+    X, C = make_shortest_path(30, grid=(2, 2), n_features=2, degree=2, random_state=0)
+    C = (1.0 + 0.9 * C / C.max()) * 2.0 ** 1023  # each below the largest float
+    assert not np.isfinite(ShortestPath((2, 2)).solve(C)[1]).all()  # c^T w*, by the oracle
+    with pytest.raises(ValueError, match=r"optimal value c\^T w\* of row \d+ of C is beyond "
+                                         r"the float range .* divide C by a power of two"):
+        OptimalSPOTree(ShortestPath((2, 2)), max_depth=1, method=method).fit(X, C)
