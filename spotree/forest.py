@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._categories import is_dataframe, unseen_to_missing
 from ._params import RANDOM_STATE, InstanceOf, Interval, Options, check_bool, validate_params
-from ._ridge import RidgeFeatures
+from ._ridge import RidgeFeatures, cost_unit
 from ._validation import (check_costs, check_features, check_fit_inputs, check_realized_costs,
                           check_same_rows, check_sample_weight, cost_names,
                           restored_on_failure)
@@ -154,6 +154,19 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort, oob=Fa
         return tree
     rows = np.flatnonzero(drawn == 0)
     return tree, rows, _oob_leaves(tree, X, rows)
+
+
+def _sum_unit(trees):
+    """1, or a power of two at the trees' largest leaf value where their sum could
+    pass the float range (costs near it: the forest predicted inf and NaN).
+
+    Dividing by it is exact, so the averages are the same numbers.
+    """
+    top = max((float(np.max(np.abs(est.tree_.value), initial=0.0)) for est in trees),
+              default=0.0)
+    if top * len(trees) < np.finfo(np.float64).max:
+        return 1.0
+    return float(cost_unit(np.array([top])))
 
 
 def _oob_leaves(tree, X, rows):
@@ -881,6 +894,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         n_pred = np.zeros(n, dtype=np.int64)
         if parts is None:
             parts = [None] * len(trees)
+        unit = _sum_unit(trees)
         # The trees' values are added in the order of the trees, whoever
         # routed the rows: the same sums (bit for bit) for any n_jobs.
         for seed, est, part in zip(seeds, trees, parts):
@@ -889,11 +903,12 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 part = oob, _oob_leaves(est, X, oob)
             oob, leaves = part
             if oob.size:
-                add_rows(est.tree_.value, leaves, oob, total)
+                value = est.tree_.value
+                add_rows(value if unit == 1.0 else value / unit, leaves, oob, total)
                 n_pred[oob] += 1
         has = n_pred > 0
         pred = np.full((n, d), np.nan)
-        pred[has] = total[has] / n_pred[has, None]
+        pred[has] = total[has] / n_pred[has, None] * unit
         if not (sw[has] > 0).any() or (
                 z_rows is not None and not np.dot(sw[has], np.abs(z_rows[has])) > 0):
             return pred, has, np.nan
@@ -970,11 +985,12 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         X = self._validate_X_predict(X)
         out = np.zeros((X.shape[0], self.problem_.n_costs))
         rows = np.arange(X.shape[0])
+        unit = _sum_unit(self.estimators_)
         for est in self.estimators_:
             tree = est.tree_
-            add_rows(tree.value, tree.apply(X), rows, out)
+            add_rows(tree.value if unit == 1.0 else tree.value / unit, tree.apply(X), rows, out)
         out /= len(self.estimators_)
-        return out
+        return out if unit == 1.0 else out * unit
 
     def predict_decision(self, X):
         """Decisions: the optimal decision for each sample's averaged predicted costs.

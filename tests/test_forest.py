@@ -1792,6 +1792,24 @@ def test_subnormal_weights_fit_the_same_ridge_features():
     assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:.*oob_score_ is computed without them")  # 3 trees
+def test_costs_near_the_float_range_average_without_overflow():
+    # Leaf values near the largest float: the trees' sum passed the float
+    # range, the forest predicted inf (predict_decision: "C contains NaN or
+    # infinity") and criterion="auto" failed scoring its out-of-bag rows.
+    # The same forest as on the costs scaled down, its predictions times 2^1023.
+    X, C, Xt, _ = _data(n=40)
+    C = C / 2.0 ** np.ceil(np.log2(C.max())) * 1.99  # below 2, so C * big stays finite
+    big = 2.0 ** 1023
+    kw = dict(n_estimators=3, max_depth=2, random_state=0, oob_score=True)
+    a = SPOForest(SP, **kw).fit(X, C)
+    b = SPOForest(SP, **kw).fit(X, C * big)
+    assert b.criterion_ == a.criterion_
+    assert_allclose(b.predict(Xt) / big, a.predict(Xt), rtol=1e-12)
+    assert_array_equal(b.predict_decision(Xt), a.predict_decision(Xt))
+    assert b.oob_score_ == pytest.approx(a.oob_score_, rel=1e-12)
+
+
 class _GuardedSolver:
     """A user's solver object: holds a lock (so it cannot be deep-copied) and
     records whether a second call came in while one was running."""
