@@ -129,6 +129,14 @@ def decision_loss(C_true, W_pred, *args, problem=None, z_true=None):
     C_true, W_pred = _check_pair(C_true, W_pred, problem, "W_pred")
     if z_true is None:
         _, z_true = problem.solve(C_true)
+        if not np.isfinite(z_true).all():
+            # Optimal values of finite costs near the float range, summed past
+            # it: the regrets in units of a power of two (exact), then scaled
+            # back (inf only where a regret itself passes the float range).
+            unit = float(cost_unit(C_true, axis=None))
+            if unit > 1.0:
+                with np.errstate(over="ignore"):
+                    return decision_loss(C_true / unit, W_pred, problem=problem) * unit
     else:
         try:
             z_true = np.asarray(z_true, dtype=np.float64)
@@ -137,9 +145,14 @@ def decision_loss(C_true, W_pred, *args, problem=None, z_true=None):
             # names no argument.
             raise ValueError(f"z_true must be a finite array of shape ({C_true.shape[0]},) "
                              f"of numbers; got values that are not numbers ({exc}).") from None
-        if z_true.shape != (C_true.shape[0],) or not np.isfinite(z_true).all():
+        if z_true.shape != (C_true.shape[0],):
             raise ValueError(f"z_true must be a finite array of shape ({C_true.shape[0]},); "
                              f"got shape {z_true.shape}.")
+        if not np.isfinite(z_true).all():
+            # (It said "got shape (m,)", the right shape, of an inf optimal value.)
+            i = int(np.flatnonzero(~np.isfinite(z_true))[0])
+            raise ValueError(f"z_true must be a finite array of shape ({C_true.shape[0]},); "
+                             f"z_true[{i}] is {float(z_true[i])!r}.")
     value = np.einsum("ij,ij->i", C_true, W_pred)
     regret = problem.sign * (value - z_true)
     # (Each term scaled first: their sum overflowed for costs near the float range.)
@@ -236,6 +249,12 @@ def normalized_decision_loss(C_true, W_pred, *, problem, sample_weight=None):
     if C_true.shape[0] == 0:
         raise ValueError("C_true is empty: the normalized SPO loss needs at least one row.")
     _, z = problem.solve(C_true)
+    if not np.isfinite(z).all() and cost_unit(C_true, axis=None) > 1.0:
+        # Finite costs near the float range whose optimal values c^T w* are
+        # not (the score was an error about z_true): the ratio is the same on
+        # the costs in units of a power of two at the largest (exact).
+        C_true = C_true / cost_unit(C_true, axis=None)
+        _, z = problem.solve(C_true)
     loss = decision_loss(C_true, W_pred, problem=problem, z_true=z)
     # The sums in units of powers of two at the largest weight and the largest
     # term (exact, so the ratio is unchanged): weighted sums of values near the
@@ -698,6 +717,14 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
         check_same_rows(n_x, n, ("X", "C"))
     sw = check_sample_weight(sample_weight, n)
     _, z = problem.solve(C)
+    c_unit = 1.0
+    if not np.isfinite(z).all() and cost_unit(C, axis=None) > 1.0:
+        # Optimal values of costs near the float range, summed past it: the
+        # regrets in units of a power of two (exact; the ratios are unchanged),
+        # as normalized_decision_loss does.
+        c_unit = float(cost_unit(C, axis=None))
+        C = C / c_unit
+        _, z = problem.solve(C)
     W = {}
     R = np.empty((len(names), n))
     for k, name in enumerate(names):
@@ -742,6 +769,9 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
     # the counts came out as -9223372036854775808.
     if np.all(sw == np.round(sw)) and sw.sum() <= 2.0 ** 53:
         better, worse = better.astype(np.int64), worse.astype(np.int64)
+    if c_unit != 1.0:
+        with np.errstate(over="ignore"):  # (a regret or value past the float range is inf)
+            R, z = R * c_unit, z * c_unit
     return DecisionComparison(names, reference, losses, diff, se, better, worse, R, z, sw)
 
 

@@ -1281,3 +1281,31 @@ def test_spo_scorer_refuses_a_model_fitted_on_the_other_sense():
                 res["estimator"][k], X[test], C[test], sample_weight=sw[test])
             assert res["test_score"][k] != make_spo_scorer(knap)(
                 res["estimator"][k], X[test], C[test])
+
+
+def test_costs_whose_optimal_values_pass_the_float_range_are_scored():
+    # Costs near the largest float: each is finite, but the optimal value of
+    # a path of two edges is not. normalized_spo_loss (and every score) raised
+    # "z_true must be a finite array of shape (6,); got shape (6,)", and
+    # spo_loss gave inf for a finite regret. Both against the same costs
+    # scaled down by hand (the normalized loss has no unit; the regrets scale).
+    sp = ShortestPath((2, 2))
+    rng = np.random.default_rng(0)
+    C = rng.uniform(1.0, 1.9, (6, sp.n_costs))
+    P = rng.uniform(1.0, 1.9, (6, sp.n_costs))
+    big = 2.0 ** 1023
+    W = sp.solve(P)[0]
+    z = sp.solve(C)[1]
+    regret = np.einsum("ij,ij->i", C, W) - z  # by hand, on the small costs
+    assert not np.isfinite(sp.solve(C * big)[1]).all()
+    assert_allclose(spo_loss(C * big, P * big, problem=sp) / big, regret, rtol=1e-12)
+    want = regret.sum() / np.abs(z).sum()
+    assert normalized_spo_loss(C * big, P * big, problem=sp) == pytest.approx(want, rel=1e-12)
+    assert normalized_decision_loss(C * big, W, problem=sp) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match=r"z_true\[0\] is inf"):
+        decision_loss(C, W, problem=sp, z_true=np.full(6, np.inf))
+    # compare_decisions alike: model "a" decides by P, "b" optimally.
+    from spotree.metrics import compare_decisions
+
+    res = compare_decisions({"a": P * big, "b": C * big}, None, C * big, problem=sp)
+    assert res.normalized_spo_loss == pytest.approx([want, 0.0], rel=1e-12, abs=1e-15)
