@@ -508,10 +508,18 @@ def _slow_checks(exc):
 def load_model(path):
     """The model saved at ``path`` and the CSV column names stored with it."""
     from .. import load
+    from ..tree import _persist
 
     check_input_file(path, "model file")
+    # load's own message says to pass a larger max_bytes, which no command takes.
+    limit = _persist.MAX_BYTES
+    size = os.path.getsize(path)
+    if size > limit:
+        raise CLIError(f"{path} is {size} bytes, larger than the {limit}-byte limit of the "
+                       "spotree commands; if you trust the file, load it in Python: "
+                       "spotree.load(path, max_bytes=...)")
     try:
-        model = load(path)
+        model = load(path, max_bytes=limit)
     except (ValueError, KeyError, TypeError) as exc:
         msg = " ".join(str(exc).split())
         raise CLIError(msg if str(path) in msg else f"{path}: {msg}") from None

@@ -289,6 +289,25 @@ def test_the_columns_entry_of_a_model_file_as_fit_writes_it(saved_tree):
     assert columns == {"features": ["a", "b"], "costs": ["p", "q", "r"], "weights": None}
 
 
+def test_a_model_file_over_the_size_limit_says_what_a_command_user_can_do(saved_tree,
+                                                                          monkeypatch):
+    """The commands passed on load's "if you trust the file, pass a larger max_bytes",
+    an argument that no command has."""
+    import spotree.tree._persist as persist
+    from spotree.cli._io import load_model
+
+    size = os.path.getsize(saved_tree)
+    monkeypatch.setattr(persist, "MAX_BYTES", size - 1)
+    with pytest.raises(CLIError) as info:
+        load_model(saved_tree)
+    msg = str(info.value)
+    assert msg.startswith(f"{saved_tree} is {size} bytes, larger than the {size - 1}-byte "
+                          "limit of the spotree commands"), msg
+    assert "spotree.load(path, max_bytes=" in msg and "pass a larger" not in msg
+    monkeypatch.setattr(persist, "MAX_BYTES", size)
+    assert load_model(saved_tree)[0].n_features_in_ == 2
+
+
 def test_the_columns_entry_of_a_model_file_saved_with_a_bom(tmp_path, saved_tree):
     """spotree.load reads a model file that starts with a UTF-8 byte order mark (as
     Notepad saves it), but the CLI then reread the file without decoding the mark, so
