@@ -438,6 +438,11 @@ class OptimalSPOTree(BaseSPOTree):
         # otherwise pass HiGHS's limits (costs of 1e18 were rejected), and the
         # solver's absolute tolerances would not scale with the costs.
         unit = power_of_two_scale(C)
+        # A lone leaf is always a tree (SPOTree and the search return it when
+        # min_samples_leaf exceeds the rows); the MILP's N_min row binds every
+        # used leaf, root included, and made that case "Infeasible". Capped at
+        # the row count, it still forbids every split.
+        min_leaf = min(min_leaf, float(X.shape[0]))
         model = MilpModel(X, C / unit, sw, z / unit, problem, self.max_depth, min_leaf,
                           alpha=self._renamed("alpha") / unit,
                           feature_precision=self.feature_precision).build()

@@ -410,6 +410,27 @@ def test_milp_with_a_warm_start_that_highs_mis_reports():
     assert r["solver_objective"] == pytest.approx(r["objective"], rel=1e-6)
 
 
+@pytest.mark.parametrize("min_samples_leaf", [11, 0.99])
+def test_milp_min_samples_leaf_above_the_rows_gives_the_optimal_lone_leaf(min_samples_leaf):
+    # The only tree is the lone leaf (SPOTree and the search return it): the
+    # MILP's N_min row bound the root leaf too, so it reported "Infeasible"
+    # with a gap of 1 and kept its warm start.
+    _, X, C, w, problem = INSTANCES[0]
+    X, C, w = X[:10], C[:10], w[:10]
+    if isinstance(min_samples_leaf, float):
+        w = w.copy()
+        w[0] = 0.0          # 0.99 of 9 rows of positive weight: 9 rows
+    _, z = problem.solve(C)
+    leaf = _leaf_loss(problem, C, w, w > 0, z) / w.sum()
+    est = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=min_samples_leaf,
+                         method="milp").fit(X, C, w)
+    r = est.result_
+    assert est.get_n_leaves() == 1
+    assert r["status"] == "optimal"
+    assert r["objective"] == pytest.approx(leaf, rel=1e-9)
+    assert r["bound"] == pytest.approx(leaf, rel=1e-6) and r["gap"] < 1e-6
+
+
 def test_milp_never_worse_than_its_warm_start():
     X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=2)
     problem = ShortestPath((3, 3))
