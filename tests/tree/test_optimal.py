@@ -502,6 +502,33 @@ def test_search_time_limit_returns_incumbent_with_gap():
     assert full["status"] == "optimal" and full["gap"] == 0.0
 
 
+@pytest.mark.parametrize("vertices", [True, False])
+def test_search_at_the_time_limit_is_never_worse_than_the_greedy_tree(vertices):
+    # Stopped at once, the depth-3 search returned its depth-2 incumbent
+    # (objective 0.518) where the greedy tree of depth 3 has 0.276; the MILP
+    # never returns worse than its greedy warm start, and now neither does
+    # the search. The objective is recomputed from the definition.
+    X, C = make_shortest_path(30, n_features=2, grid=(2, 2), degree=4, noise=0.3,
+                              random_state=4)
+    sp = ShortestPath((2, 2))
+    problem = sp if vertices else _no_vertices(sp)
+    greedy = SPOTree(sp, max_depth=3).fit(X, C).tree_
+    greedy_loss = greedy.loss[greedy.is_leaf].sum() / 30
+    est = OptimalSPOTree(problem, max_depth=3, time_limit=1e-9).fit(X, C)
+    r = est.result_
+    assert r["status"] == "time_limit"
+    _, z = sp.solve(C)
+    loss = float(((C * est.predict_decision(X)).sum(axis=1) - z).mean())
+    assert r["objective"] == pytest.approx(loss, rel=1e-9)
+    assert r["objective"] <= greedy_loss * (1 + 1e-9)
+    assert r["search_objective"] > greedy_loss + 0.1     # the incumbent was worse
+    assert r["used_greedy_tree"] is True
+    full = OptimalSPOTree(sp, max_depth=3).fit(X, C).result_   # (the oracle's is slow)
+    assert full["used_greedy_tree"] is False
+    assert 0.0 <= r["bound"] <= full["objective"] + 1e-12
+    assert r["gap"] == pytest.approx((r["objective"] - r["bound"]) / r["objective"])
+
+
 def test_oracle_search_stops_at_the_time_limit():
     X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=0)
     problem = _no_vertices(ShortestPath((3, 3)))
