@@ -790,8 +790,10 @@ def test_pruned_copy_reports_the_pruned_trees_objective(method):
     problem = ShortestPath((3, 3))
     X, C = make_shortest_path(120, grid=(3, 3), degree=2, noise=0.5, random_state=3)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=120)
+    # (The MILP ran to its default limit of 60 s: 1 s is enough for a tree.)
     tree = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=10, method=method,
-                          split_penalty=0.001, random_state=0).fit(X, C, sample_weight=w)
+                          split_penalty=0.001, random_state=0,
+                          time_limit=1).fit(X, C, sample_weight=w)
     before = dict(tree.result_)
     assert tree.tree_.n_leaves > 1
     # Validation costs unrelated to X: the root alone is best.
@@ -822,7 +824,8 @@ def test_result_is_saved_and_loaded_with_the_model(tmp_path, method):
 
     problem = ShortestPath((3, 3))
     X, C = make_shortest_path(60, grid=(3, 3), degree=2, noise=0.5, random_state=1)
-    est = OptimalSPOTree(problem, max_depth=1, method=method, random_state=0).fit(X, C)
+    est = OptimalSPOTree(problem, max_depth=1, method=method, random_state=0,
+                         time_limit=1).fit(X, C)
     pruned = est.prune(X[:20], np.tile(C[:1], (20, 1)))
     for model, name in ((est, "fit.json"), (pruned, "pruned.json")):
         model.save(tmp_path / name)
