@@ -773,7 +773,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         score can exist: the training rows' optimal values are all zero."""
         # (The normalized SPO loss raised this once every tree had grown, in
         # words that named no argument.)
-        if not np.dot(sw, np.abs(base.zs)) > 0:
+        if not ((sw > 0) & (base.zs != 0)).any():  # (a dot product overflowed at 1e308)
             raise ValueError("oob_score=True: the optimal values z*(C_true) are all zero on the "
                              "training rows of positive weight, so their normalized SPO loss "
                              "(oob_score_) is undefined; set oob_score=False and score the "
@@ -910,7 +910,7 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         pred = np.full((n, d), np.nan)
         pred[has] = total[has] / n_pred[has, None] * unit
         if not (sw[has] > 0).any() or (
-                z_rows is not None and not np.dot(sw[has], np.abs(z_rows[has])) > 0):
+                z_rows is not None and not ((sw[has] > 0) & (z_rows[has] != 0)).any()):
             return pred, has, np.nan
         return pred, has, -normalized_spo_loss(C[has], pred[has], problem=problem,
                                                sample_weight=sw[has])
@@ -1145,7 +1145,7 @@ def tune_max_features(forest, X_train, C_train, X_val, C_val, candidates=(2, 3, 
             # The validation loss divides by the validation rows' optimal values:
             # all zero, no candidate could be scored (the error came after the
             # first forest grew, naming no argument).
-            if not np.dot(sw_va, np.abs(problem.solve(C_va)[1])) > 0:
+            if not ((sw_va > 0) & (problem.solve(C_va)[1] != 0)).any():
                 raise ValueError("The optimal values of C_val are all zero on the rows of "
                                  "positive sample_weight_val, so the validation normalized SPO "
                                  "loss that chooses max_features is undefined; give other "

@@ -1773,10 +1773,16 @@ def test_weights_whose_total_overflows_grow_the_same_forest(ridge):
     kw = dict(n_estimators=3, max_depth=2, random_state=0, ridge_features=ridge)
     a = SPOForest(SP, **kw).fit(X, C)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # the trees' sums are inf
+        warnings.simplefilter("error", RuntimeWarning)  # the trees' sums are inf, silently
         b = SPOForest(SP, **kw).fit(X, C, sample_weight=np.full(40, 1e308))
     assert_allclose(b.predict(Xt), a.predict(Xt), rtol=1e-12, atol=1e-12)
     assert_array_equal(b.predict_decision(Xt), a.predict_decision(Xt))
+    # The trees' weighted sums are inf where they pass the float range, never NaN
+    # (the bootstrap's unit times the weights' was inf, and 0 * inf NaN).
+    for est in b.estimators_:
+        t = est.tree_
+        assert not np.isnan(np.concatenate([t.loss, t.impurity,
+                                            t.weighted_n_node_samples])).any()
 
 
 def test_subnormal_weights_fit_the_same_ridge_features():

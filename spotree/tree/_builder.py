@@ -146,9 +146,10 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     w_unit = _weight_scale(w)
     if w_unit != 1.0:
         w = w / w_unit
-    w_unit = w_unit * w_scale
-    if w_unit != 1.0:
-        min_leaf_w = min_leaf_w / w_unit
+    # (w_scale applied apart, after w_unit: their product can pass the float
+    # range, and 0 * inf made a pure node's stored loss NaN.)
+    if w_unit != 1.0 or w_scale != 1.0:
+        min_leaf_w = min_leaf_w / w_unit / w_scale
     w = _writable(w)
     cnt = _writable(np.ascontiguousarray(cnt, dtype=np.float64))
     active = w > 0
@@ -173,9 +174,9 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     # (Divided by s twice, not by s * s: s * s underflows to 0 for costs below 1e-154.)
     # It is a weighted sum too (the mixed criterion has no unit).
     if a == 1.0:
-        min_loss_decrease = min_loss_decrease / s / w_unit
+        min_loss_decrease = min_loss_decrease / s / w_unit / w_scale
     elif a == 0.0:
-        min_loss_decrease = min_loss_decrease / s / s / w_unit
+        min_loss_decrease = min_loss_decrease / s / s / w_unit / w_scale
 
     cap = _node_capacity(m, total_cnt, min_leaf_cnt, total_w, min_leaf_w, max_depth)
     i64 = np.int64
@@ -351,14 +352,19 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     # squared errors with their square; the mixed criterion has no unit.
     # Weighted sums also scale with the weights.
     value = data.sign * s * value
-    loss = loss * s * w_unit
+    # Weighted sums beyond the float range (weights of 1e308) are inf, as they
+    # should be: no warning.
+    with np.errstate(over="ignore"):
+        loss = loss * s * w_unit * w_scale
+        wn_out = wn[sl] * w_unit * w_scale
     if a == 1.0:
-        impurity = impurity * s * w_unit
+        with np.errstate(over="ignore"):
+            impurity = impurity * s * w_unit * w_scale
     elif a == 0.0:
         # Times s twice: a pure node's 0 * (s * s) is NaN where s * s overflows.
         # A squared error beyond the float range is inf, as it should be: no warning.
         with np.errstate(over="ignore"):
-            impurity = impurity * s * s * w_unit
+            impurity = impurity * s * s * w_unit * w_scale
     thr = threshold[sl].copy()
     left, right, feature = left[sl], right[sl], feature[sl]
     internal = left != TREE_LEAF
@@ -377,11 +383,12 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     tree = Tree(n_features=p, n_outputs=d, children_left=left, children_right=right,
                 feature=feature, threshold=thr, value=value, decision=dec, loss=loss,
                 impurity=impurity, n_node_samples=nodes.n_samples[sl],
-                weighted_n_node_samples=wn[sl] * w_unit, categories=categories,
+                weighted_n_node_samples=wn_out, categories=categories,
                 missing_go_to_left=nan_left.astype(np.uint8),
                 missing_features=data.missing_features(active))
-    scales = ((spo_scale * s * w_unit, mse_scale * s * s * w_unit) if 0.0 < a < 1.0
-              else (1.0, 1.0))
+    with np.errstate(over="ignore"):  # (inf: prune then names sample_weight)
+        scales = ((spo_scale * s * w_unit * w_scale, mse_scale * s * s * w_unit * w_scale)
+                  if 0.0 < a < 1.0 else (1.0, 1.0))
     return tree, importances, scales
 
 
