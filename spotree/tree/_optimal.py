@@ -139,7 +139,12 @@ class OptimalSPOTree(BaseSPOTree):
         MILP another status of the solver, whose own wording is in
         ``solver_status``), ``objective`` (the
         training objective of ``tree_``: mean SPO loss plus split_penalty per
-        split), ``bound`` (a proven lower bound on the optimal objective),
+        split), ``bound`` (a proven lower bound on the objective of every
+        tree of ``max_depth`` whose splits the method considers: with an
+        int ``global_thresholds`` those quantiles only, with
+        ``feature_precision`` none that separates rounded ties, so that a
+        tree with other splits may be better than the bound; ``status``
+        ``"optimal"`` is meant in the same sense),
         ``gap`` (``(objective - bound) / objective``, 0 when both are 0),
         ``runtime`` (seconds), ``n_nodes_explored`` (search subproblems or
         branch-and-bound nodes); for the MILP also ``solver``,
