@@ -136,8 +136,10 @@ class OptimalSPOTree(BaseSPOTree):
     problem_ : DecisionProblem
     result_ : dict
         ``method``, ``status`` (``"optimal"``, ``"time_limit"``, or for the
-        MILP another status of the solver, whose own wording is in
-        ``solver_status``), ``objective`` (the
+        MILP ``"solver_tolerance"`` when the solver's optimum separated
+        values of a feature closer than its tolerances and no tree attains
+        it (``feature_precision`` or the search avoid that), or another
+        status of the solver, whose own wording is in ``solver_status``), ``objective`` (the
         training objective of ``tree_``: mean SPO loss plus split_penalty per
         split), ``bound`` (a proven lower bound on the objective of every
         tree of ``max_depth`` whose splits the method considers: with an
@@ -504,6 +506,13 @@ class OptimalSPOTree(BaseSPOTree):
         bound = min(max(bound, 0.0), objective)
         status = {"Optimal": "optimal", "Time limit reached": "time_limit"}.get(
             res["status"], res["status"])
+        if status == "optimal" and (objective / unit - res["objective"]
+                                    > 1e-6 * max(1.0, abs(res["objective"]))):
+            # Values of a feature closer (relative to its range) than the
+            # solver's feasibility tolerance: its "optimal" solution routed
+            # them as no threshold can, and the tree (each row routed by its
+            # value) does worse. The solver's bound stands; optimality does not.
+            status = "solver_tolerance"
         return tree, dict(method="milp", solver=res["solver"], status=status,
                           solver_status=res["status"],
                           objective=objective, bound=bound, gap=self._gap(objective, bound),

@@ -431,6 +431,25 @@ def test_milp_min_samples_leaf_above_the_rows_gives_the_optimal_lone_leaf(min_sa
     assert r["bound"] == pytest.approx(leaf, rel=1e-6) and r["gap"] < 1e-6
 
 
+def test_milp_optimum_below_the_solvers_tolerance_is_not_called_optimal():
+    # x0 spans 1e3 but the rows that matter differ by 1e-9: scaled to [0, 1]
+    # their gaps are far below HiGHS's tolerance, so it "proved" an objective
+    # of 0 that no tree has. The fit kept its warm start (0.051; brute force
+    # 0.0088) and said "optimal" with a gap of 1.
+    rng = np.random.default_rng(0)
+    x0 = np.concatenate([rng.uniform(0, 1e-8, size=11), [1e3]])
+    x1 = rng.normal(size=12)
+    X = np.column_stack([x0, x1])
+    C = rng.uniform(size=(12, 3)) + np.eye(3)[(x0 > 5e-9).astype(int) + (x1 > 0)]
+    problem = FiniteDecisions(np.eye(3))
+    exact = _enumerate_best(X, C, np.ones(12), problem, 2, 1)
+    r = OptimalSPOTree(problem, max_depth=2, method="milp").fit(X, C).result_
+    assert r["bound"] <= exact + 1e-12
+    if r["objective"] > exact * (1 + 1e-9):
+        assert r["status"] == "solver_tolerance" and r["solver_status"] == "Optimal"
+        assert r["gap"] > 0.5
+
+
 def test_milp_never_worse_than_its_warm_start():
     X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=2)
     problem = ShortestPath((3, 3))
