@@ -136,6 +136,32 @@ def test_milp_is_exact(inst, depth):
     assert est.result_["warm_start_objective"] >= best - 1e-9
 
 
+@pytest.mark.parametrize("method", ["search", "oracle", "milp"])
+def test_every_method_is_exact_on_a_knapsack_with_fractional_leaves_and_penalty(method):
+    # A maximization with a 0/1 feasible set (no exactness test had one for
+    # the search), a fractional min_samples_leaf over the rows of positive
+    # weight, a removed row and a split penalty, against the enumeration.
+    from spotree.problems import Knapsack
+
+    rng = np.random.default_rng(3)
+    problem = Knapsack([[1.0, 2.0, 1.5, 1.0]], [2.6])
+    X = np.round(rng.normal(size=(9, 2)), 1)            # ties within features
+    C = np.abs(rng.normal(1.0, 1.0, size=(9, 4)) + X[:, :1])
+    w = rng.integers(1, 4, size=9).astype(float)
+    w[4] = 0.0
+    keep = w > 0
+    best = _enumerate_best(X[keep], C[keep], w[keep], problem, 2, 2, alpha=0.01)
+    est = OptimalSPOTree(problem if method != "oracle" else _no_vertices(problem),
+                         max_depth=2, min_samples_leaf=0.25, split_penalty=0.01,
+                         method="milp" if method == "milp" else "search").fit(X, C, w)
+    r = est.result_
+    assert r["status"] == "optimal"
+    assert r["objective"] == pytest.approx(best, rel=1e-9, abs=1e-12)
+    assert r["bound"] <= best + 1e-9
+    t = est.tree_
+    assert (t.n_node_samples[t.is_leaf] >= 2).all()       # ceil(0.25 * 8 rows)
+
+
 @pytest.mark.parametrize("inst", INSTANCES[:3], ids=IDS[:3])
 @pytest.mark.parametrize("depth", [1, 2])
 def test_search_is_exact_with_missing_values(inst, depth):
