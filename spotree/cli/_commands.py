@@ -237,19 +237,33 @@ def _loss_text(model, X, C, sw):
 
     from ..metrics import decision_loss
 
+    from .._ridge import cost_unit
+
     problem = model.problem_
     # The model's own decisions: a tree reads them from its leaves (no solve), and
     # the optimal values are the only solves left.
     _, z = problem.solve(C)
-    w = np.ones(len(z)) if sw is None else sw
-    regret = np.dot(w, decision_loss(C, model.predict_decision(X), problem=problem,
-                                     z_true=z))
-    scale = np.dot(w, np.abs(z))
+    c_unit = 1.0
+    if not np.isfinite(z).all() and cost_unit(C, axis=None) > 1.0:
+        # Optimal values of costs near the float range, summed past it: in units of
+        # a power of two (exact), as normalized_decision_loss takes them.
+        c_unit = float(cost_unit(C, axis=None))
+        C = C / c_unit
+        _, z = problem.solve(C)
+    loss = decision_loss(C, model.predict_decision(X), problem=problem, z_true=z)
+    # The sums in units of powers of two (exact, the same ratio): weights of 1e308
+    # summed to inf, and the loss printed as 0.0000.
+    w = np.ones(len(z)) if sw is None else sw / cost_unit(sw)
+    unit = cost_unit(np.concatenate([np.abs(z), loss]))
+    regret = np.dot(w, loss / unit)
+    scale = np.dot(w, np.abs(z) / unit)
     # Every optimal value 0 (e.g. doing nothing is best) leaves nothing to normalize
     # by: the mean SPO loss then, not an error after the fit.
-    return (f"normalized SPO loss {_loss_number(regret / scale)}" if scale > 0 else
-            f"mean SPO loss {regret / w.sum():.4g} (every optimal value is 0, so it is "
-            "not normalized)")
+    if scale > 0:
+        return f"normalized SPO loss {_loss_number(regret / scale)}"
+    with np.errstate(over="ignore"):
+        mean = regret / w.sum() * unit * c_unit
+    return f"mean SPO loss {mean:.4g} (every optimal value is 0, so it is not normalized)"
 
 
 def _weight_column(df, column, features, costs, path):

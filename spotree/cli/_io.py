@@ -448,8 +448,14 @@ def check_summable(C, cols, path, sample_weight=None):
     sum is not finite (values near 1e308) cannot be averaged; it is reported
     by name instead of failing later inside the library.
     """
+    from .._ridge import cost_unit
+
     with np.errstate(over="ignore", invalid="ignore"):
-        A = np.abs(C) if sample_weight is None else np.abs(C) * sample_weight[:, None]
+        # The weights in units of a power of two at the largest (a weighted mean
+        # does not change): weights of 1e308 on costs of 5 were refused as "costs
+        # too large to average", though the library fits them.
+        A = (np.abs(C) if sample_weight is None
+             else np.abs(C) * (sample_weight / cost_unit(sample_weight))[:, None])
         totals = A.sum(axis=0)
     bad = np.flatnonzero(~np.isfinite(totals))
     if bad.size:

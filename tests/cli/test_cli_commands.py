@@ -164,6 +164,23 @@ def _normalized_regret_by_enumeration(W, C, w):
     return np.dot(w, np.einsum("ij,ij->i", C, W) - z) / np.dot(w, np.abs(z))
 
 
+def test_evaluate_with_weights_whose_total_passes_the_float_range(fitted, tmp_path, capsys):
+    # Every weight 1e308: the weighted sums were inf and evaluate printed a
+    # normalized SPO loss of 0.0000 (a perfect score) for a model that is not
+    # perfect. Equal weights change nothing: the unweighted loss, by enumeration.
+    _, model_path, _ = fitted
+    X, C = train_arrays()
+    W = spotree.load(model_path).predict_decision(pd.DataFrame(X, columns=FEATURES))
+    heavy = tmp_path / "heavy.csv"
+    pd.read_csv(TRAIN).assign(w=1e308).to_csv(heavy, index=False)
+    res = run_in_process(capsys, "evaluate", "--model", model_path, "--data", heavy,
+                         "--weights", "w")
+    assert res.returncode == 0, res.stderr
+    expected = _normalized_regret_by_enumeration(W, C, np.ones(len(C)))
+    assert expected > 0.001
+    assert res.stdout.endswith(f", weighted by 'w': normalized SPO loss {expected:.4f}\n")
+
+
 def test_evaluate_scores_the_decisions_on_realized_costs(fitted, tmp_path, capsys):
     # The command line could fit and predict but not say how good the decisions
     # are on held-out costs; evaluate does, with the cost columns of the fit.

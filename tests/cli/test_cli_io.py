@@ -153,7 +153,14 @@ def test_check_summable_names_the_column_whose_sum_overflows():
     with pytest.raises(CLIError, match="f.csv, column 'c': the costs are too large"):
         check_summable(C, ["a", "b", "c"], "f.csv")
     C[:, 2] = -1e307
-    with pytest.raises(CLIError, match="column 'b'"):  # weights push it over
+    # Weights do not push it over: a weighted mean is the same with the weights
+    # scaled, and the library takes them in units of a power of two (weights of
+    # 1e308 on costs of 1 were refused as "costs too large to average").
+    check_summable(C, ["a", "b", "c"], "f.csv", sample_weight=np.full(10, 100.0))
+    check_summable(np.ones((10, 3)), ["a", "b", "c"], "f.csv",
+                   sample_weight=np.full(10, 1e308))
+    C[:, 2] = 1e308
+    with pytest.raises(CLIError, match="column 'c'"):  # the costs themselves still do
         check_summable(C, ["a", "b", "c"], "f.csv", sample_weight=np.full(10, 100.0))
 
 
