@@ -464,11 +464,18 @@ def _leaf_line_search(problem, F, C, W_true, w, leaf, V, f0, g0, gamma_init):
         rows = np.flatnonzero(wanted[leaf])
         lf = leaf[rows]
         Vr = V[lf]
-        C_hat = F[rows] + gam[lf, None] * Vr
-        T = 2.0 * C_hat - C[rows]
+        # T = 2 (F + gamma V) - C, computed in place (the same operations in
+        # the same order: a + b is b + a exactly): each (m, d) temporary is
+        # an (n, d) array on the first evaluations, and peaked the fit.
+        T = gam[lf, None] * Vr
+        T += F[rows]
+        T *= 2.0
+        T -= C[rows]
         W2 = problem.solve(T)[0]
         calls += 1
-        D = W_true[rows] - W2
+        D = W_true[rows]
+        D -= W2
+        del W2
         loss = np.maximum(s * np.einsum("ij,ij->i", T, D), 0.0)
         slope = 2.0 * s * np.einsum("ij,ij->i", D, Vr)
         f = np.bincount(lf, weights=w[rows] * loss, minlength=L)
@@ -477,11 +484,12 @@ def _leaf_line_search(problem, F, C, W_true, w, leaf, V, f0, g0, gamma_init):
         # magnitudes. Along a direction on which the loss is flat (V . D = 0
         # in exact arithmetic), f and g are that noise, and taking its "descent"
         # expanded the step to 4^11 times the first (predictions of 1e5 for
-        # costs of 5).
-        af = np.bincount(lf, weights=w[rows] * np.einsum("ij,ij->i", np.abs(T), np.abs(D)),
-                         minlength=L)
-        ag = np.bincount(lf, weights=w[rows] * np.einsum("ij,ij->i", np.abs(D), np.abs(Vr)),
-                         minlength=L)
+        # costs of 5). (T, D and Vr are not needed signed any more.)
+        np.abs(T, out=T)
+        np.abs(D, out=D)
+        np.abs(Vr, out=Vr)
+        af = np.bincount(lf, weights=w[rows] * np.einsum("ij,ij->i", T, D), minlength=L)
+        ag = np.bincount(lf, weights=w[rows] * np.einsum("ij,ij->i", D, Vr), minlength=L)
         # A slope below this share of the leaf's slope at 0 is flat too: a
         # direction with a rounding-noise component (7e-16 where the exact
         # value is 0) descends by 1e-15 per unit step, forever.
@@ -1600,8 +1608,13 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 g0 = np.bincount(leaf_of, weights=w[pos] * np.einsum("ij,ij->i", grad[pos],
                                                                      V[leaf_of]),
                                  minlength=leaves.size)
-                gamma, _ = _leaf_line_search(problem, F[pos], C[pos], W_true[pos], w[pos],
-                                             leaf_of, V, f0, g0, gamma_init)
+                # Every row weighs (the usual case): the arrays themselves, not
+                # three (n, d) copies of them (the search reads them, by rows).
+                every = pos.shape[0] == w.shape[0]
+                gamma, _ = _leaf_line_search(
+                    problem, *((F, C, W_true, w) if every
+                               else (F[pos], C[pos], W_true[pos], w[pos])),
+                    leaf_of, V, f0, g0, gamma_init)
                 step[leaves] = gamma[:, None] * V
                 moved = gamma[gamma > 0]
                 if moved.size:

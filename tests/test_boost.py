@@ -1875,3 +1875,35 @@ def test_a_max_problem_on_negated_costs_mirrors_the_min_fit_except_the_index_sta
         else:
             assert_allclose(b.predict(Xt), -a.predict(Xt), rtol=1e-10, atol=1e-10)
             assert_array_equal(b.predict_decision(Xt), a.predict_decision(Xt))
+
+
+def test_leaf_line_search_leaves_its_inputs_alone_and_reads_them_by_rows():
+    # SPOBoost passes its own F, C and W_true (not copies) when every row
+    # weighs, and the search computes in place: they must come back unchanged,
+    # and the steps must be those of the same rows given as copies in another
+    # order (an independent reading of the same leaves).
+    from spotree.boost import _leaf_line_search
+
+    problem = ShortestPath((3, 3))
+    rng = np.random.default_rng(0)
+    n, d = 60, problem.n_costs
+    C = rng.uniform(1, 2, size=(n, d))
+    F = rng.uniform(1, 2, size=(n, d))
+    W_true = problem.solve(C)[0]
+    w = rng.uniform(0.5, 1.5, size=n)
+    leaf = rng.integers(0, 3, size=n)
+    V = rng.normal(size=(3, d))
+    W2 = problem.solve(2 * F - C)[0]
+    grad = 2.0 * (W_true - W2)
+    f0 = np.bincount(leaf, weights=w * np.maximum(np.einsum("ij,ij->i", 2 * F - C,
+                                                            W_true - W2), 0), minlength=3)
+    g0 = np.bincount(leaf, weights=w * np.einsum("ij,ij->i", grad, V[leaf]), minlength=3)
+    kept = [a.copy() for a in (F, C, W_true, w, leaf, V)]
+    gamma, _ = _leaf_line_search(problem, F, C, W_true, w, leaf, V, f0, g0, 1.0)
+    for a, b in zip((F, C, W_true, w, leaf, V), kept):
+        assert np.array_equal(a, b)
+    p = rng.permutation(n)
+    gamma_p, _ = _leaf_line_search(problem, F[p], C[p], W_true[p], w[p], leaf[p], V, f0, g0,
+                                   1.0)
+    np.testing.assert_allclose(gamma_p, gamma, rtol=1e-9)
+    assert (gamma > 0).any()
