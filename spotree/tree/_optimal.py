@@ -115,10 +115,10 @@ class OptimalSPOTree(BaseSPOTree):
         ``thresholds`` draws its quantiles per node instead.
     alpha : float, optional
         Deprecated: the old name of ``split_penalty`` (a FutureWarning at
-        ``fit``; removed in 0.3).
+        ``fit``, an error if ``split_penalty`` is set too; removed in 0.3).
     thresholds : "all" or int, optional
         Deprecated: the old name of ``global_thresholds`` (a FutureWarning at
-        ``fit``; removed in 0.3).
+        ``fit``, an error if ``global_thresholds`` is set too; removed in 0.3).
     random_state : int, RandomState instance or None, default=None
         Seed of the MILP solver: an int, or one seed drawn from a RandomState
         instance or, for None, from numpy's global random state, as in
@@ -360,6 +360,14 @@ class OptimalSPOTree(BaseSPOTree):
         value = getattr(self, old)
         if isinstance(value, str) and value == "deprecated":
             return getattr(self, new)
+        default = {"split_penalty": 0.0, "global_thresholds": "all"}[new]
+        current = getattr(self, new)
+        unset = isinstance(current, str) == isinstance(default, str) and current == default
+        if warn and not unset:
+            # Both names set: the old one won, and the new one was dropped
+            # without a word.
+            raise ValueError(f"OptimalSPOTree got both {old}={value!r} (the old name) and "
+                             f"{new}={current!r}; set {new} only.")
         if warn:
             warnings.warn(f"OptimalSPOTree's {old!r} parameter was renamed {new!r} in spotree "
                           f"0.2 and will be removed in 0.3; use {new}={value!r}.",

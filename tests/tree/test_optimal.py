@@ -814,6 +814,21 @@ def test_old_parameter_names_still_work_with_a_future_warning(old, new, value, t
     assert old not in params and params[new] == value
 
 
+@pytest.mark.parametrize("old, new, value, other", [("alpha", "split_penalty", 0.05, 0.2),
+                                                    ("thresholds", "global_thresholds", 4, 9)])
+def test_old_and_new_parameter_names_together_are_refused(old, new, value, other):
+    # The old name won and the new one was ignored without a word (alpha=0.05
+    # with split_penalty=0.2 fitted with a penalty of 0.05).
+    X, C = make_shortest_path(20, n_features=2, grid=(2, 2), random_state=0)
+    est = OptimalSPOTree(ShortestPath((2, 2)), max_depth=1, **{old: value, new: other})
+    with pytest.raises(ValueError, match=f"both {old}={value!r} .* and {new}={other!r}"):
+        est.fit(X, C)
+    # The new name at its default (an int 0 included) is not a conflict.
+    with pytest.warns(FutureWarning):
+        OptimalSPOTree(ShortestPath((2, 2)), max_depth=1,
+                       **{old: value, new: 0 if new == "split_penalty" else "all"}).fit(X, C)
+
+
 def test_prune_by_squared_error_is_refused_with_a_message_for_this_estimator():
     # The message named SPOTree's remedies (criterion='mse', spo_weight),
     # parameters OptimalSPOTree does not have.
