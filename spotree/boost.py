@@ -645,11 +645,12 @@ def _check_start_in_range(start, unit, X, C, sw):
     if nonzero.size:
         j = int(nonzero[np.argmin(mag[nonzero])])
         where = f", features as small as {mag[j]:.3g} in magnitude (column {j} of the start's X)"
+    # (Its coefficients, or the "index" start's link coefficients, are costs per
+    # unit of feature, or of the index: they scale with the costs.)
     raise ValueError(
-        f"SPOBoost's init={start.choice!r} start is linear in the features, and its cost per "
-        f"unit of feature passes the float range here (costs up to {top:.3g}{where}). "
-        "Rescale those columns of X or the costs C (a power of two rescales exactly), or use "
-        "init='mean'.")
+        f"SPOBoost's init={start.choice!r} start has coefficients beyond the float range in "
+        f"the costs' units (costs up to {top:.3g}{where}). Rescale those columns of X or "
+        "the costs C (a power of two rescales exactly), or use init='mean'.")
 
 
 @register_model
@@ -770,8 +771,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
         Every built-in start gives the same model after rescaling a feature
         by ``x -> s x + t``. See Notes. The linear starts (all but ``"mean"``)
-        refuse costs per unit of feature beyond the float range (costs of
-        1e307 over features of 1e-3, or subnormal features).
+        refuse data whose coefficients would pass the float range (costs of
+        1e307 over features of 1e-3, subnormal features, or costs near the
+        float range for the ``"index"`` start's link).
     validation_fraction : float, default=0.2
         Fraction of the rows held out for early stopping, in (0, 1), to
         choose the number of trees (of the rows of positive weight: those

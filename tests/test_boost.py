@@ -1342,9 +1342,8 @@ def test_a_linear_start_whose_coefficients_pass_the_float_range_is_refused(init,
     X, C, Xt, _ = _sp_data(n=60, n_test=20)
     X, Xt, C = X * 2.0 ** x_exp, Xt * 2.0 ** x_exp, C * 2.0 ** c_exp
     kw = dict(n_estimators=2, max_depth=2, random_state=0)
-    with pytest.raises(ValueError, match=r"start is linear in the features, and its cost per "
-                                         r"unit of feature passes the float range .*features "
-                                         r"as small as"):
+    with pytest.raises(ValueError, match=r"start has coefficients beyond the float range in "
+                                         r"the costs' units .*features as small as"):
         SPOBoost(SP, init=init, **kw).fit(X, C)
     m = SPOBoost(SP, init="mean", **kw).fit(X, C)
     assert np.isfinite(m.predict(Xt)).all()
