@@ -502,7 +502,22 @@ def plot_boosting(model, ax=None, *, title=None):
     Returns
     -------
     ax : matplotlib Axes
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If ``model`` is an SPOBoost not fitted yet.
+    TypeError
+        If ``model`` is of another kind and lacks these attributes.
     """
+    from sklearn.utils.validation import check_is_fitted
+
+    from .boost import SPOBoost
+
+    if isinstance(model, SPOBoost):
+        # The right model, not fitted yet: NotFittedError, as plot_tree, predict and
+        # scikit-learn raise (the TypeError below is for objects of another kind).
+        check_is_fitted(model, "estimators_")
     how = "a fitted SPOBoost (train_score_, validation_score_, best_iteration_)"
     train = _fitted_array(model, "train_score_", "plot_boosting", how)
     val = _fitted_array(model, "validation_score_", "plot_boosting", how)

@@ -347,8 +347,14 @@ def test_plot_boosting_when_the_start_is_kept_and_without_validation():
 
 
 def test_plot_boosting_and_plot_pruning_path_reject_what_they_cannot_draw():
-    with pytest.raises(TypeError, match="needs a fitted SPOBoost.*without train_score_"):
+    from sklearn.exceptions import NotFittedError
+
+    # An unfitted SPOBoost raised TypeError, where plot_tree, predict and
+    # scikit-learn raise NotFittedError; an object of another kind keeps TypeError.
+    with pytest.raises(NotFittedError, match="This SPOBoost instance is not fitted yet"):
         plot_boosting(SPOBoost())
+    with pytest.raises(TypeError, match="needs a fitted SPOBoost.*without train_score_"):
+        plot_boosting(SPOTree())
     with pytest.raises(TypeError, match="needs a tree returned by prune"):
         plot_pruning_path(SPOTree().fit(*three_options(50, 0)))
     X, C = three_options(60, 0)
