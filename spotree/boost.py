@@ -1581,6 +1581,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 target = C - F
             tree = SPOTree(**self._tree_params(), random_state=seed)
             Y = target if basis is None else target @ basis
+            # (An (n, d) array that the rest of the round, its peak, does not read.)
+            del target
             if self._reuse_fit_data:
                 # The features were validated and sorted once per fit; each
                 # round only brings new targets, and no node decisions.
