@@ -489,7 +489,10 @@ def knapsack_dp_oracle(weights, capacity):
     lexicographically smallest: a later item is taken only when no optimal
     subset leaves it out (given the choices for the items after it).
 
-    Layout of ``ints``: ``[n_items, capacity, weights (n_items)]``. ``work``
+    Layout of ``ints``: ``[n_items, capacity, weights (n_items)]``; ``floats``
+    holds the weights again as floats, for the bounds' loops (without
+    AVX-512 a conversion from int64 does not vectorize: a fifth to a quarter
+    of the Lagrangian bounds' time on the ICON knapsack). ``work``
     holds the value table (capacity + 1; twice that for the value alone, see
     :func:`_knapsack_dp_value`); ``iwork`` the take flags
     (``n_items * (capacity + 1)``), used only when a decision is asked for.
@@ -500,7 +503,8 @@ def knapsack_dp_oracle(weights, capacity):
     ints = np.concatenate([[n, K], weights]).astype(np.int64)
     # Scratch for _knapsack_dp_value_at too: |d_j| and its core's keys after
     # the two tables, its item list (n) and core (_CORE) in iwork.
-    return CompiledOracle(KIND_KNAPSACK_DP, ints, np.zeros(0), 2 * (K + 1) + n + _CORE,
+    return CompiledOracle(KIND_KNAPSACK_DP, ints, weights.astype(np.float64),
+                          2 * (K + 1) + n + _CORE,
                           max(n * (K + 1), n + _CORE),
                           float(n * (K + 1)))
 
@@ -645,7 +649,7 @@ _CORE = 6
 
 
 @jit(_nrt=False, error_model="numpy")
-def _knapsack_dp_value_at(ints, c, work, iwork, r):
+def _knapsack_dp_value_at(ints, wf, c, work, iwork, r):
     """:func:`_knapsack_dp_value` given a multiplier ``r >= 0`` of the capacity
     row (the split search has the LP relaxation's, its critical ratio), by
     reduction to a few items.
@@ -668,8 +672,9 @@ def _knapsack_dp_value_at(ints, c, work, iwork, r):
     differ in the last bits); a margin of 1e-9 of the magnitudes keeps the
     fixing safe from rounding. Falls back to :func:`_knapsack_dp_value` for
     ``r`` negative or NaN, few items, and when the fixed items do not fit
-    (never at the critical ratio). ``work`` holds ``2 (K + 1) + n + _CORE``
-    floats, ``iwork`` ``n + _CORE`` ints.
+    (never at the critical ratio). ``wf``: the weights as floats (the
+    oracle's ``floats``). ``work`` holds ``2 (K + 1) + n + _CORE`` floats,
+    ``iwork`` ``n + _CORE`` ints.
     """
     n = ints[0]
     K = ints[1]
@@ -690,13 +695,13 @@ def _knapsack_dp_value_at(ints, c, work, iwork, r):
         v = -c[j]
         wj = ints[2 + j]
         ok = (v > 0.0) & (wj <= K)
-        d = v - r * wj
+        d = v - r * wf[j]
         dabs[j] = abs(d) if ok else np.inf
         pos = ok & (d > 0.0)
         U += d if pos else 0.0
         V1 += v if pos else 0.0
         W1 += wj if pos else 0
-        mag += (v + r * wj) if ok else 0.0
+        mag += (v + r * wf[j]) if ok else 0.0
         mark[j] = 0
     # The core: the _CORE smallest |d_j|, in ascending order.
     nc = 0
@@ -1652,7 +1657,7 @@ def relaxation_min(kind, ints, floats, c, work, iwork):
 
 
 @jit(_nrt=False, error_model="numpy")
-def _knapsack_dp_bound_warm(ints, c, hint, key):
+def _knapsack_dp_bound_warm(ints, wf, c, hint, key):
     """:func:`_knapsack_dp_bound` from the critical item of a previous call.
 
     The LP relaxation's value is ``L(r)`` with ``L(lam) = lam K + sum_j
@@ -1670,7 +1675,8 @@ def _knapsack_dp_bound_warm(ints, c, hint, key):
     ratio is bracketed and bisected, a pass per step. Ratios are compared as
     quotients (``key``, n slots of scratch; +inf for an item of zero weight),
     the value summed in another order than Dantzig's: callers leave a
-    margin for rounding anyway.
+    margin for rounding anyway. ``wf``: the weights as floats (the oracle's
+    ``floats``).
     """
     n = ints[0]
     K = ints[1]
@@ -1681,7 +1687,7 @@ def _knapsack_dp_bound_warm(ints, c, hint, key):
         ok = (v > 0.0) & (wj <= K)
         # error_model="numpy": v / 0 is inf (the zero-weight items) or NaN
         # (not taken), without a branch.
-        key[j] = v / wj if ok else -np.inf
+        key[j] = v / wf[j] if ok else -np.inf
         W += wj if ok else 0
     if W < K or W == 0:
         # Every item fits: all taken, multiplier 0.
@@ -1691,7 +1697,7 @@ def _knapsack_dp_bound_warm(ints, c, hint, key):
     value = r * K
     for j in range(n):
         k = key[j]
-        x = -c[j] - r * ints[2 + j]
+        x = -c[j] - r * wf[j]
         value += x if k > r else 0.0
         hint[0] = j if k == r else hint[0]
     return -value, r
@@ -1763,12 +1769,12 @@ def relaxation_min_warm(kind, ints, floats, c, work, iwork, hint, key):
     :func:`_knapsack_dp_bound_warm`; ``key`` n slots of scratch); the other
     kinds ignore them."""
     if kind == KIND_KNAPSACK_DP:
-        return _knapsack_dp_bound_warm(ints, c, hint, key)
+        return _knapsack_dp_bound_warm(ints, floats, c, hint, key)
     return relaxation_min(kind, ints, floats, c, work, iwork)
 
 
 @jit(_nrt=False, fastmath={"reassoc"})
-def _dp_bounds(ints, X, Y, cut, lam_l, lam_l2, lam_r, lam_r2):
+def _dp_bounds(ints, wf, X, Y, cut, lam_l, lam_l2, lam_r, lam_r2):
     """The four bounds of the children ``bl = X`` and ``br = Y - X`` (``cut``) or
     ``br = Y``: see :func:`knapsack_dp_child_bounds`. ``cut`` is the same for
     every item, so the branch on it leaves the loop branch-free."""
@@ -1780,9 +1786,8 @@ def _dp_bounds(ints, X, Y, cut, lam_l, lam_l2, lam_r, lam_r2):
     s4 = 0.0
     margin = 0.0
     for j in range(n):
-        wj = ints[2 + j]
-        fits = wj <= K
-        w = float(wj)
+        fits = ints[2 + j] <= K
+        w = wf[j]
         v = X[j]
         a = -v
         b = -(Y[j] - v) if cut else -Y[j]
@@ -1801,7 +1806,7 @@ def _dp_bounds(ints, X, Y, cut, lam_l, lam_l2, lam_r, lam_r2):
 
 
 @jit(_nrt=False)
-def knapsack_dp_child_bounds(ints, bl, br, lam_l, lam_l2, lam_r, lam_r2):
+def knapsack_dp_child_bounds(ints, wf, bl, br, lam_l, lam_l2, lam_r, lam_r2):
     """:func:`lagrangian_bound_min` of two children of the one-resource knapsack, fused.
 
     Returns ``(max of the bounds of bl at lam_l and lam_l2, max of those of
@@ -1810,20 +1815,20 @@ def knapsack_dp_child_bounds(ints, bl, br, lam_l, lam_l2, lam_r, lam_r2):
     asks for these four bounds at every candidate (five times faster than
     four calls on the ICON knapsack). The sums may be added in any order
     (``reassoc``): the same bounds up to rounding, which the caller's
-    margin covers.
+    margin covers. ``wf``: the weights as floats (the oracle's ``floats``).
     """
-    return _dp_bounds(ints, bl, br, False, lam_l, lam_l2, lam_r, lam_r2)
+    return _dp_bounds(ints, wf, bl, br, False, lam_l, lam_l2, lam_r, lam_r2)
 
 
 @jit(_nrt=False)
-def knapsack_dp_cut_bounds(ints, SL, TS, lam_l, lam_l2, lam_r, lam_r2):
+def knapsack_dp_cut_bounds(ints, wf, SL, TS, lam_l, lam_l2, lam_r, lam_r2):
     """:func:`knapsack_dp_child_bounds` of the children ``bl = SL`` and ``br = TS - SL``.
 
     The split search's case: the right child's sum is formed item by item
     here instead of being written out first (most candidates stop at these
     bounds, and never need the children's sums).
     """
-    return _dp_bounds(ints, SL, TS, True, lam_l, lam_l2, lam_r, lam_r2)
+    return _dp_bounds(ints, wf, SL, TS, True, lam_l, lam_l2, lam_r, lam_r2)
 
 
 @jit(inline="always")

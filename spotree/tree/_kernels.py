@@ -492,7 +492,7 @@ def _knapsack_value(dp, solver, b, nowv, r):
     pointer it cost 2.4 us, 1.6 us here), reduced to a few items by the
     relaxation's multiplier ``r`` at ``b`` (``_knapsack_dp_value_at``)."""
     if dp is not None:
-        return _knapsack_dp_value_at(dp, b, solver.work, solver.iwork, r)
+        return _knapsack_dp_value_at(dp, solver.floats, b, solver.work, solver.iwork, r)
     return solver.solve(solver.ints, solver.floats, b, nowv, solver.work, solver.iwork)
 
 
@@ -504,7 +504,7 @@ def _relaxation(dp, bb, solver, c, hint, key):
     other kinds, which have no bound. The kind is told by ``dp`` and ``bb``
     (see :class:`Solver`), so a fit compiles its own kind's bound alone."""
     if dp is not None:
-        return _knapsack_dp_bound_warm(dp, c, hint, key)
+        return _knapsack_dp_bound_warm(dp, solver.floats, c, hint, key)
     if bb is not None:
         return _knapsack_bb_bound(bb, solver.floats, c, solver.work, solver.iwork)
     return -np.inf, 0.0
@@ -574,8 +574,8 @@ def _solver_spo(solver, dp, bb, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, l
             ll = -np.inf
             lr = -np.inf
         elif dp is not None:
-            ll, lr, margin = knapsack_dp_child_bounds(dp, bl, br, lam_l, lam_nb[0], lam_r,
-                                                      lam_nb[1])
+            ll, lr, margin = knapsack_dp_child_bounds(dp, floats, bl, br, lam_l, lam_nb[0],
+                                                      lam_r, lam_nb[1])
         elif bb is not None:
             margin = 0.0
             for j in range(bl.shape[0]):
@@ -790,15 +790,15 @@ def _sweep_setup(rows, cr, bufs):
 
 
 @jit(_nrt=False, internal=True)
-def _dp_cut_bounds(dp, SL, TS, lam_l, lam_l2, lam_r, lam_r2):
+def _dp_cut_bounds(dp, wf, SL, TS, lam_l, lam_l2, lam_r, lam_r2):
     """``knapsack_dp_cut_bounds`` on the one-resource knapsack ``dp``
-    (``solver.dp``); with ``dp`` None (never called then) nothing is
+    (``solver.dp``, its weights as floats ``wf``); with ``dp`` None (never called then) nothing is
     compiled, and no bound. numba prunes a branch on an argument that is
     None, never on one that is not: the code of each kind stands behind a
     test of its own argument."""
     if dp is None:
         return -np.inf, -np.inf, 0.0
-    return knapsack_dp_cut_bounds(dp, SL, TS, lam_l, lam_l2, lam_r, lam_r2)
+    return knapsack_dp_cut_bounds(dp, wf, SL, TS, lam_l, lam_l2, lam_r, lam_r2)
 
 
 @jit(_nrt=False, internal=True)
@@ -906,7 +906,9 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, cc, 
     # costs reference count updates); placeholders of the same types without
     # a solver, never read then.
     blk = blk_f = bufs
+    wf = xs
     if solver is not None:
+        wf = solver.floats
         knap = (solver.kind == KIND_KNAPSACK_DP and a == 1.0 and not has_m
                 and reqs is None)
         blk = solver.blk
@@ -979,7 +981,7 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, cc, 
                         # Read from the running sums: the children's sums
                         # are written (by _candidate) only past these bounds.
                         ll, lr, margin = _dp_cut_bounds(
-                            solver.dp, SL, TS, lam * wL / T.w, lam_nb[0],
+                            solver.dp, wf, SL, TS, lam * wL / T.w, lam_nb[0],
                             lam * (T.w - wL) / T.w, lam_nb[1])
                         ll -= zL
                         lr -= T.z - zL

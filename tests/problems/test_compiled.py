@@ -475,7 +475,7 @@ def test_fused_child_bounds_are_the_lagrangian_bounds_and_valid():
             bl = rng.normal(size=W.shape[1])
             br = rng.normal(size=W.shape[1])
             lams = rng.uniform(0, 3, size=4)
-            ll, lr, margin = knapsack_dp_child_bounds(o.ints, bl, br, *lams)
+            ll, lr, margin = knapsack_dp_child_bounds(o.ints, o.floats, bl, br, *lams)
             want_l = max(_lagrangian_by_hand(bl, W, cap, lams[0]),
                          _lagrangian_by_hand(bl, W, cap, lams[1]))
             want_r = max(_lagrangian_by_hand(br, W, cap, lams[2]),
@@ -483,7 +483,7 @@ def test_fused_child_bounds_are_the_lagrangian_bounds_and_valid():
             assert ll == pytest.approx(want_l, rel=1e-12, abs=1e-12)
             assert lr == pytest.approx(want_r, rel=1e-12, abs=1e-12)
             # The sweep's form: the left sum and the node's total.
-            cl, cr, cm = knapsack_dp_cut_bounds(o.ints, bl, bl + br, *lams)
+            cl, cr, cm = knapsack_dp_cut_bounds(o.ints, o.floats, bl, bl + br, *lams)
             assert cl == pytest.approx(want_l, rel=1e-12, abs=1e-12)
             assert cr == pytest.approx(want_r, rel=1e-9, abs=1e-9)
             assert cm == pytest.approx(np.abs(bl).sum() + np.abs(br).sum(), rel=1e-9)
@@ -581,7 +581,7 @@ def test_knapsack_dp_value_at_a_multiplier_is_the_optimum():
         exact = _exact_min(c, W, np.array([K]))
         lam = relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)[1]
         for r in (lam, 0.5 * lam, 2.0 * lam + 0.1, 0.0, 1e6, -1.0, np.nan):
-            got = _knapsack_dp_value_at(o.ints, c, work, iwork, r)
+            got = _knapsack_dp_value_at(o.ints, o.floats, c, work, iwork, r)
             assert got == pytest.approx(exact, rel=1e-12, abs=1e-12), (t, r)
 
 
@@ -602,7 +602,7 @@ def test_knapsack_dp_value_at_keeps_an_item_free_within_the_rounding_margin():
     o = Knapsack(W, [6]).compiled_oracle()
     work, iwork = _buffers(o)
     assert relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)[1] == 1.0
-    assert _knapsack_dp_value_at(o.ints, c, work, iwork, 1.0) == -6.0
+    assert _knapsack_dp_value_at(o.ints, o.floats, c, work, iwork, 1.0) == -6.0
 
 
 def test_knapsack_dp_value_at_matches_the_full_table_on_large_knapsacks():
@@ -627,5 +627,5 @@ def test_knapsack_dp_value_at_matches_the_full_table_on_large_knapsacks():
         c = -(base + rng.normal(0, [0.01, 0.3, 2.0][t % 3], size=n)) * 10.0 ** rng.integers(-5, 6)
         full = _knapsack_dp_value(o.ints, c, work)
         lam = relaxation_min(o.kind, o.ints, o.floats, c, work, iwork)[1]
-        got = _knapsack_dp_value_at(o.ints, c, work, iwork, lam)
+        got = _knapsack_dp_value_at(o.ints, o.floats, c, work, iwork, lam)
         assert got == pytest.approx(full, rel=1e-13, abs=1e-300), t
