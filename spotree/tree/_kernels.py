@@ -106,9 +106,9 @@ F_MSE = 7
 F_SOLVES = 8
 F_ABS = 9
 F_LAM = 10
-F_NB = 11  # three slots: the sweep's lam_nb (see _bound_multipliers)
-F_QC = 14  # the node's squared error about its mean, from Scratch.cc
-N_FSTATE = 15
+F_NB = 11  # five slots: the sweep's lam_nb (see _bound_multipliers)
+F_QC = 16  # the node's squared error about its mean, from Scratch.cc
+N_FSTATE = 17
 
 #: Fewest features swept at a node for a squared-error tree to centre the
 #: node's costs first (one pass over its rows and costs, which the sweeps of
@@ -523,7 +523,7 @@ def _node_multiplier(dp, bb, solver, c):
 
 @jit(_nrt=False, internal=True)
 def _solver_spo(solver, dp, bb, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, lam_nb, warm,
-                mono, fstate, margin0):
+                mono, fstate, margin0, lw, rw):
     """Children's SPO loss from the compiled solver on their cost sums ``bl`` and ``br``.
 
     A candidate whose SPO loss is at least ``cutoff`` cannot become the
@@ -535,8 +535,11 @@ def _solver_spo(solver, dp, bb, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, l
     solves, cheapest first, with a margin for rounding, so the split chosen
     is the one exhaustive search chooses: the Lagrangian bound (O(d)) at the
     multipliers ``lam_l``, ``lam_r`` (the node's, scaled to each child) and
-    ``lam_nb`` (those of the last children whose relaxation was solved:
-    neighbouring thresholds have near-equal children, updated here); then the
+    ``lam_nb[:2]`` (those of the last children whose relaxation was solved,
+    updated here, scaled from their weights, kept in ``lam_nb[3:5]``, to
+    these children's ``lw``, ``rw``: a child's costs, and so its critical
+    ratio, grow about as its weight, and unscaled they left twice as many
+    candidates to the relaxations on ICON); then the
     LP relaxation (each child's from its critical item at the previous
     candidate, kept in ``warm``: see ``relaxation_min_warm``); then the left
     child exactly with the right child's bound. Each exact solve is counted
@@ -574,16 +577,17 @@ def _solver_spo(solver, dp, bb, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, l
             ll = -np.inf
             lr = -np.inf
         elif dp is not None:
-            ll, lr, margin = knapsack_dp_child_bounds(dp, floats, bl, br, lam_l, lam_nb[0],
-                                                      lam_r, lam_nb[1])
+            ll, lr, margin = knapsack_dp_child_bounds(dp, floats, bl, br, lam_l,
+                                                      _scaled(lam_nb, 0, lw), lam_r,
+                                                      _scaled(lam_nb, 1, rw))
         elif bb is not None:
             margin = 0.0
             for j in range(bl.shape[0]):
                 margin += abs(bl[j]) + abs(br[j])
             ll = max(_lagrangian_bb(bb, floats, bl, lam_l),
-                     _lagrangian_bb(bb, floats, bl, lam_nb[0]))
+                     _lagrangian_bb(bb, floats, bl, _scaled(lam_nb, 0, lw)))
             lr = max(_lagrangian_bb(bb, floats, br, lam_r),
-                     _lagrangian_bb(bb, floats, br, lam_nb[1]))
+                     _lagrangian_bb(bb, floats, br, _scaled(lam_nb, 1, rw)))
         else:
             # Never (one of dp, bb holds an array here); numba prunes a
             # branch on an argument that is None only, so each kind's code
@@ -600,10 +604,12 @@ def _solver_spo(solver, dp, bb, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, l
             return np.inf
         hint, key = warm
         lr, lam_nb[1] = _relaxation(dp, bb, solver, br, hint[1:], key)
+        lam_nb[4] = rw
         lr = max(lr - zr, 0.0)
         if floor_l + lr >= need:
             return np.inf
         ll, lam_nb[0] = _relaxation(dp, bb, solver, bl, hint[:1], key)
+        lam_nb[3] = lw
         ll = max(ll - zl, floor_l)
         if mono:
             lam_nb[2] = ll
@@ -632,6 +638,14 @@ def _solver_spo(solver, dp, bb, bl, br, zl, zr, spo_tol, cutoff, lam_l, lam_r, l
         lam_nb[2] = gl - zl
     spo = (gl - zl) + (gr - zr)
     return spo if spo > spo_tol else 0.0
+
+
+@jit(inline="always", _nrt=False)
+def _scaled(lam_nb, k, w):
+    """The last relaxed child's multiplier ``lam_nb[k]`` scaled to a child of
+    weight ``w`` (its weight in ``lam_nb[3 + k]``; 0: none yet)."""
+    wk = lam_nb[3 + k]
+    return lam_nb[k] * (w / wk) if wk > 0.0 else lam_nb[k]
 
 
 @jit(_nrt=False, internal=True)
@@ -721,7 +735,7 @@ def _candidate(cr, st, solver, reqs, T, M, wL, cL, zL, qL, GL, SL, use_m, f, spl
             mono = split_kind == SPLIT_NUMERIC and not use_m
             spo = _solver_spo(solver, solver.dp, solver.bb, bl, br, zl, zr, cr.spo_tol, cutoff,
                               lam * lw / T.w, lam * rw / T.w, lam_nb, warm, mono, fstate,
-                              margin0)
+                              margin0, lw, rw)
             if np.isnan(spo):
                 return False
     crit = combine(a, spo, mse, cr.spo_scale, cr.mse_scale)
@@ -757,9 +771,10 @@ def _bound_multipliers(solver, cr, T, istate, fstate, bufs):
     the warm-started relaxation (see ``_solver_spo``)."""
     # Views of the machine's state, not new arrays: three allocations per
     # sweep were a tenth of a sweep's time on the Uber network.
-    # The last children's multipliers, and the last "mono" left child's loss
-    # (0 bounds every loss; see _solver_spo).
-    lam_nb = fstate[F_NB:F_NB + 3]
+    # The last children's multipliers, the last "mono" left child's loss (0
+    # bounds every loss), the weights of those children (0: none yet; see
+    # _solver_spo).
+    lam_nb = fstate[F_NB:F_NB + 5]
     lam_nb[:] = 0.0
     lam = 0.0
     # Each child's critical item at its last relaxation (-1: none yet).
@@ -981,8 +996,8 @@ def sweep_numeric(f, seg, rows, cr, st, solver, reqs, T, bufs, xs, allowed, cc, 
                         # Read from the running sums: the children's sums
                         # are written (by _candidate) only past these bounds.
                         ll, lr, margin = _dp_cut_bounds(
-                            solver.dp, wf, SL, TS, lam * wL / T.w, lam_nb[0],
-                            lam * (T.w - wL) / T.w, lam_nb[1])
+                            solver.dp, wf, SL, TS, lam * wL / T.w, _scaled(lam_nb, 0, wL),
+                            lam * (T.w - wL) / T.w, _scaled(lam_nb, 1, T.w - wL))
                         ll -= zL
                         lr -= T.z - zL
                         floor_l = lam_nb[2]
