@@ -80,8 +80,8 @@ MUTATIONS = {
         "the mixed criterion divides by the wrong root loss"),
     "mixed_scales_wrong_power": (
         "spotree/tree/_builder.py",
-        "(spo_scale * s * w_unit, mse_scale * s * s * w_unit)",
-        "(spo_scale * s * w_unit, mse_scale * s * w_unit)",
+        "(spo_scale * s * w_unit * w_scale, mse_scale * s * s * w_unit * w_scale)",
+        "(spo_scale * s * w_unit * w_scale, mse_scale * s * w_unit * w_scale)",
         ["tests/tree/test_classes.py", "tests/tree/test_tree.py",
          "tests/tree/test_contracts.py"],
         "the stored MSE scale is not undone by the square of the cost scaling"),
