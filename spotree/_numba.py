@@ -18,6 +18,7 @@ installed package and keyed by the source of *every* kernel module:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pathlib
@@ -25,7 +26,7 @@ import sys
 import threading
 
 import numba
-from numba.core import types
+from numba.core import caching, types
 
 __all__ = ["jit", "cfunc", "cache_dir", "KERNEL_MODULES"]
 
@@ -90,20 +91,72 @@ def cache_dir():
         return _CACHE_DIR[0]
 
 
+@contextlib.contextmanager
+def _file_lock(path):
+    """An exclusive lock on the file ``path`` (made if absent) between processes.
+
+    Where no lock can be taken (no ``fcntl``, a read-only folder), the block runs
+    unlocked, as numba's own cache does.
+    """
+    try:
+        import fcntl
+
+        fh = open(path, "a+b")
+    except (ImportError, OSError):
+        fh = None
+    if fh is None:
+        yield
+        return
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield  # closing the file releases the lock
+
+
+class _LockedIndexDataCacheFile(caching.IndexDataCacheFile):
+    """numba's cache files of one function, read and written under a file lock.
+
+    numba saves a new signature by reading the function's index, naming a data
+    file not yet in it, writing the index back, then the data. Two processes
+    saving different signatures of one kernel at once (pytest-xdist workers, the
+    processes of ``spotree reproduce --jobs``, on a cold cache) both read the
+    same index, both named ``<kernel>.1.nbc``, and the last index written could
+    name the other signature's data: a later process then loaded the float64
+    machine code for int64 arguments (tests/test_numba.py). Loads take the lock
+    too, so that an index and its data are read as one save left them.
+    """
+
+    def _lock_path(self):
+        return self._index_path + ".lock"
+
+    def save(self, key, data):
+        with _file_lock(self._lock_path()):
+            super().save(key, data)
+
+    def load(self, key):
+        with _file_lock(self._lock_path()):
+            return super().load(key)
+
+
 def _decorate(decorator, fn, cache=True, **options):
     folder = cache_dir() if cache else None
     if folder is None:
         return decorator(cache=False, **options)(fn)
     # numba picks a function's cache locator when the function is decorated,
     # reading config.CACHE_DIR at that moment; set it only for the decoration
-    # so that other libraries' numba caches stay where they are.
+    # so that other libraries' numba caches stay where they are. The cache
+    # object is made then too (a cfunc also compiles then): the locked cache
+    # files are swapped in for the decoration only, for the same reason.
     with _LOCK:
-        saved = numba.config.CACHE_DIR
+        saved = numba.config.CACHE_DIR, caching.IndexDataCacheFile
         numba.config.CACHE_DIR = str(folder)
+        caching.IndexDataCacheFile = _LockedIndexDataCacheFile
         try:
             return decorator(cache=True, **options)(fn)
         finally:
-            numba.config.CACHE_DIR = saved
+            numba.config.CACHE_DIR, caching.IndexDataCacheFile = saved
 
 
 def jit(fn=None, *, internal=False, **options):

@@ -105,3 +105,74 @@ def test_cache_false_writes_nothing_to_the_cache_folder():
     assert pathlib.Path(stats.cache_path).resolve().is_relative_to(pathlib.Path(folder).resolve())
     assert sum(stats.cache_hits.values()) + sum(stats.cache_misses.values()) == 1
     assert any("_cached_probe" in p.name for p in folder.rglob("*.nbi"))
+
+
+
+_CACHE_RACE_CHILD = """
+import importlib.util, os, sys, time
+from numba.core import caching
+# spotree/_numba.py alone (importing spotree would cost seconds per process).
+spec = importlib.util.spec_from_file_location("sn", sys.argv[1])
+sn = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sn)
+role, other = sys.argv[2:4]
+# An order that the scheduler of a busy machine can produce: both processes
+# save at once (each waits for the other's compile); the float one writes its
+# index first, the int one then its index and data, the float one its data last.
+delays = {"int": (0.3, 0.0), "float": (0.1, 0.4), "check": None}[role]
+save_overload = caching.Cache.save_overload
+save_index, save_data = caching.IndexDataCacheFile._save_index, caching.IndexDataCacheFile._save_data
+def at_once(self, sig, data):
+    open(role + ".ready", "w").close()
+    end = time.monotonic() + 60
+    while not os.path.exists(other + ".ready") and time.monotonic() < end:
+        time.sleep(0.01)
+    return save_overload(self, sig, data)
+def slow_index(self, overloads):
+    time.sleep(index_delay)
+    return save_index(self, overloads)
+def slow_data(self, name, data):
+    time.sleep(data_delay)
+    return save_data(self, name, data)
+if delays is not None:
+    index_delay, data_delay = delays
+    caching.Cache.save_overload = at_once
+    caching.IndexDataCacheFile._save_index = slow_index
+    caching.IndexDataCacheFile._save_data = slow_data
+def twice_plus_one(x):
+    return 2 * x + 1
+f = sn.jit(twice_plus_one)
+for arg in {"int": [3], "float": [3.25], "check": [3, 3.25]}[role]:
+    print(repr(f(arg)))
+"""
+
+
+def test_cache_saves_of_two_processes_at_once_keep_each_signature_apart(tmp_path):
+    # Two processes compiling different signatures of one kernel on a cold cache
+    # (pytest-xdist workers, spotree reproduce --jobs): numba named both data files
+    # <kernel>.1.nbc from the index each had read, and the index left behind
+    # named the float64 code for int64 arguments: a third process got 7.0 for
+    # f(3). The saves now run under a file lock.
+    import os
+    import subprocess
+    import sys
+
+    import spotree._numba as sn
+
+    pytest.importorskip("fcntl", reason="the cache files are locked with fcntl (POSIX)")
+
+    module = tmp_path / "racing_kernel.py"
+    module.write_text(_CACHE_RACE_CHILD)
+    env = dict(os.environ, SPOTREE_CACHE_DIR=str(tmp_path / "cache"), SPOTREE_NUMBA_CACHE="1")
+    racers = [subprocess.Popen([sys.executable, str(module), sn.__file__, *roles],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env, cwd=tmp_path)
+              for roles in (("int", "float"), ("float", "int"))]
+    outputs = [p.communicate(timeout=300) for p in racers]
+    assert [p.returncode for p in racers] == [0, 0], outputs
+    assert [out.split() for out, _ in outputs] == [["7"], ["7.5"]]
+    # Another process loads both from the cache: 2 * 3 + 1 is an int.
+    check = subprocess.run([sys.executable, str(module), sn.__file__, "check", ""],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.split() == ["7", "7.5"]
