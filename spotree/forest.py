@@ -894,18 +894,30 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         n_pred = np.zeros(n, dtype=np.int64)
         if parts is None:
             parts = [None] * len(trees)
-        unit = _sum_unit(trees)
-        # The trees' values are added in the order of the trees, whoever
-        # routed the rows: the same sums (bit for bit) for any n_jobs.
-        for seed, est, part in zip(seeds, trees, parts):
-            if part is None:
-                oob = np.flatnonzero(_bootstrap_counts(int(seed), sw, n_draws) == 0)
-                part = oob, _oob_leaves(est, X, oob)
-            oob, leaves = part
-            if oob.size:
-                value = est.tree_.value
-                add_rows(value if unit == 1.0 else value / unit, leaves, oob, total)
-                n_pred[oob] += 1
+
+        def add_trees(unit):
+            # The trees' values are added in the order of the trees, whoever
+            # routed the rows: the same sums (bit for bit) for any n_jobs.
+            total[:] = 0.0
+            n_pred[:] = 0
+            for seed, est, part in zip(seeds, trees, parts):
+                if part is None:
+                    oob = np.flatnonzero(_bootstrap_counts(int(seed), sw, n_draws) == 0)
+                    part = oob, _oob_leaves(est, X, oob)
+                oob, leaves = part
+                if oob.size:
+                    value = est.tree_.value
+                    add_rows(value if unit == 1.0 else value / unit, leaves, oob, total)
+                    n_pred[oob] += 1
+
+        add_trees(1.0)
+        # Checked on the sums, not on every leaf value first (a scan of all the
+        # trees' values was most of a one-row predict's time): leaf values near
+        # the float range summed past it are added again in units of a power of
+        # two (exact, so the same averages).
+        unit = 1.0 if np.isfinite(total).all() else _sum_unit(trees)
+        if unit != 1.0:
+            add_trees(unit)
         has = n_pred > 0
         pred = np.full((n, d), np.nan)
         pred[has] = total[has] / n_pred[has, None] * unit
@@ -985,10 +997,19 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         X = self._validate_X_predict(X)
         out = np.zeros((X.shape[0], self.problem_.n_costs))
         rows = np.arange(X.shape[0])
-        unit = _sum_unit(self.estimators_)
-        for est in self.estimators_:
-            tree = est.tree_
-            add_rows(tree.value if unit == 1.0 else tree.value / unit, tree.apply(X), rows, out)
+
+        def add_trees(unit):
+            out[:] = 0.0
+            for est in self.estimators_:
+                tree = est.tree_
+                add_rows(tree.value if unit == 1.0 else tree.value / unit, tree.apply(X), rows,
+                         out)
+
+        add_trees(1.0)
+        # As in _oob: checked on the sums, then again in units where they overflowed.
+        unit = 1.0 if np.isfinite(out).all() else _sum_unit(self.estimators_)
+        if unit != 1.0:
+            add_trees(unit)
         out /= len(self.estimators_)
         return out if unit == 1.0 else out * unit
 
