@@ -159,25 +159,8 @@ class DecisionProblem:
             # costs, and the values c^T w computed below from them.
             Cs = C.copy()
         out = self._solve(Cs)
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            # Unpacking an array of decisions took its rows for the pair:
-            # "too many values to unpack", or row 0 taken for the decisions.
-            what = (f"an array of shape {np.shape(out)}" if isinstance(out, np.ndarray)
-                    else type(out).__name__)
-            raise ValueError(f"{type(self).__name__}._solve returned {what}; it must return "
-                             f"a pair (W, z): the decisions, shape {C.shape}, and their "
-                             f"values, shape ({C.shape[0]},) (or None).")
-        W = np.asarray(out[0], dtype=np.float64)
-        if W.shape != C.shape:
-            # einsum below would broadcast a single row over the batch.
-            raise ValueError(f"{type(self).__name__}._solve returned decisions of shape "
-                             f"{W.shape} for {C.shape[0]} cost vectors of length "
-                             f"{C.shape[1]}; it must return one decision per row, shape "
-                             f"{C.shape}.")
-        if not np.isfinite(W).all():
-            i = int(np.flatnonzero(~np.isfinite(W).all(axis=1))[0])
-            raise ValueError(f"{type(self).__name__}._solve returned a decision containing "
-                             f"NaN or infinity for cost vector {i}.")
+        # z is recomputed below from the decisions, so only W is checked.
+        W, _ = _check_solve_pair(f"{type(self).__name__}._solve", out, *C.shape, values=False)
         # + 0.0 turns -0. into 0. (HiGHS gives -0. for a variable at an upper
         # bound of 0): it printed as "-0." and saved as "-0.0" in JSON.
         W = W + 0.0
@@ -532,31 +515,10 @@ def _check_solve_output(problem, C, out):
         # convention for a single vector is, it is left alone.
         return out
     rows, d = Cn.shape[0], problem.n_costs
-    shape = f"({rows}, {d})"
     if rows == 0 and isinstance(out, (tuple, list)) and len(out) == 2 \
             and np.size(out[0]) == 0 and np.size(out[1]) == 0:
         return np.empty((0, d)), np.empty(0)
-    if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        what = (f"an array of shape {np.shape(out)}" if isinstance(out, np.ndarray)
-                else type(out).__name__)
-        raise ValueError(f"{name} returned {what}; it must return a pair (W, z): the "
-                         f"decisions, shape {shape}, and their values c^T w, one per row.")
-    try:
-        W = np.asarray(out[0], dtype=np.float64)
-        z = np.asarray(out[1], dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must return a pair of numeric arrays (W, z): the decisions, "
-                         f"shape {shape}, and their values c^T w.") from None
-    if W.shape != (rows, d):
-        raise ValueError(f"{name} returned decisions of shape {W.shape}; it must return one "
-                         f"decision per cost vector, shape {shape}.")
-    if z.shape != (rows,):
-        raise ValueError(f"{name} returned values of shape {z.shape}; it must return one "
-                         f"value c^T w per cost vector, shape ({rows},).")
-    bad = ~np.isfinite(W).all(axis=1) | ~np.isfinite(z)
-    if bad.any():
-        raise ValueError(f"{name} returned a decision or value containing NaN or infinity "
-                         f"for cost vector {int(np.flatnonzero(bad)[0])}.")
+    W, z = _check_solve_pair(name, out, rows, d)
     if np.isfinite(Cn).all():
         # Every loss is c^T w_hat - z: a value that is not the decision's own
         # cost (an objective constant, the other sense) shifts every regret.
@@ -571,6 +533,53 @@ def _check_solve_output(problem, C, out):
                              "be c^T w of the "
                              "decision returned (leave out any objective constant).")
     return W + 0.0, z
+
+
+def _check_solve_pair(name, out, rows, d, values=True):
+    """The pair ``(W, z)`` that ``name`` (a subclass's ``_solve`` or overridden
+    ``solve``) returned for ``rows`` cost vectors of length ``d``, as float arrays.
+
+    Both paths check their output here, so that they refuse the same outputs
+    with the same messages. With ``values=False`` (``_solve``, whose values are
+    recomputed from the decisions and may be None) ``z`` is returned unchecked.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and what it should have returned: not a pair, not
+        numeric, decisions or values of the wrong shape, NaN or infinity.
+    """
+    shape = f"({rows}, {d})"
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        # Unpacking an array of decisions took its rows for the pair: "too
+        # many values to unpack", or row 0 taken for the decisions.
+        what = (f"an array of shape {np.shape(out)}" if isinstance(out, np.ndarray)
+                else type(out).__name__)
+        raise ValueError(f"{name} returned {what}; it must return a pair (W, z): the "
+                         f"decisions, shape {shape}, and their values c^T w, one per row.")
+    try:
+        W = np.asarray(out[0], dtype=np.float64)
+        z = np.asarray(out[1], dtype=np.float64) if values else out[1]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must return a pair of numeric arrays (W, z): the decisions, "
+                         f"shape {shape}, and their values c^T w.") from None
+    if W.shape != (rows, d):
+        # The values c^T w would broadcast a single row over the batch.
+        raise ValueError(f"{name} returned decisions of shape {W.shape} for {rows} cost "
+                         f"vectors of length {d}; it must return one decision per cost "
+                         f"vector, shape {shape}.")
+    if not np.isfinite(W).all():
+        i = int(np.flatnonzero(~np.isfinite(W).all(axis=1))[0])
+        raise ValueError(f"{name} returned a decision containing NaN or infinity for cost "
+                         f"vector {i}.")
+    if values:
+        if z.shape != (rows,):
+            raise ValueError(f"{name} returned values of shape {z.shape}; it must return one "
+                             f"value c^T w per cost vector, shape ({rows},).")
+        if not np.isfinite(z).all():
+            raise ValueError(f"{name} returned a value that is NaN or infinite for cost "
+                             f"vector {int(np.flatnonzero(~np.isfinite(z))[0])}.")
+    return W, z
 
 
 def _is_own_code(func):
