@@ -127,16 +127,9 @@ def decision_loss(C_true, W_pred, *args, problem=None, z_true=None):
         raise TypeError("decision_loss needs the keyword argument problem: "
                         "decision_loss(C_true, W_pred, problem=p).")
     C_true, W_pred = _check_pair(C_true, W_pred, problem, "W_pred")
+    c_unit = 1.0
     if z_true is None:
-        _, z_true = problem.solve(C_true)
-        if not np.isfinite(z_true).all():
-            # Optimal values of finite costs near the float range, summed past
-            # it: the regrets in units of a power of two (exact), then scaled
-            # back (inf only where a regret itself passes the float range).
-            unit = float(cost_unit(C_true, axis=None))
-            if unit > 1.0:
-                with np.errstate(over="ignore"):
-                    return decision_loss(C_true / unit, W_pred, problem=problem) * unit
+        C_true, z_true, c_unit = _optima_in_units(problem, C_true)
     else:
         try:
             z_true = np.asarray(z_true, dtype=np.float64)
@@ -169,7 +162,30 @@ def decision_loss(C_true, W_pred, *args, problem=None, z_true=None):
             f"tolerance {tol[i]:.3g}). The decision is not feasible for "
             f"{type(problem).__name__}, or the optimal value is wrong (z_true, or an oracle "
             f"that does not solve to optimality).")
-    return np.maximum(regret, 0.0)
+    regret = np.maximum(regret, 0.0)
+    if c_unit != 1.0:
+        # Scaled back: inf only where a regret itself passes the float range.
+        with np.errstate(over="ignore"):
+            regret = regret * c_unit
+    return regret
+
+
+def _optima_in_units(problem, C):
+    """``(C, z, unit)``: the costs in units of a power of two, their optimal values
+    ``z*(C / unit)`` and the unit (1.0 unless the optimal values of ``C`` overflowed).
+
+    Optimal values c^T w* of finite costs near the float range can sum past it
+    (inf); on the costs in units of a power of two at their largest (exact) they
+    do not, and every regret, and every ratio of regrets to optimal values, is
+    the same in those units. Shared by every loss that solves for the optima.
+    """
+    _, z = problem.solve(C)
+    if not np.isfinite(z).all():
+        unit = float(cost_unit(C, axis=None))
+        if unit > 1.0:
+            C = C / unit
+            return C, problem.solve(C)[1], unit
+    return C, z, 1.0
 
 
 def _predicted_decisions(C_true, C_pred, problem, ties):
@@ -248,13 +264,9 @@ def normalized_decision_loss(C_true, W_pred, *, problem, sample_weight=None):
     sw = check_sample_weight(sample_weight, C_true.shape[0])
     if C_true.shape[0] == 0:
         raise ValueError("C_true is empty: the normalized SPO loss needs at least one row.")
-    _, z = problem.solve(C_true)
-    if not np.isfinite(z).all() and cost_unit(C_true, axis=None) > 1.0:
-        # Finite costs near the float range whose optimal values c^T w* are
-        # not (the score was an error about z_true): the ratio is the same on
-        # the costs in units of a power of two at the largest (exact).
-        C_true = C_true / cost_unit(C_true, axis=None)
-        _, z = problem.solve(C_true)
+    # (Where the optimal values overflowed, the score was an error about
+    # z_true: the ratio is the same in the units.)
+    C_true, z, _ = _optima_in_units(problem, C_true)
     loss = decision_loss(C_true, W_pred, problem=problem, z_true=z)
     # The sums in units of powers of two at the largest weight and the largest
     # term (exact, so the ratio is unchanged): weighted sums of values near the
@@ -716,15 +728,8 @@ def compare_decisions(models, X, C, *, problem=None, sample_weight=None, referen
         n_x = X.shape[0] if hasattr(X, "shape") and len(X.shape) else len(X)
         check_same_rows(n_x, n, ("X", "C"))
     sw = check_sample_weight(sample_weight, n)
-    _, z = problem.solve(C)
-    c_unit = 1.0
-    if not np.isfinite(z).all() and cost_unit(C, axis=None) > 1.0:
-        # Optimal values of costs near the float range, summed past it: the
-        # regrets in units of a power of two (exact; the ratios are unchanged),
-        # as normalized_decision_loss does.
-        c_unit = float(cost_unit(C, axis=None))
-        C = C / c_unit
-        _, z = problem.solve(C)
+    # The regrets in the units (the ratios unchanged), scaled back at the end.
+    C, z, c_unit = _optima_in_units(problem, C)
     W = {}
     R = np.empty((len(names), n))
     for k, name in enumerate(names):

@@ -1309,3 +1309,46 @@ def test_costs_whose_optimal_values_pass_the_float_range_are_scored():
 
     res = compare_decisions({"a": P * big, "b": C * big}, None, C * big, problem=sp)
     assert res.normalized_spo_loss == pytest.approx([want, 0.0], rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("sense", ["min", "max"])
+def test_every_loss_path_is_exact_on_costs_whose_optimal_values_overflow(sense):
+    # decision_loss, normalized_decision_loss, compare_decisions and the CLI's
+    # loss line each solve again on the costs in units of a power of two where
+    # the optimal values overflow (one helper): each against exact fractions.
+    from fractions import Fraction
+
+    from spotree.cli._commands import _loss_text
+    from spotree.metrics import compare_decisions
+
+    V = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0], [1.0, 0.0, 0.0, 1.0]])
+    problem = FiniteDecisions(V, sense=sense)
+    rng = np.random.default_rng(3)
+    C = rng.uniform(1.0, 1.5, (6, 4)) * 1e308  # every c^T v is 2e308 to 3e308: inf
+    W = V[rng.integers(0, 3, 6)]
+    sw = rng.uniform(0.5, 2.0, 6)
+    exact_z = [(min if sense == "min" else max)(sum(Fraction(c) * Fraction(v)
+                                                   for c, v in zip(row, vert))
+                                                for vert in V) for row in C]
+    exact = [abs(sum(Fraction(c) * Fraction(w) for c, w in zip(row, w_row)) - z)
+             for row, w_row, z in zip(C, W, exact_z)]
+    assert not np.isfinite(problem.solve(C)[1]).any()
+    assert_allclose(decision_loss(C, W, problem=problem), [float(r) for r in exact],
+                    rtol=1e-12)
+    ratio = (sum(Fraction(w) * r for w, r in zip(sw, exact))
+             / sum(Fraction(w) * abs(z) for w, z in zip(sw, exact_z)))
+    assert normalized_decision_loss(C, W, problem=problem, sample_weight=sw) == \
+        pytest.approx(float(ratio), rel=1e-12)
+    # Predicted costs -sign * w pick w (w.w = 2, any other vertex's v.w <= 1).
+    result = compare_decisions({"a": -problem.sign * W, "b": np.ones((6, 4))}, None, C,
+                               problem=problem, sample_weight=sw)
+    assert result.normalized_spo_loss[0] == pytest.approx(float(ratio), rel=1e-12)
+    assert_allclose(result.regrets[0], [float(r) for r in exact], rtol=1e-12)
+
+    class Model:
+        problem_ = problem
+
+        def predict_decision(self, X):
+            return W
+
+    assert _loss_text(Model(), None, C, sw) == f"normalized SPO loss {float(ratio):.4f}"

@@ -235,21 +235,15 @@ def _loss_text(model, X, C, sw):
     """The normalized SPO loss of the model's decisions on ``(X, C)``, as text."""
     import numpy as np
 
-    from ..metrics import decision_loss
+    from ..metrics import _optima_in_units, decision_loss
 
     from .._ridge import cost_unit
 
     problem = model.problem_
     # The model's own decisions: a tree reads them from its leaves (no solve), and
-    # the optimal values are the only solves left.
-    _, z = problem.solve(C)
-    c_unit = 1.0
-    if not np.isfinite(z).all() and cost_unit(C, axis=None) > 1.0:
-        # Optimal values of costs near the float range, summed past it: in units of
-        # a power of two (exact), as normalized_decision_loss takes them.
-        c_unit = float(cost_unit(C, axis=None))
-        C = C / c_unit
-        _, z = problem.solve(C)
+    # the optimal values are the only solves left (in units of a power of two
+    # where they overflowed, as normalized_decision_loss takes them).
+    C, z, c_unit = _optima_in_units(problem, C)
     loss = decision_loss(C, model.predict_decision(X), problem=problem, z_true=z)
     # The sums in units of powers of two (exact, the same ratio): weights of 1e308
     # summed to inf, and the loss printed as 0.0000.
