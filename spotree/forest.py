@@ -861,7 +861,12 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 tree.feature_names_in_ = self.feature_names_in_
         self.problem_ = problem
         self.estimators_ = trees
-        self._trees_loss_scales = [[float(x) for x in t.loss_scales_] for t in trees]
+        # [s_spo, s_mse], and the unit of the two where it is not 1 (costs whose
+        # squares are not floats: see SPOTree.loss_unit_), so that files of
+        # ordinary costs read as before.
+        self._trees_loss_scales = [[float(x) for x in t.loss_scales_]
+                                   + ([t._loss_unit()] if t._loss_unit() != 1.0 else [])
+                                   for t in trees]
         self._seeds = seeds
         self._bootstrap_draws = n_draws
         self._sw_fit = sw
@@ -1044,11 +1049,13 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         if scales is None and not (self._grow_criterion() == "spo" and 0.0 < self.spo_weight < 1.0):
             scales = [(1.0, 1.0)] * len(trees)
         elif not (isinstance(scales, list) and len(scales) == len(trees) and all(
-                isinstance(v, list) and len(v) == 2
+                isinstance(v, list) and len(v) in (2, 3)
                 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                        and np.isfinite(x) and x > 0 for x in v) for v in scales)):
+                        and np.isfinite(x) and x > 0 for x in v)
+                and (len(v) == 2 or np.frexp(v[2])[0] == 0.5) for v in scales)):
             raise ValueError(f"a malformed SPOForest model: fitted._trees_loss_scales must "
-                             f"list {len(trees)} pairs of positive numbers.")
+                             f"list {len(trees)} pairs of positive numbers (each followed, "
+                             "where it is not 1, by their unit, a power of two).")
         ests = []
         for t, scale in zip(trees, scales):
             est = SPOTree(self.problem_, **self._tree_params())
@@ -1065,7 +1072,8 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 imp = fmap.fold_importances(imp, self.n_features_in_)
             s = imp.sum()
             est.feature_importances_ = imp / s if s > 0 else imp
-            est.loss_scales_ = tuple(float(x) for x in scale)
+            est.loss_scales_ = tuple(float(x) for x in scale[:2])
+            est.loss_unit_ = float(scale[2]) if len(scale) == 3 else 1.0
             ests.append(est)
         self.estimators_ = ests
 

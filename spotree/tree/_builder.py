@@ -126,7 +126,9 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         their ratios are meaningful).
     loss_scales : tuple of float
         The mixed criterion's normalizers (the root's SPO and squared-error
-        losses) in the problem's units; ``(1.0, 1.0)`` for a pure criterion.
+        losses) in units of ``mixed_loss_unit(data.scale)`` (the problem's
+        own units but for costs whose squares are beyond the float range);
+        ``(1.0, 1.0)`` for a pure criterion.
     """
     # Read-only arrays (joblib's memory maps in worker processes) would make
     # numba compile the whole machine again for that type: copy them instead.
@@ -386,10 +388,24 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
                 weighted_n_node_samples=wn_out, categories=categories,
                 missing_go_to_left=nan_left.astype(np.uint8),
                 missing_features=data.missing_features(active))
+    # In units of a power of two where the costs' squares are beyond the
+    # float range: the squared-error scale of costs of 1e-160 was 0 (of 1e160,
+    # inf), and prune refused the tree.
+    su = s / mixed_loss_unit(s)
     with np.errstate(over="ignore"):  # (inf: prune then names sample_weight)
-        scales = ((spo_scale * s * w_unit * w_scale, mse_scale * s * s * w_unit * w_scale)
+        scales = ((spo_scale * su * w_unit * w_scale, mse_scale * su * su * w_unit * w_scale)
                   if 0.0 < a < 1.0 else (1.0, 1.0))
     return tree, importances, scales
+
+
+def mixed_loss_unit(scale):
+    """The power of two in whose units a mixed criterion's scales are kept, for
+    costs of ``scale`` (a power of two near their largest magnitude).
+
+    1.0 (the problem's units) unless the costs' squares, and so the squared
+    error, are beyond the float range or subnormal: then ``scale`` itself.
+    """
+    return 1.0 if 2.0 ** -256 <= scale <= 2.0 ** 256 else float(scale)
 
 
 # grow_step's compiled entry points by a key of its arguments' types (see _step).

@@ -21,7 +21,7 @@ from .._validation import (check_costs, check_features, check_fit_inputs,
 from ..metrics import REGRET_RTOL, decision_loss, normalized_decision_loss
 from ..problems import resolve_problem
 from ..problems._base import solver_session
-from ._builder import grow_tree
+from ._builder import grow_tree, mixed_loss_unit
 from ._fit_data import FitData
 
 __all__ = ["BaseSPOTree", "SPOScoreMixin", "SPOTree"]
@@ -229,6 +229,11 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         w_unit = float(cost_unit(sw))
         sw = sw / w_unit
         t = self.tree_
+        C_given = C
+        # The criterion's losses in the unit of its scales (exact; see
+        # _loss_unit); the others in the problem's units.
+        u = self._loss_unit() if loss == "criterion" else 1.0
+        C, value = (C, t.value) if u == 1.0 else (C / u, t.value / u)
         P = t.decision_path(X).T.tocsr().astype(np.float64)  # nodes x samples
         Pw = P.multiply(sw[None, :]).tocsr()
         S = np.asarray(Pw @ C)
@@ -247,23 +252,30 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         spo = np.maximum(spo, 0.0)
         spo_mag = float(tol.max(initial=0.0)) / REGRET_RTOL
         if loss == "spo":
-            return spo, sw, X, C, spo_mag, w_unit
+            return spo, sw, X, C_given, spo_mag, w_unit
         sq = Pw @ np.einsum("ij,ij->i", C, C)
-        mse = sq - 2 * np.einsum("ij,ij->i", S, t.value) + wn * np.einsum(
-            "ij,ij->i", t.value, t.value)
-        mse_mag = float((sq + 2 * np.einsum("ij,ij->i", np.abs(S), np.abs(t.value))
-                         + wn * np.einsum("ij,ij->i", t.value, t.value)).max(initial=0.0))
+        mse = sq - 2 * np.einsum("ij,ij->i", S, value) + wn * np.einsum(
+            "ij,ij->i", value, value)
+        mse_mag = float((sq + 2 * np.einsum("ij,ij->i", np.abs(S), np.abs(value))
+                         + wn * np.einsum("ij,ij->i", value, value)).max(initial=0.0))
         if loss == "mse":
-            return np.maximum(mse, 0.0), sw, X, C, mse_mag, w_unit
+            return np.maximum(mse, 0.0), sw, X, C_given, mse_mag, w_unit
         crit = self._criterion_scales
-        return crit(spo, mse), sw, X, C, crit(spo_mag, mse_mag), w_unit
+        return crit(spo, mse), sw, X, C_given, crit(spo_mag, mse_mag), w_unit
 
     def _spo_share(self):
         """The weight of the SPO loss in the training criterion (1: SPO, 0: squared error)."""
         return getattr(self, "spo_weight", 1.0) if getattr(self, "criterion", "spo") == "spo" \
             else 0.0
 
+    def _loss_unit(self):
+        """The power of two in whose units ``loss_scales_`` are (1.0 but for a mixed
+        criterion on costs whose squares are not floats; 1.0 in older files)."""
+        return getattr(self, "loss_unit_", 1.0)
+
     def _criterion_scales(self, spo, mse):
+        """The mixed criterion of SPO losses and squared errors given in units of
+        ``_loss_unit()`` (and its square)."""
         a = self._spo_share()
         if a == 1.0:
             return spo
@@ -278,7 +290,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             raise ValueError(
                 f"the mixed criterion's scales loss_scales_=({s_spo!r}, {s_mse!r}) (the root's "
                 "training SPO loss and squared error) are beyond the float range or "
-                "subnormal: the training sample_weight or costs are that large or small, and "
+                "subnormal: the training sample_weight is that large or small, and "
                 "validation losses cannot be put on the criterion's scale. Refit with "
                 "sample_weight scaled by a constant, which grows the same tree.")
         return a * spo / s_spo + (1 - a) * mse / s_mse
@@ -327,12 +339,12 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """
         one_se_rule = check_bool(one_se_rule, "one_se_rule", f"{type(self).__name__}.prune")
         loss = self._pruning_loss_name(loss)
-        node_val, sw, X, C, magnitude, w_unit = self._node_losses_on(X_val, C_val,
-                                                                      sample_weight, loss)
         t = self.tree_
         train = {"criterion": t.impurity, "spo": t.loss}.get(loss)
         if train is None:  # "mse" for a tree grown on another criterion
             train = self._train_mse()
+        node_val, sw, X, C, magnitude, w_unit = self._node_losses_on(X_val, C_val,
+                                                                      sample_weight, loss)
         alphas, masks, _ = t.pruning_sequence(train)
         val = np.array([node_val[mk].sum() for mk in masks])
         n_leaves = np.array([mk.sum() for mk in masks])
@@ -368,8 +380,10 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     def _per_sample_loss(self, tree, X, C, loss):
         node_of = tree.apply(X)
-        spo = decision_loss(C, tree.decision[node_of], problem=self.problem_)
-        diff = C - tree.value[node_of]
+        # As in _node_losses_on: the criterion's losses in its scales' unit.
+        u = self._loss_unit() if loss == "criterion" else 1.0
+        spo = decision_loss(C / u, tree.decision[node_of], problem=self.problem_)
+        diff = C / u - tree.value[node_of] / u
         mse = np.einsum("ij,ij->i", diff, diff)
         if loss == "spo":
             return spo
@@ -425,7 +439,7 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return imp / s if s > 0 else imp
 
     # ------------------------------------------------------- persistence
-    _persist_extra = ("loss_scales_", "pruning_alpha_", "pruning_path_", "category_values_",
+    _persist_extra = ("loss_scales_", "loss_unit_", "pruning_alpha_", "pruning_path_", "category_values_",
                       "categories_seen_")
 
     def _set_trees_from_load(self, trees):
@@ -435,6 +449,8 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         path = getattr(self, "pruning_path_", None)
         if path is not None:
             self._check_pruning_path(path)
+        if not hasattr(self, "loss_unit_"):
+            self.loss_unit_ = 1.0  # (a file of an older version: its scales in the problem's units)
         if hasattr(self, "loss_scales_"):
             self.loss_scales_ = tuple(self.loss_scales_)
         elif 0.0 < self._spo_share() < 1.0:
@@ -741,6 +757,8 @@ class SPOTree(BaseSPOTree):
         if not any(v is not None for v in self.categories_seen_):
             self.categories_seen_ = None
         self.loss_scales_ = scales
+        # The unit of loss_scales_ (see mixed_loss_unit): a power of two.
+        self.loss_unit_ = mixed_loss_unit(fit_data.scale) if 0.0 < a < 1.0 else 1.0
         self.n_oracle_calls_ = fit_data.n_oracle_calls
         if self._apply_ccp_alpha(self.ccp_alpha):
             # Only the splits that survived pruning count.
@@ -759,5 +777,13 @@ class SPOTree(BaseSPOTree):
         a = float(self.spo_weight)
         if a < 1.0:
             s_spo, s_mse = self.loss_scales_
+            u = self._loss_unit()
+            if u != 1.0:
+                # (Squared errors of 0 or inf: pruning on them kept the
+                # smallest tree without a word.)
+                raise ValueError(f"loss='mse' pruning needs squared errors in the problem's "
+                                 f"units, and the training costs (of about {u:.3g}) have "
+                                 "squares beyond the float range or subnormal; prune with "
+                                 "loss='criterion' or 'spo', or rescale the costs.")
             return np.maximum((t.impurity - a * t.loss / s_spo) * s_mse / (1.0 - a), 0.0)
         return super()._train_mse()

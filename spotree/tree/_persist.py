@@ -187,6 +187,15 @@ def _read_oob_pair(v, where, p, d):
     return np.array([_read_oob_score(x, _schema.join(where, i), p, d) for i, x in enumerate(v)])
 
 
+def _read_loss_unit(v, where, p, d):
+    """A mixed criterion's unit of its scales: a positive power of two."""
+    u = _schema.real(v, where)
+    if not (u > 0 and math.frexp(u)[0] == 0.5):
+        raise _schema.SchemaError(where, f"must be a positive power of two (the unit of "
+                                         f"loss_scales_); got {v!r}.")
+    return u
+
+
 def _read_loss_scales(v, where, p, d):
     if not isinstance(v, list) or len(v) != 2:
         raise _schema.SchemaError(where, "must be a list of 2 positive numbers (the SPO and "
@@ -359,6 +368,7 @@ def _read_scores(v, where):
 #: called as ``reader(value, key, n_features, n_costs)``.
 _EXTRA_READERS = {
     "loss_scales_": _read_loss_scales,
+    "loss_unit_": _read_loss_unit,
     "pruning_alpha_": lambda v, where, p, d: _schema.real(v, where, low=0.0),
     "pruning_path_": _read_pruning_path,
     "oob_score_": _read_oob_score,

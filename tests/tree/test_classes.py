@@ -1196,6 +1196,51 @@ def test_pruning_on_losses_the_floats_cannot_hold_is_refused(w, kw, match):
     assert ok.prune(X[:20], C[:20]).get_n_leaves() == ref.get_n_leaves()
 
 
+@pytest.mark.parametrize("scale", [2.0 ** -540, 1e-160, 2.0 ** 540])
+def test_a_mixed_criterion_tree_prunes_on_costs_whose_squares_are_not_floats(scale, tmp_path):
+    # spo_weight=0.5 on costs of 1e-160 stored a squared-error scale of 0 (of
+    # 2^540, inf): prune refused the tree, blaming sample_weight. The scales
+    # are now kept in units of a power of two; pruning is the same as on the
+    # unscaled costs (the criterion has no unit), through a file too.
+    import json
+
+    from spotree import SPOForest, load
+
+    X, C = _sp_data(60, seed=1)
+    ref = SPOTree(SP, max_depth=3, spo_weight=0.5).fit(X[:40], C[:40])
+    tree = SPOTree(SP, max_depth=3, spo_weight=0.5).fit(X[:40], C[:40] * scale)
+    assert tree.get_n_leaves() == ref.get_n_leaves() > 2
+    want = ref.prune(X[40:], C[40:])
+    for t in (tree, load(_saved(tree, tmp_path / "t.json"))):
+        got = t.prune(X[40:], C[40:] * scale)
+        assert got.get_n_leaves() == want.get_n_leaves()
+        np.testing.assert_allclose(got.pruning_path_.val_losses, want.pruning_path_.val_losses,
+                                   rtol=1e-12)
+        one_se = t.prune(X[40:], C[40:] * scale, one_se_rule=True)
+        assert one_se.get_n_leaves() == ref.prune(X[40:], C[40:], one_se_rule=True).get_n_leaves()
+        with pytest.raises(ValueError, match="loss='mse' pruning needs squared errors in the "
+                                             "problem's units"):
+            t.prune(X[40:], C[40:] * scale, loss="mse")
+    forest = SPOForest(SP, n_estimators=2, max_depth=2, spo_weight=0.5, criterion="spo",
+                       ridge_features=False, random_state=0).fit(X[:40], C[:40] * scale)
+    back = load(_saved(forest, tmp_path / "f.json"))
+    for est in back.estimators_:
+        assert est.prune(X[40:], C[40:] * scale).get_n_leaves() >= 1
+    # A file without loss_unit_ (an older version's, of ordinary costs) loads as before.
+    path = _saved(ref, tmp_path / "r.json")
+    doc = json.loads(path.read_text())
+    assert doc["fitted"].pop("loss_unit_") == 1.0
+    path.write_text(json.dumps(doc))
+    old = load(path).prune(X[40:], C[40:])
+    np.testing.assert_allclose(old.pruning_path_.val_losses, want.pruning_path_.val_losses,
+                               rtol=1e-12)
+
+
+def _saved(model, path):
+    model.save(path)
+    return path
+
+
 def _hand_importances(tree):
     """Normalized criterion-loss decrease per feature, by a loop over the splits."""
     imp = np.zeros(tree.n_features)
