@@ -65,8 +65,12 @@ class OptimalSPOTree(BaseSPOTree):
       Bertsimas-Dunn tree encoding of appendix A, its b_t = 1 correction,
       per-feature epsilons, N_min per leaf, the split penalty and the
       appendix-B cut), solved by HiGHS (or Gurobi) from a warm start given by
-      the greedy :class:`SPOTree` of the same depth. Features are scaled to
-      [0, 1]; thresholds may fall between any two training values.
+      the greedy :class:`SPOTree` of the same depth. Each feature enters the
+      MILP as the ranks of its distinct training values (scaled to [0, 1]),
+      so that neighbouring values are as far apart as the solver can tell
+      whatever their own gap; a threshold may fall between any two
+      neighbouring values and is stored, as :class:`SPOTree`'s, as their
+      midpoint in the feature's own units.
 
     Both store the same ``tree_`` arrays as :class:`SPOTree`, so prediction,
     pruning, export and persistence are shared.
@@ -96,10 +100,12 @@ class OptimalSPOTree(BaseSPOTree):
         Unlike :class:`SPOTree`'s ``ccp_alpha``, it is part of the objective
         the tree is trained on, and it is divided by no total weight.
     feature_precision : float or None, default=None
-        MILP only: round the [0, 1]-scaled features to this precision before
-        solving (the paper suggests 1e-2), which enlarges the epsilons of the
-        split constraints. Training samples whose rounded values tie cannot be
-        separated.
+        MILP only: round the features, scaled to [0, 1] by their minimum and
+        maximum, to this precision before solving (the paper suggests 1e-2):
+        training samples whose rounded values tie cannot be separated, so
+        there are fewer thresholds to choose from. (The paper rounds to
+        enlarge the epsilons of the split constraints; this MILP is built on
+        the ranks of the distinct values, whose epsilons need no rounding.)
     warm_start : bool, default=True
         MILP only: start from the greedy tree of the same depth. Not
         scikit-learn's ``warm_start``: every ``fit`` starts afresh, never
@@ -136,10 +142,12 @@ class OptimalSPOTree(BaseSPOTree):
     problem_ : DecisionProblem
     result_ : dict
         ``method``, ``status`` (``"optimal"``, ``"time_limit"``, or for the
-        MILP ``"solver_tolerance"`` when the solver's optimum separated
-        values of a feature closer than its tolerances and no tree attains
-        it (``feature_precision`` or the search avoid that), or another
-        status of the solver, whose own wording is in ``solver_status``), ``objective`` (the
+        MILP ``"solver_tolerance"`` when the solver's optimum routed training
+        rows as no threshold can, within its tolerances, and no tree attains
+        it (a safeguard: the rank encoding keeps neighbouring values 1 /
+        (number of distinct values - 1) apart, far above those tolerances),
+        or another status of the solver, whose own wording is in
+        ``solver_status``), ``objective`` (the
         training objective of ``tree_``: mean SPO loss plus split_penalty per
         split), ``bound`` (a proven lower bound on the objective of every
         tree of ``max_depth`` whose splits the method considers: with an
@@ -516,10 +524,11 @@ class OptimalSPOTree(BaseSPOTree):
             res["status"], res["status"])
         if status == "optimal" and (objective / unit - res["objective"]
                                     > 1e-6 * max(1.0, abs(res["objective"]))):
-            # Values of a feature closer (relative to its range) than the
-            # solver's feasibility tolerance: its "optimal" solution routed
-            # them as no threshold can, and the tree (each row routed by its
-            # value) does worse. The solver's bound stands; optimality does not.
+            # The solver's "optimal" solution routed rows as no threshold can
+            # (within its tolerances; before the rank encoding, values of a
+            # feature closer than 1e-7 of its range did), and the tree (each
+            # row routed by its value) does worse. The solver's bound stands;
+            # optimality does not.
             status = "solver_tolerance"
         return tree, dict(method="milp", solver=res["solver"], status=status,
                           solver_status=res["status"],

@@ -4,9 +4,11 @@ Variables, for a complete tree of depth H with branch nodes t = 1..B (heap
 order: the children of t are 2t and 2t+1) and leaves l = 1..L:
 
 - ``a[j, t]`` binary: node t splits on feature j; ``d[t]`` binary: node t is
-  an active split; ``b[t]`` in [0, 1]: its threshold on features scaled to
-  [0, 1] (``b[t] = 1`` when inactive: the paper's correction, which sends
-  every sample left).
+  an active split; ``b[t]`` in [0, 1]: its threshold on the features'
+  ranks, each feature's distinct training values mapped to
+  ``0, 1/(m-1), ..., 1`` (``b[t] = 1`` when inactive: the paper's correction,
+  which sends every sample left). Thresholds are read back as midpoints of
+  the original values.
 - ``r[i, l]`` binary: sample i is in leaf l; ``k[l]`` binary: leaf l is used.
 - ``w_l`` in S: the leaf's decision, either as variables under the
   LinearProgram's constraints (integrality kept) or as convex weights
@@ -46,25 +48,46 @@ def milp_n_binaries(n_samples, n_features, max_depth):
 
 
 def _scale_features(X, feature_precision):
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    with np.errstate(over="ignore"):
-        span = hi - lo
-    Xs = (X - lo) / np.where(hi > lo, span, 1.0) if np.isfinite(span).all() else None
-    if Xs is None:
-        # A feature spans more than the float range: halve first (the NaNs of
-        # inf / inf made HiGHS reject the model).
-        wide = ~np.isfinite(span)
-        Xs = np.empty_like(X)
-        Xs[:, ~wide] = (X[:, ~wide] - lo[~wide]) / np.where(hi > lo, span, 1.0)[~wide]
-        Xs[:, wide] = (0.5 * X[:, wide] - 0.5 * lo[wide]) / (0.5 * hi[wide] - 0.5 * lo[wide])
+    """Each feature as the ranks of its distinct values, scaled to [0, 1], and its epsilon.
+
+    The k-th smallest of a feature's ``m`` distinct training values becomes
+    ``k / (m - 1)``, so that neighbouring values lie ``eps_j = 1 / (m - 1)``
+    apart. The MILP's split test ``x + eps <= b`` (left) versus ``x >= b``
+    separates them by that margin, far above the solver's tolerances (about
+    1e-6) whatever the values: with the min-max scaling used before, values
+    closer than 1e-7 of their feature's range (a few hundred ordinary rows
+    reach such gaps) were routed as no threshold can, and the "optimal" tree
+    was not. A threshold between ranks k and k + 1 is the one between the
+    k-th and (k+1)-th values, so the feasible trees are the same.
+
+    With ``feature_precision``, the min-max-scaled values are rounded to that
+    precision first and values that round alike share one rank (they cannot
+    be separated), as documented for the parameter.
+    """
     if feature_precision is not None:
-        Xs = np.round(Xs / feature_precision) * feature_precision
-    Xs = np.clip(Xs, 0.0, 1.0)
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        with np.errstate(over="ignore"):
+            span = hi - lo
+        if np.isfinite(span).all():
+            Xs = (X - lo) / np.where(hi > lo, span, 1.0)
+        else:
+            # A feature spans more than the float range: halve first (inf / inf
+            # is NaN).
+            wide = ~np.isfinite(span)
+            Xs = np.empty_like(X)
+            Xs[:, ~wide] = (X[:, ~wide] - lo[~wide]) / np.where(hi > lo, span, 1.0)[~wide]
+            Xs[:, wide] = (0.5 * X[:, wide] - 0.5 * lo[wide]) / (0.5 * hi[wide]
+                                                                  - 0.5 * lo[wide])
+        # (Rounding is monotone, so the ranks of the rounded values keep the
+        # order of the raw ones.)
+        X = np.round(Xs / feature_precision) * feature_precision
+    Xs = np.zeros(X.shape, dtype=np.float64)
     eps = np.zeros(X.shape[1])
     for j in range(X.shape[1]):
-        u = np.unique(Xs[:, j])
+        u, rank = np.unique(X[:, j], return_inverse=True)
         if u.size > 1:
-            eps[j] = np.diff(u).min()
+            eps[j] = 1.0 / (u.size - 1)
+            Xs[:, j] = rank.ravel() * eps[j]
     return Xs, eps
 
 

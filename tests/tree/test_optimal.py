@@ -457,23 +457,55 @@ def test_milp_min_samples_leaf_above_the_rows_gives_the_optimal_lone_leaf(min_sa
     assert r["bound"] == pytest.approx(leaf, rel=1e-6) and r["gap"] < 1e-6
 
 
-def test_milp_optimum_below_the_solvers_tolerance_is_not_called_optimal():
-    # x0 spans 1e3 but the rows that matter differ by 1e-9: scaled to [0, 1]
-    # their gaps are far below HiGHS's tolerance, so it "proved" an objective
-    # of 0 that no tree has. The fit kept its warm start (0.051; brute force
-    # 0.0088) and said "optimal" with a gap of 1.
-    rng = np.random.default_rng(0)
-    x0 = np.concatenate([rng.uniform(0, 1e-8, size=11), [1e3]])
+def _close_values_instance(kind, seed):
+    """12 rows whose feature 0 has values far closer than 1e-7 of its range."""
+    rng = np.random.default_rng(seed)
+    if kind == "tiny":
+        # Spans 1e3, but the rows that matter differ by about 1e-9.
+        x0 = np.concatenate([rng.uniform(0, 1e-8, size=11), [1e3]])
+        half = x0 > 5e-9
+    else:
+        # Values 1e6 + k 1e-4 and one at 1e6 + 1e4: gaps of 1e-8 of the range.
+        k = rng.permutation(12)
+        x0 = np.where(k == 11, 1e6 + 1e4, 1e6 + k * 1e-4)
+        half = k >= 6
     x1 = rng.normal(size=12)
-    X = np.column_stack([x0, x1])
-    C = rng.uniform(size=(12, 3)) + np.eye(3)[(x0 > 5e-9).astype(int) + (x1 > 0)]
+    C = rng.uniform(size=(12, 3)) + np.eye(3)[half.astype(int) + (x1 > 0)]
+    return np.column_stack([x0, x1]), C
+
+
+@pytest.mark.parametrize("kind, seed, depth", [("tiny", 0, 2), ("offset", 5, 2),
+                                               ("offset", 6, 1)])
+def test_milp_is_exact_on_values_closer_than_the_solvers_tolerance(kind, seed, depth):
+    # On [0, 1]-scaled features these gaps were far below HiGHS's tolerance:
+    # it "proved" objectives no tree has (0 on "tiny"), and the fit kept its
+    # warm start (0.051 against a brute-force optimum of 0.0088) with status
+    # "solver_tolerance". The MILP is now built on each feature's ranks.
+    X, C = _close_values_instance(kind, seed)
     problem = FiniteDecisions(np.eye(3))
-    exact = _enumerate_best(X, C, np.ones(12), problem, 2, 1)
-    r = OptimalSPOTree(problem, max_depth=2, method="milp").fit(X, C).result_
-    assert r["bound"] <= exact + 1e-12
-    if r["objective"] > exact * (1 + 1e-9):
-        assert r["status"] == "solver_tolerance" and r["solver_status"] == "Optimal"
-        assert r["gap"] > 0.5
+    exact = _enumerate_best(X, C, np.ones(12), problem, depth, 1)
+    est = OptimalSPOTree(problem, max_depth=depth, method="milp").fit(X, C)
+    r = est.result_
+    assert r["status"] == "optimal"
+    assert r["objective"] == pytest.approx(exact, rel=1e-9, abs=1e-12)
+    assert r["bound"] == pytest.approx(exact, rel=1e-6, abs=1e-9)
+    t = est.tree_
+    assert t.n_leaves > 1
+    assert t.loss[t.is_leaf].sum() / 12 == pytest.approx(exact, rel=1e-9, abs=1e-12)
+    for node in np.flatnonzero(~t.is_leaf):
+        # Thresholds in the feature's own units: the midpoint of two
+        # neighbouring training values, as SPOTree places them.
+        u = np.unique(X[:, t.feature[node]])
+        i = np.searchsorted(u, t.threshold[node])
+        assert 0 < i < u.size
+        assert t.threshold[node] == pytest.approx((u[i - 1] + u[i]) / 2, rel=1e-15)
+    # The greedy tree, mapped to ranks, is a feasible warm start.
+    from spotree.tree._optimal_milp import MilpModel
+
+    greedy = SPOTree(problem, max_depth=depth).fit(X, C).tree_
+    model = MilpModel(X, C, np.ones(12), problem.solve(C)[1], problem, depth, 1).build()
+    Ax = model.A @ model.assignment_from_tree(greedy)
+    assert (Ax >= model.row_lo - 1e-9).all() and (Ax <= model.row_hi + 1e-9).all()
 
 
 def test_milp_never_worse_than_its_warm_start():
