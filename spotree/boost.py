@@ -623,6 +623,11 @@ class _Start:
         return _Start(self.choice, self.coef * unit, self.intercept * unit, links)
 
 
+class _StartOutOfRange(ValueError):
+    """A linear start whose coefficients pass the float range (see
+    :func:`_check_start_in_range`): ``init="auto"`` then leaves that candidate out."""
+
+
 def _check_start_in_range(start, unit, X, C, sw):
     """Refuse a linear start whose coefficients (in the costs' own units) are not floats.
 
@@ -647,7 +652,7 @@ def _check_start_in_range(start, unit, X, C, sw):
         where = f", features as small as {mag[j]:.3g} in magnitude (column {j} of the start's X)"
     # (Its coefficients, or the "index" start's link coefficients, are costs per
     # unit of feature, or of the index: they scale with the costs.)
-    raise ValueError(
+    raise _StartOutOfRange(
         f"SPOBoost's init={start.choice!r} start has coefficients beyond the float range in "
         f"the costs' units (costs up to {top:.3g}{where}). Rescale those columns of X or "
         "the costs C (a power of two rescales exactly), or use init='mean'.")
@@ -767,7 +772,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
           lower regret by more than two standard errors (of the weighted
           mean of the row-wise differences), at every size and whether the
           validation part is held out, given as ``X_val`` or absent; the
-          validation part only chooses the number of trees.
+          validation part only chooses the number of trees. Where the
+          ``"index"`` start's coefficients would pass the float range (its
+          link on costs near the float range; see below) on a fold or on
+          the rows fitted, it keeps ``"ridge"`` (its regret NaN).
 
         Every built-in start gives the same model after rescaling a feature
         by ``x -> s x + t``. See Notes. The linear starts (all but ``"mean"``)
@@ -838,9 +846,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     init_cv_regret_ : dict or None
         When ``init="auto"``: each candidate's cross-validated normalized
         SPO loss (the regret of its decisions on the rows of every fold,
-        fitted on the other folds, pooled over the folds); None otherwise
-        (and when no row's optimal value is nonzero). Not saved in the JSON
-        file.
+        fitted on the other folds, pooled over the folds); NaN for
+        ``"index"`` where its coefficients passed the float range; None
+        otherwise (and when no row's optimal value is nonzero). Not saved in
+        the JSON file.
     n_estimators_ : int
         Number of kept trees (``best_iteration_`` with early stopping).
     n_iter_ : int
@@ -1388,18 +1397,30 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             # out for early stopping included: the folds score every row).
             init, self.init_cv_regret_ = self._cv_start(X_all, C_all, sw_all, problem, rng,
                                                         solved_all)
-        init, trees, train_scores, val_scores, best_iter = self._boost(
-            X, C, sw, problem, rng, val, init, self.n_estimators, early, start, solved)
-        n_iter = len(trees)
-        best_iter = best_iter if early else n_iter
-        trees = trees[:best_iter]
         refitted = self._refit and val_arg == "validation_fraction"
-        if refitted:
-            # The number of rounds is chosen; train the chosen start and that
-            # many trees again on all the rows.
-            init, trees, _, _, _ = self._boost(X_all, C_all, sw_all, problem, rng, None,
-                                               init.choice, best_iter, False, start,
-                                               solved_all, score_train=False)
+        choice = init
+        while True:
+            try:
+                init, trees, train_scores, val_scores, best_iter = self._boost(
+                    X, C, sw, problem, rng, val, choice, self.n_estimators, early, start,
+                    solved)
+                n_iter = len(trees)
+                best_iter = best_iter if early else n_iter
+                trees = trees[:best_iter]
+                if refitted:
+                    # The number of rounds is chosen; train the chosen start and that
+                    # many trees again on all the rows.
+                    init, trees, _, _, _ = self._boost(X_all, C_all, sw_all, problem, rng,
+                                                       None, choice, best_iter, False, start,
+                                                       solved_all, score_train=False)
+                break
+            except _StartOutOfRange:
+                # init="auto" chose "index", in range on the folds but not on
+                # these rows: the ridge start, as where it is out on a fold.
+                if not (self.init_cv_regret_ is not None and choice == "index"):
+                    raise
+                choice = "ridge"
+                self.init_cv_regret_["index"] = float("nan")
         if unit != 1.0:
             init = init.times(unit)
             for tree in trees:
@@ -1476,8 +1497,18 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             if not (sw[tr] > 0).any() or not (sw[te] > 0).any():
                 return None  # no weight to fit or to score: the fold adds nothing
             ridge = _ridge_gcv(X[tr], C[tr], sw[tr])
-            return [self._init_model(name, X[tr], C[tr], sw[tr], W_true[tr], problem, rng,
-                                     ridge=ridge).predict(X[te]) for name in names]
+            out = []
+            for name in names:
+                try:
+                    out.append(self._init_model(name, X[tr], C[tr], sw[tr], W_true[tr],
+                                                problem, rng, ridge=ridge).predict(X[te]))
+                except _StartOutOfRange:
+                    # (It raised, naming init='index', for init='auto', which
+                    # the ridge start would have served.)
+                    if name == "ridge":
+                        raise
+                    out.append(None)  # left out: see below
+            return out
 
         threads = self._start_threads if _CV_THREADS else 1
         if threads > 1 and set(names) <= _THREAD_SAFE_STARTS:
@@ -1493,15 +1524,19 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 self._start_threads = threads
         else:
             predictions = [fold_predictions(f) for f in range(k)]
+        out = np.zeros(len(names), dtype=bool)  # a start out of range on some fold
         for f, P in enumerate(predictions):
             if P is not None:
                 te = fold == f
                 for i in range(len(names)):
-                    regret[i, te] = _regrets(problem, C[te], z[te], problem.solve(P[i])[0])
-        loss = regret @ sw / denom
-        best = 0
-        for i in range(1, len(names)):
-            if _significant_gain(regret[best], regret[i], sw):
+                    if P[i] is None:
+                        out[i] = True
+                    else:
+                        regret[i, te] = _regrets(problem, C[te], z[te], problem.solve(P[i])[0])
+        loss = np.where(out, np.nan, regret @ sw / denom)
+        best = int(np.argmin(out))  # the first one in range ("ridge" always is)
+        for i in range(best + 1, len(names)):
+            if not out[i] and _significant_gain(regret[best], regret[i], sw):
                 best = i
         return names[best], dict(zip(names, loss.tolist()))
 

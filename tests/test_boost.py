@@ -1349,6 +1349,43 @@ def test_a_linear_start_whose_coefficients_pass_the_float_range_is_refused(init,
     assert np.isfinite(m.predict(Xt)).all()
 
 
+def test_auto_start_keeps_ridge_where_the_index_link_passes_the_float_range(monkeypatch):
+    # init="auto" on costs near the float range raised "init='index' start has
+    # coefficients beyond the float range" (the index link's knots pass it on
+    # a fold), though the user chose no index start and the ridge start fits.
+    from spotree import boost
+    from spotree.datasets import make_shortest_path
+
+    X, C = make_shortest_path(60, n_features=3, grid=(3, 3), degree=8, noise=0.5,
+                              random_state=0)
+    f = np.finfo(np.float64).max / C.max()
+    kw = dict(n_estimators=2, max_depth=2, random_state=0)
+    with pytest.raises(ValueError, match=r"init='index' start has coefficients beyond"):
+        SPOBoost(SP, init="index", **kw).fit(X, C * f)
+    m = SPOBoost(SP, **kw).fit(X, C * f)
+    assert m.init_choice_ == "ridge" and math.isnan(m.init_cv_regret_["index"])
+    # The ridge start's regret as on the unscaled costs (the same folds: the
+    # decisions do not change with the scale), and its start the ridge's own.
+    unscaled = SPOBoost(SP, **kw).fit(X, C)
+    assert unscaled.init_choice_ == "index"
+    assert m.init_cv_regret_["ridge"] == pytest.approx(unscaled.init_cv_regret_["ridge"],
+                                                       rel=1e-9)
+    ridge = SPOBoost(SP, init="ridge", **kw).fit(X, C * f)
+    assert_allclose(m.init_coef_, ridge.init_coef_, rtol=1e-9)
+    assert_allclose(m.init_intercept_, ridge.init_intercept_, rtol=1e-9)
+    # In range on every fold but not on the rows refitted (all 60): ridge too.
+    check = boost._check_start_in_range
+
+    def out_on_all_rows(start, unit, X, C, sw):
+        if start.choice == "index" and X.shape[0] == 60:
+            raise boost._StartOutOfRange("out of range")
+        check(start, unit, X, C, sw)
+
+    monkeypatch.setattr(boost, "_check_start_in_range", out_on_all_rows)
+    m = SPOBoost(SP, **kw).fit(X, C)
+    assert m.init_choice_ == "ridge" and math.isnan(m.init_cv_regret_["index"])
+
+
 def test_a_scikit_learn_regressor_as_the_start():
     from sklearn.linear_model import LinearRegression
     from sklearn.neighbors import KNeighborsRegressor
