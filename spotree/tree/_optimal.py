@@ -147,9 +147,11 @@ class OptimalSPOTree(BaseSPOTree):
         it (a safeguard: the rank encoding keeps neighbouring values 1 /
         (number of distinct values - 1) apart, far above those tolerances),
         or another status of the solver, whose own wording is in
-        ``solver_status``), ``objective`` (the
-        training objective of ``tree_``: mean SPO loss plus split_penalty per
-        split), ``bound`` (a proven lower bound on the objective of every
+        ``solver_status``; ``"Inconsistent solver result"`` when the solver
+        reported an objective other than its solution's, even on a retry
+        without the warm start: its bound is then no proof, and ``bound`` is
+        0), ``objective`` (the training objective of ``tree_``: mean SPO loss
+        plus split_penalty per split), ``bound`` (a proven lower bound on the objective of every
         tree of ``max_depth`` whose splits the method considers: with an
         int ``global_thresholds`` those quantiles only, with
         ``feature_precision`` none that separates rounded ties, so that a

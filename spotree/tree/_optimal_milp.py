@@ -481,7 +481,11 @@ class MilpModel:
             if left > 0:
                 res = run(None, left)
         if not self._reports_its_point(res):
-            res = dict(res, status="Inconsistent solver result")
+            # A run whose objective is not that of its own point proves no
+            # bound either (one above every tree was clipped to the returned
+            # tree's objective: a gap of 0 for the greedy tree). None is
+            # given: the fit then reports the trivial bound 0.
+            res = dict(res, status="Inconsistent solver result", bound=-np.inf, gap=np.inf)
         runtime = time.perf_counter() - t0
         return dict(solver="highs", status=res["status"], x=res["x"],
                     objective=res["objective"], bound=res["bound"], gap=res["gap"],

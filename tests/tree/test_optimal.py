@@ -413,10 +413,7 @@ def test_search_with_weights_whose_sums_pass_the_float_range(vertices, exponent)
     assert 0.0 <= r["bound"] <= r["objective"]
 
 
-def test_milp_with_a_warm_start_that_highs_mis_reports():
-    # HiGHS (presolve with the greedy tree as a start) returned the start,
-    # reported a lower objective than any tree has and called it optimal:
-    # the fit kept the greedy tree (0.862) as "optimal" (the optimum is 0.697).
+def _misreported_knapsack():
     from spotree.problems import Knapsack
 
     problem = Knapsack([[1.4014749275280547, 1.6135581592212653, 1.9979779826978785]], [2.5])
@@ -426,7 +423,14 @@ def test_milp_with_a_warm_start_that_highs_mis_reports():
                   [-1.3706257653434577, -0.11971924896036745, 2.032542284551058],
                   [-0.1994123941934126, 0.7077667466996015, -0.9843646620207525],
                   [0.016624923344659728, -0.5794635736786925, -0.9725660248795511]])
-    w = np.array([1.0, 2.0, 1.0, 1.0, 2.0])
+    return X, C, np.array([1.0, 2.0, 1.0, 1.0, 2.0]), problem
+
+
+def test_milp_with_a_warm_start_that_highs_mis_reports():
+    # HiGHS (presolve with the greedy tree as a start) returned the start,
+    # reported a lower objective than any tree has and called it optimal:
+    # the fit kept the greedy tree (0.862) as "optimal" (the optimum is 0.697).
+    X, C, w, problem = _misreported_knapsack()
     exact = _enumerate_best(X, C, w, problem, 2, 1, alpha=0.2)
     est = OptimalSPOTree(problem, max_depth=2, split_penalty=0.2, method="milp").fit(X, C, w)
     r = est.result_
@@ -434,6 +438,32 @@ def test_milp_with_a_warm_start_that_highs_mis_reports():
     assert r["warm_start_objective"] > exact + 0.1  # the start was not optimal
     assert r["bound"] <= r["objective"] + 1e-12
     assert r["solver_objective"] == pytest.approx(r["objective"], rel=1e-6)
+
+
+def test_milp_inconsistent_solver_result_proves_no_bound(monkeypatch):
+    # A solver whose reported objective is not that of the point it returns
+    # (as HiGHS 1.16 did above, twice here) proves nothing: its bound (10,
+    # above every tree) was clipped to the returned tree's objective, which
+    # the fit then reported with a gap of 0 (0.862, the greedy tree; the
+    # optimum is 0.697).
+    import spotree.problems._highs as highs_module
+
+    real = highs_module.solve_once
+    starts = []
+
+    def lying(*args, start=None, **kwargs):
+        res = real(*args, start=start, **kwargs)
+        if start is not None:
+            starts.append(start)
+        return dict(res, x=starts[0], objective=-1.0, bound=10.0, gap=0.0, status="Optimal")
+
+    monkeypatch.setattr(highs_module, "solve_once", lying)
+    X, C, w, problem = _misreported_knapsack()
+    exact = _enumerate_best(X, C, w, problem, 2, 1, alpha=0.2)
+    r = OptimalSPOTree(problem, max_depth=2, split_penalty=0.2, method="milp").fit(X, C, w).result_
+    assert r["status"] == "Inconsistent solver result"
+    assert r["objective"] > exact + 0.1         # the greedy tree was kept
+    assert r["bound"] <= exact + 1e-12 and r["gap"] == 1.0
 
 
 @pytest.mark.parametrize("min_samples_leaf", [11, 0.99])
