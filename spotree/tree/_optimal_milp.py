@@ -503,35 +503,44 @@ class MilpModel:
 
         gp = import_optional("gurobipy", "OptimalSPOTree(method='milp', solver='gurobi')")
         env = gp.Env(empty=True)
-        env.setParam("OutputFlag", int(bool(verbose)))
-        env.start()
-        m = gp.Model(env=env)
-        m.Params.TimeLimit = float(time_limit)
-        m.Params.Seed = int(random_state)
-        vtype = np.where(self.integ > 0, gp.GRB.INTEGER, gp.GRB.CONTINUOUS)
-        xv = m.addMVar(self.n_cols, lb=self.col_lo, ub=self.col_hi, obj=self.cost,
-                       vtype=vtype)
-        A = self.A.tocsr()
-        finite_hi = np.isfinite(self.row_hi)
-        finite_lo = np.isfinite(self.row_lo)
-        if finite_hi.any():
-            m.addMConstr(A[finite_hi], xv, "<", self.row_hi[finite_hi])
-        if finite_lo.any():
-            m.addMConstr(A[finite_lo], xv, ">", self.row_lo[finite_lo])
-        m.ObjCon = self.offset
-        if warm is not None:
-            xv.Start = warm
-        t0 = time.perf_counter()
-        m.optimize()
-        runtime = time.perf_counter() - t0
-        if m.Status == gp.GRB.INTERRUPTED:
-            # gurobipy turns Ctrl-C during optimize() into this status; raise
-            # it as Python would (HiGHS's path does the same).
-            raise KeyboardInterrupt
-        has_sol = m.SolCount > 0
-        status_names = {gp.GRB.OPTIMAL: "Optimal", gp.GRB.TIME_LIMIT: "Time limit reached"}
-        return dict(solver="gurobi", status=status_names.get(m.Status, str(m.Status)),
-                    x=np.array(xv.X) if has_sol else None,
-                    objective=float(m.ObjVal) if has_sol else np.inf,
-                    bound=float(m.ObjBound), gap=float(m.MIPGap) if has_sol else np.inf,
-                    runtime=runtime, n_nodes_explored=int(m.NodeCount))
+        m = None
+        try:
+            env.setParam("OutputFlag", int(bool(verbose)))
+            env.start()
+            m = gp.Model(env=env)
+            m.Params.TimeLimit = float(time_limit)
+            m.Params.Seed = int(random_state)
+            vtype = np.where(self.integ > 0, gp.GRB.INTEGER, gp.GRB.CONTINUOUS)
+            xv = m.addMVar(self.n_cols, lb=self.col_lo, ub=self.col_hi, obj=self.cost,
+                           vtype=vtype)
+            A = self.A.tocsr()
+            finite_hi = np.isfinite(self.row_hi)
+            finite_lo = np.isfinite(self.row_lo)
+            if finite_hi.any():
+                m.addMConstr(A[finite_hi], xv, "<", self.row_hi[finite_hi])
+            if finite_lo.any():
+                m.addMConstr(A[finite_lo], xv, ">", self.row_lo[finite_lo])
+            m.ObjCon = self.offset
+            if warm is not None:
+                xv.Start = warm
+            t0 = time.perf_counter()
+            m.optimize()
+            runtime = time.perf_counter() - t0
+            if m.Status == gp.GRB.INTERRUPTED:
+                # gurobipy turns Ctrl-C during optimize() into this status; raise
+                # it as Python would (HiGHS's path does the same).
+                raise KeyboardInterrupt
+            has_sol = m.SolCount > 0
+            status_names = {gp.GRB.OPTIMAL: "Optimal", gp.GRB.TIME_LIMIT: "Time limit reached"}
+            return dict(solver="gurobi", status=status_names.get(m.Status, str(m.Status)),
+                        x=np.array(xv.X) if has_sol else None,
+                        objective=float(m.ObjVal) if has_sol else np.inf,
+                        bound=float(m.ObjBound), gap=float(m.MIPGap) if has_sol else np.inf,
+                        runtime=runtime, n_nodes_explored=int(m.NodeCount))
+        finally:
+            # The model and its environment hold a license token until
+            # disposed, and garbage collection may come much later (or never,
+            # in a reference cycle): a loop of fits could run out of tokens.
+            if m is not None:
+                m.dispose()
+            env.dispose()

@@ -760,6 +760,70 @@ def test_gurobi_missing_names_the_extra(monkeypatch):
         est.fit(X, C)
 
 
+def _fake_gurobipy(outcome, disposed):
+    """A gurobipy stand-in whose optimize() returns the warm start as optimal."""
+    import types
+
+    GRB = types.SimpleNamespace(INTEGER="I", CONTINUOUS="C", OPTIMAL=2, TIME_LIMIT=9,
+                                INTERRUPTED=11)
+
+    class Env:
+        def __init__(self, empty=False):
+            pass
+
+        def setParam(self, name, value):
+            pass
+
+        def start(self):
+            if outcome == "no_license":
+                raise RuntimeError("No Gurobi license found")
+
+        def dispose(self):
+            disposed.append("env")
+
+    class Model:
+        def __init__(self, env):
+            self.Params = types.SimpleNamespace()
+            self.ObjCon = 0.0
+
+        def addMVar(self, n, lb, ub, obj, vtype):
+            self.obj, self.var = obj, types.SimpleNamespace(Start=None)
+            return self.var
+
+        def addMConstr(self, A, x, sense, b):
+            pass
+
+        def optimize(self):
+            self.var.X = self.var.Start
+            self.Status = GRB.INTERRUPTED if outcome == "interrupted" else GRB.OPTIMAL
+            self.SolCount, self.NodeCount, self.MIPGap = 1, 0, 0.0
+            self.ObjVal = self.ObjBound = float(self.obj @ self.var.Start + self.ObjCon)
+
+        def dispose(self):
+            disposed.append("model")
+
+    return types.SimpleNamespace(Env=Env, Model=Model, GRB=GRB)
+
+
+@pytest.mark.parametrize("outcome", ["solved", "interrupted", "no_license"])
+def test_gurobi_model_and_environment_are_disposed(monkeypatch, outcome):
+    # Neither was disposed: each fit held a license token until garbage
+    # collection. (gurobipy is replaced by a stand-in.)
+    import sys
+
+    disposed = []
+    monkeypatch.setitem(sys.modules, "gurobipy", _fake_gurobipy(outcome, disposed))
+    monkeypatch.setattr(optimal_module, "GUROBI_INSTALLED", True)
+    X, C = make_shortest_path(10, n_features=2, grid=(2, 2), random_state=0)
+    est = OptimalSPOTree(ShortestPath((2, 2)), max_depth=1, method="milp", solver="gurobi")
+    if outcome == "solved":
+        assert est.fit(X, C).result_["solver"] == "gurobi"
+    else:
+        with pytest.raises(KeyboardInterrupt if outcome == "interrupted" else RuntimeError):
+            est.fit(X, C)
+    assert sorted(disposed) == (["env"] if outcome == "no_license" else ["env", "model"])
+
+
 @pytest.mark.parametrize("param, value", [("max_depth", 0), ("method", "greedy"),
                                           ("split_penalty", -1.0), ("solver", "cplex"),
                                           ("global_thresholds", 0), ("alpha", -1.0),
