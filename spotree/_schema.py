@@ -66,6 +66,40 @@ def join(where, key):
     return f"{where}.{key}" if where else key
 
 
+# ---------------------------------------------------- non-finite numbers
+#: The key of the object that stands for a non-finite number in a file
+#: spotree writes: ``{"__float__": "NaN"}`` (or ``"Infinity"``, ``"-Infinity"``).
+#: JSON has no such numbers; Python wrote ``NaN`` and ``Infinity`` literals,
+#: which strict readers (JavaScript's JSON.parse, jq, most other languages)
+#: refuse. Files with the literals (older versions) are still read.
+FLOAT_TAG = "__float__"
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _nonfinite_name(x):
+    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+
+
+def strict_json(v):
+    """``v`` (a document of dicts, lists, str, int, float, bool, None) with every
+    non-finite float replaced by its ``{FLOAT_TAG: name}`` object (see FLOAT_TAG);
+    ``v`` itself, untouched, where there is none."""
+    t = type(v)
+    if t is float:
+        return v if math.isfinite(v) else {FLOAT_TAG: _nonfinite_name(v)}
+    if t is list:
+        # One sum in C settles a flat list of finite numbers (most of a file).
+        try:
+            if v and math.isfinite(sum(v)):
+                return v
+        except (TypeError, OverflowError):
+            pass
+        return [strict_json(x) for x in v]
+    if t is dict:
+        return {k: strict_json(x) for k, x in v.items()}
+    return v
+
+
 # ------------------------------------------------------------------ files
 def _check_path(path, argument, function):
     if not isinstance(path, (str, os.PathLike)):
@@ -81,6 +115,13 @@ def _unique_keys(pairs):
     edited file could hold a key whose first value is the one its author
     reads and the second the one used.
     """
+    if len(pairs) == 1 and pairs[0][0] == FLOAT_TAG:
+        # A non-finite number (see FLOAT_TAG).
+        name = pairs[0][1]
+        if not (isinstance(name, str) and name in _NONFINITE):
+            raise ValueError(f"an object {{{FLOAT_TAG!r}: ...}} stands for a non-finite "
+                             f"number: 'NaN', 'Infinity' or '-Infinity'; got {name!r}")
+        return _NONFINITE[name]
     d = dict(pairs)
     if len(d) != len(pairs):
         seen = set()

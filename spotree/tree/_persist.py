@@ -16,6 +16,10 @@ Format (version 1), one JSON object::
 
 ``problem_info`` records the problem's class name, size and sense; files
 written before it existed load without it. Other top-level keys are ignored.
+The file is strict JSON: a non-finite number (a NaN standard error or score,
+a threshold of ``+inf``) is the object ``{"__float__": "NaN"}`` (``"Infinity"``,
+``"-Infinity"``); files of older versions, with ``NaN`` and ``Infinity``
+literals instead, load as well.
 
 Loading never imports or executes anything named in the file and trusts
 nothing in it: the estimator must be a registered class; the parameters pass
@@ -169,7 +173,10 @@ def save_model(model, path, extra=None):
     }
     if extra:
         doc.update({k: v for k, v in extra.items() if k not in doc})
-    atomic_write(path, lambda fh: json.dump(doc, fh))
+    # Strict JSON: NaN and inf as tagged objects (see _schema.FLOAT_TAG), not
+    # the NaN and Infinity literals that JavaScript's JSON.parse or jq refuse.
+    doc = _schema.strict_json(doc)
+    atomic_write(path, lambda fh: json.dump(doc, fh, allow_nan=False))
 
 
 # -------------------------------------------------------------- reading

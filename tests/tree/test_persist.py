@@ -106,6 +106,45 @@ def test_save_load_round_trip(name, tmp_path):
     assert doc["estimator"] == "SPOTree" and len(doc["trees"]) == 1
 
 
+def _refuse_literal(name):
+    raise ValueError(f"the literal {name} is not JSON")
+
+
+def test_model_files_are_strict_json_and_older_files_with_literals_load(tmp_path):
+    # A pruned tree's NaN standard error and a missingness split's +inf
+    # threshold were written as the literals NaN and Infinity, which JSON
+    # lacks (JavaScript's JSON.parse, jq and json.loads(parse_constant=...)
+    # refused the file). Now tagged objects; files with the literals (an older
+    # version's) still load.
+    FLOAT_TAG = "__float__"  # as documented in docs/user_guide/persistence.rst
+    seen = set()
+    for name in ("pruned", "missing"):
+        model, X, C = MODELS[name]
+        path = tmp_path / f"{name}.json"
+        model.save(path)
+        text = path.read_text()
+        doc = json.loads(text, parse_constant=_refuse_literal)  # strict: no literal
+        tags = re.findall(r'\{"%s": "([^"]*)"\}' % FLOAT_TAG, text)
+        seen.update(tags)
+        _same_model(model, spotree.load(path), X, C)
+        # The older form: the same document with the literals.
+        old = json.loads(text, object_hook=lambda d: float(d[FLOAT_TAG]) if FLOAT_TAG in d
+                         else d)
+        path.write_text(json.dumps(old))
+        assert ("NaN" if name == "pruned" else "Infinity") in path.read_text()
+        back = spotree.load(path)
+        _same_model(model, back, X, C)
+        assert doc["format"] == "spotree-model"
+    assert seen == {"NaN", "Infinity"}
+    np.testing.assert_equal(spotree.load(tmp_path / "pruned.json").pruning_path_
+                            .standard_error, np.nan)
+    doc = json.loads((tmp_path / "missing.json").read_text())
+    doc["trees"][0]["threshold"][0] = {FLOAT_TAG: "inf"}
+    with pytest.raises(ValueError, match=r"stands for a non-finite number: 'NaN', 'Infinity' "
+                                         r"or '-Infinity'; got 'inf'"):
+        spotree.load(_write(tmp_path, doc))
+
+
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_pickle_and_joblib_round_trip(name):
     model, X, C = MODELS[name]
