@@ -921,6 +921,14 @@ def describe_not_a_problem(obj, what="problem"):
     """
     msg = (f"{what} must be a spotree DecisionProblem (or None); got "
            f"{type(obj).__name__}.")
+    if isinstance(obj, type):
+        # A class is callable: the message said to wrap it as an oracle.
+        name = obj.__name__
+        if issubclass(obj, DecisionProblem):
+            return (f"{what} must be a spotree DecisionProblem instance (or None); got the "
+                    f"class {name} itself. Pass an instance: {what}={name}(...).")
+        return (f"{what} must be a spotree DecisionProblem (or None); got the class "
+                f"{name}, not an instance.")
     module = type(obj).__module__ or ""
     if _looks_like_pyepo(obj):
         return (f"{msg} It looks like a PyEPO optModel: wrap it with "

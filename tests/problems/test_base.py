@@ -443,6 +443,29 @@ def test_describe_not_a_problem_points_to_the_right_wrapper():
         CallableProblem(FakePyEPOModel(), n_costs=3)
 
 
+def test_a_problem_class_instead_of_an_instance_is_named_everywhere():
+    # SPOTree(problem=ShortestPath) said "got type" and to wrap a function
+    # with CallableProblem (a class is callable).
+    from spotree import OptimalSPOTree, SPOBoost, SPOForest, SPOPlusLinear, SPOTree
+    from spotree.metrics import compare_decisions, make_spo_scorer, spo_loss
+    from spotree.problems import ShortestPath, describe_not_a_problem
+
+    rng = np.random.default_rng(0)
+    X, C = rng.random((10, 2)), rng.random((10, 12))
+    match = (r"^problem must be a spotree DecisionProblem instance \(or None\); got the "
+             r"class ShortestPath itself\. Pass an instance: problem=ShortestPath\(\.\.\.\)\.$")
+    for est in (SPOTree, OptimalSPOTree, SPOForest, SPOBoost, SPOPlusLinear):
+        with pytest.raises(TypeError, match=match):
+            est(problem=ShortestPath).fit(X, C)
+    for call in (lambda: spo_loss(C, C, problem=ShortestPath),
+                 lambda: make_spo_scorer(ShortestPath),
+                 lambda: compare_decisions({"a": C}, None, C, problem=ShortestPath)):
+        with pytest.raises(TypeError, match=match):
+            call()
+    assert describe_not_a_problem(FakePyEPOModel).endswith(
+        "got the class FakePyEPOModel, not an instance.")
+
+
 def test_callable_rejects_non_callable_and_bad_arguments():
     with pytest.raises(TypeError, match="oracle must be callable; got ndarray"):
         CallableProblem(np.eye(2), n_costs=2)
