@@ -561,7 +561,8 @@ class _SlowProblem(Exception):
 
 
 def _check_category_codes(trees, fitted, cls):
-    """The codes of labelled categorical features index their labels.
+    """The codes of labelled categorical features index their labels, and a
+    labelled feature is not split or recorded as a numeric one.
 
     A feature whose labels ``fitted.category_values_`` lists is coded 0, 1,
     ... at predict; a tree's categorical split on it, and its
@@ -584,15 +585,37 @@ def _check_category_codes(trees, fitted, cls):
 
     seen = fitted.get("categories_seen_")
     for j, labelled in enumerate(labels):
-        if labelled is not None and seen is not None and seen[j] is not None:
+        if labelled is None:
+            continue
+        # A numeric feature given labels by hand loaded, and every predict then
+        # failed ("column 'a' holds numbers but held categories"), naming no
+        # file. A fitted categorical column has the codes it saw.
+        if "categories_seen_" in fitted and (seen is None or seen[j] is None):
+            raise _schema.SchemaError(
+                f"fitted.category_values_[{j}]",
+                f"lists labels, so feature {j} is a categorical column, but "
+                f"fitted.categories_seen_{'' if seen is None else f'[{j}]'} is null, as for a "
+                "numeric feature; a numeric feature's category_values_ entry is null.")
+        if seen is not None and seen[j] is not None:
             check(np.asarray(seen[j], dtype=np.float64), j, f"fitted.categories_seen_[{j}]")
     if getattr(cls, "_trees_split_one_hot", False):
         return
     for i, t in enumerate(trees):
         for node in np.flatnonzero(~t.is_leaf):
             j = int(t.feature[node])
-            if j < len(labels) and labels[j] is not None and t.categories[node].size:
+            if j >= len(labels) or labels[j] is None:
+                continue
+            if t.categories[node].size:
                 check(t.categories[node], j, f"trees[{i}].categories[{node}]")
+            elif np.isfinite(t.threshold[node]):
+                # (+inf is the present-vs-missing split, which a categorical
+                # column has too.)
+                raise _schema.SchemaError(
+                    f"fitted.category_values_[{j}]",
+                    f"lists labels, so feature {j} is a categorical column, but "
+                    f"trees[{i}] splits it at the threshold {float(t.threshold[node])!r} "
+                    f"(node {node}), as a numeric feature; a numeric feature's "
+                    "category_values_ entry is null.")
 
 
 def _read_trees(doc):

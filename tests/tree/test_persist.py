@@ -145,6 +145,31 @@ def test_model_files_are_strict_json_and_older_files_with_literals_load(tmp_path
         spotree.load(_write(tmp_path, doc))
 
 
+def test_labels_given_by_hand_to_a_numeric_feature_are_refused_at_load(tmp_path):
+    # category_values_ edited to give a numeric feature labels: the file loaded
+    # and every predict failed ("Column 0 of X holds numbers but held
+    # categories", or "X must be a pandas DataFrame"), naming no file.
+    model, X, C = MODELS["shortest_path"]
+    model.save(tmp_path / "good.json")
+    doc = json.loads((tmp_path / "good.json").read_text())
+    j = int(model.tree_.feature[0])
+    labels = [None] * X.shape[1]
+    labels[j] = ["low", "high"]
+    doc["fitted"]["category_values_"] = labels
+    assert doc["fitted"]["categories_seen_"] is None
+    with pytest.raises(ValueError, match=rf"bad\.json is a malformed spotree model: "
+                                         rf"fitted\.category_values_\[{j}\] lists labels, so "
+                                         rf"feature {j} is a categorical column, but "
+                                         r"fitted\.categories_seen_ is null"):
+        spotree.load(_write(tmp_path, doc))
+    del doc["fitted"]["categories_seen_"]  # (as in a file older than it)
+    with pytest.raises(ValueError, match=rf"fitted\.category_values_\[{j}\] .* but trees\[0\] "
+                                         rf"splits it at the threshold "
+                                         rf"{re.escape(repr(float(model.tree_.threshold[0])))} "
+                                         r"\(node 0\), as a numeric feature"):
+        spotree.load(_write(tmp_path, doc))
+
+
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_pickle_and_joblib_round_trip(name):
     model, X, C = MODELS[name]
