@@ -342,7 +342,17 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     Attributes
     ----------
     estimators_ : list of SPOTree
-        The fitted trees. They share the forest's ``problem_`` object.
+        The fitted trees. They share the forest's ``problem_`` object. Tree
+        ``k``'s ``random_state`` is the seed the forest drew for it (see
+        ``random_state``), which fixes it within the forest; refitting that
+        tree alone, ``clone(forest.estimators_[k]).fit(X, C)``, does not in
+        general grow it again, even with ``bootstrap=False`` and ``ridge_features=False``:
+        the forest gives the seed to the split search as it is (``SPOTree.fit``
+        draws a seed from its ``random_state``), grows the tree on its
+        bootstrap draws as weights (``min_samples_leaf`` counting draws) and,
+        with ridge features, on ``X`` with the ridge columns added. The forest
+        is what reproduces: the same ``random_state``, data and parameters
+        grow the same trees.
     problem_ : DecisionProblem
         The problem used (``problem`` or the default one).
     feature_importances_ : ndarray of shape (n_features,)

@@ -1884,3 +1884,18 @@ def test_a_max_problem_on_negated_costs_mirrors_the_min_forest_without_ridge_fea
     a = SPOForest(lo, **kw).fit(X, C)
     b = SPOForest(hi, **kw).fit(X, -C)
     assert_allclose(b.ridge_features_.coef, -a.ridge_features_.coef, rtol=1e-12, atol=1e-12)
+
+
+def test_a_forest_trees_random_state_is_its_seed_and_the_forest_reproduces():
+    # As SPOForest's estimators_ says: tree k's random_state is the k-th seed
+    # drawn from random_state, and the forest (not a tree refitted alone) is
+    # what the same random_state grows again.
+    X, C = make_shortest_path(60, n_features=4, grid=(3, 3), noise=0.5, random_state=0)
+    kw = dict(n_estimators=3, max_depth=2, max_features=2, criterion="spo", random_state=7)
+    a = SPOForest(ShortestPath((3, 3)), **kw).fit(X, C)
+    b = SPOForest(ShortestPath((3, 3)), **kw).fit(X, C)
+    seeds = np.random.RandomState(7).randint(np.iinfo(np.int32).max, size=3)
+    assert [est.random_state for est in a.estimators_] == seeds.tolist()
+    for ta, tb in zip(a.estimators_, b.estimators_):
+        np.testing.assert_array_equal(ta.tree_.threshold, tb.tree_.threshold)
+        np.testing.assert_array_equal(ta.tree_.value, tb.tree_.value)
