@@ -439,8 +439,8 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return imp / s if s > 0 else imp
 
     # ------------------------------------------------------- persistence
-    _persist_extra = ("loss_scales_", "loss_unit_", "pruning_alpha_", "pruning_path_", "category_values_",
-                      "categories_seen_")
+    _persist_extra = ("loss_scales_", "loss_unit_", "pruning_alpha_", "pruning_path_",
+                      "category_values_", "categories_seen_")
 
     def _set_trees_from_load(self, trees):
         if len(trees) != 1:
@@ -449,10 +449,11 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         path = getattr(self, "pruning_path_", None)
         if path is not None:
             self._check_pruning_path(path)
-        if not hasattr(self, "loss_unit_"):
-            self.loss_unit_ = 1.0  # (a file of an older version: its scales in the problem's units)
         if hasattr(self, "loss_scales_"):
             self.loss_scales_ = tuple(self.loss_scales_)
+            if not hasattr(self, "loss_unit_"):
+                # A file of an older version: its scales in the problem's units.
+                self.loss_unit_ = 1.0
         elif 0.0 < self._spo_share() < 1.0:
             # A mixed criterion's pruning divides by them: without them the
             # file loaded and prune() raised AttributeError.
