@@ -85,9 +85,7 @@ def strict_json(v):
     non-finite float replaced by its ``{FLOAT_TAG: name}`` object (see FLOAT_TAG);
     ``v`` itself, untouched, where there is none."""
     t = type(v)
-    if t is float:
-        return v if math.isfinite(v) else {FLOAT_TAG: _nonfinite_name(v)}
-    if t is list:
+    if t is list or t is tuple:
         # One sum in C settles a flat list of finite numbers (most of a file).
         try:
             if v and math.isfinite(sum(v)):
@@ -97,6 +95,8 @@ def strict_json(v):
         return [strict_json(x) for x in v]
     if t is dict:
         return {k: strict_json(x) for k, x in v.items()}
+    if isinstance(v, float):  # (numpy's float64 too)
+        return v if math.isfinite(v) else {FLOAT_TAG: _nonfinite_name(v)}
     return v
 
 

@@ -138,6 +138,12 @@ def test_model_files_are_strict_json_and_older_files_with_literals_load(tmp_path
     assert seen == {"NaN", "Infinity"}
     np.testing.assert_equal(spotree.load(tmp_path / "pruned.json").pruning_path_
                             .standard_error, np.nan)
+    # numpy floats (a float subclass) and tuples, as a problem's spec may hold them.
+    from spotree._schema import strict_json
+
+    assert json.dumps(strict_json({"a": (1, np.float64(np.inf)), "b": np.float64(np.nan)}),
+                      allow_nan=False) == ('{"a": [1, {"__float__": "Infinity"}], '
+                                           '"b": {"__float__": "NaN"}}')
     doc = json.loads((tmp_path / "missing.json").read_text())
     doc["trees"][0]["threshold"][0] = {FLOAT_TAG: "inf"}
     with pytest.raises(ValueError, match=r"stands for a non-finite number: 'NaN', 'Infinity' "
