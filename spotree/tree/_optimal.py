@@ -94,7 +94,8 @@ class OptimalSPOTree(BaseSPOTree):
         (its bound is then weak); the MILP solver stops and returns its
         incumbent. Either way the tree is never worse than the greedy
         :class:`SPOTree` of the same depth (the MILP's warm start; the
-        search fits it once the time is up, so it may run a little over).
+        search fits it once the time is up, so it may run a little over),
+        save with ``feature_precision`` (see there).
     split_penalty : float, default=0.0
         Penalty per split, in units of mean SPO loss (the paper's alpha).
         Unlike :class:`SPOTree`'s ``ccp_alpha``, it is part of the objective
@@ -106,6 +107,10 @@ class OptimalSPOTree(BaseSPOTree):
         there are fewer thresholds to choose from. (The paper rounds to
         enlarge the epsilons of the split constraints; this MILP is built on
         the ranks of the distinct values, whose epsilons need no rounding.)
+        The warm start is then the greedy tree with every group of tied
+        values that one of its thresholds splits sent right (none when that
+        leaves a leaf below ``min_samples_leaf``), so the tree may be worse
+        than the greedy one, which separates ties.
     warm_start : bool, default=True
         MILP only: start from the greedy tree of the same depth. Not
         scikit-learn's ``warm_start``: every ``fit`` starts afresh, never
@@ -499,6 +504,18 @@ class OptimalSPOTree(BaseSPOTree):
                              random_state=0).fit(X, C, sw)
             warm_tree = greedy.tree_
             warm = model.assignment_from_tree(warm_tree)
+            if self.feature_precision is not None:
+                # The greedy thresholds may separate values that round alike:
+                # the start sends each such group right (HiGHS dropped the
+                # greedy routing as infeasible), and the tree kept when the
+                # solver finds nothing better is that one, which separates no
+                # ties; none when it leaves a leaf below min_samples_leaf.
+                if model.is_feasible(warm):
+                    warm_tree = tree_from_structure(*model.structure_from_solution(warm), X, C,
+                                                    sw, problem, z=z)
+                else:
+                    warm = warm_tree = None
+        if warm is not None:
             warm_obj = model.objective_of(warm) * unit
         # None draws from numpy's global random state, as scikit-learn (it
         # fixed the seed at 0: np.random.seed had no effect, and no fit differed).

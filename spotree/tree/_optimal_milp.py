@@ -350,13 +350,21 @@ class MilpModel:
 
     # ----------------------------------------------------- warm start
     def assignment_from_tree(self, tree):
-        """A full feasible assignment (a, b, d, r, k, w, y) from a fitted Tree of depth <= H."""
+        """An assignment (a, b, d, r, k, w, y) from a fitted Tree of depth <= H.
+
+        Rows are routed by the MILP's own test (rank at least ``b`` goes
+        right), with ``b`` the rank of the smallest value right of the tree's
+        threshold: the tree's routing, except that values which
+        ``feature_precision`` ties all go right with the largest of them. It
+        is feasible unless that leaves a used leaf below N_min
+        (:meth:`is_feasible`).
+        """
         n, L = self.n, self.L
         x = np.zeros(self.n_cols)
-        leaf_of = tree.apply(self.X)
         # Map tree nodes to heap positions of the complete tree.
         heap = {0: 1}
         leaf_slot = {}
+        b_of = np.zeros(tree.node_count)
         for node in range(tree.node_count):
             t = heap[node]
             if tree.children_left[node] != TREE_LEAF:
@@ -365,7 +373,8 @@ class MilpModel:
                 x[self.dv(t)] = 1.0
                 xs, xo = self.Xs[:, j], self.X[:, j]
                 right = xo > tree.threshold[node]
-                x[self.bv(t)] = xs[right].min() if right.any() else 1.0
+                b_of[node] = xs[right].min() if right.any() else 1.0
+                x[self.bv(t)] = b_of[node]
                 heap[int(tree.children_left[node])] = 2 * t
                 heap[int(tree.children_right[node])] = 2 * t + 1
             elif t > self.Bn:
@@ -378,6 +387,16 @@ class MilpModel:
                 while u <= self.Bn:
                     u = 2 * u
                 leaf_slot[node] = u - (self.Bn + 1)
+        # (tree.apply routed by the raw values: with rounded ties split by the
+        # threshold, the start broke the split rows and HiGHS dropped it.)
+        leaf_of = np.zeros(n, dtype=np.intp)
+        inner = tree.children_left[leaf_of] != TREE_LEAF
+        while inner.any():
+            rows, nodes = np.flatnonzero(inner), leaf_of[inner]
+            go_right = self.Xs[rows, tree.feature[nodes]] >= b_of[nodes]
+            leaf_of[rows] = np.where(go_right, tree.children_right[nodes],
+                                     tree.children_left[nodes])
+            inner = tree.children_left[leaf_of] != TREE_LEAF
         ia = np.arange(n)
         slot = np.array([leaf_slot[int(v)] for v in leaf_of])
         x[self.r(ia, slot)] = 1.0
@@ -407,6 +426,12 @@ class MilpModel:
         x[self.bv(t)] = 1.0
         self._inactive_below(x, 2 * t)
         self._inactive_below(x, 2 * t + 1)
+
+    def is_feasible(self, x, tol=1e-9):
+        """Whether ``x`` satisfies every row and column bound (to ``tol``)."""
+        Ax = self.A @ x
+        return bool((Ax >= self.row_lo - tol).all() and (Ax <= self.row_hi + tol).all()
+                    and (x >= self.col_lo - tol).all() and (x <= self.col_hi + tol).all())
 
     def objective_of(self, x):
         return float(self.cost @ x + self.offset)

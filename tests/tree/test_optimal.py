@@ -892,6 +892,48 @@ def test_milp_feature_precision_keeps_tied_values_together():
     assert est.result_["objective"] >= exact.result_["objective"] - 1e-9
 
 
+def _separated_ties(tree, X, rounded):
+    """How many (split, group of values that round alike) pairs the tree separates."""
+    count = 0
+    for node in np.flatnonzero(~tree.is_leaf):
+        j = tree.feature[node]
+        for v in np.unique(rounded[:, j]):
+            side = X[rounded[:, j] == v, j] <= tree.threshold[node]
+            count += not (side.all() or not side.any())
+    return count
+
+
+def test_milp_feature_precision_warm_start_separates_no_ties(monkeypatch):
+    # The greedy tree's thresholds split groups of values that round alike:
+    # HiGHS dropped that start as infeasible, and when the solver found
+    # nothing (a time limit) the fit returned the greedy tree, ties separated.
+    import spotree.problems._highs as highs_module
+
+    starts = []
+
+    def out_of_time(*args, start=None, **kwargs):
+        starts.append(start)
+        return dict(status="Time limit reached", x=None, objective=np.inf, bound=0.0,
+                    gap=np.inf, n_nodes=0)
+
+    monkeypatch.setattr(highs_module, "solve_once", out_of_time)
+    X, C = make_shortest_path(40, n_features=2, grid=(2, 2), noise=0.5, random_state=0)
+    problem = ShortestPath((2, 2))
+    rounded = np.round((X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0)) / 0.25) * 0.25
+    greedy = SPOTree(problem, max_depth=2, min_samples_leaf=3).fit(X, C).tree_
+    assert _separated_ties(greedy, X, rounded) > 0
+    est = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=3, method="milp",
+                         feature_precision=0.25).fit(X, C)
+    t = est.tree_
+    assert est.result_["used_warm_start_tree"] and t.n_leaves > 1
+    assert _separated_ties(t, X, rounded) == 0
+    assert (t.n_node_samples[t.is_leaf] >= 3).all()
+    # The start given to the solver routes rows as that tree does: its objective
+    # is no better than the tree's (whose leaves take their best decisions).
+    assert starts[0] is not None
+    assert est.result_["warm_start_objective"] >= est.result_["objective"] - 1e-12
+
+
 # ------------------------------------------------------- scikit-learn checks
 _NAMED_C = "the target is the cost matrix C (fit(X, C)); the check needs the name y"
 
