@@ -322,7 +322,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     if mode == MODE_VERTEX:
         dec = data.V[nodes.k_dec[sl]] if a > 0.0 else None
     else:
-        dec = nodes.decision[sl]
+        dec = nodes.decision[sl].copy()  # (not a view: see left, right below)
     n_pend = int(istate[I_NPEND])
     if dec is None and not decisions:
         dec = np.zeros((count, d))
@@ -368,7 +368,12 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
         with np.errstate(over="ignore"):
             impurity = impurity * s * s * w_unit * w_scale
     thr = threshold[sl].copy()
-    left, right, feature = left[sl], right[sl], feature[sl]
+    # Copies, not views: a view keeps the whole node buffer (sized for the
+    # most nodes the rules allow, often several times the nodes grown) alive
+    # as long as the tree.
+    left, right, feature = left[sl].copy(), right[sl].copy(), feature[sl].copy()
+    if 0.0 < a < 1.0:  # (otherwise scaled above: a new array)
+        impurity = impurity.copy()
     internal = left != TREE_LEAF
     # Category splits carry a NaN threshold; the "present vs missing" split of
     # a categorical feature is a threshold split at +inf.
@@ -384,7 +389,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     nan_left[~internal] = 0
     tree = Tree(n_features=p, n_outputs=d, children_left=left, children_right=right,
                 feature=feature, threshold=thr, value=value, decision=dec, loss=loss,
-                impurity=impurity, n_node_samples=nodes.n_samples[sl],
+                impurity=impurity, n_node_samples=nodes.n_samples[sl].copy(),
                 weighted_n_node_samples=wn_out, categories=categories,
                 missing_go_to_left=nan_left.astype(np.uint8),
                 missing_features=data.missing_features(active))

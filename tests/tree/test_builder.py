@@ -366,3 +366,31 @@ def test_spotree_with_weights_whose_total_passes_the_float_range(fraction):
     with np.errstate(over="ignore"):  # the root's weight, stored, is not a float
         est.fit(X, C, sample_weight=w * 2.0 ** 1020)
     _assert_same_partition(est.tree_, ref, X, w)
+
+
+def _owner(a):
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+@pytest.mark.parametrize("problem, kw", [
+    (ShortestPath((3, 3)), {}),                        # vertex path
+    (ShortestPath((3, 3)), {"spo_weight": 0.5}),       # mixed criterion
+    (Knapsack(np.ones((1, 5)), [2.0]), {}),             # compiled solver
+    (ShortestPath((3, 3)), {"criterion": "mse"}),
+])
+def test_fitted_tree_arrays_hold_only_their_nodes(problem, kw):
+    # The growth allocates its node arrays for the most nodes the rules allow
+    # (here 2 * (200 // 5 + 1) - 1 = 81); the fitted tree kept views of some
+    # of them, and with them the whole buffers, for as long as the tree lived.
+    from spotree import SPOTree
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    C = rng.uniform(1, 2, size=(200, problem.n_costs))
+    tree = SPOTree(problem, min_samples_leaf=5, **kw).fit(X, C).tree_
+    assert tree.node_count < 81
+    for name, a in vars(tree).items():
+        if isinstance(a, np.ndarray) and a.size:
+            assert _owner(a).nbytes == a.nbytes, name
