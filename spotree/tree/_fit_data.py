@@ -25,6 +25,8 @@ __all__ = ["FitData", "choose_mode", "power_of_two_scale", "VERTEX_PATH_MAX_ENTR
 
 #: Largest n_samples * n_vertices for which G = C V^T is precomputed.
 VERTEX_PATH_MAX_ENTRIES = 50_000_000
+#: Entries of the per-row temporaries computed a block of rows at a time.
+_ROW_BLOCK_ENTRIES = 1 << 16
 
 def choose_mode(problem, n_samples, path="auto"):
     """The split-search path for ``problem``: ``(mode, V, oracle)``.
@@ -154,7 +156,10 @@ class FitData:
         n, d = C.shape
         mode, V = self.mode, self.V
         self.scale = power_of_two_scale(C)
-        self.Cm = np.ascontiguousarray(self.sign * C / self.scale)
+        # (Divided in place: sign * C and its quotient were two n x d arrays at once.)
+        Cm = np.ascontiguousarray(self.sign * C)
+        Cm /= self.scale
+        self.Cm = Cm
         self.sq = np.einsum("ij,ij->i", self.Cm, self.Cm)
         self.n_oracle_calls = 0
         if V is not None:
@@ -177,9 +182,16 @@ class FitData:
         self.zs = np.ascontiguousarray(self.zs, dtype=np.float64)
         # Per row, for every tree's tolerances and bounds (see grow_tree):
         # |z*| + max |c|, and the sum of |c|.
-        absC = np.abs(self.Cm)
-        self.tol_rows = np.abs(self.zs) + absC.max(axis=1, initial=0.0)
-        self.abs_rows = absC.sum(axis=1)
+        # (In blocks of rows, each row's reduction the same: |Cm| whole was one
+        # more n x d array, the peak of a single tree's fit.)
+        self.tol_rows = np.empty(n)
+        self.abs_rows = np.empty(n)
+        step = max(_ROW_BLOCK_ENTRIES // max(d, 1), 1)
+        for i in range(0, n, step):
+            absC = np.abs(self.Cm[i:i + step])
+            self.tol_rows[i:i + step] = np.abs(self.zs[i:i + step]) + absC.max(axis=1,
+                                                                                initial=0.0)
+            self.abs_rows[i:i + step] = absC.sum(axis=1)
 
     def _categories(self, p):
         """Integer codes of categorical features (missing = the number of categories)."""
