@@ -153,7 +153,11 @@ def _fit_tree(tree_params, seed, X, C, sw, problem, data, n_draws, abort, oob=Fa
     if not oob or n_draws is None:
         return tree
     rows = np.flatnonzero(drawn == 0)
-    return tree, rows, _oob_leaves(tree, X, rows)
+    # Kept until every tree of the forest (both pilot forests of
+    # criterion="auto") has grown: int32 where the ids fit, half the memory.
+    leaves = _oob_leaves(tree, X, rows)
+    small = np.int32 if max(X.shape[0], tree.tree_.node_count) < 2 ** 31 else np.int64
+    return tree, rows.astype(small), leaves.astype(small)
 
 
 def _sum_unit(trees):
@@ -665,12 +669,17 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         # Rows that no pilot tree left out take no part in the choice (no
         # warning: the user asked for no out-of-bag score).
         scores = [self._oob(X, C, sw, pilots[crit][0], seeds[:k], n_draws, problem,
-                            z_rows=base.zs, parts=pilots[crit][1])[2]
+                            z_rows=base.zs, parts=pilots[crit][1], prediction=False)[2]
                   for crit in ("spo", "mse")]
         # SPO unless the squared-error trees are strictly better (a NaN
         # score, no row out of bag, keeps SPO).
         self.criterion_ = "mse" if scores[1] > scores[0] else "spo"
         trees, parts = pilots[self.criterion_]
+        # The other pilot forest, and the routed rows unless scored again, are
+        # not needed any more: freed before the rest of the trees grow.
+        del both, pilots
+        if not self.oob_score:
+            parts = None
         if k < len(seeds):
             more, more_parts = self._grow(X, C, sw, problem, base, fmap, seeds[k:], n_draws,
                                           oob=self.oob_score)
@@ -810,7 +819,12 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             criteria = [params["criterion"]] * len(seeds)
         abort = AbortFlag()
         try:
-            trees = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer=prefer)(
+            # Worker processes map the shared arrays copy-on-write ("c"), not
+            # read-only: the compiled growth takes writable arrays only (a
+            # read-only one is another type, compiled again), so each tree
+            # copied the fit statistics (~40 MB per tree at 100,000 rows).
+            trees = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer=prefer,
+                             mmap_mode="c")(
                 delayed(_fit_tree)(dict(params, criterion=c), int(s), X, C, sw, problem, base,
                                    n_draws, abort, oob)
                 for c, s in zip(criteria, seeds))
@@ -897,20 +911,22 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         s = mean.sum()
         return mean / s if s > 0 else mean
 
-    def _oob(self, X, C, sw, trees, seeds, n_draws, problem, z_rows=None, parts=None):
+    def _oob(self, X, C, sw, trees, seeds, n_draws, problem, z_rows=None, parts=None,
+             prediction=True):
         """Out-of-bag predictions of ``trees`` (grown from ``seeds``), the rows that
         have one, and their score (``oob_score_``). ``z_rows``: the rows'
         optimal values, or a multiple of them; given, a score the normalized
         SPO loss cannot define (those of the out-of-bag rows all zero) is NaN
         instead of an error. ``parts``: per tree, its out-of-bag rows and
-        their leaves as the workers found them, or None where not known."""
+        their leaves as the workers found them, or None where not known.
+        ``prediction=False`` returns None for the predictions (the choice of
+        ``criterion="auto"`` needs only the score)."""
         n, d = C.shape
-        total = np.zeros((n, d))
         n_pred = np.zeros(n, dtype=np.int64)
         if parts is None:
             parts = [None] * len(trees)
 
-        def add_trees(unit):
+        def add_trees(unit, total):
             # The trees' values are added in the order of the trees, whoever
             # routed the rows: the same sums (bit for bit) for any n_jobs.
             total[:] = 0.0
@@ -919,28 +935,44 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 if part is None:
                     oob = np.flatnonzero(_bootstrap_counts(int(seed), sw, n_draws) == 0)
                     part = oob, _oob_leaves(est, X, oob)
-                oob, leaves = part
+                oob, leaves = (np.asarray(a, dtype=np.int64) for a in part)
                 if oob.size:
                     value = est.tree_.value
                     add_rows(value if unit == 1.0 else value / unit, leaves, oob, total)
                     n_pred[oob] += 1
+            return total
 
-        add_trees(1.0)
+        total = add_trees(1.0, np.zeros((n, d)))
         # Checked on the sums, not on every leaf value first (a scan of all the
         # trees' values was most of a one-row predict's time): leaf values near
         # the float range summed past it are added again in units of a power of
         # two (exact, so the same averages).
         unit = 1.0 if np.isfinite(total).all() else _sum_unit(trees)
         if unit != 1.0:
-            add_trees(unit)
+            add_trees(unit, total)
         has = n_pred > 0
-        pred = np.full((n, d), np.nan)
-        pred[has] = total[has] / n_pred[has, None] * unit
+        # The averages of the rows that have one, in place: each n x d array
+        # held at once here (the sums, the predictions, both of the rows with
+        # one, C of those rows) was 18 MB at 100,000 rows of 24 costs, next to
+        # the two pilot forests of criterion="auto".
+        every = bool(has.all())
+        mean = total if every else total[has]
+        del total
+        mean /= n_pred[has, None] if not every else n_pred[:, None]
+        if unit != 1.0:
+            mean *= unit
+        pred = None
+        if prediction:
+            if every:
+                pred = mean
+            else:
+                pred = np.full((n, d), np.nan)
+                pred[has] = mean
         if not (sw[has] > 0).any() or (
                 z_rows is not None and not ((sw[has] > 0) & (z_rows[has] != 0)).any()):
             return pred, has, np.nan
-        return pred, has, -normalized_spo_loss(C[has], pred[has], problem=problem,
-                                               sample_weight=sw[has])
+        return pred, has, -normalized_spo_loss(C if every else C[has], mean, problem=problem,
+                                               sample_weight=sw if every else sw[has])
 
     def _set_oob_score(self, X, C, sw, seeds, n_draws, stacklevel=4, parts=None):
         """``oob_score_`` and ``oob_prediction_`` of the fitted trees, with a
