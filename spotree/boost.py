@@ -62,10 +62,16 @@ _LS_MAX_REFINE = 12
 # cost's Gram block) for all the costs, the one of least total GCV, so that
 # a straight link, the ridge start, is the limit (penalizing the linear term
 # too smoothed the steep tail that decides and decided worse; a penalty per
-# cost bent straight links by chance: see the class Notes).
+# cost bent straight links by chance: see the class Notes). Both penalties
+# are on the coefficients of a truncated power basis anchored at one end of
+# the index, where a bend costs most; with _LINK_BOTH_ENDS the basis anchored
+# at the low end and the one anchored at the high end (that of the negated
+# index) are both tried, and the end of least total GCV is kept, so that the
+# fit of -C is the negated fit of C (False: the low end only, as before).
 _LINK_KNOTS = 9
 _LINK_PENALTY = 1e-4
 _LINK_LAMBDAS = np.logspace(-8, 2, 11)
+_LINK_BOTH_ENDS = True
 # Index start, second pass: the variance of each cost modelled as
 # proportional to |fitted cost|^k, k in [0, _VAR_POWER_MAX] fitted on the
 # residuals, every fitted magnitude floored at _VAR_FLOOR times its cost's
@@ -132,6 +138,27 @@ def _spline_basis(U, knots):
 _LINK_BLOCK = 1 << 21
 
 
+def _reflection(knots):
+    """Change of basis to the link's basis anchored at the high end of the index.
+
+    Returns ``X`` (d, K - 1, K - 1) such that ``_spline_basis(U, knots)[j] @
+    X[j]`` equals ``_spline_basis(-U, -knots[:, ::-1])[j]`` up to a constant:
+    the natural cubic splines of the two bases are the same functions (the
+    knots are the same), so a link of coefficients ``gamma`` in the second
+    has ``X @ gamma`` in the first. Found by least squares on 2K - 1 points
+    spread over the knots, each basis centred over them.
+    """
+    K = knots.shape[1]
+    Z = np.linspace(0.0, 1.0, 2 * K - 1)
+    Uz = knots[:, 0] + Z[:, None] * (knots[:, -1] - knots[:, 0])
+    L = _spline_basis(Uz, knots)
+    H = _spline_basis(-Uz, -knots[:, ::-1])
+    L -= L.mean(axis=1, keepdims=True)
+    H -= H.mean(axis=1, keepdims=True)
+    Lt = L.transpose(0, 2, 1)
+    return np.linalg.solve(Lt @ L, Lt @ H)
+
+
 def _cost_blocks(m, d):
     step = max(1, _LINK_BLOCK // max(m * _LINK_KNOTS, 1))
     return [slice(s, min(s + step, d)) for s in range(0, d, step)]
@@ -146,12 +173,16 @@ def _fit_links(U, C, sw):
     bends are smoothed by one penalty shared by all the costs, the one of
     least total generalized cross-validation error (:func:`_link_gcv`: the
     sum over the costs of each one's GCV; not when ``_LINK_LAMBDAS`` is
-    None). Returns ``knots`` (d, K), ``beta`` (d, K - 1) and ``c0`` (d,),
-    with ``g_j(u) = c0_j + _spline_basis(u, knots)[j] @ beta_j``.
+    None). Both penalties are on the coefficients of the basis anchored at
+    the low end of the index or of the one anchored at its high end (see
+    :func:`_reflection`), whichever end has the least total GCV, for all the
+    costs (the low end only without ``_LINK_BOTH_ENDS``). Returns ``knots``
+    (d, K), ``beta`` (d, K - 1) and ``c0`` (d,), with
+    ``g_j(u) = c0_j + _spline_basis(u, knots)[j] @ beta_j``.
     """
     W = np.broadcast_to(sw[:, None] if sw.ndim == 1 else sw, C.shape)
     d = C.shape[1]
-    n_lam = 1 if _LINK_LAMBDAS is None else len(_LINK_LAMBDAS)
+    n_lam = (1 if _LINK_LAMBDAS is None else len(_LINK_LAMBDAS)) * (1 + _LINK_BOTH_ENDS)
     knots = np.empty((d, _LINK_KNOTS))
     betas = np.empty((d, n_lam, _LINK_KNOTS - 1))
     gcv = np.empty((d, n_lam))
@@ -161,9 +192,9 @@ def _fit_links(U, C, sw):
     # Python's overhead dominated.
     for b in _cost_blocks(U.shape[0], d):
         knots[b], betas[b], gcv[b], mu[b], c0[b] = _fit_link_block(U[:, b], C[:, b], W[:, b])
-    # One smoothing penalty for all the costs: chosen per cost, the noise of
-    # each cost's GCV curve bent straight links by chance (see the class
-    # Notes). Costs without a usable GCV curve (a constant index, singular
+    # One smoothing penalty (and end) for all the costs: chosen per cost, the
+    # noise of each cost's GCV curve bent straight links by chance (see the
+    # class Notes). Costs without a usable GCV curve (a constant index, singular
     # systems: least squares, see _link_gcv) take no part.
     scored = np.isfinite(gcv).any(axis=1)
     total = np.sum(np.where(np.isfinite(gcv[scored]), gcv[scored], np.inf), axis=0)
@@ -178,7 +209,9 @@ def _fit_links(U, C, sw):
 def _fit_link_block(U, C, W):
     """The links of a few costs for every smoothing penalty (rows of weight 0 left
     out per cost): ``knots``, ``betas`` (d, L, K - 1), ``gcv`` (d, L), the basis
-    means ``mu`` and the cost means ``c0`` (see :func:`_fit_links`)."""
+    means ``mu`` and the cost means ``c0`` (see :func:`_fit_links`); L the
+    penalties anchored at the low end of the index, then (with
+    ``_LINK_BOTH_ENDS``) those anchored at its high end."""
     K = _LINK_KNOTS
     Wt = W.T
     pos = Wt > 0
@@ -199,18 +232,38 @@ def _fit_link_block(U, C, W):
     G0 = Bt @ Bc
     b = (Bt @ y[:, :, None])[:, :, 0]
     k = G0.shape[1]
-    G = G0 + (_LINK_PENALTY * np.trace(G0, axis1=1, axis2=2) / k)[:, None, None] * np.eye(k)
     n_lam = 1 if _LINK_LAMBDAS is None else len(_LINK_LAMBDAS)
     # A constant index has an all-zero system: its link is the mean cost
     # (and it has no GCV curve).
-    betas = np.zeros((len(c0), n_lam, k))
-    gcv = np.full((len(c0), n_lam), np.nan)
+    betas = np.zeros((len(c0), n_lam * (1 + _LINK_BOTH_ENDS), k))
+    gcv = np.full(betas.shape[:2], np.nan)
     v = ~constant
-    if _LINK_LAMBDAS is None:
-        betas[v, 0] = _solve_each(G[v], b[v])
-        gcv[v] = 0.0
-    else:
-        betas[v], gcv[v] = _link_gcv(G[v], G0[v], b[v], y[v], Bc[v], pos[v].sum(axis=1))
+    D = np.eye(k)
+    D[0, 0] = 0.0
+    # The penalties in the basis anchored at the low end (the identity),
+    # then at the high end: ridges on the coefficients gamma = X^-1 beta of
+    # the reflected basis, relative to the Gram matrix X' G0 X of that basis.
+    for e, X in enumerate([None, _reflection(knots[v])] if _LINK_BOTH_ENDS else [None]):
+        if X is None:
+            ridge = _LINK_PENALTY * np.trace(G0[v], axis1=1, axis2=2) / k
+            G = G0[v] + ridge[:, None, None] * np.eye(k)
+            P = (np.trace(G[:, 1:, 1:], axis1=1, axis2=2) / max(k - 1, 1))[:, None, None] * D
+        else:
+            Xt = X.transpose(0, 2, 1)
+            Ge = Xt @ G0[v] @ X
+            ridge = _LINK_PENALTY * np.trace(Ge, axis1=1, axis2=2) / k
+            Xi = np.linalg.inv(X)
+            Xit = Xi.transpose(0, 2, 1)
+            G = G0[v] + ridge[:, None, None] * (Xit @ Xi)
+            bend = (np.trace(Ge[:, 1:, 1:], axis1=1, axis2=2) / max(k - 1, 1) + ridge)
+            P = bend[:, None, None] * (Xit @ D @ Xi)
+        L = slice(e * n_lam, (e + 1) * n_lam)
+        if _LINK_LAMBDAS is None:
+            betas[v, L] = _solve_each(G, b[v])[:, None, :]
+            gcv[v, L] = 0.0
+        else:
+            betas[v, L], gcv[v, L] = _link_gcv(G, G0[v], P, b[v], y[v], Bc[v],
+                                               pos[v].sum(axis=1))
     return knots, betas, gcv, mu, c0
 
 
@@ -222,12 +275,12 @@ def _solve_each(G, b):
         return np.stack([np.linalg.lstsq(Gj, bj, rcond=None)[0] for Gj, bj in zip(G, b)])
 
 
-def _link_gcv(G, G0, b, y, Bc, m):
+def _link_gcv(G, G0, P, b, y, Bc, m):
     """Penalized least squares of each ``y[j]`` on ``Bc[j]`` for every smoothing penalty, and its GCV.
 
-    The first column (the linear term) is free; the others (the spline's
-    bends) are penalized by ``lambda`` times their Gram block's mean
-    diagonal, for every ``lambda`` in ``_LINK_LAMBDAS``; generalized
+    The system ``G[j] + lambda P[j]`` for every ``lambda`` in
+    ``_LINK_LAMBDAS`` (``P`` penalizes the spline's bends, not its linear
+    term: see :func:`_fit_link_block`); generalized
     cross-validation scores each fit by ``rss / (1 - df / m_j)^2`` with
     ``df`` the trace of the hat matrix plus one (the intercept) and ``m_j``
     the cost's rows of positive weight (inf where ``df >= m_j``). ``G0`` and
@@ -238,9 +291,6 @@ def _link_gcv(G, G0, b, y, Bc, m):
     """
     d, k, _ = G.shape
     lam = _LINK_LAMBDAS
-    P = np.eye(k)
-    P[0, 0] = 0.0
-    P = (np.trace(G[:, 1:, 1:], axis1=1, axis2=2) / max(k - 1, 1))[:, None, None] * P
     # Every cost and penalty at once (one batched solve of the systems and
     # of their hat matrices' traces).
     A = G[:, None] + lam[None, :, None, None] * P[:, None]
@@ -747,10 +797,13 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
           a quarter of its cost's mean), each cost's index (ridge, same
           penalty) and spline again by weighted least squares with weights
           ``|g_j|^-k``, so that the largest, noisiest costs do not dominate
-          the fit (as multiplicative noise makes them). The penalty weighs
-          a bend near the low end of an index more than the same bend near
-          its high end, so this start is not symmetric in the sign of the
-          costs (see Notes, "Sign of the costs");
+          the fit (as multiplicative noise makes them). The penalties act
+          on the coefficients of a truncated power basis anchored at one end
+          of the index, where a bend costs most; the basis anchored at the
+          low end and the one anchored at the high end are both tried, and
+          the end of least total GCV is kept for all the costs, so that a
+          ``"max"`` problem on ``C`` and the ``"min"`` problem on ``-C`` give
+          the same model, negated (see Notes, "Sign of the costs");
         - ``"spo+"``: a linear model trained on the SPO+ loss (as
           :class:`SPOPlusLinear`: minibatches of 32, Adam with learning rate
           0.01, 20 epochs) on standardized features, started from the ridge
@@ -1033,27 +1086,39 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
     on the ICON data and raising it 1.5 times on the Uber road network.
 
     **Sign of the costs.** A ``"max"`` problem on costs ``C`` and the
-    ``"min"`` problem on ``-C`` are the same decision problem. With the
-    ``"ridge"``, ``"linear"``, ``"spo+"`` and ``"mean"`` starts the two fits
-    mirror each other (predictions negated, the same decisions); with
-    ``"index"`` (and so ``"auto"``) they do not, by design of its smoothing:
-    the penalty is on the link's coefficients in the truncated power basis
-    of :func:`_spline_basis`, whose terms start at the low end of the index,
-    so a bend near the low end costs more than the same bend near the high
-    end. The start is fitted to the costs as given, whatever the sense, and
-    costs that steepen as they grow (PyEPO's, and positive costs with
-    multiplicative noise generally) bend at the high end of their index,
-    where the penalty is light: fitting ``exp(6 u)`` on 400 rows with ``u``
+    ``"min"`` problem on ``-C`` are the same decision problem, and every
+    start gives two fits that mirror each other (predictions negated, the
+    same decisions). For ``"index"`` (and so ``"auto"``) this needs care:
+    its penalties are on the link's coefficients in a truncated power
+    basis, whose terms start at one end of the index, so a bend near that
+    end costs more than the same bend near the other. Anchored at the low
+    end only (before issue 16) the start was not symmetric: costs that
+    steepen as they grow (PyEPO's, and positive costs with multiplicative
+    noise generally) bend at the high end of their index, where that
+    penalty is light, and fitting ``exp(6 u)`` on 400 rows with ``u``
     uniform in [0, 1] and the index reflected raised the root-mean-square
     error of the link 4.1 times (2.6 to 10.7 at the smallest penalty). The
-    index start alone on the negated costs (``-C`` fitted, its predictions
-    negated back; design draws 100-109, noise 0.5, 1000 test rows; paired
-    change of the mean test regret in 1e-4 and its standard error, degrees
-    1/2/4/6): shortest path -1(2) -2(4) +2(4) +15(28) at 100 rows and +3(2)
-    -5(2) +3(4) +34(8) at 1000; knapsack 0(1) -9(4) +11(4) +40(11) and 0(1)
-    -2(4) -7(4) +56(10). Fitting in the minimization sense (``sign * C``)
-    would therefore cost the knapsack at degree 6; a penalty symmetric in
-    the two ends would smooth the steep end more than now (not tried).
+    start now tries the same penalties in the basis anchored at the low end
+    and in the one anchored at the high end (that of the negated index,
+    expressed in the first by :func:`_reflection`), and keeps the end and
+    the lambda of least total GCV for all the costs; fitting ``-C`` swaps
+    the two ends, so the fit is the exact mirror image. Design draws
+    (seeds 100-199, noise 0.5, 1000 test rows; paired change of the mean
+    test regret in 1e-4 and its standard error; see
+    ``benchmarks/results/bench_pyepo_symmetric_link_issue16.md``): on
+    PyEPO's costs GCV keeps the low end at degrees 4 and 6 (change exactly
+    0) and no cell moved by more than one standard error; on the negated
+    costs it recovers what the low end lost, knapsack -12(4) and -36(14)
+    at 100 rows, degrees 4 and 6, knapsack -56(10) and shortest path -34(8)
+    at 1000 rows, degree 6. It costs 0.4(0.1) (regret 0.0026 against
+    0.0025) on the negated knapsack at 100 rows, noise 0, degree 1, where
+    the high end suits the staircase costs better but GCV, a squared-error
+    criterion, mostly keeps the low end. Tried and left out: a roughness
+    penalty (the integral of the squared second derivative, dominated by
+    the steep tail: +16(4) and +35(15) on the knapsack at 100 rows, degrees
+    4 and 6), squared jumps of the third derivative at all the knots (worse
+    at degrees 1, 2 and 4) and the end chosen per cost (noisy: +28(6) on
+    the knapsack at 100 rows, degree 4).
 
     **Refit.** The validation part only chooses the number of trees; the
     start and the trees are then trained again on all the rows,

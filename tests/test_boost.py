@@ -969,22 +969,29 @@ def test_index_start_is_a_natural_cubic_spline_of_the_ridge_index(monkeypatch):
 
 @pytest.mark.parametrize("block", [None, 2 * 120 * 9])
 @pytest.mark.parametrize("zero_weights", [False, True])
+@pytest.mark.parametrize("both_ends, sign", [(True, 1.0), (True, -1.0), (False, 1.0)])
 def test_index_start_smooths_the_links_by_one_penalty_of_least_total_gcv(monkeypatch, block,
-                                                                         zero_weights):
+                                                                         zero_weights, both_ends,
+                                                                         sign):
     # By hand, with the variance power held at 0: the basis of Hastie,
     # Tibshirani and Friedman (eq. 5.4-5.5) on the index mapped to [0, 1]
     # (columns v, d_k - d_{K-1}); weighted centring; a light ridge of 1e-4
     # times the mean diagonal of the Gram matrix on every column; the bend
     # columns (all but v) penalized by lambda times the mean of their
-    # diagonal (light ridge included); one lambda for all the costs, of
+    # diagonal (light ridge included); the same in the basis of the negated
+    # index (anchored at the high end: another basis of the same splines,
+    # so other penalties); one end and one lambda for all the costs, of
     # least total GCV (the sum over the costs of rss / (1 - (tr H + 1) / n)^2,
-    # H the explicit hat matrix of the centred weighted rows). Rows of weight
+    # H the explicit hat matrix of the centred weighted rows); the low end
+    # only, as before, without _LINK_BOTH_ENDS. Rows of weight
     # 0 take no part (not in the index's range, nor in n). The costs are
     # fitted in blocks (here also two at a time): the same links, one lambda
-    # across blocks.
+    # across blocks. Costs that steepen as they grow keep the low end; their
+    # negation the high end.
     import spotree.boost as boost
 
     monkeypatch.setattr(boost, "_VAR_POWER_MAX", 0.0)
+    monkeypatch.setattr(boost, "_LINK_BOTH_ENDS", both_ends)
     if block is not None:
         monkeypatch.setattr(boost, "_LINK_BLOCK", block)
     rng = np.random.default_rng(2)
@@ -994,7 +1001,7 @@ def test_index_start_smooths_the_links_by_one_penalty_of_least_total_gcv(monkeyp
     u0 = X @ [1.0, -0.5]
     # One cost straight, one gently bent, one sharply bent, in noise.
     C = np.column_stack([u0, u0 + 0.3 * u0 ** 2, np.exp(1.5 * u0)])
-    C = C + rng.normal(scale=0.5, size=C.shape)
+    C = sign * (C + rng.normal(scale=0.5, size=C.shape))
     w = rng.uniform(0.5, 2.0, n)
     if zero_weights:
         # Among them the rows of the largest and smallest index.
@@ -1019,29 +1026,35 @@ def test_index_start_smooths_the_links_by_one_penalty_of_least_total_gcv(monkeyp
     lams = np.logspace(-8, 2, 11)
     keep = w > 0
     U, C, w, n = U[keep], C[keep], w[keep], keep.sum()
-    gcv = np.empty((d, len(lams)))
-    pred = np.empty((d, len(lams), len(Xt)))
+    ends = (1.0, -1.0) if both_ends else (1.0,)
+    gcv = np.empty((d, len(ends), len(lams)))
+    pred = np.empty((d, len(ends), len(lams), len(Xt)))
     for j in range(d):
-        lo, hi = U[:, j].min(), U[:, j].max()
-        B = basis(U[:, j], lo, hi)
-        mu = w @ B / w.sum()
-        cm = w @ C[:, j] / w.sum()
-        Bw = np.sqrt(w)[:, None] * (B - mu)
-        y = np.sqrt(w) * (C[:, j] - cm)
-        G = Bw.T @ Bw
-        G_ridge = G + 1e-4 * np.mean(np.diag(G)) * np.eye(K - 1)
-        P = np.diag([0.0] + [1.0] * (K - 2)) * np.mean(np.diag(G_ridge)[1:])
-        for i, lam in enumerate(lams):
-            A_inv = np.linalg.inv(G_ridge + lam * P)
-            beta = A_inv @ Bw.T @ y
-            H = Bw @ A_inv @ Bw.T
-            gcv[j, i] = np.sum((y - Bw @ beta) ** 2) / (1 - (np.trace(H) + 1) / n) ** 2
-            pred[j, i] = cm + (basis(Ut[:, j], lo, hi) - mu) @ beta
-    best = np.argmin(gcv.sum(axis=0))
-    assert_allclose(m._start().predict(Xt), pred[:, best].T, rtol=1e-6, atol=1e-6)
+        for e, r in enumerate(ends):
+            # The high end's basis: that of the negated index.
+            u, ut = r * U[:, j], r * Ut[:, j]
+            lo, hi = u.min(), u.max()
+            B = basis(u, lo, hi)
+            mu = w @ B / w.sum()
+            cm = w @ C[:, j] / w.sum()
+            Bw = np.sqrt(w)[:, None] * (B - mu)
+            y = np.sqrt(w) * (C[:, j] - cm)
+            G = Bw.T @ Bw
+            G_ridge = G + 1e-4 * np.mean(np.diag(G)) * np.eye(K - 1)
+            P = np.diag([0.0] + [1.0] * (K - 2)) * np.mean(np.diag(G_ridge)[1:])
+            for i, lam in enumerate(lams):
+                A_inv = np.linalg.inv(G_ridge + lam * P)
+                beta = A_inv @ Bw.T @ y
+                H = Bw @ A_inv @ Bw.T
+                gcv[j, e, i] = np.sum((y - Bw @ beta) ** 2) / (1 - (np.trace(H) + 1) / n) ** 2
+                pred[j, e, i] = cm + (basis(ut, lo, hi) - mu) @ beta
+    end, best = np.unravel_index(np.argmin(gcv.sum(axis=0)), gcv.shape[1:])
+    assert end == (sign < 0)
+    assert_allclose(m._start().predict(Xt), pred[:, end, best].T, rtol=1e-6, atol=1e-6)
     # Each cost on its own would choose differently (the straight one
     # smoother than the sharply bent one), and its links would differ: the
     # test tells the shared penalty from per-cost ones.
+    gcv, pred = gcv[:, end], pred[:, end]
     own = np.argmin(gcv, axis=1)
     assert own[0] > own[2]
     per_cost = pred[np.arange(d), own].T
@@ -1050,8 +1063,7 @@ def test_index_start_smooths_the_links_by_one_penalty_of_least_total_gcv(monkeyp
 
 def test_link_gcv_is_rss_over_one_minus_hat_trace_plus_one_over_rows():
     # By hand, per cost and penalty: the explicit hat matrix of the
-    # penalized system (the linear term free, the bends penalized by lambda
-    # times the mean diagonal of their block), df = trace(H) + 1 (the
+    # penalized system G + lambda P (any P), df = trace(H) + 1 (the
     # intercept), GCV = rss / (1 - df / m)^2 with m the rows of positive
     # weight (zero rows of Bc), and inf where df >= m. Few rows, so that
     # the smallest penalties leave no degree of freedom.
@@ -1067,11 +1079,13 @@ def test_link_gcv_is_rss_over_one_minus_hat_trace_plus_one_over_rows():
     G0 = Bc.transpose(0, 2, 1) @ Bc
     G = G0 + 1e-4 * np.trace(G0, axis1=1, axis2=2)[:, None, None] / k * np.eye(k)
     b = np.einsum("jmk,jm->jk", Bc, y)
-    betas, gcv = boost._link_gcv(G, G0, b, y, Bc, m)
+    P_all = rng.normal(size=(d, k, k))
+    P_all = P_all @ P_all.transpose(0, 2, 1)
+    betas, gcv = boost._link_gcv(G, G0, P_all, b, y, Bc, m)
     lams = boost._LINK_LAMBDAS
     seen_inf = 0
     for j in range(d):
-        P = np.diag([0.0] + [1.0] * (k - 1)) * np.mean(np.diag(G[j])[1:])
+        P = P_all[j]
         for i, lam in enumerate(lams):
             A_inv = np.linalg.inv(G[j] + lam * P)
             beta = A_inv @ Bc[j].T @ y[j]
@@ -1895,21 +1909,28 @@ def test_lp_decisions_and_refits_do_not_depend_on_what_the_problem_solved_before
         assert P[i] @ W[i] == pytest.approx(ref.fun, abs=1e-9)
 
 
-def test_a_max_problem_on_negated_costs_mirrors_the_min_fit_except_the_index_start():
-    # Class Notes, "Sign of the costs": "max" on -C is "min" on C. The ridge,
-    # linear and SPO+ starts (and the squared-error trees) give the negated
-    # model and the same decisions; the index start's penalty weighs the two
-    # ends of an index differently, so its fit of -C is another model.
+def test_a_max_problem_on_negated_costs_mirrors_the_min_fit(monkeypatch):
+    # Class Notes, "Sign of the costs": "max" on -C is "min" on C. Every
+    # start (and the squared-error trees) gives the negated model and the
+    # same decisions; the index start because it tries its penalties
+    # anchored at both ends of the index (the index of -C is the negated
+    # index, so the two swap). Anchored at the low end only, as before, its
+    # fit of -C was another model.
+    import spotree.boost as boost
+
     X, C, Xt, _ = _sp_data(n=80, n_test=40)
     V = SP.vertices()
     lo, hi = FiniteDecisions(V), FiniteDecisions(V, sense="max")
-    for init in ("ridge", "linear", "spo+", "index"):
-        a = SPOBoost(lo, init=init, n_estimators=3, max_depth=2, random_state=0).fit(X, C)
-        b = SPOBoost(hi, init=init, n_estimators=3, max_depth=2, random_state=0).fit(X, -C)
-        if init == "index":
+    for init in ("ridge", "linear", "spo+", "index", "auto", "low end"):
+        monkeypatch.setattr(boost, "_LINK_BOTH_ENDS", init != "low end")
+        kw = dict(init="index" if init == "low end" else init, n_estimators=3, max_depth=2,
+                  random_state=0)
+        a = SPOBoost(lo, **kw).fit(X, C)
+        b = SPOBoost(hi, **kw).fit(X, -C)
+        if init == "low end":
             assert not np.allclose(b.predict(Xt), -a.predict(Xt), rtol=0.0, atol=1e-3)
         else:
-            assert_allclose(b.predict(Xt), -a.predict(Xt), rtol=1e-10, atol=1e-10)
+            assert_allclose(b.predict(Xt), -a.predict(Xt), rtol=1e-9, atol=1e-9)
             assert_array_equal(b.predict_decision(Xt), a.predict_decision(Xt))
 
 
