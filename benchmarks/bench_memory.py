@@ -103,15 +103,25 @@ def make_data(name, n):
     raise ValueError(f"unknown data {name!r}; choose among {DATA}")
 
 
-def make_model(side, model, problem):
-    """The estimator of ``side`` ("spotree" or "sklearn") for ``model`` and its
-    joblib context (processes or the estimator's own choice)."""
+def model_context(model):
+    """A new joblib context for ``model``: processes, or the estimator's own choice.
+
+    One per ``with`` block: ``parallel_config`` sets its configuration when
+    made and restores the previous one on exit, so a second block of the same
+    object ran with joblib's default (the estimator's threads).
+    """
     import contextlib
 
     from joblib import parallel_config
 
+    return parallel_config(backend="loky") if model == "forest2p" else contextlib.nullcontext()
+
+
+def make_model(side, model, problem):
+    """The estimator of ``side`` ("spotree" or "sklearn") for ``model`` and its
+    joblib context (see :func:`model_context`; for one ``with`` block)."""
     n_jobs = 2 if model.startswith("forest2") else 1
-    ctx = parallel_config(backend="loky") if model == "forest2p" else contextlib.nullcontext()
+    ctx = model_context(model)
     if side == "spotree":
         from spotree import SPOBoost, SPOForest, SPOTree
 
@@ -227,7 +237,7 @@ def measure(side, data, model, n):
         warm.predict(X[:500])
     del warm
     procs = model == "forest2p"
-    with ctx:
+    with model_context(model):
         base, fit_inc = _peak_of(lambda: est.fit(X, C), procs)
         _, pred_inc = _peak_of(lambda: est.predict(X), procs)
     nodes, leaves = node_counts(est)

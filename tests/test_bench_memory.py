@@ -39,3 +39,18 @@ def test_bench_memory_measures_and_prints_a_row(bench, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[1].startswith("sp4") and "spotree" in out[1] and "fit+ <=" in out[1]
     assert "sklearn" in out[2]
+
+
+def test_bench_memory_process_row_runs_in_processes_in_each_block(bench):
+    # measure() enters a context for the warm-up, then one for the measured
+    # fit; reusing one parallel_config object for both ran the measured fit on
+    # threads (joblib sets the configuration when the object is made and
+    # restores the previous one on the first exit): the "loky" rows measured
+    # threads.
+    from joblib.parallel import get_active_backend
+
+    seen = []
+    for _ in range(2):
+        with bench.model_context("forest2p"):
+            seen.append(type(get_active_backend(prefer="threads")[0]).__name__)
+    assert seen == ["LokyBackend", "LokyBackend"]
