@@ -53,6 +53,43 @@ def test_internal_kernel_runs_from_compiled_code_without_wrappers():
     assert not _callee.targetoptions.get("no_cpython_wrapper")
 
 
+# Compiled in this process (off the disk cache), for the tests of an internal
+# kernel's own compilation below.
+@jit(internal=True, cache=False)
+def _internal_checked(x):
+    if x < 0:
+        # An exception with a run-time value: its code reads the kernel's
+        # Environment (see spotree._numba._build_link_only_compiler).
+        raise ValueError("negative", x)
+    return 2 * x
+
+
+@jit(cache=False)
+def _calls_internal_checked(x):
+    return _internal_checked(x) + 1
+
+
+def test_internal_kernel_leaves_its_machine_code_to_its_callers():
+    # numba optimized and compiled an internal kernel's module on its own,
+    # for nothing (it has no wrapper to run); its caller linked its IR and
+    # optimized and compiled it again. Now the caller alone compiles it.
+    import spotree._numba as sn
+
+    if sn._link_only_compiler() is None:
+        pytest.skip("this numba's internals do not allow it")
+    assert _calls_internal_checked(20) == 41
+    (sig,) = _internal_checked.signatures
+    callee = _internal_checked.overloads[sig].library
+    caller = _calls_internal_checked.overloads[_calls_internal_checked.signatures[0]].library
+    assert not callee._compiled  # numba's flag: its module went through the JIT
+    assert caller._compiled
+    # The Environment the kernel's code reads is in place: the exception
+    # carries its run-time value (without it numba raises a RuntimeError).
+    with pytest.raises(ValueError) as info:
+        _calls_internal_checked(-2)
+    assert info.value.args == ("negative", -2)
+
+
 def _literal(sig):
     return any(isinstance(t, types.Literal) for t in sig)
 
@@ -176,3 +213,37 @@ def test_cache_saves_of_two_processes_at_once_keep_each_signature_apart(tmp_path
                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert check.returncode == 0, check.stderr
     assert check.stdout.split() == ["7", "7.5"]
+
+
+
+def _linked_py(x):
+    if x < 0:
+        raise ValueError("negative", x)
+    return 2 * x
+
+
+def test_internal_kernel_from_the_disk_cache_links_into_a_new_caller():
+    # An internal kernel is cached as IR. A second dispatcher of the same
+    # function finds it in the cache folder (as a later process would) and a
+    # new caller links it; numba compiles that IR as it loads it.
+    import spotree._numba as sn
+
+    if sn.cache_dir() is None:
+        pytest.skip("the disk cache is off in this environment")
+    first_inner = jit(_linked_py, internal=True)
+    second_inner = jit(_linked_py, internal=True)
+
+    @jit(cache=False)
+    def first(x):
+        return first_inner(x) + 1
+
+    @jit(cache=False)
+    def second(x):
+        return second_inner(x) + 100
+
+    assert first(3) == 7  # compiles _linked_py, or loads it (an earlier run)
+    assert second(3) == 106
+    assert sum(second_inner.stats.cache_hits.values()) == 1
+    with pytest.raises(ValueError) as info:
+        second(-2)
+    assert info.value.args == ("negative", -2)
