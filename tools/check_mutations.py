@@ -80,8 +80,8 @@ MUTATIONS = {
         "the mixed criterion divides by the wrong root loss"),
     "mixed_scales_wrong_power": (
         "spotree/tree/_builder.py",
-        "(spo_scale * s * w_unit * w_scale, mse_scale * s * s * w_unit * w_scale)",
-        "(spo_scale * s * w_unit * w_scale, mse_scale * s * w_unit * w_scale)",
+        "(spo_scale * su * w_unit * w_scale, mse_scale * su * su * w_unit * w_scale)",
+        "(spo_scale * su * w_unit * w_scale, mse_scale * su * w_unit * w_scale)",
         ["tests/tree/test_classes.py", "tests/tree/test_tree.py",
          "tests/tree/test_contracts.py"],
         "the stored MSE scale is not undone by the square of the cost scaling"),
@@ -99,14 +99,14 @@ MUTATIONS = {
         'prune(loss="spo") orders subtrees by the training criterion'),
     "loss_scales_not_saved": (
         "spotree/tree/_classes.py",
-        '_persist_extra = ("loss_scales_", "pruning_alpha_",',
-        '_persist_extra = ("pruning_alpha_",',
+        '_persist_extra = ("loss_scales_", "loss_unit_", "pruning_alpha_",',
+        '_persist_extra = ("loss_unit_", "pruning_alpha_",',
         ["tests/tree/test_persist.py"],
         "a saved mixed-criterion tree forgets its loss scales"),
     "decision_loss_abs": (
         "spotree/metrics.py",
-        "return np.maximum(regret, 0.0)",
-        "return np.abs(regret)",
+        "regret = np.maximum(regret, 0.0)",
+        "regret = np.abs(regret)",
         ["tests/test_metrics.py"],
         "a rounding-negative regret counted as a positive loss"),
     "forest_importances_count_leaves": (
