@@ -80,6 +80,10 @@ def test_internal_kernel_leaves_its_machine_code_to_its_callers():
     assert _calls_internal_checked(20) == 41
     (sig,) = _internal_checked.signatures
     callee = _internal_checked.overloads[sig].library
+    missing = [a for a in sn._LIBRARY_PARTS if not hasattr(callee, a)]
+    if missing:
+        # (numba 0.58 has no _reload_init: its kernels compile as numba's own.)
+        pytest.skip(f"this numba's code library lacks {missing}: compiled as numba does")
     caller = _calls_internal_checked.overloads[_calls_internal_checked.signatures[0]].library
     assert not callee._compiled  # numba's flag: its module went through the JIT
     assert caller._compiled
