@@ -153,9 +153,10 @@ class OptimalSPOTree(BaseSPOTree):
         (number of distinct values - 1) apart, far above those tolerances),
         or another status of the solver, whose own wording is in
         ``solver_status``; ``"Inconsistent solver result"`` when the solver
-        reported an objective other than its solution's, even on a retry
-        without the warm start: its bound is then no proof, and ``bound`` is
-        0), ``objective`` (the training objective of ``tree_``: mean SPO loss
+        (HiGHS or Gurobi) reported an objective other than its solution's,
+        even on a retry without the warm start: its bound is then no proof,
+        ``bound`` is 0, and ``solver_status`` still holds what the solver
+        said, ``"Optimal"`` say), ``objective`` (the training objective of ``tree_``: mean SPO loss
         plus split_penalty per split), ``bound`` (a proven lower bound on the objective of every
         tree of ``max_depth`` whose splits the method considers: with an
         int ``global_thresholds`` those quantiles only, with
@@ -165,8 +166,9 @@ class OptimalSPOTree(BaseSPOTree):
         ``gap`` (``(objective - bound) / objective``, 0 when both are 0),
         ``runtime`` (seconds), ``n_nodes_explored`` (search subproblems or
         branch-and-bound nodes); for the MILP also ``solver``,
-        ``solver_objective``, ``warm_start_objective`` and
-        ``n_binaries``; for the search also ``search_objective`` (its
+        ``solver_status`` (the solver's own wording of its status),
+        ``solver_objective`` (the objective it reported),
+        ``warm_start_objective`` and ``n_binaries``; for the search also ``search_objective`` (its
         incumbent's) and ``used_greedy_tree`` (True when, at the time limit,
         the greedy tree was better and was kept instead). After
         :meth:`prune` removed splits, the pruned copy's ``objective``,
@@ -541,7 +543,11 @@ class OptimalSPOTree(BaseSPOTree):
         bound = min(max(bound, 0.0), objective)
         status = {"Optimal": "optimal", "Time limit reached": "time_limit"}.get(
             res["status"], res["status"])
-        if status == "optimal" and (objective / unit - res["objective"]
+        if not res["consistent"]:
+            # (solver_status keeps the solver's own word, "Optimal" say: the
+            # status says that its result was not to be believed.)
+            status = "Inconsistent solver result"
+        elif status == "optimal" and (objective / unit - res["objective"]
                                     > 1e-6 * max(1.0, abs(res["objective"]))):
             # The solver's "optimal" solution routed rows as no threshold can
             # (within its tolerances; before the rank encoding, values of a

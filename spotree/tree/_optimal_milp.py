@@ -487,15 +487,28 @@ class MilpModel:
 
     # ------------------------------------------------------------ solve
     def solve_highs(self, warm=None, time_limit=60.0, verbose=False, random_state=0):
+        """Solve with HiGHS; see :meth:`_solve_checked` for the result."""
         from ..problems._highs import solve_once
 
-        t0 = time.perf_counter()
-
         def run(start, limit):
-            return solve_once(self.A, self.col_lo, self.col_hi, self.row_lo, self.row_hi,
-                              self.integ, self.cost, offset=self.offset, start=start,
-                              time_limit=limit, random_seed=random_state, verbose=verbose)
+            res = solve_once(self.A, self.col_lo, self.col_hi, self.row_lo, self.row_hi,
+                             self.integ, self.cost, offset=self.offset, start=start,
+                             time_limit=limit, random_seed=random_state, verbose=verbose)
+            return dict(res, n_nodes_explored=res["n_nodes"])
 
+        return self._solve_checked(run, "highs", warm, time_limit)
+
+    def _solve_checked(self, run, solver, warm, time_limit):
+        """Run a solver, checking that its reported objective is its point's.
+
+        ``run(start, time_limit)`` returns a dict with ``status`` (the
+        solver's own wording), ``x``, ``objective``, ``bound``, ``gap`` and
+        ``n_nodes_explored``. A run from the warm start whose objective is not
+        that of its point is retried without the start in the time left; if
+        the result is still inconsistent, ``consistent`` is False and its
+        bound (which then proves nothing) is -inf.
+        """
+        t0 = time.perf_counter()
         res = run(warm, time_limit)
         if warm is not None and not self._reports_its_point(res):
             # HiGHS (1.16, presolve with a given start) can return the start
@@ -505,16 +518,17 @@ class MilpModel:
             left = time_limit - (time.perf_counter() - t0)
             if left > 0:
                 res = run(None, left)
-        if not self._reports_its_point(res):
+        consistent = self._reports_its_point(res)
+        if not consistent:
             # A run whose objective is not that of its own point proves no
             # bound either (one above every tree was clipped to the returned
             # tree's objective: a gap of 0 for the greedy tree). None is
             # given: the fit then reports the trivial bound 0.
-            res = dict(res, status="Inconsistent solver result", bound=-np.inf, gap=np.inf)
-        runtime = time.perf_counter() - t0
-        return dict(solver="highs", status=res["status"], x=res["x"],
+            res = dict(res, bound=-np.inf, gap=np.inf)
+        return dict(solver=solver, status=res["status"], consistent=consistent, x=res["x"],
                     objective=res["objective"], bound=res["bound"], gap=res["gap"],
-                    runtime=runtime, n_nodes_explored=res["n_nodes"])
+                    runtime=time.perf_counter() - t0,
+                    n_nodes_explored=res["n_nodes_explored"])
 
     def _reports_its_point(self, res):
         """Whether the solver's reported objective is that of the point it returned."""
@@ -524,14 +538,26 @@ class MilpModel:
         return abs(own - res["objective"]) <= 1e-6 * max(1.0, abs(own))
 
     def solve_gurobi(self, warm=None, time_limit=60.0, verbose=False, random_state=0):
+        """Solve with Gurobi; see :meth:`_solve_checked` for the result."""
         from .._compat import import_optional
 
         gp = import_optional("gurobipy", "OptimalSPOTree(method='milp', solver='gurobi')")
         env = gp.Env(empty=True)
-        m = None
         try:
             env.setParam("OutputFlag", int(bool(verbose)))
             env.start()
+            return self._solve_checked(
+                lambda start, limit: self._gurobi_once(gp, env, start, limit, random_state),
+                "gurobi", warm, time_limit)
+        finally:
+            # The model and its environment hold a license token until
+            # disposed, and garbage collection may come much later (or never,
+            # in a reference cycle): a loop of fits could run out of tokens.
+            env.dispose()
+
+    def _gurobi_once(self, gp, env, start, time_limit, random_state):
+        m = None
+        try:
             m = gp.Model(env=env)
             m.Params.TimeLimit = float(time_limit)
             m.Params.Seed = int(random_state)
@@ -546,26 +572,20 @@ class MilpModel:
             if finite_lo.any():
                 m.addMConstr(A[finite_lo], xv, ">", self.row_lo[finite_lo])
             m.ObjCon = self.offset
-            if warm is not None:
-                xv.Start = warm
-            t0 = time.perf_counter()
+            if start is not None:
+                xv.Start = start
             m.optimize()
-            runtime = time.perf_counter() - t0
             if m.Status == gp.GRB.INTERRUPTED:
                 # gurobipy turns Ctrl-C during optimize() into this status; raise
                 # it as Python would (HiGHS's path does the same).
                 raise KeyboardInterrupt
             has_sol = m.SolCount > 0
             status_names = {gp.GRB.OPTIMAL: "Optimal", gp.GRB.TIME_LIMIT: "Time limit reached"}
-            return dict(solver="gurobi", status=status_names.get(m.Status, str(m.Status)),
+            return dict(status=status_names.get(m.Status, str(m.Status)),
                         x=np.array(xv.X) if has_sol else None,
                         objective=float(m.ObjVal) if has_sol else np.inf,
                         bound=float(m.ObjBound), gap=float(m.MIPGap) if has_sol else np.inf,
-                        runtime=runtime, n_nodes_explored=int(m.NodeCount))
+                        n_nodes_explored=int(m.NodeCount))
         finally:
-            # The model and its environment hold a license token until
-            # disposed, and garbage collection may come much later (or never,
-            # in a reference cycle): a loop of fits could run out of tokens.
             if m is not None:
                 m.dispose()
-            env.dispose()

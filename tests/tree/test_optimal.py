@@ -462,6 +462,8 @@ def test_milp_inconsistent_solver_result_proves_no_bound(monkeypatch):
     exact = _enumerate_best(X, C, w, problem, 2, 1, alpha=0.2)
     r = OptimalSPOTree(problem, max_depth=2, split_penalty=0.2, method="milp").fit(X, C, w).result_
     assert r["status"] == "Inconsistent solver result"
+    # HiGHS's own word stays in solver_status (it held spotree's label).
+    assert r["solver_status"] == "Optimal"
     assert r["objective"] > exact + 0.1         # the greedy tree was kept
     assert r["bound"] <= exact + 1e-12 and r["gap"] == 1.0
 
@@ -822,6 +824,101 @@ def test_gurobi_model_and_environment_are_disposed(monkeypatch, outcome):
         with pytest.raises(KeyboardInterrupt if outcome == "interrupted" else RuntimeError):
             est.fit(X, C)
     assert sorted(disposed) == (["env"] if outcome == "no_license" else ["env", "model"])
+
+
+def _scipy_gurobipy(lie):
+    """A gurobipy stand-in that solves with scipy.optimize.milp (an independent solver).
+
+    ``lie="with_start"``: given a start, it returns the start and reports
+    "optimal" with an objective of -1 and a bound of 10 (as HiGHS 1.16 did,
+    see _misreported_knapsack); ``lie="always"``: it does so for its own
+    solution too.
+    """
+    import types
+
+    from scipy.optimize import LinearConstraint, milp
+
+    GRB = types.SimpleNamespace(INTEGER="I", CONTINUOUS="C", OPTIMAL=2, TIME_LIMIT=9,
+                                INTERRUPTED=11)
+
+    class Env:
+        def __init__(self, empty=False):
+            pass
+
+        def setParam(self, name, value):
+            pass
+
+        def start(self):
+            pass
+
+        def dispose(self):
+            pass
+
+    class Model:
+        def __init__(self, env):
+            self.Params = types.SimpleNamespace()
+            self.ObjCon, self.rows = 0.0, []
+
+        def addMVar(self, n, lb, ub, obj, vtype):
+            self.lb, self.ub, self.obj = lb, ub, obj
+            self.integ = (np.asarray(vtype) == GRB.INTEGER).astype(int)
+            self.var = types.SimpleNamespace(Start=None)
+            return self.var
+
+        def addMConstr(self, A, x, sense, b):
+            lo, hi = (-np.inf, b) if sense == "<" else (b, np.inf)
+            self.rows.append(LinearConstraint(A.toarray(), lo, hi))
+
+        def optimize(self):
+            start = self.var.Start
+            if start is None:
+                res = milp(self.obj, integrality=self.integ, constraints=self.rows,
+                           bounds=(self.lb, self.ub))
+                assert res.success
+                x, own = res.x, float(res.fun + self.ObjCon)
+            else:
+                x, own = np.asarray(start), None
+            self.var.X = x
+            self.Status, self.SolCount, self.NodeCount = GRB.OPTIMAL, 1, 0
+            if own is None or lie == "always":
+                self.ObjVal, self.ObjBound, self.MIPGap = -1.0, 10.0, 0.0
+            else:
+                self.ObjVal = self.ObjBound = own
+                self.MIPGap = 0.0
+
+        def dispose(self):
+            pass
+
+    return types.SimpleNamespace(Env=Env, Model=Model, GRB=GRB)
+
+
+@pytest.mark.parametrize("lie", ["with_start", "always"])
+def test_gurobi_objective_is_checked_against_its_point(monkeypatch, lie):
+    # The Gurobi path took the reported objective and bound at their word
+    # (HiGHS's path checks them): a start returned with a lower objective
+    # than any tree was kept as "optimal" with a gap of 0 (0.862, the greedy
+    # tree; the optimum, by enumeration, is 0.697). Now, as with HiGHS, the
+    # solve is retried without the start, and a result still inconsistent
+    # proves no bound.
+    import sys
+
+    monkeypatch.setitem(sys.modules, "gurobipy", _scipy_gurobipy(lie))
+    monkeypatch.setattr(optimal_module, "GUROBI_INSTALLED", True)
+    X, C, w, problem = _misreported_knapsack()
+    exact = _enumerate_best(X, C, w, problem, 2, 1, alpha=0.2)
+    r = OptimalSPOTree(problem, max_depth=2, split_penalty=0.2, method="milp",
+                       solver="gurobi").fit(X, C, w).result_
+    assert r["solver"] == "gurobi"
+    if lie == "with_start":
+        assert r["status"] == "optimal"
+        assert r["objective"] == pytest.approx(exact, rel=1e-6)
+        assert r["solver_objective"] == pytest.approx(exact, rel=1e-6)
+    else:
+        assert r["status"] == "Inconsistent solver result"
+        assert r["solver_status"] == "Optimal"  # the solver's own word
+        # (Its point, found without the start, is the optimum; its word is not.)
+        assert r["objective"] == pytest.approx(exact, rel=1e-6)
+        assert r["bound"] == 0.0 and r["gap"] == 1.0
 
 
 @pytest.mark.parametrize("param, value", [("max_depth", 0), ("method", "greedy"),
