@@ -11,7 +11,7 @@ from .._compat import GUROBI_INSTALLED
 from .._validation import check_fit_inputs, check_random_state_seed, restored_on_failure
 from .._params import RANDOM_STATE, InstanceOf, Interval, Options, validate_params
 from .._text import count_noun
-from ._classes import BaseSPOTree, SPOTree, _resolve_min_count
+from ._classes import BaseSPOTree, SPOTree, _resolve_min_count, tree_gains
 from ..problems import resolve_problem
 from ..problems._base import solver_session
 from ._builder import _weight_scale
@@ -32,12 +32,14 @@ _RENAMED = {"alpha": "split_penalty", "thresholds": "global_thresholds"}
 
 
 def _feature_importances(tree):
-    """Total SPO-loss decrease brought by each feature, normalized to sum to 1."""
-    imp = np.zeros(tree.n_features)
-    for t in np.flatnonzero(~tree.is_leaf):
-        dec = (tree.impurity[t] - tree.impurity[tree.children_left[t]]
-               - tree.impurity[tree.children_right[t]])
-        imp[tree.feature[t]] += max(dec, 0.0)
+    """Total SPO-loss decrease brought by each feature, normalized to sum to 1.
+
+    As SPOTree's (and this estimator's after :meth:`prune`): gains below
+    1e-12 of the root's loss are rounding noise and count for nothing (a
+    split that changes no decision, which the MILP may return when it
+    costs nothing, gave its feature an importance of 1).
+    """
+    imp = tree_gains(tree)
     s = imp.sum()
     return imp / s if s > 0 else imp
 

@@ -1031,6 +1031,34 @@ def test_milp_feature_precision_warm_start_separates_no_ties(monkeypatch):
     assert est.result_["warm_start_objective"] >= est.result_["objective"] - 1e-12
 
 
+def test_feature_importances_count_no_gain_of_rounding_noise_as_spotree():
+    # Every row but two prefers decision 0 by a margin, so every leaf of at
+    # least 3 rows takes decision 0 and no split changes the loss: the MILP
+    # (indifferent, with no split penalty) returns some split whose "gain" is
+    # rounding noise (positive for these seeds), and feature_importances_
+    # were [0, 1] or [1, 0] for it (all 0 for seeds whose noise came out
+    # negative).
+    # SPOTree (and OptimalSPOTree after prune) drop gains below 1e-12 of
+    # the root's loss.
+    problem = FiniteDecisions(np.eye(2))
+    n_split = 0
+    for seed in (1, 8, 10):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(size=(8, 2))
+        C = rng.uniform(0.1, 1, size=(8, 2))
+        C[:, 1] = C[:, 0] + np.where(np.arange(8) % 4 == 0, -0.1, 1.0)
+        est = OptimalSPOTree(problem, max_depth=1, min_samples_leaf=3, method="milp",
+                             time_limit=5, random_state=0).fit(X, C)
+        leaves = est.apply(X)
+        for leaf in np.unique(leaves):
+            # Every leaf's decision (the oracle on its mean costs) is the root's.
+            dec, _ = problem.solve(C[leaves == leaf].mean(axis=0)[None, :])
+            assert_array_equal(dec[0], [1.0, 0.0])
+        n_split += est.tree_.node_count > 1
+        assert_array_equal(est.feature_importances_, [0.0, 0.0])
+    assert n_split > 0
+
+
 # ------------------------------------------------------- scikit-learn checks
 _NAMED_C = "the target is the cost matrix C (fit(X, C)); the check needs the name y"
 
