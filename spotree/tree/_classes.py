@@ -337,6 +337,9 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             total validation loss, NaN otherwise; ``pruning_alpha_`` is the
             chosen alpha.
         """
+        # Unfitted, the first use of tree_ raised AttributeError, not
+        # scikit-learn's NotFittedError (that predict and apply raise).
+        check_is_fitted(self, "tree_")
         one_se_rule = check_bool(one_se_rule, "one_se_rule", f"{type(self).__name__}.prune")
         loss = self._pruning_loss_name(loss)
         t = self.tree_

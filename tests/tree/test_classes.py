@@ -453,6 +453,16 @@ def test_prune_by_squared_error_needs_a_tree_that_kept_it():
         est.prune(Xv, Cv, loss="mse")
 
 
+@pytest.mark.parametrize("loss", ["criterion", "mse"])
+@pytest.mark.parametrize("name", ["SPOTree", "OptimalSPOTree"])
+def test_prune_before_fit_raises_not_fitted(name, loss):
+    # It raised AttributeError ('... has no attribute tree_'), unlike predict.
+    import spotree
+    X, C, Xv, Cv = _train_val(2)
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        getattr(spotree, name)(SP).prune(Xv, Cv, loss=loss)
+
+
 def test_prune_with_weights_matches_duplicated_validation_rows():
     X, C, Xv, Cv = _train_val(5)
     est = SPOTree(SP, min_samples_leaf=5).fit(X, C)
