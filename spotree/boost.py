@@ -633,7 +633,13 @@ class _Start:
                              "fit; use equal positive weights (0 leaves a row out) or a "
                              "regressor that accepts them.")
         try:
-            if has_fit_parameter(est, "sample_weight"):
+            if np.all(sw == 1.0):
+                # Unit weights (fit given none) are no weights: handed over, a
+                # meta-estimator under metadata routing (MultiOutputRegressor,
+                # as suggested for a single-output regressor) refused them,
+                # as its inner regressor had not requested sample_weight.
+                est.fit(X, C)
+            elif has_fit_parameter(est, "sample_weight"):
                 est.fit(X, C, sample_weight=sw)
             else:
                 # A row of weight 0 is a row removed (as for the built-in starts):

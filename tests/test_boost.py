@@ -1470,6 +1470,29 @@ def test_a_single_output_regressor_as_the_start_is_refused_naming_init():
     assert_allclose(m._start().predict(Xt), by_hand, rtol=1e-12, atol=1e-12)
 
 
+def test_a_wrapped_regressor_as_the_start_under_metadata_routing():
+    # With metadata routing on, a fit without weights handed sample_weight=1
+    # to MultiOutputRegressor, which refused it (UnsetMetadataPassedError:
+    # Ridge had not requested it), so the suggested wrapper could not start.
+    from sklearn import config_context
+    from sklearn.linear_model import Ridge
+    from sklearn.multioutput import MultiOutputRegressor
+
+    X, C, Xt, _ = _sp_data(n=60)
+    kw = dict(n_estimators=1, n_iter_no_change=None)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(X))
+    with config_context(enable_metadata_routing=True):
+        m = SPOBoost(SP, init=MultiOutputRegressor(Ridge()), **kw).fit(X, C)
+        # Weights reach it as routing says: requested by the inner regressor.
+        inner = Ridge().set_fit_request(sample_weight=True)
+        mw = SPOBoost(SP, init=MultiOutputRegressor(inner), **kw).fit(X, C, sample_weight=w)
+    by_hand = np.column_stack([Ridge().fit(X, C[:, j]).predict(Xt) for j in range(C.shape[1])])
+    assert_allclose(m._start().predict(Xt), by_hand, rtol=1e-10, atol=1e-10)
+    by_hand = np.column_stack([Ridge().fit(X, C[:, j], sample_weight=w).predict(Xt)
+                               for j in range(C.shape[1])])
+    assert_allclose(mw._start().predict(Xt), by_hand, rtol=1e-10, atol=1e-10)
+
+
 class _OneColumn:
     """A regressor predicting one value per row (the wrong shape for 12 costs)."""
 
