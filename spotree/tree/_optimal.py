@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 import warnings
 
@@ -110,9 +111,11 @@ class OptimalSPOTree(BaseSPOTree):
         enlarge the epsilons of the split constraints; this MILP is built on
         the ranks of the distinct values, whose epsilons need no rounding.)
         The warm start is then the greedy tree with every group of tied
-        values that one of its thresholds splits sent right (none when that
-        leaves a leaf below ``min_samples_leaf``), so the tree may be worse
-        than the greedy one, which separates ties.
+        values that one of its thresholds splits sent to one side, left or
+        right: of the choices of sides (all of them for up to 8 such splits,
+        else all right or all left), the best that leaves no leaf below
+        ``min_samples_leaf`` (none when there is none), so the tree may be
+        worse than the greedy one, which separates ties.
     warm_start : bool, default=True
         MILP only: start from the greedy tree of the same depth. Not
         scikit-learn's ``warm_start``: every ``fit`` starts afresh, never
@@ -485,6 +488,28 @@ class OptimalSPOTree(BaseSPOTree):
         return max(objective - bound, 0.0) / abs(objective)
 
     # -------------------------------------------------------------- MILP
+    #: Most split nodes cutting tied groups whose sides are all tried (2^k
+    #: starts); beyond, only "all right" and "all left".
+    _MAX_TIED_SPLITS = 8
+
+    @classmethod
+    def _tied_warm_start(cls, model, tree):
+        """The feasible start of least objective among the choices of side
+        (left or right) for the tied groups that the tree's splits cut, or
+        None when no choice is feasible."""
+        tied = model.tied_splits(tree)
+        if len(tied) <= cls._MAX_TIED_SPLITS:
+            choices = [[v for v, bit in zip(tied, bits) if bit]
+                       for bits in itertools.product((False, True), repeat=len(tied))]
+        else:
+            choices = [[], tied]
+        best, best_obj = None, np.inf
+        for left in choices:
+            x = model.assignment_from_tree(tree, ties_left=set(left))
+            if x is not None and model.is_feasible(x) and model.objective_of(x) < best_obj:
+                best, best_obj = x, model.objective_of(x)
+        return best
+
     def _fit_milp(self, X, C, sw, z, problem, min_leaf, W):
         # The MILP is built on costs divided by a power of two near their
         # magnitude (exact), as the search is: its big-M coefficients would
@@ -510,15 +535,18 @@ class OptimalSPOTree(BaseSPOTree):
             warm = model.assignment_from_tree(warm_tree)
             if self.feature_precision is not None:
                 # The greedy thresholds may separate values that round alike:
-                # the start sends each such group right (HiGHS dropped the
-                # greedy routing as infeasible), and the tree kept when the
+                # the start sends each such group to one side (HiGHS dropped
+                # the greedy routing as infeasible), and the tree kept when the
                 # solver finds nothing better is that one, which separates no
-                # ties; none when it leaves a leaf below min_samples_leaf.
-                if model.is_feasible(warm):
+                # ties. Every group right may leave a leaf below
+                # min_samples_leaf where sending some left does not (the start
+                # was then dropped): the best legal choice of sides is kept.
+                warm = self._tied_warm_start(model, warm_tree)
+                if warm is not None:
                     warm_tree = tree_from_structure(*model.structure_from_solution(warm), X, C,
                                                     sw, problem, z=z)
                 else:
-                    warm = warm_tree = None
+                    warm_tree = None
         if warm is not None:
             warm_obj = model.objective_of(warm) * unit
         # None draws from numpy's global random state, as scikit-learn (it

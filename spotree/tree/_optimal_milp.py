@@ -349,15 +349,40 @@ class MilpModel:
         return self
 
     # ----------------------------------------------------- warm start
-    def assignment_from_tree(self, tree):
+    def _tie_ranks(self, tree, node):
+        """The rank ``b`` of the split at ``node`` that sends a group of tied
+        values it cuts right, and the one that sends the group left (None when
+        the group is the feature's largest value: nothing would go right); both
+        the same when it cuts none."""
+        j = int(tree.feature[node])
+        xs, xo = self.Xs[:, j], self.X[:, j]
+        right = xo > tree.threshold[node]
+        if not right.any():
+            return 1.0, 1.0
+        b = xs[right].min()
+        if not (xs[~right] == b).any():
+            return b, b
+        above = xs > b
+        return b, (xs[above].min() if above.any() else None)
+
+    def tied_splits(self, tree):
+        """The split nodes of ``tree`` whose threshold cuts a group of values
+        that ``feature_precision`` ties."""
+        return [int(v) for v in np.flatnonzero(tree.children_left != TREE_LEAF)
+                if len(set(self._tie_ranks(tree, v))) > 1]
+
+    def assignment_from_tree(self, tree, ties_left=()):
         """An assignment (a, b, d, r, k, w, y) from a fitted Tree of depth <= H.
 
         Rows are routed by the MILP's own test (rank at least ``b`` goes
         right), with ``b`` the rank of the smallest value right of the tree's
         threshold: the tree's routing, except that values which
-        ``feature_precision`` ties all go right with the largest of them. It
-        is feasible unless that leaves a used leaf below N_min
-        (:meth:`is_feasible`).
+        ``feature_precision`` ties all go right with the largest of them, or,
+        at the split nodes in ``ties_left``, left with the smallest of them.
+        It is feasible unless that leaves a used leaf below N_min
+        (:meth:`is_feasible`); it is None when a node of ``ties_left`` cuts
+        the group of its feature's largest value (sent left, it leaves the
+        split nothing to send right).
         """
         n, L = self.n, self.L
         x = np.zeros(self.n_cols)
@@ -371,9 +396,10 @@ class MilpModel:
                 j = int(tree.feature[node])
                 x[self.a(j, t)] = 1.0
                 x[self.dv(t)] = 1.0
-                xs, xo = self.Xs[:, j], self.X[:, j]
-                right = xo > tree.threshold[node]
-                b_of[node] = xs[right].min() if right.any() else 1.0
+                b_right, b_left = self._tie_ranks(tree, node)
+                b_of[node] = b_left if node in ties_left else b_right
+                if b_of[node] is None:
+                    return None
                 x[self.bv(t)] = b_of[node]
                 heap[int(tree.children_left[node])] = 2 * t
                 heap[int(tree.children_right[node])] = 2 * t + 1

@@ -1059,6 +1059,39 @@ def test_feature_importances_count_no_gain_of_rounding_noise_as_spotree():
     assert n_split > 0
 
 
+@pytest.mark.parametrize("max_tied", [8, 0])  # 0: only "all right" and "all left" tried
+def test_milp_feature_precision_warm_start_sends_a_tied_group_left_when_right_breaks_the_leaf(
+        monkeypatch, max_tied):
+    # The greedy split falls inside the group of values that round to 0.5
+    # (0.49 and 0.51); sending that group right leaves 3 rows left, below
+    # min_samples_leaf=4, and the start was dropped: at a time limit with no
+    # incumbent, the fit returned a lone leaf (0.4). Sent left, the group
+    # gives a legal start, the best tree that keeps ties together (0.1, by
+    # enumerating every tree on the rounded values).
+    import spotree.problems._highs as highs_module
+
+    def out_of_time(*args, start=None, **kwargs):
+        return dict(status="Time limit reached", x=None, objective=np.inf, bound=0.0,
+                    gap=np.inf, n_nodes=0)
+
+    monkeypatch.setattr(highs_module, "solve_once", out_of_time)
+    monkeypatch.setattr(OptimalSPOTree, "_MAX_TIED_SPLITS", max_tied)
+    x = np.array([0.0, 0.05, 0.1, 0.49, 0.51, 0.7, 0.8, 0.9, 0.95, 1.0])
+    X = x[:, None]
+    C = np.where(x[:, None] <= 0.49, [0.0, 1.0], [1.0, 0.0])
+    problem = FiniteDecisions(np.eye(2))
+    rounded = np.round(X / 0.25) * 0.25
+    best = _enumerate_best(rounded, C, np.ones(10), problem, 1, 4)
+    assert best == pytest.approx(0.1)
+    est = OptimalSPOTree(problem, max_depth=1, min_samples_leaf=4, method="milp",
+                         feature_precision=0.25).fit(X, C)
+    t = est.tree_
+    assert est.result_["used_warm_start_tree"]
+    assert est.result_["objective"] == pytest.approx(best)
+    assert _separated_ties(t, X, rounded) == 0
+    assert (t.n_node_samples[t.is_leaf] >= 4).all()
+
+
 # ------------------------------------------------------- scikit-learn checks
 _NAMED_C = "the target is the cost matrix C (fit(X, C)); the check needs the name y"
 
