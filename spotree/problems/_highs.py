@@ -669,12 +669,30 @@ class HighsModel:
 
 # ----------------------------------------------------------------- files
 def _read_errors(log_path):
+    """HiGHS's parse errors from its log, and the line number of the first.
+
+    The LP reader follows an error with a ``--> file:line:column`` line and
+    the offending source line; the location goes into the message (the
+    source line itself is the caller's to show).
+    """
     try:
         with open(log_path, encoding="utf-8", errors="replace") as fh:
-            lines = [ln.strip() for ln in fh if ln.startswith("ERROR")]
+            lines = [raw.strip() for raw in fh]
     except OSError:  # pragma: no cover - the log is ours
-        return ""
-    return " ".join(ln.split(":", 1)[1].strip() for ln in lines[:3])
+        return "", None
+    out, where = [], None
+    for k, ln in enumerate(lines):
+        if not ln.startswith("ERROR") or len(out) == 3:
+            continue
+        text = ln.split(":", 1)[1].strip()
+        nxt = lines[k + 1] if k + 1 < len(lines) else ""
+        parts = nxt.rsplit(":", 2)
+        if nxt.startswith("-->") and len(parts) == 3 and parts[1].isdigit():
+            if where is None:
+                where = int(parts[1])
+            text = f"line {parts[1]}, column {parts[2]}: {text}"
+        out.append(text)
+    return "; ".join(out), where
 
 
 def _ignored_entries(log_path):
@@ -750,9 +768,11 @@ def read_model(path):
         h.setOptionValue("output_flag", False)
         h.setOptionValue("log_file", "")
         if status == highspy.HighsStatus.kError:
-            reason = _read_errors(log)
-            raise ValueError(f"HiGHS could not read {path}"
+            reason, line = _read_errors(log)
+            exc = ValueError(f"HiGHS could not read {path}"
                              + (f": {reason}" if reason else "") + ".")
+            exc.line = line  # the file's line of the first error, or None
+            raise exc
         ignored = _ignored_entries(log)
     lp = h.getLp()
     n_cols, n_rows = int(lp.num_col_), int(lp.num_row_)

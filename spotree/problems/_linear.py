@@ -403,7 +403,11 @@ class LinearProgram(DecisionProblem):
         equality, "at least" and "at most" rows and bounds of every kind are
         taken as they are (free rows, such as extra objective rows of an MPS
         file, are dropped); the linprog-style attributes ``A_ub``/``A_eq``
-        are sparse views of them.
+        are sparse views of them. An MPS file gives ranged rows in its
+        ``RANGES`` section; HiGHS's LP reader takes each row as ``terms sense
+        constant`` only, and refuses a double-sided row such as
+        ``-3 <= x - y <= 0.5`` (write it as two rows); the error names the
+        line.
 
         An MPS file marks integer columns between ``MARKER`` lines; a column
         so marked without a bound in the ``BOUNDS`` section is binary (bounds

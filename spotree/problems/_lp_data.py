@@ -342,6 +342,45 @@ def check_mps_numbers(path):
     return stated or commented
 
 
+# A row whose left-hand side starts with a constant and a sense: a ranged
+# row ("-3 <= x - y <= 0.5") or a reversed one ("3 >= x"), which HiGHS's LP
+# reader refuses with "expected a number, found `x`".
+_LP_CONSTANT_FIRST = re.compile(
+    r"^\s*(?:[^:]*:)?\s*[+-]?\s*(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*(?:<=|>=|=<|=>|<|>|=)")
+# A sense followed by a variable: terms on the right-hand side.
+_LP_VARIABLE_RIGHT = re.compile(r"(?:<=|>=|=<|=>|<|>|=).*?(?<![\d.])[A-Za-z_]")
+_LP_INFINITY = re.compile(r"[+-]?\s*inf(?:inity)?\b", re.IGNORECASE)
+
+
+def _lp_line_hint(path, line):
+    """The LP file's line ``line`` and, for forms HiGHS refuses, how to write them."""
+    import gzip
+
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+            for k, text in enumerate(fh, 1):
+                if k == line:
+                    break
+            else:
+                return ""
+    except OSError:  # pragma: no cover - HiGHS has just read it
+        return ""
+    text = text.split("\\", 1)[0].strip()  # "\" starts a comment
+    if not text or len(text) > 200:
+        return ""
+    hint = f" The line reads {text!r}."
+    if _LP_CONSTANT_FIRST.match(text):
+        hint += (" HiGHS's LP reader takes a constraint as 'terms sense constant': write a "
+                 "double-sided (ranged) row such as '-3 <= x - y <= 0.5' as two rows "
+                 "('x - y >= -3' and 'x - y <= 0.5'), or use an MPS file, whose RANGES "
+                 "section LinearProgram.from_file reads.")
+    elif _LP_VARIABLE_RIGHT.search(_LP_INFINITY.sub("", text)):
+        hint += (" HiGHS's LP reader takes a constraint as 'terms sense constant': move the "
+                 "variables to the left-hand side.")
+    return hint
+
+
 def read_model_file(path):
     """Read an MPS or LP file into LinearProgram's parts (see ``LinearProgram.from_file``).
 
@@ -366,7 +405,11 @@ def read_model_file(path):
     try:
         data = _highs.read_model(path)
     except ValueError as exc:
-        raise ValueError(" ".join(str(exc).split())) from None
+        message = " ".join(str(exc).split())
+        line = getattr(exc, "line", None)
+        if line is not None and os.path.splitext(stem)[1].lower() == ".lp":
+            message += _lp_line_hint(path, line)
+        raise ValueError(message) from None
     tiny = [w for w in data["ignored"] if "at/below tolerance" in w]
     if tiny:
         raise ValueError(f"{path}: coefficients of magnitude below "

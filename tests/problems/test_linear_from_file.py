@@ -553,3 +553,29 @@ def test_mps_integer_column_without_bounds_is_binary_as_documented(tmp_path):
     # With its bounds written, the same column is a general integer.
     path.write_text("\n".join(head + ["BOUNDS", " UP BND       x         7.0", "ENDATA"]) + "\n")
     assert LinearProgram.from_file(path).solve([c])[1][0] == -7.0
+
+
+def test_lp_double_sided_row_is_refused_naming_the_line_and_the_fix(tmp_path):
+    # HiGHS's LP reader refuses "-3 <= x - y <= 0.5" with "expected a number,
+    # found `x`" and no line; the message now names the line and how to write
+    # the row, and the two-row form it suggests reads as the same polytope.
+    path = tmp_path / "ranged.lp"
+    head = "minimize\n obj: x + y\nsubject to\n"
+    tail = " c2: x + y >= 1\nbounds\n x <= 4\n y <= 4\nend\n"
+    path.write_text(head + " c1: -3 <= x - y <= 0.5\n" + tail)
+    with pytest.raises(ValueError, match=r"ranged\.lp: line 4, column 12: expected a number.* "
+                                         r"The line reads 'c1: -3 <= x - y <= 0\.5'\. .*as two "
+                                         r"rows \('x - y >= -3' and 'x - y <= 0\.5'\)"):
+        LinearProgram.from_file(path)
+    path.write_text(head + " c1: x + 3 >= y\n" + tail)
+    with pytest.raises(ValueError, match=r"line 4, column 15: .*move the variables to the "
+                                         r"left-hand side"):
+        LinearProgram.from_file(path)
+    path.write_text(head + " c1: x - y >= -3\n c1b: x - y <= 0.5\n" + tail)
+    lp = LinearProgram.from_file(path)
+    # min c.w over the box [0, 4]^2 with -3 <= x - y <= 0.5, x + y >= 1 (scipy)
+    C = np.array([[1.0, -1.0], [-1.0, 1.0], [1.0, 2.0]])
+    for c, z in zip(C, lp.solve(C)[1]):
+        ref = milp(c, constraints=[LinearConstraint([[1, -1], [1, 1]], [-3, 1], [0.5, np.inf])],
+                   bounds=Bounds([0, 0], [4, 4]))
+        assert z == pytest.approx(ref.fun, abs=1e-9)
