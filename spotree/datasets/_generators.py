@@ -152,9 +152,11 @@ def make_news(n_samples, *, n_articles=6, n_features=5, random_state=None):
       ``p_k = 0.02 + 0.18 * sigmoid(1.5 * s_k - 1)`` where ``s_k`` is the
       score ``x^T M a_k`` (``M`` a random mixing matrix) standardized over the
       data set, so probabilities lie in (0.02, 0.2);
-    - each user cluster has a log-normal number of interactions (the sample
-      weight, at least 50 per article type) and the cost ``C[i, k]`` is the
-      observed click rate, a binomial proportion around ``p_k``.
+    - each user cluster has a log-normal number of interactions (at least
+      50 per article type), rounded down to a multiple of ``n_articles`` and
+      shared evenly by the article types; the cost ``C[i, k]`` is the
+      observed click rate, a binomial proportion around ``p_k``, and the
+      sample weight is the number of interactions.
 
     Use with :func:`spotree.problems.news_recommendation` (a maximization LP).
 
@@ -172,7 +174,8 @@ def make_news(n_samples, *, n_articles=6, n_features=5, random_state=None):
     C : ndarray of shape (n_samples, n_articles)
         Observed click rates in [0, 1].
     sample_weight : ndarray of shape (n_samples,)
-        Number of interactions behind each row.
+        Number of interactions behind each row (a multiple of
+        ``n_articles``: ``sample_weight / n_articles`` per article type).
     """
     n_samples = _check_int(n_samples, "n_samples", 1)
     n_articles = _check_int(n_articles, "n_articles", 1)
@@ -189,4 +192,7 @@ def make_news(n_samples, *, n_articles=6, n_features=5, random_state=None):
     per_article = np.maximum(np.floor(counts / n_articles), 1).astype(np.int64)
     clicks = rng.binomial(per_article[:, None], P)
     C = clicks / per_article[:, None]
-    return X, C.astype(np.float64), counts.astype(np.float64)
+    # The weight is the interactions the clicks were drawn from: the count
+    # rounded down to a multiple of n_articles (it was the count itself, up to
+    # n_articles - 1 more than the trials behind the row).
+    return X, C.astype(np.float64), (per_article * n_articles).astype(np.float64)

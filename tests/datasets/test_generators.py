@@ -202,6 +202,19 @@ def test_news_shapes_and_ranges(n_articles, n_features):
     assert_allclose(X.sum(axis=1), 1.0, rtol=1e-12)
 
 
+@pytest.mark.parametrize("n_articles", [6, 4])
+def test_news_weight_is_the_number_of_interactions_behind_the_row(n_articles):
+    # Documented: the weight is the number of interactions behind a row, shared
+    # evenly by the article types, and C holds click rates. So w / n_articles
+    # trials per article, and each rate times that is a whole number of clicks.
+    # The weight was the drawn count, up to n_articles - 1 above the trials.
+    _, C, w = make_news(400, n_articles=n_articles, n_features=3, random_state=2)
+    trials = w / n_articles
+    assert_array_equal(trials, np.round(trials))
+    clicks = C * trials[:, None]
+    assert_allclose(clicks, np.round(clicks), atol=1e-9)
+
+
 def test_news_click_rates_are_plausible():
     _, C, _ = make_news(2000, random_state=1)
     # Documented click probabilities lie in (0.02, 0.2); observed rates
@@ -223,7 +236,8 @@ def test_news_determinism():
 def test_news_click_probabilities_follow_the_documented_formula():
     """The documented model, written out entry by entry on the same random draws: the
     score x^T M a_k standardized over the data set, p = 0.02 + 0.18 sigmoid(1.5 s - 1),
-    per-article counts floor(weight / n_articles), clicks Binomial(count, p)."""
+    per-article counts floor(count / n_articles), clicks Binomial(per-article count, p),
+    weight the interactions behind the row (n_articles times the per-article count)."""
     n, m, p = 40, 3, 4
     X, C, w = make_news(n, n_articles=m, n_features=p, random_state=5)
     rng = np.random.RandomState(5)
@@ -239,7 +253,7 @@ def test_news_click_probabilities_follow_the_documented_formula():
     per = np.floor(counts / m)
     clicks = rng.binomial(per.astype(np.int64)[:, None], P)
     assert_array_equal(X, X_ref)
-    assert_array_equal(w, counts)
+    assert_array_equal(w, per * m)
     assert_allclose(C, clicks / per[:, None], rtol=1e-15)
     assert ((P > 0.02) & (P < 0.2)).all() and P.std() > 0.01
 
