@@ -217,7 +217,11 @@ def make_pyepo_shortest_path(n_samples, *, n_features=5, grid=(5, 5), degree=1, 
         Also return the conditional mean ``E[C | X]``: the noise-free costs,
         since the noise is multiplicative with mean 1. Deciding with it gives
         the *Bayes floor*: no model has lower expected regret, because the
-        objective is linear in the costs.
+        objective is linear in the costs. Edges whose rows of ``B`` are
+        equal have equal means, so the decision with the means can tie;
+        tied decisions have the same expected regret, but the regret they
+        realize on a finite sample differs (the problem's tie-break picks
+        one).
 
     Returns
     -------
@@ -301,7 +305,12 @@ def make_pyepo_knapsack(n_samples, *, n_items=32, n_resources=2, n_features=5, d
         up after the noise, so it is not the noise-free value ``a`` but
         ``E[ceil(a U)]`` with ``U ~ U[1 - noise, 1 + noise]``, computed
         exactly (:func:`expected_ceil_uniform`). Deciding with it gives the
-        *Bayes floor* of the regret.
+        *Bayes floor* of the regret. Items whose rows of ``B`` are equal
+        (32 items draw from 32 possible rows when ``n_features=5``, so
+        repeats are usual) have equal means, and the decision with the
+        means often ties: tied decisions have the same expected regret, but
+        the regret they realize on a finite sample differs (the knapsack's
+        tie-break picks one), so a sample's floor carries that noise too.
 
     Returns
     -------
