@@ -140,7 +140,8 @@ class OptimalSPOTree(BaseSPOTree):
         instance or, for None, from numpy's global random state, as in
         scikit-learn (a solve stopped by ``time_limit`` may then end at
         another tree, and ties between optimal trees may go another way).
-        The search does not use it.
+        Gurobi, whose seeds stop at 2e9, takes it modulo 2e9 + 1. The search
+        does not use it.
     verbose : bool or int, default=False
         When true (or a positive int), print the solver log (MILP), or the
         search's incumbent after each root feature (depth >= 3) and a

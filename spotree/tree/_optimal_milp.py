@@ -39,6 +39,9 @@ __all__ = ["MILP_MAX_BINARIES", "milp_n_binaries", "milp_can_encode", "MilpModel
 #: reasonable time (and the model alone takes gigabytes).
 MILP_MAX_BINARIES = 100_000
 
+#: The largest value of a Gurobi int parameter (its MAXINT), the Seed included.
+_GUROBI_MAXINT = 2_000_000_000
+
 
 def milp_n_binaries(n_samples, n_features, max_depth):
     """Number of binaries of the MILP: r (n L), k (L), a (p B) and d (B)."""
@@ -586,7 +589,9 @@ class MilpModel:
         try:
             m = gp.Model(env=env)
             m.Params.TimeLimit = float(time_limit)
-            m.Params.Seed = int(random_state)
+            # Gurobi refuses int parameters above its MAXINT (2e9), and seeds
+            # are drawn below 2^31 - 1.
+            m.Params.Seed = int(random_state) % (_GUROBI_MAXINT + 1)
             vtype = np.where(self.integ > 0, gp.GRB.INTEGER, gp.GRB.CONTINUOUS)
             xv = m.addMVar(self.n_cols, lb=self.col_lo, ub=self.col_hi, obj=self.cost,
                            vtype=vtype)
