@@ -182,6 +182,12 @@ def export_text(model, feature_names=None, *, max_depth=None, decimals=3, show_l
                          f"{len(model.estimators_)}: pass one of them, for example "
                          "model.estimators_[0].")
     check_is_fitted(model, "tree_")
+    if not isinstance(model.tree_, Tree):
+        # A scikit-learn tree (its own tree_) failed with AttributeError on
+        # 'problem_'; export_graphviz refused it in these words.
+        raise ValueError(f"model must be a fitted spotree tree (with a tree_ attribute); got "
+                         f"{type(model).__name__}, whose tree_ is not one (a scikit-learn "
+                         "tree renders with sklearn.tree.export_text).")
     if not isinstance(decimals, numbers.Integral) or isinstance(decimals, bool) or decimals < 0:
         raise ValueError(f"decimals must be a non-negative int; got {decimals!r}.")
     if max_depth is not None and (not isinstance(max_depth, numbers.Integral)

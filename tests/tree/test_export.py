@@ -374,6 +374,21 @@ def test_a_fitted_pipeline_is_told_to_pass_its_last_step():
     assert export_text(pipe[-1]) == export_text(alone)
 
 
+def test_a_scikit_learn_tree_is_refused_naming_the_model():
+    # export_text(DecisionTreeRegressor().fit(X, C)) raised AttributeError:
+    # "'DecisionTreeRegressor' object has no attribute 'problem_'".
+    from sklearn.tree import DecisionTreeRegressor
+
+    from spotree.tree import export_graphviz
+
+    X, C = make_shortest_path(40, grid=(2, 2), degree=2, noise=0.5, random_state=0)
+    cart = DecisionTreeRegressor(max_depth=2).fit(X, C)
+    for export in (export_text, export_graphviz):
+        with pytest.raises(ValueError, match="model must be a fitted spotree tree .*"
+                                             "DecisionTreeRegressor"):
+            export(cart)
+
+
 def _boost_and_leaf_steps():
     """A small fitted SPOBoost, and per leaf of its first tree the change of predicted costs
     that tree makes (first staged prediction minus the start), over learning_rate."""
