@@ -1050,6 +1050,8 @@ class CallableProblem(DecisionProblem):
                                f"a batch of {C.shape[0]} cost vectors)")
                 raise
             W, z = _split_output(out, batched=True)
+            if z is None and isinstance(W, tuple) and len(W) == 2:
+                self._check_unread_pair(W, name, rows=C.shape[0])
             W = self._as_array(W, name, "decisions")
             if W.shape != C.shape:
                 raise ValueError(
@@ -1069,6 +1071,8 @@ class CallableProblem(DecisionProblem):
             W = np.empty_like(C)
             z = np.empty(C.shape[0]) if any(o[1] is not None for o in outs) else None
             for i, (w, zi) in enumerate(outs):
+                if zi is None and isinstance(w, tuple) and len(w) == 2:
+                    self._check_unread_pair(w, name, row=i)
                 w = self._as_array(w, name, "a decision", i)
                 if w.shape != (self.n_costs,):
                     raise ValueError(
@@ -1114,6 +1118,37 @@ class CallableProblem(DecisionProblem):
             delayed(_call_rows_carried)(_OracleCarrier(self.oracle), chunk, int(start), len(C))
             for chunk, start in zip(chunks, starts))
         return [o for part in parts for o in part]
+
+    def _check_unread_pair(self, out, name, rows=None, row=None):
+        """A 2-tuple that ``_split_output`` did not read as ``(w, z)`` (``(W, z)`` for
+        ``rows`` cost vectors, batched): a pair whose parts have other shapes (a
+        column ``w``, a length-1 ``z``) was reported as decisions "that are not an
+        array of numbers (tuple)"."""
+        try:
+            shapes = [np.shape(part) for part in out]
+        except ValueError:  # a ragged part: the checks below name it
+            return
+        if rows is None:
+            # Two numbers are a decision of length 2; any other 2-tuple that
+            # is not a pair fails the checks below, with a message about a tuple.
+            if shapes == [(), ()] and self.n_costs == 2:
+                return
+            want, where = f"a decision of shape ({self.n_costs},) and a single number z, " \
+                          f"the objective value of w", f" for cost vector {row}"
+            fix = "flatten a column w with w.ravel(), and take z = float(z)"
+            pair = "(w, z)"
+        else:
+            # Two rows are a batch of 2 decisions.
+            if rows == 2 and shapes == [(self.n_costs,)] * 2:
+                return
+            want, where = (f"decisions of shape ({rows}, {self.n_costs}) and one value per "
+                           f"row, shape ({rows},)"), ""
+            fix = "reshape z with z.ravel()"
+            pair = "(W, z)"
+        raise ValueError(
+            f"The oracle {name} returned a pair whose parts have shapes {shapes[0]} and "
+            f"{shapes[1]}{where}; a pair {pair} must hold {want} ({fix}), or the oracle "
+            f"returns the decisions alone.")
 
     @staticmethod
     def _as_array(value, name, what, row=None):

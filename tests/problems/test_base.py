@@ -219,6 +219,35 @@ def test_callable_wrapping_linprog_matches_simplex_vertices():
     assert_allclose(zv, z, atol=1e-9)
 
 
+def _cheapest_pair(c):
+    w = np.eye(len(c))[int(np.argmin(c))]
+    return w, float(c @ w)
+
+
+@pytest.mark.parametrize("oracle, batched, shapes", [
+    (lambda c: (_cheapest_pair(c)[0][:, None], _cheapest_pair(c)[1]), False, r"\(3, 1\) and \(\)"),
+    (lambda c: (_cheapest_pair(c)[0], np.array([_cheapest_pair(c)[1]])), False,
+     r"\(3,\) and \(1,\)"),
+    (lambda C: (np.eye(3)[C.argmin(1)], C.min(1)[:, None]), True, r"\(4, 3\) and \(4, 1\)"),
+])
+def test_callable_pair_of_other_shapes_names_the_shapes(oracle, batched, shapes):
+    # A pair (w, z) with a column w or a length-1 z was reported as "a decision
+    # that is not an array of numbers (tuple)", about a tuple the oracle
+    # meant as a pair; the message now gives the parts' shapes and the fix.
+    C = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, 1.0], [2.0, 2.0, -1.0], [1.0, 0.0, 5.0]])
+    with pytest.raises(ValueError, match=r"returned a pair whose parts have shapes " + shapes
+                                         + r".* must hold "):
+        CallableProblem(oracle, n_costs=3, batched=batched).solve(C)
+    # The well-shaped pair, and two numbers as a decision of length 2, still solve
+    # (the cheapest option, by hand: columns 1, 0, 2, 1).
+    W, z = CallableProblem(_cheapest_pair, n_costs=3).solve(C)
+    assert_array_equal(W.argmax(1), [1, 0, 2, 1])
+    assert_array_equal(z, [1.0, 0.5, -1.0, 0.0])
+    W2, _ = CallableProblem(lambda c: (1.0, 0.0) if c[0] < c[1] else (0.0, 1.0),
+                            n_costs=2).solve(C[:, :2])
+    assert_array_equal(W2, [[0, 1], [1, 0], [0, 1], [0, 1]])
+
+
 def test_callable_wrong_output_shape_names_the_oracle():
     p = CallableProblem(wrong_length_oracle, n_costs=4)
     with pytest.raises(ValueError, match=r"The oracle wrong_length_oracle returned a decision "
