@@ -110,10 +110,18 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True, names=None):
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a numeric 2-D array; got {type(C).__name__} "
                          f"that cannot be converted to float ({exc}).") from None
+    # Decisions (W, a vertex list V) go through here too: their messages spoke
+    # of cost vectors and samples.
+    decisions = name in ("W", "V", "vertices")
     if arr.ndim != 2:
-        hint = (" Reshape a single cost vector with c.reshape(1, -1)."
-                if arr.ndim == 1 else "")
-        raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_costs); "
+        if arr.ndim != 1:
+            hint = ""
+        elif decisions:
+            hint = " Reshape a single decision with w.reshape(1, -1)."
+        else:
+            hint = " Reshape a single cost vector with c.reshape(1, -1)."
+        rows = "n_decisions" if name in ("V", "vertices") else "n_samples"
+        raise ValueError(f"{name} must be a 2-D array of shape ({rows}, n_costs); "
                          f"got an array with {arr.ndim} dimension(s) and shape "
                          f"{arr.shape}.{hint}{_problem_hint(names, arr.shape, name)}")
     if n_costs is not None and arr.shape[1] != n_costs:
@@ -125,7 +133,8 @@ def check_costs(C, *, n_costs=None, name="C", allow_empty=True, names=None):
     if arr.size and not np.isfinite(arr).all():
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name} contains NaN or infinity (first at row {bad[0]}, "
-                         f"column {bad[1]}); costs must be finite.")
+                         f"column {bad[1]}); {'decisions' if decisions else 'costs'} must "
+                         f"be finite.")
     return arr
 
 

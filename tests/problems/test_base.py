@@ -148,12 +148,19 @@ def test_two_road_illustrative_decision_boundary():
 
 
 def test_finite_decisions_validation_and_repr():
-    with pytest.raises(ValueError, match="V must be a 2-D array"):
+    p = FiniteDecisions(np.eye(2))
+    # V holds decisions: its messages spoke of samples and cost vectors.
+    with pytest.raises(ValueError, match=r"V must be a 2-D array of shape \(n_decisions, "
+                                         r"n_costs\).* a single decision with w\.reshape"):
         FiniteDecisions([1.0, 0.0])
     with pytest.raises(ValueError, match="V is empty"):
         FiniteDecisions(np.empty((0, 3)))
-    with pytest.raises(ValueError, match="V contains NaN"):
+    with pytest.raises(ValueError, match="V contains NaN.*; decisions must be finite"):
         FiniteDecisions([[np.nan, 1.0]])
+    with pytest.raises(ValueError, match="W contains NaN.*; decisions must be finite"):
+        p.value(np.ones((1, 2)), [[np.inf, 0.0]])
+    with pytest.raises(ValueError, match="C contains NaN.*; costs must be finite"):
+        p.value([[np.nan, 0.0]], np.ones((1, 2)))
     with pytest.raises(ValueError, match="sense must be 'min' or 'max'; got 'best'"):
         FiniteDecisions(np.eye(2), sense="best")
     p = FiniteDecisions(np.ones((3, 4)), sense="max")
