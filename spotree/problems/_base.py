@@ -107,6 +107,10 @@ class DecisionProblem:
     #: Whether threads may call :meth:`solve` of one instance at once (see
     #: :func:`solve_is_thread_safe`: only where the class itself says so).
     _thread_safe_solve = False
+    #: Whether ``_solve`` returns decisions in an array of its own, that
+    #: :meth:`solve` may change in place (spotree's problems; not
+    #: :class:`CallableProblem`, whose oracle may return an array it keeps).
+    _solve_gives_new_array = True
 
     n_costs: int
     sense: str = "min"
@@ -161,9 +165,8 @@ class DecisionProblem:
         out = self._solve(Cs)
         # z is recomputed below from the decisions, so only W is checked.
         W, _ = _check_solve_pair(f"{type(self).__name__}._solve", out, *C.shape, values=False)
-        # + 0.0 turns -0. into 0. (HiGHS gives -0. for a variable at an upper
-        # bound of 0): it printed as "-0." and saved as "-0.0" in JSON.
-        W = W + 0.0
+        W = _positive_zeros(W, out[0], self._solve_gives_new_array
+                            and _is_own_code(type(self)._solve))
         # The value of the returned decision, summed the way value() sums it,
         # so that spo_loss(C, C) is exactly zero.
         return W, np.einsum("ij,ij->i", C, W)
@@ -435,6 +438,12 @@ class FiniteDecisions(DecisionProblem):
     def _vertices(self):
         return self.V
 
+    @property
+    def _solve_gives_new_array(self):
+        # solve_vertices indexes the list afresh, unless a subclass's own
+        # returns an array that it keeps.
+        return _is_own_code(type(self).solve_vertices)
+
     def _solve(self, C):
         W, z, _ = self.solve_vertices(C)
         return W, z
@@ -532,7 +541,25 @@ def _check_solve_output(problem, C, out):
                              f"{i}, whose decision costs c^T w = {float(own[i]):.10g}; z must "
                              "be c^T w of the "
                              "decision returned (leave out any objective constant).")
-    return W + 0.0, z
+    return _positive_zeros(W, out[0], False), z
+
+
+def _positive_zeros(W, returned, new_array):
+    """``W + 0.0``: ``W`` with every -0. turned into 0., in place where ``W`` is solve's own.
+
+    HiGHS gives -0. for a variable at an upper bound of 0: it printed as "-0."
+    and saved as "-0.0" in JSON. ``W + 0.0`` made a second (m, n_costs) array
+    next to ``W`` (6.4 MB for 20,000 rows of 40 costs, the size of the
+    decisions themselves), so ``W`` is changed in place when nobody else holds
+    it: when ``np.asarray`` made it from ``returned`` (a list, another dtype),
+    or when ``new_array`` says that the ``_solve`` that returned it (spotree's
+    own) allocates its output. A user's array (a cached decision, a read-only
+    one) is copied as before.
+    """
+    if W.base is None and W.flags.writeable and (W is not returned or new_array):
+        np.add(W, 0.0, out=W)
+        return W
+    return W + 0.0
 
 
 def _check_solve_pair(name, out, rows, d, values=True):
@@ -1004,6 +1031,9 @@ class CallableProblem(DecisionProblem):
     >>> W.round(6), z.round(6)
     (array([[0., 1., 0.]]), array([1.]))
     """
+
+    # The oracle's decisions may be an array it keeps (see solve).
+    _solve_gives_new_array = False
 
     def __init__(self, oracle, n_costs, sense="min", batched=False, vertices=None,
                  n_jobs=None, value_rtol=1e-6):
