@@ -17,7 +17,7 @@ import zipfile
 import numpy as np
 from joblib import Parallel, cpu_count, delayed, parallel_config
 
-from .. import _compat
+from .. import _compat, _schema
 from .._atomic import atomic_write
 from ..datasets import load_yahoo_r6, make_illustrative, make_news, make_shortest_path
 from ..datasets._yahoo import _list_files
@@ -364,7 +364,9 @@ class _Progress:
 def _load_cached(path, run):
     try:
         with open(path) as fh:
-            rec = json.load(fh)
+            # Tagged non-finite numbers ({"__float__": "NaN"}), and the NaN and
+            # Infinity literals that older cache files hold.
+            rec = json.load(fh, object_pairs_hook=_schema._unique_keys)
     except (OSError, ValueError):
         return None
     if not isinstance(rec, dict) or rec.get("run") != _jsonable(run) or "row" not in rec:
@@ -572,8 +574,12 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
         else:
             if rec.get("warmup"):
                 warmups.append(rec["warmup"])
+            # Strict JSON, as the model files (see _schema.FLOAT_TAG): a NaN
+            # score was written as the literal NaN, which JavaScript's
+            # JSON.parse, jq and other strict readers refuse.
+            doc = _schema.strict_json(rec)
             atomic_write(os.path.join(cache_dir, f"{k}.json"),
-                         lambda fh: json.dump(rec, fh))
+                         lambda fh: json.dump(doc, fh, allow_nan=False))
             results[k] = rec
         prog.finished(rec)
 

@@ -802,3 +802,53 @@ def test_the_illustrative_test_rows_are_a_draw_of_their_own():
     expected = (got - Ct.min(axis=1)).sum() / np.abs(Ct.min(axis=1)).sum()
     assert row["normalized_spo_loss"] == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert row["wrong_decisions"] == pytest.approx(np.mean(got > Ct.min(axis=1)))
+
+
+def test_cache_records_are_strict_json_and_older_ones_with_nan_literals_still_read(
+        tmp_path, monkeypatch):
+    # The cache records were written with json.dump's NaN and Infinity
+    # literals (a NaN score), which strict JSON readers (JavaScript's
+    # JSON.parse, jq, json.loads with parse_constant refusing them) reject.
+    real = _runner.execute_run
+
+    def with_nonfinite(run, data=None):
+        rec = real(run, data)
+        rec["row"]["normalized_spo_loss"] = float("nan")
+        rec["extra"]["bounds"] = [float("-inf"), 1.0, float("inf")]
+        return rec
+
+    monkeypatch.setattr(_runner, "execute_run", with_nonfinite)
+    small = dict(SMALL, seeds=[0], methods=["CART"], depths=[1])
+    first = run_experiment("shortest-path", out=tmp_path, **small)
+    n = first["n_runs"]
+    files = sorted((tmp_path / "cache").glob("*.json"))
+    assert len(files) == n > 0
+
+    def refuse(name):
+        raise ValueError(f"non-finite literal {name}")
+
+    for f in files:
+        rec = json.loads(f.read_text(), parse_constant=refuse)
+        assert rec["row"]["normalized_spo_loss"] == {"__float__": "NaN"}
+        assert rec["extra"]["bounds"] == [{"__float__": "-Infinity"}, 1.0,
+                                          {"__float__": "Infinity"}]
+
+    def reread():
+        monkeypatch.setattr(_runner, "execute_run", lambda run, data=None: 1 / 0)
+        res = run_experiment("shortest-path", out=tmp_path, **small)
+        assert res["n_cached"] == n and not res["errors"]
+        assert all(math.isnan(r["normalized_spo_loss"]) for r in res["rows"])
+        keep = [{k: v for k, v in r.items() if k != "normalized_spo_loss"}
+                for r in res["rows"]]
+        assert keep == [{k: v for k, v in r.items() if k != "normalized_spo_loss"}
+                        for r in first["rows"]]
+
+    reread()
+    # A cache file of an older spotree, written with the literals, is still read.
+    for f in files:
+        rec = json.loads(f.read_text())
+        rec["row"]["normalized_spo_loss"] = float("nan")
+        rec["extra"]["bounds"] = [float("-inf"), 1.0, float("inf")]
+        f.write_text(json.dumps(rec))
+        assert "NaN" in f.read_text() and "-Infinity" in f.read_text()
+    reread()
