@@ -1409,6 +1409,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                 with threadpool_limits(limits=1, user_api="blas") if small else nullcontext(), \
                         solve_threads(n_solve), solver_session():
                     return self._fit_checked(X, C, sw, X_val, C_val, sample_weight_val)
+            except _StartOutOfRange as exc:
+                # A plain ValueError for the user: the private class (which
+                # init="auto" catches to leave a candidate out) showed by name.
+                raise ValueError(*exc.args) from None
             finally:
                 del self._start_threads
                 self.__dict__.pop("_unit", None)

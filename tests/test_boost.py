@@ -5,6 +5,7 @@ every problem type, persistence, grid search, bad input, scikit-learn checks."""
 import io
 import math
 import pickle
+import traceback
 from contextlib import redirect_stdout
 
 import numpy as np
@@ -1357,8 +1358,10 @@ def test_a_linear_start_whose_coefficients_pass_the_float_range_is_refused(init,
     X, Xt, C = X * 2.0 ** x_exp, Xt * 2.0 ** x_exp, C * 2.0 ** c_exp
     kw = dict(n_estimators=2, max_depth=2, random_state=0)
     with pytest.raises(ValueError, match=r"start has coefficients beyond the float range in "
-                                         r"the costs' units .*features as small as"):
+                                         r"the costs' units .*features as small as") as info:
         SPOBoost(SP, init=init, **kw).fit(X, C)
+    # A public exception, not the private class that init="auto" catches.
+    assert type(info.value) is ValueError
     m = SPOBoost(SP, init="mean", **kw).fit(X, C)
     assert np.isfinite(m.predict(Xt)).all()
 
@@ -1374,8 +1377,12 @@ def test_auto_start_keeps_ridge_where_the_index_link_passes_the_float_range(monk
                               random_state=0)
     f = np.finfo(np.float64).max / C.max()
     kw = dict(n_estimators=2, max_depth=2, random_state=0)
-    with pytest.raises(ValueError, match=r"init='index' start has coefficients beyond"):
+    with pytest.raises(ValueError, match=r"init='index' start has coefficients beyond.*"
+                                         r"Rescale .* or use init='mean'") as info:
         SPOBoost(SP, init="index", **kw).fit(X, C * f)
+    # Shown as a ValueError, not by the private class that init="auto" catches.
+    assert type(info.value) is ValueError
+    assert "_StartOutOfRange" not in "".join(traceback.format_exception(info.value))
     m = SPOBoost(SP, **kw).fit(X, C * f)
     assert m.init_choice_ == "ridge" and math.isnan(m.init_cv_regret_["index"])
     # The ridge start's regret as on the unscaled costs (the same folds: the
