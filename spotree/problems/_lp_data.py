@@ -352,8 +352,13 @@ _LP_VARIABLE_RIGHT = re.compile(r"(?:<=|>=|=<|=>|<|>|=).*?(?<![\d.])[A-Za-z_]")
 _LP_INFINITY = re.compile(r"[+-]?\s*inf(?:inity)?\b", re.IGNORECASE)
 
 
-def _lp_line_hint(path, line):
-    """The LP file's line ``line`` and, for forms HiGHS refuses, how to write them."""
+def _lp_line_hint(path, line, misparsed=True):
+    """The LP file's line ``line`` and, for forms HiGHS refuses, how to write them.
+
+    ``misparsed``: HiGHS's error is a parse failure ("expected a number"),
+    not a named feature it does not support (indicator constraints, say),
+    whose line alone is shown.
+    """
     import gzip
 
     opener = gzip.open if path.lower().endswith(".gz") else open
@@ -370,6 +375,8 @@ def _lp_line_hint(path, line):
     if not text or len(text) > 200:
         return ""
     hint = f" The line reads {text!r}."
+    if not misparsed:
+        return hint
     if _LP_CONSTANT_FIRST.match(text):
         hint += (" HiGHS's LP reader takes a constraint as 'terms sense constant': write a "
                  "double-sided (ranged) row such as '-3 <= x - y <= 0.5' as two rows "
@@ -408,7 +415,7 @@ def read_model_file(path):
         message = " ".join(str(exc).split())
         line = getattr(exc, "line", None)
         if line is not None and os.path.splitext(stem)[1].lower() == ".lp":
-            message += _lp_line_hint(path, line)
+            message += _lp_line_hint(path, line, "expected a number" in message)
         raise ValueError(message) from None
     tiny = [w for w in data["ignored"] if "at/below tolerance" in w]
     if tiny:

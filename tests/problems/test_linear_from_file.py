@@ -571,6 +571,11 @@ def test_lp_double_sided_row_is_refused_naming_the_line_and_the_fix(tmp_path):
     with pytest.raises(ValueError, match=r"line 4, column 15: .*move the variables to the "
                                          r"left-hand side"):
         LinearProgram.from_file(path)
+    # A form HiGHS names itself gets its line, not a hint about another form.
+    path.write_text(head + " c1: b = 1 -> x + y <= 1\n" + tail + "")
+    with pytest.raises(ValueError, match=r"indicator constraints are not supported .*The line "
+                                         r"reads 'c1: b = 1 -> x \+ y <= 1'\.$"):
+        LinearProgram.from_file(path)
     path.write_text(head + " c1: x - y >= -3\n c1b: x - y <= 0.5\n" + tail)
     lp = LinearProgram.from_file(path)
     # min c.w over the box [0, 4]^2 with -3 <= x - y <= 0.5, x + y >= 1 (scipy)
