@@ -265,6 +265,13 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     def _spo_share(self):
         """The weight of the SPO loss in the training criterion (1: SPO, 0: squared error)."""
+        # The share the tree was grown with, not the parameters as set since:
+        # set_params(criterion=...) after fit made prune() order the training
+        # losses of one criterion and score the validation rows on another.
+        # (A tree read by load() has no record: its parameters are the fit's.)
+        fitted = self.__dict__.get("_fit_spo_share")
+        if fitted is not None:
+            return fitted
         return getattr(self, "spo_weight", 1.0) if getattr(self, "criterion", "spo") == "spo" \
             else 0.0
 
@@ -761,6 +768,7 @@ class SPOTree(BaseSPOTree):
         if not any(v is not None for v in self.categories_seen_):
             self.categories_seen_ = None
         self.loss_scales_ = scales
+        self._fit_spo_share = a
         # The unit of loss_scales_ (see mixed_loss_unit): a power of two.
         self.loss_unit_ = mixed_loss_unit(fit_data.scale) if 0.0 < a < 1.0 else 1.0
         self.n_oracle_calls_ = fit_data.n_oracle_calls
@@ -776,9 +784,9 @@ class SPOTree(BaseSPOTree):
         # mixed criterion stores a SPO / s_spo + (1 - a) SSE / s_mse next to
         # the SPO loss, from which the SSE follows.
         t = self.tree_
-        if self.criterion == "mse" or self.spo_weight == 0.0:
+        a = float(self._spo_share())
+        if a == 0.0:
             return t.impurity
-        a = float(self.spo_weight)
         if a < 1.0:
             s_spo, s_mse = self.loss_scales_
             u = self._loss_unit()

@@ -463,6 +463,29 @@ def test_prune_before_fit_raises_not_fitted(name, loss):
         getattr(spotree, name)(SP).prune(Xv, Cv, loss=loss)
 
 
+def test_prune_uses_the_criterion_the_tree_was_grown_with_not_later_set_params():
+    # prune() read criterion and spo_weight from the parameters: after
+    # set_params(criterion="mse") on a fitted SPO tree it ordered the SPO
+    # training losses but scored the validation rows by squared error (9
+    # leaves kept instead of 1 on seed 0), and a mixed tree set to
+    # spo_weight=1 refused loss="mse" pruning.
+    from spotree.metrics import decision_loss
+
+    X, C, Xv, Cv = _train_val(0)
+    spo = SPOTree(SP, max_depth=4).fit(X, C)
+    spo.set_params(criterion="mse")
+    kept = spo.prune(Xv, Cv)
+    regret = decision_loss(Cv, kept.predict_decision(Xv), problem=SP).sum()
+    assert kept.pruning_path_.val_losses.min() == pytest.approx(regret, rel=1e-9)
+    mixed = SPOTree(SP, max_depth=4, spo_weight=0.5).fit(X, C)
+    before = mixed.prune(Xv, Cv, loss="mse")
+    mixed.set_params(spo_weight=1.0)
+    after = mixed.prune(Xv, Cv, loss="mse")
+    np.testing.assert_array_equal(after.pruning_path_.val_losses,
+                                  before.pruning_path_.val_losses)
+    assert after.get_n_leaves() == before.get_n_leaves()
+
+
 def test_prune_with_weights_matches_duplicated_validation_rows():
     X, C, Xv, Cv = _train_val(5)
     est = SPOTree(SP, min_samples_leaf=5).fit(X, C)
