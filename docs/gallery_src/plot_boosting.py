@@ -55,7 +55,7 @@ for name, value in scores.items():
     print(f"{name:30s} {value:.4f}  ({100 * (value / floor - 1):+.1f}% over the floor)")
 
 # %%
-# SPOBoost comes within a few percent of the floor (at 1000 rows, 0.5-5% in
+# SPOBoost comes within a few percent of the floor (at 1000 rows, 0.7-5.3% in
 # every cell of ``spotree reproduce pyepo``). Least squares cannot follow the
 # curved costs; the random forest and the tree follow them in steps.
 fig, ax = plt.subplots(figsize=(7, 3))
