@@ -111,6 +111,24 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
+    def parse_args(self, args=None, namespace=None):
+        # argparse reports the options no parser took from the top-level parser:
+        # "spotree: error: ... (see 'spotree --help')" for a typo in 'spotree fit',
+        # whose options that help does not list. The command's parser reports them.
+        args, extras = self.parse_known_args(args, namespace)
+        if extras:
+            sub = getattr(self, "commands", {}).get(getattr(args, "command", None), self)
+            message = f"unrecognized arguments: {' '.join(extras)}"
+            known = [o for a in sub._actions for o in a.option_strings if o.startswith("--")]
+            for word in extras:
+                # The usual slip: an option's Python name (--max_depth for --max-depth).
+                option = word.split("=", 1)[0].replace("_", "-")
+                if word.startswith("--") and option != word.split("=", 1)[0] and option in known:
+                    message += f"; did you mean {option}?"
+                    break
+            sub.error(message)
+        return args
+
 
 def _fmt_help(prog):
     return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32, width=92)
@@ -671,4 +689,5 @@ def build_parser():
                     help=f"resolution of a .png in dots per inch, {DPI_RANGE[0]} to "
                          f"{DPI_RANGE[1]} (default: 110); .pdf and .svg are vector images, "
                          "without a resolution")
+    parser.commands = sub.choices  # the parser of each command, for parse_args' errors
     return parser

@@ -171,3 +171,27 @@ def test_tree_only_options_say_so_in_the_help(command, options):
     many trees, shown as a summary); the help did not say so."""
     for option in options:
         assert "a tree only, not a SPOBoost" in _option_help(command, option), option
+
+
+@pytest.mark.parametrize("argv, command, needle", [
+    # An option of no command: argparse reported it from the top-level parser,
+    # "spotree: error: unrecognized arguments: --max_depth 3 (see 'spotree --help')",
+    # whose help lists no option of fit.
+    (("fit", "--data", "d", "--features", "x", "--costs", "c", "--problem", "p",
+      "--max_depth", "3"), "fit", "--max_depth 3"),
+    (("show", "m.json", "--bogus"), "show", "--bogus"),
+    (("compare", "--data", "t.csv", "a.json", "b.json", "--plot-kinds", "ecdf"),
+     "compare", "--plot-kinds ecdf"),
+])
+def test_an_unknown_option_points_to_its_command_help(capsys, argv, command, needle):
+    err = usage_error(capsys, *argv)
+    assert err.startswith(f"spotree {command}: error: unrecognized arguments: {needle}"), err
+    assert err.endswith(f"(see 'spotree {command} --help')"), err
+
+
+def test_an_unknown_option_with_underscores_names_the_option(capsys):
+    # A Python-style name of an option (underscores) is the usual slip.
+    err = usage_error(capsys, "fit", "--data", "d", "--features", "x", "--costs", "c",
+                      "--problem", "p", "--max_depth", "3")
+    assert "did you mean --max-depth?" in err, err
+    assert "did you mean" not in usage_error(capsys, "show", "m.json", "--bogus")
