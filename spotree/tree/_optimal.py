@@ -204,6 +204,14 @@ class OptimalSPOTree(BaseSPOTree):
     its bound is then only the trivial one (every sample's own optimum), so
     the gap is not informative.
 
+    The MILP is solved to a zero relative gap, but its status ``"optimal"``
+    and its ``bound`` hold only to the solver's tolerances (an absolute gap
+    and feasibility tolerances near 1e-6, on the objective in units of the
+    largest cost): trees whose objectives differ by less than about 1e-6
+    times ``max |C|`` are not told apart (a depth-1 tree 3e-6 above the
+    optimum, costs near 3, was returned as optimal with that objective as
+    its bound).
+
     The search's depth-2 routine costs ``O(p^2 m^2 K)`` for ``m`` candidate
     thresholds per feature and K vertices, and runs uninterrupted: the time
     limit is checked between its calls. With ``global_thresholds="all"`` on many

@@ -540,6 +540,39 @@ def test_milp_is_exact_on_values_closer_than_the_solvers_tolerance(kind, seed, d
     assert (Ax >= model.row_lo - 1e-9).all() and (Ax <= model.row_hi + 1e-9).all()
 
 
+def _near_twin_features(seed):
+    """Feature 1 is feature 0 with two rows of a tiny weight swapped: splits on
+    the two differ by a hair."""
+    rng = np.random.default_rng(seed)
+    x = rng.permutation(10).astype(float)
+    i, j = rng.choice(10, 2, replace=False)
+    X = np.column_stack([x, x])
+    X[[i, j], 1] = X[[j, i], 1]
+    C = rng.normal(size=(10, 3)) + 3
+    w = np.ones(10)
+    w[[i, j]] = rng.choice([1e-4, 3e-5, 1e-5])
+    return X, C, w
+
+
+@pytest.mark.parametrize("solver, seed", [("highs", 5), ("gurobi", 34)])
+def test_milp_optimal_status_means_a_zero_relative_gap(monkeypatch, solver, seed):
+    # HiGHS and Gurobi stop at a relative gap of 1e-4 by default, and the fit
+    # called "optimal" a depth-1 tree 6.6e-5 (HiGHS, seed 5) or 7.0e-5
+    # (Gurobi, a stand-in solving with scipy.optimize.milp, seed 34) above
+    # the best one, found by enumeration.
+    import sys
+
+    monkeypatch.setitem(sys.modules, "gurobipy", _scipy_gurobipy("never"))
+    monkeypatch.setattr(optimal_module, "GUROBI_INSTALLED", True)
+    X, C, w = _near_twin_features(seed)
+    problem = FiniteDecisions(np.eye(3))
+    best = _enumerate_best(X, C, w, problem, 1, 1)
+    r = OptimalSPOTree(problem, max_depth=1, method="milp", warm_start=False, solver=solver,
+                       random_state=5).fit(X, C, w).result_
+    assert r["status"] == "optimal"
+    assert r["objective"] == pytest.approx(best, rel=1e-7)
+
+
 def test_milp_never_worse_than_its_warm_start():
     X, C = make_shortest_path(40, n_features=3, grid=(3, 3), noise=0.5, random_state=2)
     problem = ShortestPath((3, 3))
@@ -895,8 +928,10 @@ def _scipy_gurobipy(lie):
         def optimize(self):
             start = self.var.Start
             if start is None:
+                # (Gurobi's MIPGap defaults to 1e-4, as HiGHS's mip_rel_gap.)
+                gap = getattr(self.Params, "MIPGap", 1e-4)
                 res = milp(self.obj, integrality=self.integ, constraints=self.rows,
-                           bounds=(self.lb, self.ub))
+                           bounds=(self.lb, self.ub), options={"mip_rel_gap": gap})
                 assert res.success
                 x, own = res.x, float(res.fun + self.ObjCon)
             else:
