@@ -16,7 +16,7 @@ from ._compat import import_optional
 from ._text import count_noun
 from .metrics import DecisionComparison
 from .tree._export import describe_step, is_boost_tree, number_text, split_labels
-from .tree._export_graphviz import _decision_keys, _describe, _resolve
+from .tree._export_graphviz import _decision_keys, _describe, _given_problem, _resolve
 from .tree._tree import TREE_LEAF
 
 __all__ = ["plot_tree", "plot_by_depth", "plot_predicted_costs", "plot_boosting",
@@ -81,6 +81,8 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
         By default ``feature_names_in_`` when available, else ``x0, x1, ...``.
     problem : DecisionProblem, default=None
         Describes leaf decisions when ``model`` is a bare :class:`Tree`.
+        Given for a fitted model, it replaces the model's own problem here; it
+        must have the tree's number of costs (a ValueError otherwise).
     max_depth : int, default=None
         Draw down to this depth; deeper subtrees end in a "..." node.
     precision : int, default=2
@@ -95,7 +97,7 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
     ax : matplotlib Axes
     """
     tree, model_problem, names = _resolve(model, feature_names, "plot_tree")
-    problem = problem if problem is not None else model_problem
+    problem = model_problem if problem is None else _given_problem(problem, tree, "plot_tree")
     if max_depth is not None and (not isinstance(max_depth, (int, np.integer))
                                   or max_depth < 0):
         raise ValueError(f"max_depth must be a non-negative int or None; got {max_depth!r}.")

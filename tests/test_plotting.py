@@ -664,3 +664,30 @@ def test_plot_predicted_costs_labels_a_boundary_near_zero_by_its_value():
     # By hand: the decision changes between x[2] = 2e-7 and x[3] = 3e-7.
     assert "SPOT boundary x = 2.5e-07" in legend and "true boundary x = 3e-07" in legend
     plt.close(ax.figure)
+
+
+@pytest.mark.parametrize("draw", [plot_tree, export_graphviz])
+def test_a_problem_of_another_number_of_costs_than_the_tree_is_refused(draw):
+    # problem= describes the leaves' decisions. One of another size was taken as
+    # it came: a tree of the two roads (2 costs) drawn with the 4x4 grid (24 edge
+    # costs) labelled its leaves with the paths "1->2" and "1", and one of the
+    # 4x4 grid drawn with three options failed with numpy's "operands could not
+    # be broadcast together", naming no argument.
+    roads = hand_tree(np.eye(2))
+    grid_tree = hand_tree(ShortestPath((4, 4)).vertices())
+    for tree, problem, n_tree, n_problem in (
+            (roads, ShortestPath((4, 4)), 2, 24),
+            (grid_tree, FiniteDecisions(np.eye(3)), 24, 3),
+            (Fitted(grid_tree, ShortestPath((4, 4))), ShortestPath((3, 3)), 24, 12)):
+        with pytest.raises(ValueError, match=rf"problem has {n_problem} costs, but the "
+                                             rf"tree's decisions have {n_tree}"):
+            draw(tree, problem=problem)
+    with pytest.raises(TypeError, match="problem must be a DecisionProblem"):
+        draw(roads, problem="4x4 grid")
+    plt.close("all")
+    # The problem the tree was grown for, or one of its size, is taken.
+    ax = plot_tree(roads, problem=FiniteDecisions(np.eye(2)))
+    assert sum(t.startswith("option ") for t in texts(ax)) == 3  # the three leaves
+    plt.close(ax.figure)
+    assert "decision: 1->2->3->4->8->12->16" in export_graphviz(grid_tree,
+                                                                problem=ShortestPath((4, 4)))

@@ -23,6 +23,24 @@ def _describe(problem, w):
     return describe_decision(problem, w)
 
 
+def _given_problem(problem, tree, caller):
+    """``problem=`` of export_graphviz and plot_tree, checked against the tree's decisions.
+
+    It only describes the leaves' decisions: one of another number of costs
+    labelled them with another problem's paths, or failed in numpy.
+    """
+    if problem is None or is_boost_tree(tree):  # a boosting tree's leaves show no decision
+        return problem
+    n = getattr(problem, "n_costs", None)
+    if not isinstance(n, numbers.Integral):
+        raise TypeError(f"{caller}: problem must be a DecisionProblem (with n_costs) or None; "
+                        f"got {type(problem).__name__}.")
+    if n != tree.n_outputs:
+        raise ValueError(f"{caller}: problem has {n} costs, but the tree's decisions have "
+                         f"{tree.n_outputs}: pass the problem the tree was fitted on.")
+    return problem
+
+
 def _resolve(model, feature_names, caller="export_graphviz"):
     """(tree, problem, feature names) from a fitted estimator or a bare Tree."""
     if isinstance(model, Tree):
@@ -87,6 +105,8 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
         DataFrame, else ``x0, x1, ...``.
     problem : DecisionProblem, default=None
         Used to describe decisions when ``model`` is a bare :class:`Tree`.
+        Given for a fitted model, it replaces the model's own problem here; it
+        must have the tree's number of costs (a ValueError otherwise).
     max_depth : int, default=None
         Draw nodes down to this depth; deeper subtrees are shown as "...".
     precision : int, default=3
@@ -106,7 +126,10 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
     dot : str
     """
     tree, model_problem, names = _resolve(model, feature_names)
-    problem = problem if problem is not None else model_problem
+    if problem is None:
+        problem = model_problem
+    else:
+        problem = _given_problem(problem, tree, "export_graphviz")
     if max_depth is not None and (not isinstance(max_depth, (int, np.integer))
                                   or max_depth < 0):
         raise ValueError(f"max_depth must be a non-negative int or None; got {max_depth!r}.")
