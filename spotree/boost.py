@@ -1518,6 +1518,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             if columns is not None:
                 tree._column_names = columns
         self.estimators_ = trees
+        # predict shrinks the trees by the fit's learning_rate, not by one set
+        # since (set_params after fit changed the predictions); saved as such.
+        self._fit_params = {"learning_rate": self.learning_rate}
         self.train_score_ = np.asarray(train_scores)
         self.validation_score_ = (np.asarray(val_scores) if val is not None
                                   else np.empty(0))
@@ -1822,11 +1825,16 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                              f"magnitude): {how}.")
         return F
 
+    def _shrinkage(self):
+        """The fit's ``learning_rate`` (a model read by load(): its file's)."""
+        return self.__dict__.get("_fit_params", {}).get("learning_rate", self.learning_rate)
+
     def _staged(self, X):
         F = self._start_predict(X)
+        rate = self._shrinkage()
         for est in self.estimators_:
             tree = est.tree_
-            F = F + self.learning_rate * tree.value[tree.apply(X)]
+            F = F + rate * tree.value[tree.apply(X)]
             yield F
 
     def predict(self, X):
@@ -1842,8 +1850,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         """
         X = self._validate_X_predict(X)
         F = self._start_predict(X)
+        rate = self._shrinkage()
         for est in self.estimators_:
-            F += self.learning_rate * est.tree_.value[est.tree_.apply(X)]
+            F += rate * est.tree_.value[est.tree_.apply(X)]
         return F
 
     def staged_predict(self, X):

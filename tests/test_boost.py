@@ -1477,6 +1477,26 @@ def test_a_single_output_regressor_as_the_start_is_refused_naming_init():
     assert_allclose(m._start().predict(Xt), by_hand, rtol=1e-12, atol=1e-12)
 
 
+def test_learning_rate_set_after_fit_changes_nothing_until_refit(tmp_path):
+    # predict shrank the trees by the learning_rate set at predict time:
+    # set_params(learning_rate=0.5) after fit moved the predictions (and the
+    # saved file held 0.5, so the loaded model predicted them too).
+    X, C, Xt, _ = _sp_data(n=80, n_test=20)
+    m = SPOBoost(SP, n_estimators=4, learning_rate=0.1, n_iter_no_change=None,
+                 init="mean", random_state=0).fit(X, C)
+    by_hand = m._start().predict(Xt) + 0.1 * sum(
+        est.tree_.value[est.tree_.apply(Xt)] for est in m.estimators_)
+    m.set_params(learning_rate=0.5)
+    assert_allclose(m.predict(Xt), by_hand, rtol=1e-12, atol=1e-12)
+    assert_allclose(list(m.staged_predict(Xt))[-1], by_hand, rtol=1e-12, atol=1e-12)
+    m.save(tmp_path / "m.json")
+    loaded = spotree.load(tmp_path / "m.json")
+    assert loaded.learning_rate == 0.1
+    assert_allclose(loaded.predict(Xt), by_hand, rtol=1e-12, atol=1e-12)
+    # A refit takes the new rate.
+    assert m.fit(X, C)._shrinkage() == 0.5
+
+
 def test_a_wrapped_regressor_as_the_start_under_metadata_routing():
     # With metadata routing on, a fit without weights handed sample_weight=1
     # to MultiOutputRegressor, which refused it (UnsetMetadataPassedError:

@@ -265,15 +265,15 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
 
     def _spo_share(self):
         """The weight of the SPO loss in the training criterion (1: SPO, 0: squared error)."""
-        # The share the tree was grown with, not the parameters as set since:
-        # set_params(criterion=...) after fit made prune() order the training
-        # losses of one criterion and score the validation rows on another.
-        # (A tree read by load() has no record: its parameters are the fit's.)
-        fitted = self.__dict__.get("_fit_spo_share")
-        if fitted is not None:
-            return fitted
-        return getattr(self, "spo_weight", 1.0) if getattr(self, "criterion", "spo") == "spo" \
-            else 0.0
+        # The criterion the tree was grown with, not the parameters as set
+        # since: set_params(criterion=...) after fit made prune() order the
+        # training losses of one criterion and score the validation rows on
+        # another. (A tree read by load() has no record: its parameters are
+        # the fit's.)
+        fit = self.__dict__.get("_fit_params", {})
+        criterion = fit.get("criterion", getattr(self, "criterion", "spo"))
+        return float(fit.get("spo_weight", getattr(self, "spo_weight", 1.0))) \
+            if criterion == "spo" else 0.0
 
     def _loss_unit(self):
         """The power of two in whose units ``loss_scales_`` are (1.0 but for a mixed
@@ -768,7 +768,8 @@ class SPOTree(BaseSPOTree):
         if not any(v is not None for v in self.categories_seen_):
             self.categories_seen_ = None
         self.loss_scales_ = scales
-        self._fit_spo_share = a
+        # Read after fit (prune), and saved, as they were here.
+        self._fit_params = {"criterion": self.criterion, "spo_weight": self.spo_weight}
         # The unit of loss_scales_ (see mixed_loss_unit): a power of two.
         self.loss_unit_ = mixed_loss_unit(fit_data.scale) if 0.0 < a < 1.0 else 1.0
         self.n_oracle_calls_ = fit_data.n_oracle_calls

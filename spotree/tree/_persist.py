@@ -152,6 +152,10 @@ def save_model(model, path, extra=None):
     # A deprecated parameter left unset ("deprecated") is not part of the model.
     params = {k: _json_param(v) for k, v in model.get_params(deep=False).items()
               if k not in _NOT_SAVED and not (isinstance(v, str) and v == "deprecated")}
+    # The parameters the fitted model still reads (a tree's criterion for
+    # prune, SPOBoost's learning_rate for predict) as they were at fit: ones
+    # set since were written, and the loaded model acted on them.
+    params.update({k: _json_param(v) for k, v in model.__dict__.get("_fit_params", {}).items()})
     fitted = {"n_features_in_": int(model.n_features_in_)}
     names = getattr(model, "feature_names_in_", None)
     fitted["feature_names_in_"] = None if names is None else [str(n) for n in names]

@@ -463,12 +463,13 @@ def test_prune_before_fit_raises_not_fitted(name, loss):
         getattr(spotree, name)(SP).prune(Xv, Cv, loss=loss)
 
 
-def test_prune_uses_the_criterion_the_tree_was_grown_with_not_later_set_params():
+def test_prune_uses_the_criterion_the_tree_was_grown_with_not_later_set_params(tmp_path):
     # prune() read criterion and spo_weight from the parameters: after
     # set_params(criterion="mse") on a fitted SPO tree it ordered the SPO
     # training losses but scored the validation rows by squared error (9
     # leaves kept instead of 1 on seed 0), and a mixed tree set to
     # spo_weight=1 refused loss="mse" pruning.
+    import spotree
     from spotree.metrics import decision_loss
 
     X, C, Xv, Cv = _train_val(0)
@@ -484,6 +485,13 @@ def test_prune_uses_the_criterion_the_tree_was_grown_with_not_later_set_params()
     np.testing.assert_array_equal(after.pruning_path_.val_losses,
                                   before.pruning_path_.val_losses)
     assert after.get_n_leaves() == before.get_n_leaves()
+    # Saved, it holds the criterion it was grown with, and prunes as before.
+    path = tmp_path / "spo.json"
+    spo.save(path)
+    loaded = spotree.load(path)
+    assert loaded.get_params()["criterion"] == "spo"
+    np.testing.assert_array_equal(loaded.prune(Xv, Cv).pruning_path_.val_losses,
+                                  kept.pruning_path_.val_losses)
 
 
 def test_prune_with_weights_matches_duplicated_validation_rows():
