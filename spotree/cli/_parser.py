@@ -130,8 +130,17 @@ class _Parser(argparse.ArgumentParser):
         return args
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    def _split_lines(self, text, width):
+        # Not at hyphens: argparse wrapped the method names LS-item and
+        # SPOPlusLinear-conv as "LS-" and "item" on two lines.
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 def _fmt_help(prog):
-    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32, width=92)
+    return _HelpFormatter(prog, max_help_position=32, width=92)
 
 
 # ------------------------------------------------------------ value types
@@ -411,7 +420,9 @@ def build_parser():
                     help="comma-separated methods: SPOT, CART, 'SPOT Optimal', 'SPO Forest', "
                          "'CART Forest'; for pyepo: SPOBoost, SPOForest, SPOTree, "
                          "SPOPlusLinear, LS, PolyRidge, MLP, RF, HGB, SPOBoost-mse, 'PyEPO SPO+', "
-                         "'PyEPO SPO+ NN', 'PyEPO PFYL', 'PyEPO PFYL NN'; for energy: "
+                         "'PyEPO SPO+ NN', 'PyEPO PFYL', 'PyEPO PFYL NN', SPOPlusLinear-conv "
+                         "(SPOPlusLinear trained to convergence; not in the default grids); "
+                         "for energy: "
                          "SPOTree, SPOForest, SPOBoost, SPOPlusLinear, LS-item, LS-day, RF "
                          "(default: the experiment's)")
     rp.add_argument("--depths", type=_depth_list, metavar="LIST",
