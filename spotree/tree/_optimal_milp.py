@@ -121,6 +121,27 @@ def milp_can_encode(problem):
     return _lp_parts(problem) is not None or problem.vertices() is not None
 
 
+#: Gurobi's optimization statuses (the names of its GRB constants).
+_GUROBI_STATUSES = ("LOADED", "OPTIMAL", "INFEASIBLE", "INF_OR_UNBD", "UNBOUNDED", "CUTOFF",
+                    "ITERATION_LIMIT", "NODE_LIMIT", "TIME_LIMIT", "SOLUTION_LIMIT",
+                    "INTERRUPTED", "NUMERIC", "SUBOPTIMAL", "INPROGRESS", "USER_OBJ_LIMIT",
+                    "WORK_LIMIT", "MEM_LIMIT")
+
+
+def _gurobi_status_name(gp, code):
+    """Gurobi's status ``code`` in words: HiGHS's wording for optimal and time
+    limit (which the fit maps to its own statuses), else the GRB constant's
+    name ("NUMERIC" is "Numeric"); the code itself for one unknown."""
+    if code == gp.GRB.OPTIMAL:
+        return "Optimal"
+    if code == gp.GRB.TIME_LIMIT:
+        return "Time limit reached"
+    for name in _GUROBI_STATUSES:
+        if getattr(gp.GRB, name, None) == code:
+            return name.replace("_", " ").capitalize()
+    return str(code)
+
+
 class MilpModel:
     """Build, warm-start and solve the SPO tree MILP for one training set.
 
@@ -613,8 +634,7 @@ class MilpModel:
                 # it as Python would (HiGHS's path does the same).
                 raise KeyboardInterrupt
             has_sol = m.SolCount > 0
-            status_names = {gp.GRB.OPTIMAL: "Optimal", gp.GRB.TIME_LIMIT: "Time limit reached"}
-            return dict(status=status_names.get(m.Status, str(m.Status)),
+            return dict(status=_gurobi_status_name(gp, m.Status),
                         x=np.array(xv.X) if has_sol else None,
                         objective=float(m.ObjVal) if has_sol else np.inf,
                         bound=float(m.ObjBound), gap=float(m.MIPGap) if has_sol else np.inf,

@@ -800,7 +800,7 @@ def _fake_gurobipy(outcome, disposed):
     import types
 
     GRB = types.SimpleNamespace(INTEGER="I", CONTINUOUS="C", OPTIMAL=2, TIME_LIMIT=9,
-                                INTERRUPTED=11)
+                                INTERRUPTED=11, NUMERIC=12, SUBOPTIMAL=13)
 
     class Env:
         def __init__(self, empty=False):
@@ -838,7 +838,8 @@ def _fake_gurobipy(outcome, disposed):
 
         def optimize(self):
             self.var.X = self.var.Start
-            self.Status = GRB.INTERRUPTED if outcome == "interrupted" else GRB.OPTIMAL
+            self.Status = {"interrupted": GRB.INTERRUPTED, "numeric": GRB.NUMERIC,
+                           "suboptimal": GRB.SUBOPTIMAL}.get(outcome, GRB.OPTIMAL)
             self.SolCount, self.NodeCount, self.MIPGap = 1, 0, 0.0
             self.ObjVal = self.ObjBound = float(self.obj @ self.var.Start + self.ObjCon)
 
@@ -880,6 +881,22 @@ def test_gurobi_takes_every_seed_that_random_state_draws(monkeypatch):
     est = OptimalSPOTree(ShortestPath((2, 2)), max_depth=1, method="milp", solver="gurobi",
                          random_state=45)
     assert est.fit(X, C).result_["solver"] == "gurobi"
+
+
+@pytest.mark.parametrize("outcome, name", [("numeric", "Numeric"),
+                                           ("suboptimal", "Suboptimal")])
+def test_gurobi_status_is_reported_in_words(monkeypatch, outcome, name):
+    # solver_status is documented as the solver's own wording; Gurobi's
+    # statuses other than optimal and time limit came out as their codes
+    # ("12"), in status too. (The names are Gurobi's GRB constants.)
+    import sys
+
+    monkeypatch.setitem(sys.modules, "gurobipy", _fake_gurobipy(outcome, []))
+    monkeypatch.setattr(optimal_module, "GUROBI_INSTALLED", True)
+    X, C = make_shortest_path(10, n_features=2, grid=(2, 2), random_state=0)
+    r = OptimalSPOTree(ShortestPath((2, 2)), max_depth=1, method="milp",
+                       solver="gurobi").fit(X, C).result_
+    assert r["solver_status"] == name and r["status"] == name
 
 
 def _scipy_gurobipy(lie):
