@@ -323,9 +323,11 @@ def make_spo_scorer(problem, *, ties="first"):
     scoring=make_spo_scorer(problem))`` it tells which features change the
     decisions: the rise of the normalized SPO loss when a column is shuffled.
 
-    A spotree estimator (or a Pipeline ending in one) fitted on a problem of
-    the other sense than ``problem`` (a maximization problem against a
-    minimization one) is refused with a ValueError when scored, as
+    A spotree estimator (or a Pipeline ending in one, nested or not, or a
+    fitted search such as ``GridSearchCV`` whose ``best_estimator_`` is one)
+    fitted on a problem of the other sense than ``problem`` (a maximization
+    problem against a minimization one) is refused with a ValueError when
+    scored, as
     :func:`compare_decisions` refuses it: its predictions were made for the
     opposite objective. Inside a search such a failure gives NaN scores and
     scikit-learn's warning with this message. Other regressors carry no
@@ -368,7 +370,7 @@ class _SenseCheckedScorer:
         self._scorer, self._problem = scorer, problem
 
     def __call__(self, estimator, X, y_true, sample_weight=None, **kwargs):
-        p = getattr(_estimator_part(estimator), "problem_", None)
+        p = _fitted_problem(estimator)
         if isinstance(p, DecisionProblem) and p.sense != self._problem.sense:
             raise ValueError(
                 f"make_spo_scorer(problem) scores decisions on a {self._problem.sense!r} "
@@ -520,6 +522,24 @@ def _estimator_part(model):
     return model
 
 
+def _fitted_problem(model):
+    """The ``problem_`` of the spotree estimator inside ``model``, or None.
+
+    Through Pipelines, nested ones too, and fitted searches (``GridSearchCV``
+    and the like: their ``best_estimator_``). Only the last step was looked
+    at, so a nested cross-validation scored a search fitted on a "max"
+    problem with a "min" scorer without a word.
+    """
+    for _ in range(100):  # (a bound against a wrapper that wraps itself)
+        part = _estimator_part(model)
+        if part is model:
+            part = getattr(model, "best_estimator_", None)
+            if part is None:
+                break
+        model = part
+    return getattr(model, "problem_", None)
+
+
 def _call_naming(what, method, func, *args):
     """``func(*args)``; an exception it raises is raised again naming the model.
 
@@ -579,9 +599,7 @@ def _model_decisions(name, model, X, n, problem):
 
 def _find_problem(models):
     for model in models.values():
-        final = _estimator_part(model)
-        for attr in ("problem_", "problem"):
-            p = getattr(final, attr, None)
+        for p in (_fitted_problem(model), getattr(_estimator_part(model), "problem", None)):
             if isinstance(p, DecisionProblem):
                 return p
     raise TypeError("compare_decisions needs problem=...: none of the models is a spotree "
@@ -595,7 +613,7 @@ def _check_same_sense(models, problem):
     ``problem`` they give numbers that depend on which model came first.
     """
     for name, model in models.items():
-        p = getattr(_estimator_part(model), "problem_", None)
+        p = _fitted_problem(model)
         if isinstance(p, DecisionProblem) and p.sense != problem.sense:
             raise ValueError(
                 f"models[{name!r}] was fitted on a {p.sense!r} problem ({type(p).__name__}), "

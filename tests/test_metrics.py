@@ -1283,6 +1283,39 @@ def test_spo_scorer_refuses_a_model_fitted_on_the_other_sense():
                 res["estimator"][k], X[test], C[test])
 
 
+def test_the_sense_check_sees_through_searches_and_nested_pipelines():
+    # Only a Pipeline's last step was looked at: a nested cross-validation
+    # (make_spo_scorer scoring a fitted GridSearchCV) or a Pipeline inside a
+    # Pipeline fitted on a 'max' problem was scored by a 'min' scorer without
+    # a word, and compare_decisions asked for problem= though the search
+    # carries one.
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from spotree import SPOTree
+    from spotree.metrics import compare_decisions
+    from spotree.problems import Knapsack
+
+    knap, routes = Knapsack(KNAP_WEIGHTS, KNAP_CAPACITY), FiniteDecisions(THREE_ROUTES)
+    X, C, _ = _importance_data(KNAP_SETS, n=40)
+    search = GridSearchCV(SPOTree(knap), {"max_depth": [1, 2]}, cv=KFold(2)).fit(X, C)
+    nested = make_pipeline(StandardScaler(),
+                           make_pipeline(StandardScaler(), SPOTree(knap, max_depth=1))).fit(X, C)
+    for model in (search, nested):
+        with pytest.raises(ValueError, match=r"on a 'min' problem \(FiniteDecisions\).*"
+                                             r"fitted on a 'max' one \(Knapsack\)"):
+            make_spo_scorer(routes)(model, X, C)
+        with pytest.raises(ValueError, match="fitted on a 'max' problem"):
+            compare_decisions({"m": model}, X, C, problem=routes)
+    # Its own problem found: the loss of its predicted costs' best item sets.
+    pred = KNAP_SETS[np.argmax(search.predict(X) @ KNAP_SETS.T, axis=1)]
+    best = (C @ KNAP_SETS.T).max(axis=1)
+    want = np.sum(best - np.sum(C * pred, axis=1)) / np.sum(best)
+    found = compare_decisions({"search": search}, X, C)
+    assert found.normalized_spo_loss[0] == pytest.approx(want, rel=1e-12)
+
+
 def test_costs_whose_optimal_values_pass_the_float_range_are_scored():
     # Costs near the largest float: each is finite, but the optimal value of
     # a path of two edges is not. normalized_spo_loss (and every score) raised
