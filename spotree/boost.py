@@ -1921,6 +1921,18 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                    " (one per numeric feature and one per category of category_values_)")
             raise _schema.SchemaError("fitted.init_coef_", f"has {cols[0]} columns but the "
                                                            f"model has {p}{why}.")
+        # A missing key, or links that do not fit together, failed as "trees do
+        # not fit the estimator: a malformed SPOBoost model: AttributeError(...)",
+        # naming no key of the file: each is named now.
+        for key in ("init_coef_", "init_intercept_", "n_iter_", "best_iteration_",
+                    "train_score_", "validation_score_"):
+            if not hasattr(self, key):
+                raise _schema.SchemaError(f"fitted.{key}", "is missing.")
+        present = [hasattr(self, name) for name in self._LINK_ATTRS]
+        if any(present) and not all(present):
+            missing = self._LINK_ATTRS[present.index(False)]
+            raise _schema.SchemaError(f"fitted.{missing}", "is missing: an index start needs "
+                                      "all of " + ", ".join(self._LINK_ATTRS) + ".")
         try:
             self.init_coef_ = np.asarray(self.init_coef_, dtype=np.float64).reshape(d, p)
             self.init_intercept_ = np.asarray(self.init_intercept_,
@@ -1930,22 +1942,28 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             self.best_iteration_ = int(self.best_iteration_)
             self.train_score_ = np.asarray(self.train_score_, dtype=np.float64)
             self.validation_score_ = np.asarray(self.validation_score_, dtype=np.float64)
-            present = [hasattr(self, name) for name in self._LINK_ATTRS]
-            if any(present):
-                if not all(present):
-                    raise ValueError("an index start needs all of " + ", ".join(self._LINK_ATTRS))
-                knots = np.asarray(self.init_link_knots_, dtype=np.float64)
-                if knots.ndim != 2 or knots.shape[0] != d or knots.shape[1] < 3:
-                    raise ValueError(f"init_link_knots_ must have shape ({d}, K) with K >= 3")
-                if not (np.diff(knots, axis=1) > 0).all():
-                    raise ValueError("init_link_knots_ must increase along every row")
-                self.init_link_knots_ = knots
-                self.init_link_coef_ = np.asarray(self.init_link_coef_,
-                                                  dtype=np.float64).reshape(d, knots.shape[1] - 1)
-                self.init_link_intercept_ = np.asarray(self.init_link_intercept_,
-                                                       dtype=np.float64).reshape(d)
-        except (AttributeError, TypeError, ValueError) as exc:
+        except (TypeError, ValueError) as exc:
             raise ValueError(f"a malformed SPOBoost model: {exc!r}") from None
+        if all(present):
+            knots = np.asarray(self.init_link_knots_, dtype=np.float64)
+            if knots.ndim != 2 or knots.shape[0] != d or knots.shape[1] < 3:
+                raise _schema.SchemaError("fitted.init_link_knots_",
+                                          f"must have {d} rows (one per cost) of at least 3 "
+                                          f"knots; got shape {knots.shape}.")
+            if not (np.diff(knots, axis=1) > 0).all():
+                raise _schema.SchemaError("fitted.init_link_knots_",
+                                          "must increase along every row.")
+            k = knots.shape[1] - 1
+            coef = np.asarray(self.init_link_coef_, dtype=np.float64)
+            if coef.shape != (d, k):
+                raise _schema.SchemaError("fitted.init_link_coef_",
+                                          f"must have {k} columns, one per interval between "
+                                          f"the {k + 1} init_link_knots_ of a row; got shape "
+                                          f"{coef.shape}.")
+            self.init_link_knots_ = knots
+            self.init_link_coef_ = coef
+            self.init_link_intercept_ = np.asarray(self.init_link_intercept_,
+                                                   dtype=np.float64).reshape(d)
         # One score per round and one for the start: 'spotree show' and
         # plot_boosting index them by round.
         rounds = self.n_iter_ + 1

@@ -943,6 +943,38 @@ def test_boosting_scores_of_another_number_of_rounds_are_refused(tmp_path, key, 
     assert msg.startswith(str(tmp_path / "bad.json") + " is a malformed spotree model: ")
 
 
+def test_boosting_files_missing_a_key_or_with_links_that_do_not_fit_name_the_key(tmp_path):
+    """A SPOBoost file without one of its fitted keys was refused as "trees do not fit
+    the estimator: a malformed SPOBoost model: AttributeError("'SPOBoost' object has
+    no attribute 'n_iter_'")", and links whose knots and coefficients disagree the
+    same way (naming no key, or only inside a ValueError's repr)."""
+    X, C = make_shortest_path(60, n_features=3, grid=(3, 3), noise=0.5, random_state=0)
+    m = spotree.SPOBoost(ShortestPath((3, 3)), n_estimators=2, max_depth=1, init="index",
+                         n_iter_no_change=None, random_state=0).fit(X, C)
+    m.save(tmp_path / "boost.json")
+    doc = json.loads((tmp_path / "boost.json").read_text())
+    knots = doc["fitted"]["init_link_knots_"]
+    assert len(knots) == 12 and len(knots[0]) >= 3
+    cases = [(["fitted", key], None, True, rf"fitted\.{key} is missing\.")
+             for key in ("init_coef_", "init_intercept_", "n_iter_", "best_iteration_",
+                         "train_score_", "validation_score_")]
+    cases += [
+        (["fitted", "init_link_coef_"], None, True,
+         r"fitted\.init_link_coef_ is missing: an index start needs all of init_link_knots_"),
+        (["fitted", "init_link_knots_", 0, 1], knots[0][0], False,
+         r"fitted\.init_link_knots_ must increase along every row\."),
+        (["fitted", "init_link_knots_"], [row[:2] for row in knots], False,
+         r"fitted\.init_link_knots_ must have 12 rows \(one per cost\) of at least 3 knots"),
+        (["fitted", "init_link_coef_"], [row[:-1] for row in doc["fitted"]["init_link_coef_"]],
+         False, rf"fitted\.init_link_coef_ must have {len(knots[0]) - 1} columns, one per "
+                r"interval between the")]
+    for path, value, delete, match in cases:
+        msg = _load_error(tmp_path, _edit(doc, path, value, delete=delete))
+        assert msg.startswith(str(tmp_path / "bad.json") + " is a malformed spotree model: ")
+        assert re.search(match, msg), (path, msg)
+        assert "Error(" not in msg and "trees do not fit" not in msg, msg
+
+
 def test_boosting_whose_optimal_values_are_all_zero_saves_and_loads(tmp_path):
     """Doing nothing (w = 0) is optimal for every row: the normalized SPO loss has
     nothing to divide by and fit records NaN training scores (as plot_boosting and
