@@ -97,9 +97,13 @@ class CVXPYProblem(DecisionProblem):
         # A 2-D cost and decision are flattened in C (row-major) order.
         self.n_costs = int(np.prod(cost.shape))
         self._model_lock = threading.Lock()
+        self._exact_gap = {}
         # One solve with a zero objective: compiles the problem and finds out
         # whether it is feasible.
         self._solve_one(np.zeros(self.n_costs), None)
+        if self._integer.any():
+            self._exact_gap = _exact_gap_options(self.problem.solver_stats.solver_name,
+                                                 self.solver_options)
 
     @staticmethod
     def _check_objective(expr, cost, decision):
@@ -141,7 +145,8 @@ class CVXPYProblem(DecisionProblem):
         c = np.ldexp(c, -int(np.frexp(peak)[1])) if 0.0 < peak < np.inf else c
         self._cost.value = c.reshape(self._cost.shape)  # C order, as the decision below
         try:
-            self.problem.solve(solver=self.solver, **self.solver_options)
+            self.problem.solve(solver=self.solver,
+                               **_fresh({**self.solver_options, **self._exact_gap}))
         except Exception as exc:
             raise ValueError(f"The CVXPY problem passed to from_cvxpy could not be solved"
                              f"{where} ({type(exc).__name__}: {exc}).") from exc
@@ -190,6 +195,8 @@ class CVXPYProblem(DecisionProblem):
             self._cost = self.cost
         if "_integer" not in state:
             self._integer = _integer_entries(self.decision)
+        if "_exact_gap" not in state:
+            self._exact_gap = {}
 
     def __deepcopy__(self, memo):
         # CVXPY's own deep copy gives the leaves new ids but not the caches
@@ -207,6 +214,32 @@ class CVXPYProblem(DecisionProblem):
     def __repr__(self):
         return (f"from_cvxpy(n_costs={self.n_costs}, sense={self.sense!r}, "
                 f"solver={self.solver!r})")
+
+
+def _fresh(options):
+    """A copy of ``options`` whose dict values are copies too: CVXPY's SciPy
+    interface writes into the ``scipy_options`` dict it is given."""
+    return {k: dict(v) if isinstance(v, dict) else v for k, v in options.items()}
+
+
+def _exact_gap_options(solver_name, options):
+    """Options that make a MIP solver prove optimality, for a problem with integer entries.
+
+    HiGHS (directly, or through SciPy's milp) stops its branch and bound at a
+    relative gap of 1e-4: CVXPY then reported a knapsack decision 4e-5 below
+    the optimum as optimal, so that z* was wrong and an SPO loss could be
+    negative. spotree's own MILPs solve to a zero gap; so do these, unless
+    the user's ``solver_options`` set the gap.
+    """
+    if solver_name == "HIGHS":
+        gaps = ("mip_rel_gap", "mip_abs_gap")
+        return {} if any(k in options for k in gaps) else dict.fromkeys(gaps, 0.0)
+    if solver_name == "SCIPY":
+        given = options.get("scipy_options")
+        given = given if isinstance(given, dict) else {}
+        if "mip_rel_gap" not in given:
+            return {"scipy_options": {**given, "mip_rel_gap": 0.0}}
+    return {}
 
 
 def _integer_entries(decision):
@@ -243,7 +276,14 @@ def from_cvxpy(problem, cost, decision, solver=None, solver_options=None):
     matrices.
 
     Entries of ``decision`` declared ``boolean`` or ``integer`` come back
-    as exact integers (solvers return them up to their tolerance).
+    as exact integers (solvers return them up to their tolerance). Such a
+    problem is solved by a MIP solver's branch and bound, which stops at its
+    own optimality gap: with HiGHS (CVXPY's usual choice) or SciPy, spotree
+    asks for a gap of 0, as for its own MILPs, unless ``solver_options``
+    sets one (``mip_rel_gap``, ``mip_abs_gap``; for SciPy, in
+    ``scipy_options``); with another MIP solver, pass its gap option (for
+    example ``MIPGap`` for Gurobi), since its default (often 1e-4
+    relative) returns decisions short of the optimum.
 
     The problem pickles (a fresh copy of its expressions, compiled again on
     first use in each process), so forests fit in parallel processes. Each

@@ -323,3 +323,33 @@ def test_2d_assignment_matches_brute_force_over_permutations():
                      [cp.sum(x, axis=0) == 1, cp.sum(x, axis=1) == 1, x >= 0])
     with pytest.raises(ValueError, match="cp.sum\\(cp.multiply\\(cost, decision\\)\\)"):
         from_cvxpy(bad, c, x, solver=SOLVER)
+
+
+@pytest.mark.parametrize("solver", ["HIGHS", "SCIPY"])
+def test_integer_decisions_are_optimal_not_within_the_default_gap(solver):
+    # HiGHS's branch and bound stops at a relative gap of 1e-4: on this
+    # knapsack (values within 0.1% of the weights), CVXPY's HIGHS and SCIPY
+    # returned a decision 4.1e-5 below the optimum as optimal. Brute force
+    # over the 4096 subsets gives the optimum.
+    if solver not in cp.installed_solvers():
+        pytest.skip(f"{solver} is not installed")
+    rng = np.random.default_rng(5)
+    n = 12
+    w = np.round(rng.uniform(1, 10, size=n), 3)
+    cap = np.round(w.sum() / 2.5, 3)
+    C = w * (1 + rng.normal(scale=1e-3, size=(60, n)))
+    c = C[39]
+    cost, x = cp.Parameter(n), cp.Variable(n, boolean=True)
+    problem = from_cvxpy(cp.Problem(cp.Maximize(cost @ x), [w @ x <= cap]), cost, x,
+                         solver=solver)
+    subsets = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
+    best = (subsets[subsets @ w <= cap] @ c).max()
+    W, z = problem.solve(c[None, :])
+    assert W @ w <= cap
+    assert z[0] == pytest.approx(best, rel=1e-12)
+    # A gap the user sets is theirs.
+    loose = from_cvxpy(cp.Problem(cp.Maximize(cost @ x), [w @ x <= cap]), cost, x,
+                       solver=solver, solver_options=(
+                           {"mip_rel_gap": 1e-4} if solver == "HIGHS"
+                           else {"scipy_options": {"mip_rel_gap": 1e-4}}))
+    assert loose._exact_gap == {}
