@@ -159,15 +159,21 @@ def _records(path):
                 yield reader.line_num, fields
 
 
-def _separator_hint(columns):
-    """A hint when the header is one column holding ';' or a tab: another separator."""
+def _separator_hint(columns, commas_in_rows=False):
+    """A hint when the header is one column holding ';' or a tab: another separator.
+
+    ``commas_in_rows``: the data rows hold commas that the header does not, decimal
+    commas (why files use ';'): the conversion then reads them as decimal points,
+    or it wrote text cells ('1,0') that the numbers columns refuse.
+    """
     columns = [str(c) for c in columns]
     if len(columns) == 1:
         for sep, name in ((";", "semicolons"), ("\t", "tabs")):
             if sep in columns[0]:
+                decimal = ", decimal=','" if commas_in_rows else ""
                 return (f" (the header is a single column {columns[0][:40]!r}: the file "
                         f"seems separated by {name}; spotree reads comma-separated files, "
-                        "e.g. convert it with pandas: pd.read_csv(path, sep=';')"
+                        f"e.g. convert it with pandas: pd.read_csv(path, sep={sep!r}{decimal})"
                         ".to_csv(new_path, index=False))")
     return ""
 
@@ -220,7 +226,7 @@ def read_table(path, option="--data"):
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if m:
             raise CLIError(f"{path}, line {m.group(2)}: {m.group(3)} fields but the header "
-                           f"has {m.group(1)}{_separator_hint(header)}") from None
+                           f"has {m.group(1)}{_separator_hint(header, True)}") from None
         raise CLIError(f"{path} is not a valid CSV file: {' '.join(str(exc).split())}") \
             from None
     except UnicodeDecodeError:
@@ -231,7 +237,7 @@ def read_table(path, option="--data"):
 
 
 def _long_row(path, header):
-    n_header, hint = len(header), _separator_hint(header)
+    n_header, hint = len(header), _separator_hint(header, commas_in_rows=True)
     for line, fields in _records(path):
         while fields and not fields[-1].strip():  # a trailing comma adds no value
             fields = fields[:-1]

@@ -734,6 +734,29 @@ def test_a_semicolon_separated_file_gets_a_hint(tmp_path, capsys, decimal):
                           "sep=';'")
 
 
+@pytest.mark.parametrize("sep, decimal", [("\t", "."), ("\t", ","), (";", "."), (";", ",")])
+def test_the_separator_hint_gives_a_command_that_converts_the_file(tmp_path, capsys, sep,
+                                                                   decimal):
+    # The hint told to convert a tab-separated file with pd.read_csv(path, sep=';'), which
+    # reads it as one column again, and a file of decimal commas (the reason for ';' in
+    # much of Europe) with sep=';' alone, which made a file of text cells ('1,0').
+    data = tmp_path / "other.csv"
+    _roads_csv(data, sep=sep, decimal=decimal)
+    args = ("--features", "x*", "--costs", "c*", "--problem", _roads_spec(tmp_path))
+    res = run_in_process(capsys, "fit", "--data", data, *args, "--model", tmp_path / "m.json")
+    name = {"\t": "tabs", ";": "semicolons"}[sep]
+    assert_one_line_error(res, "other.csv", f"seems separated by {name}", f"sep={sep!r}")
+    assert ("decimal=','" in res.stderr) == (decimal == ",")
+    # The command the hint gives, run as written, makes a file that fits.
+    command = re.search(r"convert it with pandas: (pd\.read_csv\(path, .*?\)\.to_csv\(.*\))\)",
+                        res.stderr).group(1)
+    fixed = tmp_path / "commas.csv"
+    eval(command, {"pd": pd, "path": data, "new_path": fixed})
+    res = run_in_process(capsys, "fit", "--data", fixed, *args, "--model", tmp_path / "m.json")
+    assert res.returncode == 0, res.stderr
+    assert pd.read_csv(fixed).equals(_roads_csv(tmp_path / "plain.csv"))
+
+
 def test_outputs_never_overwrite_the_inputs(tmp_path, capsys):
     data = tmp_path / "train.csv"
     _roads_csv(data)
