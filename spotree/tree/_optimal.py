@@ -455,12 +455,12 @@ class OptimalSPOTree(BaseSPOTree):
             G = s * (Cs @ V.T) * sws[:, None]
             search = OptimalSearch(B, n_bins, cnt, min_leaf, penalty, G.min(axis=1), G=G,
                                    time_limit=float(self.time_limit),
-                                   verbose=bool(self.verbose))
+                                   verbose=bool(self.verbose), report_unit=unit / W_s)
         else:
             search = OptimalSearch(B, n_bins, cnt, min_leaf, penalty, s * sws * z / unit, C=Cs,
                                    sign=s, solve=problem.solve, sample_weight=sws,
                                    time_limit=float(self.time_limit),
-                                   verbose=bool(self.verbose))
+                                   verbose=bool(self.verbose), report_unit=unit / W_s)
         cost, nested, status, bound = search.run(self.max_depth)
         cost, bound = cost * unit, bound * unit
         *structure, mgl = nested_to_structure(nested, X, B, thr, thresholds == "all",

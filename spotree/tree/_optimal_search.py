@@ -310,11 +310,15 @@ class OptimalSearch:
     time_limit : float
     verbose : bool
         Print the incumbent after each root feature (depth >= 3).
+    report_unit : float, optional
+        What turns a cost above ``row_bound`` into the objective as reported
+        (the costs' unit over the total weight); None: one over the total
+        count.
     """
 
     def __init__(self, B, n_bins, count, min_leaf, penalty, row_bound, *, G=None,
                  C=None, sign=1.0, solve=None, sample_weight=None, time_limit=np.inf,
-                 verbose=False):
+                 verbose=False, report_unit=None):
         self.B = B
         self.n_bins = n_bins
         self.w = np.ascontiguousarray(count, dtype=np.float64)
@@ -334,6 +338,7 @@ class OptimalSearch:
         self.tol = 1e-11 * float(np.abs(row_bound).sum() + mag.sum())
         self.time_limit = time_limit
         self.verbose = verbose
+        self.report_unit = report_unit
         self.cache = {}
         self.n_nodes_explored = 0
 
@@ -428,8 +433,11 @@ class OptimalSearch:
                 if time.perf_counter() - self.start > self.time_limit:
                     raise _Timeout
                 if root and self.verbose and (n_cut == 0 or cuts[n_cut - 1][0] != j):
+                    # In the units of the summary line and result_ (it was in
+                    # the scaled costs' units, over the count of rows).
+                    scale = 1.0 / W if self.report_unit is None else self.report_unit
                     print(f"  root feature {j}: incumbent objective "
-                          f"{(best_cost - lb_all) / W:.6g}, "
+                          f"{(best_cost - lb_all) * scale:.6g}, "
                           f"{time.perf_counter() - self.start:.2f} s, "
                           f"{count_noun(self.n_nodes_explored, 'subproblem')}")
                 go_left = self.B[idx, j] <= b
