@@ -206,6 +206,8 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
     ylabel, title : str, default=None
     legend : bool, default=True
         Draw a legend of the methods on ``ax``.
+    depth_key, method_key : str, default="depth", "method"
+        The keys of a row that hold its depth and its method.
 
     Returns
     -------
@@ -290,7 +292,21 @@ def _median_style(color, flat=False):
 
 
 def method_patches(names, order=None):
-    """Legend handles (coloured patches) for methods, in the colours of the plots."""
+    """Legend handles (coloured patches) for methods, in the colours of the plots.
+
+    Parameters
+    ----------
+    names : list of str
+        The methods, in the order of the legend.
+    order : list of str, default=None
+        The methods in the order the plot coloured them: a method without a
+        colour of :data:`METHOD_COLORS` takes the fallback colour of its
+        position here. By default ``names``.
+
+    Returns
+    -------
+    list of matplotlib.patches.Patch
+    """
     # Through import_optional, as every plot_*: without matplotlib the error names
     # the spotree[plot] extra, not "No module named 'matplotlib.patches'".
     import_optional("matplotlib", purpose="method_patches")
