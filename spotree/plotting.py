@@ -98,8 +98,9 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
     """
     tree, model_problem, names = _resolve(model, feature_names, "plot_tree")
     problem = model_problem if problem is None else _given_problem(problem, tree, "plot_tree")
+    # bool is an int to Python: True drew one level without a word (export_text refuses it).
     if max_depth is not None and (not isinstance(max_depth, (int, np.integer))
-                                  or max_depth < 0):
+                                  or isinstance(max_depth, bool) or max_depth < 0):
         raise ValueError(f"max_depth must be a non-negative int or None; got {max_depth!r}.")
     if (not isinstance(precision, (int, np.integer)) or isinstance(precision, bool)
             or precision < 0):

@@ -691,3 +691,22 @@ def test_a_problem_of_another_number_of_costs_than_the_tree_is_refused(draw):
     plt.close(ax.figure)
     assert "decision: 1->2->3->4->8->12->16" in export_graphviz(grid_tree,
                                                                 problem=ShortestPath((4, 4)))
+
+
+def test_max_depth_true_is_refused_as_export_text_refuses_it():
+    # export_text refused max_depth=True; plot_tree and export_graphviz drew one level
+    # (True == 1) without a word.
+    from spotree import export_text
+
+    rng = np.random.default_rng(0)
+    model = SPOTree(FiniteDecisions(np.eye(2)), max_depth=2).fit(rng.random((30, 2)),
+                                                                 rng.random((30, 2)))
+    with pytest.raises(ValueError, match="max_depth must be a non-negative int"):
+        export_text(model, max_depth=True)
+    tree = hand_tree(np.eye(2))
+    for draw in (plot_tree, export_graphviz):
+        for bad in (True, -1, 1.0):
+            with pytest.raises(ValueError, match="max_depth must be a non-negative int"):
+                draw(tree, max_depth=bad)
+        draw(tree, max_depth=np.int64(1))  # a numpy int is an int
+    plt.close("all")

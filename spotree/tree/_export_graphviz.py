@@ -130,8 +130,9 @@ def export_graphviz(model, feature_names=None, *, problem=None, max_depth=None, 
         problem = model_problem
     else:
         problem = _given_problem(problem, tree, "export_graphviz")
+    # bool is an int to Python: True drew one level without a word (export_text refuses it).
     if max_depth is not None and (not isinstance(max_depth, (int, np.integer))
-                                  or max_depth < 0):
+                                  or isinstance(max_depth, bool) or max_depth < 0):
         raise ValueError(f"max_depth must be a non-negative int or None; got {max_depth!r}.")
     if not isinstance(precision, numbers.Integral) or isinstance(precision, bool) \
             or precision < 0:
