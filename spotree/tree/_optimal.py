@@ -302,6 +302,12 @@ class OptimalSPOTree(BaseSPOTree):
             self._forget_outside_state()
             for old in _RENAMED:
                 self._renamed(old, warn=True)
+            # The split penalty the fitted objective carries, read again by
+            # prune() (and saved as such): a split_penalty set after fit gave
+            # pruned copies an objective the fit's bound does not bound.
+            unset = isinstance(self.alpha, str) and self.alpha == "deprecated"
+            self._fit_params = ({"split_penalty": self.split_penalty} if unset
+                                else {"alpha": self.alpha})
             if self.method == "milp" and self.solver == "gurobi" and not GUROBI_INSTALLED:
                 raise ImportError("OptimalSPOTree(method='milp', solver='gurobi') requires "
                                   "gurobipy, which is not installed: pip install spotree[gurobi] "
@@ -432,7 +438,10 @@ class OptimalSPOTree(BaseSPOTree):
     # ------------------------------------------------------------ search
     def _objective(self, tree, W):
         n_splits = int((tree.children_left != TREE_LEAF).sum())
-        return _leaf_loss(tree) / W + self._renamed("alpha") * n_splits
+        fit = self.__dict__.get("_fit_params")  # (a model read by load(): its file's)
+        penalty = (self._renamed("alpha") if fit is None
+                   else fit.get("split_penalty", fit.get("alpha")))
+        return _leaf_loss(tree) / W + penalty * n_splits
 
     def _fit_search(self, X, C, sw, z, problem, min_leaf, W):
         thresholds = self._renamed("thresholds")

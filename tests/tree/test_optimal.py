@@ -1302,6 +1302,31 @@ def test_pruned_copy_reports_the_pruned_trees_objective(method):
     assert tree.result_ == before
 
 
+def test_a_split_penalty_set_after_fit_is_not_the_pruned_copys(tmp_path):
+    # prune() priced the pruned copy's splits at the split_penalty set since
+    # fit (0.5 here, not the fit's 0.001): an objective of 1.469 for the
+    # one-split tree of training loss 0.969; save() wrote 0.5 too.
+    from spotree.tree import load
+
+    problem = ShortestPath((3, 3))
+    X, C, B = make_shortest_path(120, grid=(3, 3), degree=2, noise=0.5, random_state=3,
+                                 return_B=True)
+    X_val, C_val = make_shortest_path(30, grid=(3, 3), degree=2, noise=1.0, random_state=10,
+                                      B=B)
+    tree = OptimalSPOTree(problem, max_depth=2, min_samples_leaf=10,
+                          split_penalty=0.001).fit(X, C)
+    tree.set_params(split_penalty=0.5)
+    pruned = tree.prune(X_val, C_val)
+    n_splits = pruned.tree_.n_leaves - 1
+    assert 0 < n_splits < tree.tree_.n_leaves - 1
+    _, z = problem.solve(C)
+    dec = pruned.tree_.decision[pruned.tree_.apply(X)]
+    train_loss = float(((C * dec).sum(axis=1) - z).mean())
+    assert pruned.result_["objective"] == pytest.approx(train_loss + 0.001 * n_splits, rel=1e-9)
+    tree.save(tmp_path / "t.json")
+    assert load(tmp_path / "t.json").get_params()["split_penalty"] == 0.001
+
+
 @pytest.mark.parametrize("method", ["search", "milp"])
 def test_result_is_saved_and_loaded_with_the_model(tmp_path, method):
     # result_ (status, objective, bound, gap...) is part of what a user saves:
