@@ -205,29 +205,46 @@ class Knapsack(DecisionProblem):
 
     # -------------------------------------------------------------- solve
     def _solve(self, C):
-        Cm = C if self.sense == "min" else -C
         W = np.zeros_like(C)
         oracle = self.compiled_oracle()
         if oracle is None:
+            Cm = C if self.sense == "min" else -C
             self._solve_highs(Cm, W, np.arange(C.shape[0]))
         else:
-            z = solve_rows(oracle, Cm, W)
+            if self.sense == "min":
+                z = solve_rows(oracle, C, W)
+            else:
+                # The min-sense costs -C in blocks of rows: -C of all the rows
+                # was a second array of the batch's size next to W (a
+                # maximizing knapsack is the usual one). Each row's decision is
+                # its own, so the blocks give the same decisions.
+                z = np.empty(C.shape[0])
+                step = max(1, self._negated_block // max(C.shape[1], 1))
+                for s in range(0, C.shape[0], step):
+                    z[s:s + step] = solve_rows(oracle, -C[s:s + step], W[s:s + step])
             gave_up = np.flatnonzero(np.isnan(z))
             if gave_up.size:
-                self._solve_highs(Cm, W, gave_up)
+                Cg = C[gave_up]
+                self._solve_highs(Cg if self.sense == "min" else -Cg, W, gave_up)
         return W, np.einsum("ij,ij->i", C, W)
 
-    def _solve_highs(self, Cm, W, rows):
+    #: Entries of the (rows x items) min-sense costs that a maximizing
+    #: knapsack's compiled solve negates at once (see _solve).
+    _negated_block = 1 << 20
+
+    def _solve_highs(self, Cm_rows, W, rows):
+        """HiGHS's decisions for the min-sense costs ``Cm_rows`` of the batch's ``rows``,
+        written into ``W[rows]``."""
         lp = getattr(self, "_model_milp", None)
         if lp is None:
             lp = LinearProgram(A_ub=self.weights, b_ub=self._capacities(), bounds=(0, 1),
                                integrality=np.ones(self.n_costs), sense="min")
             self._model_milp = lp
-        Wr, _ = lp.solve(Cm[rows])
+        Wr, _ = lp.solve(Cm_rows)
         Wr = np.round(Wr) + 0.0  # + 0.0: no -0. entries
         # Items of non-negative min-sense cost are never taken, as in the
         # compiled solvers (HiGHS may take a zero-value item).
-        Wr[Cm[rows] >= 0] = 0.0
+        Wr[Cm_rows >= 0] = 0.0
         W[rows] = Wr
 
     # ----------------------------------------------------------- vertices

@@ -485,3 +485,35 @@ def test_a_subset_over_capacity_by_a_millionth_is_refused_by_every_method(method
     S = S[(S @ Wt.T <= cap * (1 + 1e-9)).all(axis=1)]  # the docstring's allowance
     assert (W @ Wt.T <= cap * (1 + 1e-9)).all()
     assert_allclose(z, (C @ S.T).max(axis=1), rtol=1e-12)
+
+
+def test_a_maximizing_knapsack_solves_without_a_negated_copy_of_the_batch():
+    # _solve negated every row at once (Cm = -C) for the compiled solver: a
+    # second array of the batch's size next to the decisions (tracemalloc
+    # peak 52.8 MB for 25.6 MB of decisions, 100,000 rows of 32 items). The
+    # rows are now negated in blocks; the decisions are the same as one
+    # maximizing solve per row by enumeration.
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    weights = rng.integers(1, 5, (2, 8)).astype(float)
+    problem = Knapsack(weights, [6.0, 6.0])
+    problem._negated_block = 8 * 7  # blocks of 7 rows
+    C = rng.integers(-2, 6, (40, 8)).astype(float)
+    W, z = problem.solve(C)
+    subsets = np.array([s for s in itertools.product((0.0, 1.0), repeat=8)
+                        if (weights @ np.array(s) <= 6.0).all()])
+    assert_array_equal(z, (C @ subsets.T).max(axis=1))
+    assert ((weights @ W.T) <= 6.0).all()
+
+    big = Knapsack(rng.random((1, 16)), 2.0)
+    big._negated_block = 1 << 15  # blocks of 2,048 rows (a tenth of the batch)
+    C = rng.random((20000, 16))
+    big.solve(C[:5])
+    tracemalloc.start()
+    try:
+        W, _ = big.solve(C)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.6 * W.nbytes, (peak, W.nbytes)
