@@ -346,7 +346,16 @@ def decision_boundaries(model, x):
 
 def _check_grid(x, caller):
     """``x`` as a 1-D float grid in order: a boundary is read between neighbours."""
-    x = np.asarray(x, dtype=np.float64).ravel()
+    x = np.asarray(x, dtype=np.float64)
+    # A column or row of values is a grid; a table of several columns is not (it
+    # was flattened and reported as values out of order).
+    if sum(n > 1 for n in x.shape) > 1:
+        raise ValueError(f"{caller}: x must be a 1-D grid of values of the model's one "
+                         f"feature; got an array of shape {x.shape}.")
+    x = x.ravel()
+    if x.size == 0:
+        raise ValueError(f"{caller}: x is empty; give a grid of values of the feature, "
+                         "such as np.linspace(lo, hi, 200).")
     if not np.isfinite(x).all():
         raise ValueError(f"{caller}: x must hold finite values of the feature; got "
                          f"{int((~np.isfinite(x)).sum())} NaN or infinite.")
@@ -376,6 +385,12 @@ def _grid(model, x):
 
 
 def _check_one_feature(model, caller):
+    if not callable(getattr(model, "predict_decision", None)):
+        # A regressor of the costs failed with Python's AttributeError.
+        hint = (" Pass C_pred and W_pred computed with it instead (model=None; W_pred = "
+                "problem.solve(C_pred)[0])." if caller == "plot_predicted_costs" else "")
+        raise TypeError(f"{caller} needs a model with predict_decision; got "
+                        f"{type(model).__name__}.{hint}")
     # The grid is one column: a model of several features failed with
     # scikit-learn's "X has 1 features, but ... is expecting 2".
     n = getattr(model, "n_features_in_", 1)

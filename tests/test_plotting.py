@@ -710,3 +710,31 @@ def test_max_depth_true_is_refused_as_export_text_refuses_it():
                 draw(tree, max_depth=bad)
         draw(tree, max_depth=np.int64(1))  # a numpy int is an int
     plt.close("all")
+
+
+def test_one_feature_plots_name_a_grid_of_another_shape_and_a_model_without_decisions():
+    # A 2-D grid was flattened and reported as "x[0] = 0 and x[1] = 0 are out of order";
+    # an empty one failed in scikit-learn ("Found array with 0 sample(s)"), and a regressor
+    # without predict_decision with Python's AttributeError.
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(0)
+    x = rng.random(60)
+    C = np.column_stack([5 * x + 1.9, (5 * x + 0.4) ** 2])
+    model = SPOTree(FiniteDecisions(np.eye(2)), max_depth=1).fit(x[:, None], C)
+    g = np.linspace(0, 1, 11)
+    for f in (decision_boundaries, plot_predicted_costs):
+        name = f.__name__
+        with pytest.raises(ValueError, match=rf"{name}: x must be a 1-D grid .* shape \(11, 2\)"):
+            f(model, np.column_stack([g, g]))
+        with pytest.raises(ValueError, match=rf"{name}: x is empty"):
+            f(model, g[:0])
+        with pytest.raises(TypeError, match=rf"{name} needs a model with predict_decision; "
+                                            "got LinearRegression"):
+            f(LinearRegression().fit(x[:, None], C), g)
+    # A column of the grid is still a grid, as before; the boundary found on it is the
+    # tree's split (a depth-1 tree changes its decision only there).
+    (b,) = decision_boundaries(model, g[:, None])
+    t = model.tree_.threshold[0]
+    assert g[g <= t].max() < b < g[g > t].min()
+    plt.close("all")
