@@ -1369,7 +1369,12 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             Pipeline, ``fit(X, C, spoboost__X_val=...)`` hands it over as
             given, not through the pipeline's transformers; with metadata
             routing on, ``Pipeline(steps, transform_input=["X_val"])`` and
-            ``set_fit_request(X_val=True, C_val=True)`` transform it.
+            ``set_fit_request(X_val=True, C_val=True)`` transform it. Given
+            through ``cross_validate(..., params=...)`` or a search's ``fit``,
+            scikit-learn cuts every argument with as many rows as ``X`` to the
+            training fold's rows: an ``X_val`` and ``C_val`` of ``len(X)``
+            rows then arrive as their rows of each fold (give them another
+            number of rows).
         C_val : array-like of shape (n_val, n_costs), default=None
         sample_weight_val : array-like of shape (n_val,), default=None
 
