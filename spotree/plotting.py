@@ -8,6 +8,7 @@ legend handles.
 
 from __future__ import annotations
 
+import numbers
 import re
 
 import numpy as np
@@ -90,7 +91,8 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
         would print as 0 gets four significant digits instead).
     show_loss : bool, default=True
     fontsize : float, default=None
-        Chosen from the tree size when None.
+        Font size in points (a positive number); chosen from the tree size when
+        None.
 
     Returns
     -------
@@ -105,6 +107,11 @@ def plot_tree(model, ax=None, feature_names=None, *, problem=None, max_depth=Non
     if (not isinstance(precision, (int, np.integer)) or isinstance(precision, bool)
             or precision < 0):
         raise ValueError(f"precision must be a non-negative int; got {precision!r}.")
+    if fontsize is not None and not (isinstance(fontsize, numbers.Real)
+                                     and not isinstance(fontsize, bool)
+                                     and 0 < fontsize < np.inf):
+        # A named size ("large") failed in arithmetic on it; 0 and -1 drew no text.
+        raise ValueError(f"fontsize must be a positive number or None; got {fontsize!r}.")
     depth = tree.node_depth()
     shown_leaf = (tree.children_left == TREE_LEAF)
     if max_depth is not None:

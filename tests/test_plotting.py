@@ -738,3 +738,15 @@ def test_one_feature_plots_name_a_grid_of_another_shape_and_a_model_without_deci
     t = model.tree_.threshold[0]
     assert g[g <= t].max() < b < g[g > t].min()
     plt.close("all")
+
+
+def test_plot_tree_refuses_a_fontsize_that_is_not_a_positive_number():
+    # "large" failed with "can't multiply sequence by non-int of type 'float'", NaN with
+    # "cannot convert float NaN to integer"; 0 and -1 drew without a word.
+    tree = hand_tree(np.eye(2))
+    for bad in ("large", float("nan"), 0, -1, True, float("inf")):
+        with pytest.raises(ValueError, match="fontsize must be a positive number or None"):
+            plot_tree(tree, fontsize=bad)
+    ax = plot_tree(tree, fontsize=7.5)
+    assert {t.get_fontsize() for t in ax.texts if "loss" in t.get_text()} == {7.5}
+    plt.close("all")
