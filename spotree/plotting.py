@@ -243,8 +243,14 @@ def plot_by_depth(rows, *, value="normalized_spo_loss", methods=None, depths=Non
     depths = (list(dict.fromkeys(dkey(r[depth_key]) for r in rows)) if depths is None
               else [dkey(d) for d in depths])
     cells = {}
-    for r in rows:
-        cells.setdefault((r[method_key], dkey(r[depth_key])), []).append(float(r[value]))
+    for i, r in enumerate(rows):
+        try:
+            v = float(r[value])
+        except (TypeError, ValueError):
+            # float()'s "could not convert string to float: 'abc'" named no row or key.
+            raise ValueError(f"rows[{i}][{value!r}] must be a number; got {r[value]!r}.") \
+                from None
+        cells.setdefault((r[method_key], dkey(r[depth_key])), []).append(v)
     present = {d: [m for m in methods if (m, d) in cells] for d in depths}
     n_max = max([len(v) for v in present.values()] + [1])
     if ax is None:

@@ -750,3 +750,16 @@ def test_plot_tree_refuses_a_fontsize_that_is_not_a_positive_number():
     ax = plot_tree(tree, fontsize=7.5)
     assert {t.get_fontsize() for t in ax.texts if "loss" in t.get_text()} == {7.5}
     plt.close("all")
+
+
+def test_plot_by_depth_names_the_row_whose_value_is_not_a_number():
+    # float() said "could not convert string to float: 'n/a'", naming no row or key.
+    rows = [{"method": "SPOT", "depth": 1, "normalized_spo_loss": 0.1},
+            {"method": "CART", "depth": 1, "normalized_spo_loss": "n/a"}]
+    with pytest.raises(ValueError, match=r"rows\[1\]\['normalized_spo_loss'\] must be a "
+                                         r"number; got 'n/a'"):
+        plot_by_depth(rows)
+    # Numbers written as text, as csv.DictReader reads them, are numbers.
+    ax = plot_by_depth([{"method": "SPOT", "depth": "1", "normalized_spo_loss": "0.25"}])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1"]
+    plt.close("all")
