@@ -888,6 +888,11 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
             key = "mixed"
         self._fit_key = key
         self._warm_fixed = self._fixed_params()
+        # Saved in place of values set after fit: a file of n_estimators=5
+        # holding 3 trees (set_params before a warm start), or of criterion
+        # 'auto' without criterion_, was refused by load as malformed.
+        self._fit_params = {"n_estimators": len(trees), "criterion": self.criterion,
+                            "spo_weight": self.spo_weight}
         self.categories_seen_ = seen if any(v is not None for v in seen) else None
         self.ridge_features_ = fmap
         for tree in trees:

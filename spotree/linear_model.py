@@ -375,6 +375,9 @@ class SPOPlusLinear(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         self.intercept_ = intercept
         self.loss_curve_ = np.asarray(curve)
         self.n_iter_ = len(curve)
+        # Saved as fitted: fit_intercept=False set after fit wrote a file that
+        # load refused (its intercept_ is not zero).
+        self._fit_params = {"fit_intercept": self.fit_intercept}
         return self
 
     def predict(self, X):

@@ -106,6 +106,27 @@ def test_save_load_round_trip(name, tmp_path):
     assert doc["estimator"] == "SPOTree" and len(doc["trees"]) == 1
 
 
+def test_a_model_saved_after_set_params_loads_as_fitted(tmp_path):
+    # save() wrote the parameters as set since fit, and load() refused its own
+    # files as malformed: a forest of 3 trees set to n_estimators=5 (as
+    # before a warm start) or to criterion='auto' (no criterion_), and a
+    # linear model set to fit_intercept=False (its intercept_ not zero).
+    from spotree import SPOForest, SPOPlusLinear
+
+    X, C = make_shortest_path(60, n_features=3, grid=(2, 2), noise=0.5, random_state=0)
+    problem = ShortestPath((2, 2))
+    forest = SPOForest(problem, n_estimators=3, criterion="spo", random_state=0).fit(X, C)
+    linear = SPOPlusLinear(problem, max_iter=2, random_state=0).fit(X, C)
+    for model, later in ((forest, {"n_estimators": 5, "criterion": "auto"}),
+                         (linear, {"fit_intercept": False})):
+        fitted = model.get_params()
+        model.set_params(**later)
+        model.save(tmp_path / "m.json")
+        loaded = spotree.load(tmp_path / "m.json")
+        np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+        assert all(loaded.get_params()[k] == fitted[k] for k in later)
+
+
 def _refuse_literal(name):
     raise ValueError(f"the literal {name} is not JSON")
 
