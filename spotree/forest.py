@@ -342,9 +342,10 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         on more of them (and may choose otherwise). ``oob_score_`` and
         ``feature_importances_`` are recomputed over all the trees. ``X``
         must have the same columns and ``C`` the same costs; ``problem``,
-        ``criterion``, ``bootstrap``, ``max_samples``, ``ridge_features``
-        and ``categorical_features`` must not change (the others apply to
-        the new trees only). Other training rows or weights are accepted, as
+        ``criterion``, ``spo_weight`` (unless the trees are squared-error
+        ones), ``bootstrap``, ``max_samples``, ``ridge_features`` and
+        ``categorical_features`` must not change (the others apply to the
+        new trees only). Other training rows or weights are accepted, as
         in scikit-learn, but not with ``oob_score=True`` (the earlier trees'
         out-of-bag rows are rows of their own data), and
         ``estimators_samples_`` is then unknown. A pickled forest can be
@@ -707,12 +708,15 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         return self
 
     # Parameters that all the trees of one forest share: a warm start may not change them.
-    _WARM_FIXED = ("problem", "criterion", "bootstrap", "max_samples", "ridge_features",
-                   "categorical_features")
+    # spo_weight is part of the SPO trees' criterion: a saved forest holds one value, by
+    # which its loaded trees prune (older trees pruned on the newer criterion's weight).
+    _WARM_FIXED = ("problem", "criterion", "spo_weight", "bootstrap", "max_samples",
+                   "ridge_features", "categorical_features")
 
     def _fixed_params(self):
         cf = self.categorical_features
         return {"problem": self.problem, "criterion": self.criterion,
+                "spo_weight": float(self.spo_weight),
                 "bootstrap": bool(self.bootstrap), "max_samples": self.max_samples,
                 "ridge_features": bool(self.ridge_features),
                 "categorical_features": None if cf is None else np.asarray(cf).tolist()}
@@ -734,6 +738,11 @@ class SPOForest(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
                                  names=cost_names(problem))
         sw = check_sample_weight(sample_weight, X.shape[0])
         now = self._fixed_params()
+        fixed = dict(fixed)
+        # (A forest pickled before spo_weight was kept here: its trees' own.)
+        fixed.setdefault("spo_weight", float(self.estimators_[-1].spo_weight))
+        if self._grow_criterion() == "mse":
+            fixed["spo_weight"] = now["spo_weight"]  # unused by squared-error trees
         changed = [f"{k}={now[k]!r} (it was {fixed[k]!r})" for k in self._WARM_FIXED
                    if (now[k] is not fixed[k] if k == "problem" else now[k] != fixed[k])]
         if changed:

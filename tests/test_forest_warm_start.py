@@ -190,3 +190,27 @@ def test_the_forest_tune_max_features_chose_can_be_grown():
     best.set_params(n_estimators=4).fit(X[:80], C[:80])
     cold = SPOForest(SP, n_estimators=4, max_features=res.best_max_features, **SMALL)
     _assert_same_forest(best, cold.fit(X[:80], C[:80]), Xt)
+
+
+def test_refuses_a_changed_spo_weight_of_spo_trees(tmp_path):
+    # A saved forest holds one spo_weight: trees grown at 0.5 then loaded pruned on
+    # the pure SPO loss of a newer 1.0 (validation losses 1.85 in memory, 384 loaded,
+    # on these data). The weight is part of the criterion the trees share.
+    X, C, Xv, _ = _data(60)
+    Cv = make_shortest_path(50, grid=(3, 3), degree=4, noise=0.25, random_state=5)[1]
+    kw = dict(n_estimators=2, ridge_features=False, warm_start=True, **SMALL)
+    forest = SPOForest(SP, criterion="spo", spo_weight=0.5, **kw).fit(X, C)
+    with pytest.raises(ValueError, match=r"now changed: spo_weight=1.0 \(it was 0.5\)"):
+        forest.set_params(n_estimators=3, spo_weight=1.0).fit(X, C)
+    assert len(forest) == 2
+    forest.set_params(spo_weight=0.5).fit(X, C)  # set back: grown
+    forest.save(tmp_path / "f.json")
+    back = spotree.load(tmp_path / "f.json")
+    for tree, loaded in zip(forest.estimators_, back.estimators_):
+        assert_array_equal(tree.prune(Xv, Cv).pruning_path_.val_losses,
+                           loaded.prune(Xv, Cv).pruning_path_.val_losses)
+    # Squared-error trees do not use it: a change is accepted (with fit's warning).
+    mse = SPOForest(SP, criterion="mse", **kw).fit(X, C)
+    with pytest.warns(UserWarning, match="spo_weight=0.5 has no effect"):
+        mse.set_params(n_estimators=3, spo_weight=0.5).fit(X, C)
+    assert len(mse) == 3
