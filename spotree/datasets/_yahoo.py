@@ -97,13 +97,23 @@ def _parse_features(tokens):
     return tuple(p[0] for p in pairs), [p[1] for p in pairs]
 
 
+def _not_a_log(path, n_lines):
+    what = ("it is empty" if not n_lines else
+            f"none of its {n_lines} line{'s' if n_lines > 1 else ''} is a log record "
+            "('<timestamp> <article id> <click> |user <id>:<value> ... |<article id> ...')")
+    raise ValueError(f"{path}: not an R6A click-log file: {what}; download it again, or "
+                     "move a file that is not a log (a README, an HTML page, an archive "
+                     "not unpacked) out of the folder.")
+
+
 def read_yahoo_r6(data, *, max_lines=None):
     """Parse R6A click-log files into flat arrays.
 
     Malformed lines (a wrong number of fields, a user section whose feature
     ids differ from the first valid line's, a displayed article whose features
     are never listed, a feature value that is not a finite number) are
-    skipped and counted; the real log has a few.
+    skipped and counted; the real log has a few. A file read to its end
+    without a single record (empty, or not a log at all) is an error.
 
     Parameters
     ----------
@@ -143,8 +153,10 @@ def read_yahoo_r6(data, *, max_lines=None):
     feature_ids = article_ids = None
     n_skipped = n_lines = 0
     for path in _list_files(data):
+        kept_before, lines_before, stopped = len(ts), n_lines, False
         for line in _lines(path):
             if max_lines is not None and n_lines >= max_lines:
+                stopped = True
                 break
             n_lines += 1
             try:
@@ -188,6 +200,10 @@ def read_yahoo_r6(data, *, max_lines=None):
             art.append(a)
             clk.append(c)
             usr.extend(vals)
+        if not stopped and len(ts) == kept_before:
+            # An HTML page, a README or an archive read as lines that were all
+            # "malformed": 0 records and no word of which file was not a log.
+            _not_a_log(path, n_lines - lines_before)
         if max_lines is not None and n_lines >= max_lines:
             break
     p = len(feature_ids) if feature_ids else 0

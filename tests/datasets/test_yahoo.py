@@ -234,3 +234,38 @@ def test_a_non_finite_feature_value_skips_its_line(tmp_path, value):
     data = load_yahoo_r6(tmp_path / "bad.txt", n_user_clusters=10, n_article_clusters=3,
                          min_records=1)
     assert data.feature_names == ["user_2", "user_3", "user_4", "user_5", "user_6"]
+
+
+def test_a_file_with_no_log_record_is_named(tmp_path):
+    """An HTML page saved instead of a log, a README in the log folder, an archive
+    not unpacked or an empty download were read as lines that are all malformed:
+    read_yahoo_r6 returned 0 records (n_skipped 1) without a word, and
+    load_yahoo_r6 then said only that no record fell within the dates."""
+    html = tmp_path / "ydata-fp-td-clicks-v1_0.20090501"
+    html.write_text("<!DOCTYPE html>\n<html><body>Sign in to Webscope</body></html>\n")
+    empty = tmp_path / "empty.gz"
+    empty.write_bytes(b"")
+    tarball = tmp_path / "R6.tgz"
+    tarball.write_bytes(gzip.compress(b"R6/ydata\x00" + bytes(500)))
+    for path, what in ((html, "none of its 2 lines"), (empty, "it is empty"),
+                       (tarball, "none of its 1 line")):
+        with pytest.raises(ValueError, match=re.escape(f"{path}: ") + f".*{what}"):
+            read_yahoo_r6(path)
+        with pytest.raises(ValueError, match=re.escape(str(path))):
+            load_yahoo_r6(path, n_user_clusters=2, n_article_clusters=2, min_records=1)
+    # A README next to the daily logs: named, not counted among the malformed lines.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write_synthetic_r6(logs / "day1.gz", 50, random_state=0)
+    (logs / "README.txt").write_text("Yahoo! Front Page Today Module\n\nUser click log\n")
+    with pytest.raises(ValueError, match=r"README\.txt: .*none of its 3 lines"):
+        read_yahoo_r6(logs)
+    # Reading stopped by max_lines before a file's records is no error.
+    (logs / "README.txt").unlink()
+    (tmp_path / "two").mkdir()
+    write_synthetic_r6(tmp_path / "two" / "a.gz", 20, random_state=0)
+    (tmp_path / "two" / "b.txt").write_text("garbage\n")
+    assert read_yahoo_r6(tmp_path / "two", max_lines=20).timestamp.size == 20
+    # A file with some malformed lines and some records reads as before.
+    write_synthetic_r6(tmp_path / "some.txt", 30, random_state=1, errors=2)
+    assert read_yahoo_r6(tmp_path / "some.txt").n_skipped == 2
