@@ -206,7 +206,8 @@ def check_sample_weight(sample_weight, n_samples, *, name="sample_weight",
     """
     if sample_weight is None:
         return np.ones(n_samples, dtype=np.float64)
-    if isinstance(sample_weight, numbers.Number):
+    # (Real, not Number: a complex scalar failed in float() with no name.)
+    if isinstance(sample_weight, numbers.Real):
         sw = np.full(n_samples, float(sample_weight))
     else:
         # (pandas' tz-aware dtype has no numpy dtype, but a kind.)

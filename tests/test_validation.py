@@ -445,3 +445,37 @@ def test_pandas_missing_value_in_nullable_costs_is_named_with_its_cell():
     whole = pd.DataFrame(np.round(C * 10)).astype("Int64")
     assert_array_equal(SPOTree(ROADS, max_depth=2).fit(X, whole).predict(X),
                        SPOTree(ROADS, max_depth=2).fit(X, np.round(C * 10)).predict(X))
+
+
+def test_complex_problem_data_and_oracle_decisions_are_refused():
+    # numpy casts complex to float with only a ComplexWarning: LinearProgram
+    # and Knapsack kept the real parts of their constraints (A_ub=[[1, 1j]]
+    # became [[1, 0]]) and CallableProblem the real parts of its oracle's
+    # decisions, as the costs and weights already refuse them.
+    import warnings
+
+    import scipy.sparse as sp
+
+    from spotree import Knapsack, LinearProgram
+    from spotree.problems import CallableProblem
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        row = np.array([[1, 1j]])
+        for kw, name in [(dict(A_ub=row, b_ub=[1]), "A_ub"),
+                         (dict(A_ub=[[1, 1]], b_ub=np.array([1 + 1j])), "b_ub"),
+                         (dict(A_eq=row.real + 0j, b_eq=[1]), "A_eq"),
+                         (dict(A_ub=sp.csr_matrix(row), b_ub=[1]), "A_ub")]:
+            with pytest.raises(ValueError, match=f"'{name}' parameter of LinearProgram .*"
+                                                 "complex"):
+                LinearProgram(bounds=(0, 1), **kw)
+        with pytest.raises(ValueError, match="'weights' parameter of Knapsack .*complex"):
+            Knapsack(np.array([[3, 4 + 2j]]), [5])
+        with pytest.raises(ValueError, match="'capacities' parameter of Knapsack .*complex"):
+            Knapsack([[3, 4]], np.array([5 + 0j]))
+        problem = CallableProblem(lambda c: np.eye(2)[np.argmin(c)] + 1j, 2)
+        with pytest.raises(ValueError, match="<lambda> returned a decision of complex numbers "
+                                             "for cost vector 0"):
+            problem.solve([[1.0, 2.0]])
+        with pytest.raises(ValueError, match="sample_weight must be a 1-D array of real"):
+            SPOTree().fit(np.ones((3, 1)), np.ones((3, 2)), sample_weight=1 + 1j)

@@ -1183,7 +1183,15 @@ class CallableProblem(DecisionProblem):
     @staticmethod
     def _as_array(value, name, what, row=None):
         where = "" if row is None else f" for cost vector {row}"
+        if what in ("decisions", "a decision") and np.iscomplexobj(value):
+            # numpy casts them to float with only a ComplexWarning: their
+            # imaginary parts were dropped.
+            raise ValueError(f"The oracle {name} returned {what} of complex numbers{where} "
+                             f"(dtype {np.asarray(value).dtype}); it must return a decision "
+                             "vector of real numbers.")
         try:
+            if np.iscomplexobj(value):  # a value z (as a Python complex is refused)
+                raise TypeError
             return np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
             if what in ("values", "a value"):

@@ -16,6 +16,10 @@ _METHODS = ("auto", "dp", "bb", "highs")
 
 
 def _as_float_array(value, name, ndims):
+    if np.iscomplexobj(value):
+        # numpy casts it to float with only a ComplexWarning, keeping the real parts.
+        raise ValueError(f"The '{name}' parameter of Knapsack holds complex numbers; it "
+                         "must be real.")
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):

@@ -22,6 +22,11 @@ def _check_matrix(A, name):
     """``A`` as a finite float64 2-D array or CSR matrix, or None."""
     if A is None:
         return None
+    if np.iscomplexobj(A):
+        # numpy and scipy cast it to float with only a ComplexWarning, keeping
+        # the real parts: another set of constraints.
+        raise ValueError(f"The '{name}' parameter of LinearProgram holds complex numbers "
+                         f"(dtype {A.dtype}); constraint coefficients must be real.")
     if sp.issparse(A):
         if A.ndim != 2:
             raise ValueError(f"The '{name}' parameter of LinearProgram must be a 2-D matrix of "
@@ -65,6 +70,9 @@ def _check_magnitude(peak, name):
 
 
 def _check_vector(b, name, n, A_name):
+    if np.iscomplexobj(b):  # (its real parts were kept, as in _check_matrix)
+        raise ValueError(f"The '{name}' parameter of LinearProgram holds complex numbers; "
+                         "right-hand sides must be real.")
     try:
         arr = np.array(b, dtype=np.float64)
     except (TypeError, ValueError):
