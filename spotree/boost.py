@@ -632,19 +632,22 @@ class _Start:
             raise ValueError(f"init={type(init).__name__}(...) does not accept sample_weight in "
                              "fit; use equal positive weights (0 leaves a row out) or a "
                              "regressor that accepts them.")
+        # One cost and a single-output regressor: its target as the 1-d array it
+        # expects (the (n, 1) column drew a DataConversionWarning from every fit).
+        y = C[:, 0] if C.shape[1] == 1 and not _multi_output(est) else C
         try:
             if np.all(sw == 1.0):
                 # Unit weights (fit given none) are no weights: handed over, a
                 # meta-estimator under metadata routing (MultiOutputRegressor,
                 # as suggested for a single-output regressor) refused them,
                 # as its inner regressor had not requested sample_weight.
-                est.fit(X, C)
+                est.fit(X, y)
             elif has_fit_parameter(est, "sample_weight"):
-                est.fit(X, C, sample_weight=sw)
+                est.fit(X, y, sample_weight=sw)
             else:
                 # A row of weight 0 is a row removed (as for the built-in starts):
                 # only the rows of positive weight, equal, reach the regressor.
-                est.fit(X[pos], C[pos])
+                est.fit(X[pos], y[pos])
         except ValueError as exc:
             # A single-output regressor (HistGradientBoostingRegressor, SVR) said
             # only "y should be a 1d array", naming neither init nor the costs.
@@ -819,7 +822,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         - a scikit-learn regressor (an object with ``fit`` and ``predict``):
           a clone of it is fitted to the costs, all of them at once (a
           single-output one, such as ``HistGradientBoostingRegressor``,
-          goes in ``sklearn.multioutput.MultiOutputRegressor``), with
+          goes in ``sklearn.multioutput.MultiOutputRegressor``; with one cost it
+          is fitted to the costs as a 1-d array), with
           ``sample_weight`` when its ``fit`` accepts one, otherwise only
           with equal weights, rows of weight 0 left out. It sees ``X`` as the numeric array the
           trees see, never a DataFrame (no column names; a categorical

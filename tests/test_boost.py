@@ -1477,6 +1477,30 @@ def test_a_single_output_regressor_as_the_start_is_refused_naming_init():
     assert_allclose(m._start().predict(Xt), by_hand, rtol=1e-12, atol=1e-12)
 
 
+def test_a_single_output_regressor_starts_a_one_cost_problem_without_a_warning():
+    # With n_costs=1 a single-output regressor needs no wrapper, but it was fitted
+    # to the (n, 1) column of costs: scikit-learn's DataConversionWarning ("A
+    # column-vector y was passed when a 1d array was expected"), once per fit of
+    # the start (twice with early stopping), on legal input. The start is the
+    # regressor fitted to the costs as a 1-d target.
+    import warnings
+
+    from sklearn.svm import SVR
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    C = (X @ [1.0, -2.0] + rng.normal(size=40))[:, None]
+    Xt = rng.normal(size=(10, 2))
+    one = FiniteDecisions(np.eye(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = SPOBoost(one, init=SVR(), n_estimators=1, n_iter_no_change=None).fit(X, C)
+        SPOBoost(one, init=SVR(), n_estimators=1, min_samples_leaf=5,
+                 random_state=0).fit(X, C)
+    assert_allclose(m._start().predict(Xt), SVR().fit(X, C[:, 0]).predict(Xt)[:, None],
+                    rtol=1e-12, atol=1e-12)
+
+
 def test_learning_rate_set_after_fit_changes_nothing_until_refit(tmp_path):
     # predict shrank the trees by the learning_rate set at predict time:
     # set_params(learning_rate=0.5) after fit moved the predictions (and the
