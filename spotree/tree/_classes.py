@@ -576,7 +576,9 @@ class SPOTree(BaseSPOTree):
         Complexity parameter of minimal cost-complexity pruning applied after
         growing (on the training criterion loss). It is in units of the total
         training loss (summed over the weighted rows; for ``criterion="mse"``
-        the squared errors summed over the costs too), not of scikit-learn's
+        the squared errors summed over the costs too; the mixed criterion,
+        ``0 < spo_weight < 1``, has no unit: its losses are divided by the
+        root's), not of scikit-learn's
         mean impurity: ``DecisionTreeRegressor(ccp_alpha=a)`` prunes as
         ``SPOTree(criterion="mse", ccp_alpha=a * sample_weight.sum() *
         n_costs)`` does. :meth:`cost_complexity_pruning_path` gives the
@@ -634,7 +636,9 @@ class SPOTree(BaseSPOTree):
     ``predict_decision`` may differ from ``problem_.solve(predict(X))``
     (both optimal for the leaf). Costs are divided by a power of two near
     their largest magnitude before growing, so scaling the costs by any
-    positive factor gives the same tree.
+    positive factor gives the same tree, except that with a pure criterion
+    ``min_loss_decrease`` and ``ccp_alpha`` are in units of the loss: scale
+    them by that factor too (by its square for ``criterion="mse"``).
 
     Examples
     --------
@@ -706,9 +710,11 @@ class SPOTree(BaseSPOTree):
             for the rules that count rows (``min_samples_leaf``,
             ``min_samples_split``, the quantiles of an int ``thresholds``),
             which count it once. Scaling every weight by one factor grows
-            the same tree, except that ``min_loss_decrease`` (with a pure
-            criterion) and ``ccp_alpha`` are in units of the weighted loss:
-            scale them by that factor too. (A factor other than a power of
+            the same tree, except that with a pure criterion
+            ``min_loss_decrease`` and ``ccp_alpha`` are in units of the
+            weighted loss: scale them by that factor too (the mixed
+            criterion, ``0 < spo_weight < 1``, is a fraction of the root's:
+            leave them). (A factor other than a power of
             two rounds the sums of weights otherwise: a leaf holding exactly
             ``min_weight_fraction_leaf`` of the weight may then fall on
             either side of it, as in scikit-learn.)

@@ -376,6 +376,42 @@ def test_scaled_weights_need_ccp_alpha_and_min_loss_decrease_scaled_alike(param,
     assert_array_equal(a.predict_decision(X), b.predict_decision(X))
 
 
+@pytest.mark.parametrize("param, value", [("ccp_alpha", 0.3), ("min_loss_decrease", 0.3)])
+@pytest.mark.parametrize("criterion, power", [("spo", 1), ("mse", 2)])
+def test_pure_criteria_need_the_parameters_scaled_with_the_costs(param, value, criterion, power):
+    # Both are in units of the criterion loss: costs times 4 with the
+    # parameter times 4 (times 16 for squared error) grow the same tree, the
+    # parameter as it was prunes less (ccp_alpha=0.3 on SPO: 24 leaves, not 41).
+    problem = ShortestPath((2, 2))
+    rng = np.random.default_rng(0)
+    X, C = rng.uniform(size=(80, 2)), rng.uniform(size=(80, 4))
+    if criterion == "mse":
+        value = value / 10
+    a = SPOTree(problem, criterion=criterion, **{param: value}).fit(X, C)
+    b = SPOTree(problem, criterion=criterion, **{param: value * 4 ** power}).fit(X, 4 * C)
+    c = SPOTree(problem, criterion=criterion, **{param: value}).fit(X, 4 * C)
+    assert 1 < a.tree_.node_count < c.tree_.node_count
+    assert_array_equal(a.tree_.feature, b.tree_.feature)
+    assert_array_equal(a.tree_.threshold, b.tree_.threshold)
+
+
+@pytest.mark.parametrize("param, value", [("ccp_alpha", 0.03), ("min_loss_decrease", 0.01)])
+def test_a_mixed_criterion_needs_neither_parameter_scaled(param, value):
+    # The mixed criterion is a fraction of the root's (its losses divided by
+    # the root's): scaling the costs or the weights leaves the tree as it is,
+    # the parameters unscaled. (ccp_alpha times 4 with weights times 4, as the
+    # docs said for every criterion, pruned the 10 leaves to 1.)
+    problem = ShortestPath((2, 2))
+    rng = np.random.default_rng(0)
+    X, C = rng.uniform(size=(80, 2)), rng.uniform(size=(80, 4))
+    a = SPOTree(problem, spo_weight=0.5, **{param: value}).fit(X, C)
+    assert 1 < a.tree_.node_count < SPOTree(problem, spo_weight=0.5).fit(X, C).tree_.node_count
+    for Cx, w in ((4 * C, None), (C, np.full(80, 4.0)), (1e6 * C, np.full(80, 1e-3))):
+        b = SPOTree(problem, spo_weight=0.5, **{param: value}).fit(X, Cx, w)
+        assert_array_equal(a.tree_.feature, b.tree_.feature)
+        assert_array_equal(a.tree_.threshold, b.tree_.threshold)
+
+
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 10_000), nan=st.booleans(),
        kw=st.sampled_from([dict(max_depth=3), dict(min_samples_leaf=0.1),
