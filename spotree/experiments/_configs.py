@@ -434,8 +434,9 @@ def _select_methods(grid, methods):
     return [METHODS[m] for m in names]
 
 
-def _check_ints(values, name, low, none_ok=False):
-    """``values`` as a list of Python ints >= ``low`` (None kept with ``none_ok``).
+def _check_ints(values, name, low, none_ok=False, high=None):
+    """``values`` as a list of Python ints in [``low``, ``high``] (None kept with
+    ``none_ok``).
 
     numpy ints are ints here: they went into the runs as they were, and a run
     holding a numpy int cannot be written as JSON (its cache key), so
@@ -448,8 +449,11 @@ def _check_ints(values, name, low, none_ok=False):
     for v in values:
         if v is None and none_ok:
             out.append(None)
-        elif (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low):
-            what = f"ints >= {low}" + (" or None" if none_ok else "")
+        elif (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low
+              or (high is not None and v > high)):
+            what = (f"ints >= {low}" if high is None else
+                    f"ints in [{low}, {'2**32 - 1' if high == SEED_MAX else high}]")
+            what += " or None" if none_ok else ""
             raise ValueError(f"{name} must be {what}; got {v!r}.")
         else:
             out.append(int(v))
@@ -457,6 +461,9 @@ def _check_ints(values, name, low, none_ok=False):
         raise ValueError(f"{name} must name at least one value; got none.")
     return out
 
+
+#: The largest seed: numpy's RandomState, which every run seeds, takes no larger.
+SEED_MAX = 2**32 - 1
 
 #: Fewest training rows of a PyEPO comparison run (20% of them validate).
 PYEPO_MIN_N_TRAIN = 20
@@ -594,7 +601,8 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
     quick : bool, default=False
         The reduced grid of ``--quick``.
     seeds : list of int, default=None
-        Overrides the grid's seeds (for news: the constraint sets).
+        Overrides the grid's seeds (for news: the constraint sets), each in
+        [0, 2**32 - 1].
     methods : list of str, default=None
         Overrides the grid's methods (names of :data:`METHODS`; for pyepo, of
         :data:`PYEPO_METHODS`). By default pyepo runs PyEPO's methods only where
@@ -642,7 +650,8 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
         raise ValueError(f"unknown experiment {experiment!r}; choose one of "
                          f"{', '.join(EXPERIMENTS)}.")
     grid = EXPERIMENTS[experiment]["quick" if quick else "full"]
-    seeds = _check_ints(seeds, "--seeds", 0)
+    # Beyond SEED_MAX every run failed on its random_state, after the folder was made.
+    seeds = _check_ints(seeds, "--seeds", 0, high=SEED_MAX)
     degrees = _check_ints(degrees, "--degrees", 1)
     n_train = _check_ints(n_train, "--n-train", 1)
     if depths is not None:

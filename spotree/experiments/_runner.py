@@ -134,7 +134,8 @@ def _run_shortest_path(run, data=None):
 def _run_illustrative(run, data=None):
     problem = FiniteDecisions(np.eye(2))
     X, C = make_illustrative(run["n_train"], random_state=run["seed"])
-    Xt, Ct = make_illustrative(run["n_test"], random_state=run["seed"] + 1000)
+    # Wrapped: the last 1000 seeds passed numpy's 2**32 - 1 (the same draw below them).
+    Xt, Ct = make_illustrative(run["n_test"], random_state=(run["seed"] + 1000) % 2**32)
     method = METHODS[run["method"]]
     # No pruning here: the paper compares trees grown to each depth.
     est, secs, info = _fit_method(method, problem, run, X, C, None, None, None, None)
@@ -454,7 +455,7 @@ def run_experiment(experiment, *, quick=False, out=None, jobs=1, seeds=None, met
     jobs : int, default=1
         Parallel runs (joblib processes); -1 for all cores.
     seeds : list of int, default=None
-        Override the seeds (news: the constraint sets).
+        Override the seeds (news: the constraint sets), each in [0, 2**32 - 1].
     methods : list of str, default=None
         Override the methods (see :data:`spotree.experiments.METHODS`; for
         pyepo, :data:`spotree.experiments.PYEPO_METHODS`).

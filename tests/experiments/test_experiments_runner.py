@@ -500,9 +500,9 @@ def test_numpy_seeds_and_depths_are_ints(experiment):
     numpy = make_grid(experiment, seeds=np.arange(2), methods=methods,
                       depths=None if depths is None else [np.int64(1), None])
     assert [_configs.run_key(r) for r in numpy] == [_configs.run_key(r) for r in plain]
-    for seeds, match in (([1.5], "seeds must be ints >= 0; got 1.5"),
-                         ([-1], "seeds must be ints >= 0; got -1"),
-                         ([True], "seeds must be ints >= 0; got True"),
+    for seeds, match in (([1.5], "seeds must be ints in [0, 2**32 - 1]; got 1.5"),
+                         ([-1], "seeds must be ints in [0, 2**32 - 1]; got -1"),
+                         ([True], "seeds must be ints in [0, 2**32 - 1]; got True"),
                          ([], "seeds must name at least one value")):
         with pytest.raises(ValueError, match=re.escape(match)):
             make_grid(experiment, seeds=seeds, methods=methods)
@@ -852,3 +852,40 @@ def test_cache_records_are_strict_json_and_older_ones_with_nan_literals_still_re
         f.write_text(json.dumps(rec))
         assert "NaN" in f.read_text() and "-Infinity" in f.read_text()
     reread()
+
+
+@pytest.mark.parametrize("experiment", ["shortest-path", "illustrative", "news", "pyepo"])
+def test_a_seed_beyond_numpys_range_is_refused_before_any_folder(tmp_path, experiment):
+    """--seeds 4294967296 (2**32) made the grid, created the output folder and then every
+    run failed on "random_state must be an int in [0, 2**32 - 1]"; the command said
+    "rerun to retry the failed ones", which failed again. The grid now refuses it."""
+    out = tmp_path / "out"
+    methods = ["LS"] if experiment == "pyepo" else ["SPOT"]
+    with pytest.raises(ValueError, match=r"--seeds must be ints in \[0, 2\*\*32 - 1\]; "
+                                         r"got 4294967296"):
+        run_experiment(experiment, out=out, seeds=[0, 2**32], methods=methods,
+                       progress=False, figures=False)
+    assert not out.exists()
+    assert {r.get("seed", r.get("constraint_set"))
+            for r in make_grid(experiment, seeds=[2**32 - 1], methods=methods)} == {2**32 - 1}
+
+
+def test_the_largest_seed_runs_the_illustrative_experiment():
+    """Its test rows are drawn with seed + 1000, which passed numpy's 2**32 - 1 for the
+    last 1000 seeds; the draw now wraps around (the same draw for every other seed)."""
+    from spotree.datasets import make_illustrative
+    from spotree.metrics import normalized_spo_loss
+    from spotree.problems import FiniteDecisions
+
+    run = make_grid("illustrative", seeds=[2**32 - 1], methods=["SPOT"], depths=[1])[0]
+    row, _ = _runner._run_illustrative(dict(run, n_train=200, n_test=50))
+    assert 0.0 <= row["wrong_decisions"] <= 1.0
+    # Below the wrap the test draw is seed + 1000, as before.
+    small = dict(make_grid("illustrative", seeds=[3], methods=["SPOT"], depths=[1])[0],
+                 n_train=200, n_test=50)
+    Xt, Ct = make_illustrative(50, random_state=1003)
+    est = METHODS["SPOT"].estimator(FiniteDecisions(np.eye(2)), max_depth=1,
+                                    random_state=3, min_samples_leaf=1)
+    est.fit(*make_illustrative(200, random_state=3))
+    expected = normalized_spo_loss(Ct, est.predict(Xt), problem=est.problem)
+    assert _runner._run_illustrative(small)[0]["normalized_spo_loss"] == pytest.approx(expected)
