@@ -73,8 +73,10 @@ def _read(path):
             except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
                 raise _bad(path, f"an array cannot be read ({exc})") from None
     for k in _KEYS:
-        if not np.issubdtype(arrays[k].dtype, np.number):
-            raise _bad(path, f"{k} holds {arrays[k].dtype}, not numbers")
+        # Not np.number: complex values passed, their imaginary parts dropped.
+        if not (np.issubdtype(arrays[k].dtype, np.integer)
+                or np.issubdtype(arrays[k].dtype, np.floating)):
+            raise _bad(path, f"{k} holds {arrays[k].dtype}, not real numbers")
         arrays[k] = arrays[k].astype(np.float64)
         if not np.isfinite(arrays[k]).all():
             raise _bad(path, f"{k} holds NaN or infinity")

@@ -117,6 +117,8 @@ def test_standardize_leaves_a_constant_column_finite(tmp_path):
     ({"X_1gtrain": np.zeros((49, 9))}, "X_1gtrain must have 9 columns and a multiple of 48"),
     ({"y_train": np.full(700 * 48, np.nan)}, "y_train holds NaN"),
     ({"y_train": np.array(["a"] * (700 * 48))}, "y_train holds"),
+    # Taken with a ComplexWarning, the imaginary parts dropped.
+    ({"y_train": np.full(700 * 48, 300 + 40j)}, "y_train holds complex128, not real numbers"),
 ])
 def test_malformed_file(tmp_path, override, match):
     _write(tmp_path / "Data.npz", **override)
