@@ -45,7 +45,8 @@ def _as_real(values, name):
     (numpy casts complex to float with only a ComplexWarning, dropping the
     imaginary part.) An array of strings or bytes is an error naming
     ``name``, as scikit-learn's ``check_array(dtype="numeric")`` refuses
-    one; numpy converted numeric strings ("1.5") silently.
+    one; numpy converted numeric strings ("1.5") silently. So is one of
+    dates or durations.
     """
     # Checked on the dtype, not by turning the ComplexWarning into an error:
     # catch_warnings resets every module's record of warnings already shown
@@ -56,6 +57,12 @@ def _as_real(values, name):
         raise _StringsError(f"it holds strings (dtype {arr.dtype}), not numbers: convert them "
                             f"to numbers explicitly (for example "
                             f"np.asarray({name}, dtype=float))")
+    if arr.dtype.kind in "Mm":
+        # numpy casts them to float silently, as counts of their unit since
+        # 1970 (costs of 1, 2 and 3 days were 1, 2 and 3).
+        raise _StringsError(f"it holds dates, times or durations (dtype {arr.dtype}), which "
+                            "spotree does not turn into numbers on its own: convert them to "
+                            "numbers first")
     if np.iscomplexobj(arr):
         raise TypeError("complex numbers are not real numbers")
     if arr.dtype == object:

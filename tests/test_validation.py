@@ -254,6 +254,28 @@ def test_dates_and_durations_are_refused_as_weights():
             spo_loss(C, C, problem=ROADS, sample_weight=bad)
 
 
+
+def test_dates_and_durations_are_refused_as_costs():
+    # As for the weights, numpy cast them to float silently: costs of durations
+    # of 1, 2 and 3 days were fitted and solved as 1, 2 and 3, dates as days
+    # since 1970.
+    from spotree.metrics import spo_loss
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4, 2))
+    days = np.arange(1, 13).reshape(4, 3).astype("m8[D]")
+    dates = np.datetime64("2020-01-01") + days
+    for bad in (days, dates, pd.DataFrame(days), pd.DataFrame(dates)):
+        with pytest.raises(ValueError, match=r"^C must be a numeric 2-D array; it holds dates, "
+                                             r"times or durations"):
+            SPOTree().fit(X, bad)
+        with pytest.raises(ValueError, match=r"^C must be .* durations"):
+            ROADS.solve(bad)
+        with pytest.raises(ValueError, match=r"^C_true must be .* durations"):
+            spo_loss(bad, np.ones((4, 3)), problem=ROADS)
+    with pytest.raises(ValueError, match=r"^V must be .* durations"):
+        FiniteDecisions(days)
+
 def test_a_warning_of_the_oracle_is_shown_once_over_many_solves():
     # Python shows a repeated warning once per place (the "default" action).
     # The complex-number check of every solve's costs used catch_warnings,
