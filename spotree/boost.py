@@ -911,8 +911,8 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         SPO loss (the regret of its decisions on the rows of every fold,
         fitted on the other folds, pooled over the folds); NaN for
         ``"index"`` where its coefficients passed the float range; None
-        otherwise (and when no row's optimal value is nonzero). Not saved in
-        the JSON file.
+        otherwise (and when no row's optimal value is nonzero, or one row
+        has a positive weight: no fold to score). Not saved in the JSON file.
     n_estimators_ : int
         Number of kept trees (``best_iteration_`` with early stopping).
     n_iter_ : int
@@ -1560,7 +1560,9 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         the normalized SPO loss of these decisions over all the rows (pooled,
         not a mean of the folds' ratios). Returns ``(name, {name: regret})``,
         the first of ``_CV_STARTS`` on ties; ``("ridge", None)`` when the rows
-        cannot be scored (all optimal values zero). ``solved``: the optimal
+        cannot be scored (all optimal values zero), and the first of
+        ``_CV_STARTS`` with None when one row has a positive weight (no fold
+        can be fitted). ``solved``: the optimal
         decisions and values of the rows.
         """
         # The folds divide the rows of positive weight (those of weight 0
@@ -1576,6 +1578,10 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         denom = np.dot(sw, np.abs(z))
         if not denom > 0:
             return "ridge", None
+        if k < 2:
+            # One row of positive weight: one fold, nothing to fit it on, so no
+            # row is scored (its regrets read 0, reported as a regret of 0).
+            return _CV_STARTS[0], None
         names = _CV_STARTS
         regret = np.zeros((len(names), n))
 

@@ -836,6 +836,29 @@ def test_auto_init_keeps_the_index_start_when_both_starts_tie():
     assert m.init_choice_ == "index"
 
 
+def test_auto_init_reports_no_cv_regret_when_one_row_weighs():
+    # With one row of positive weight there is one fold and nothing to fit it
+    # on: no row was scored, yet init_cv_regret_ said {"index": 0.0, "ridge":
+    # 0.0}, a cross-validated regret of 0. It is now None (nothing scored); the
+    # start stays "index", the fit as before.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 2))
+    C = rng.uniform(1.0, 2.0, size=(6, 3))
+    fd = FiniteDecisions(np.eye(3))
+    w = np.zeros(6)
+    w[2] = 1.0
+    kw = dict(n_estimators=1, n_iter_no_change=None, random_state=0)
+    for m in (SPOBoost(fd, **kw).fit(X[:1], C[:1]),
+              SPOBoost(fd, **kw).fit(X, C, sample_weight=w),
+              SPOBoost(fd, **kw).fit(X[:1], C[:1], X_val=X[3:], C_val=C[3:])):
+        assert m.init_cv_regret_ is None
+        assert m.init_choice_ == "index"
+    # (Two rows: two folds, each scored; a one-row fit is the index start's.)
+    assert SPOBoost(fd, **kw).fit(X[:2], C[:2]).init_cv_regret_ is not None
+    ref = SPOBoost(fd, init="index", **kw).fit(X[:1], C[:1])
+    assert_allclose(m.predict(X), ref.predict(X), rtol=1e-12, atol=1e-12)
+
+
 def _standardize(X, w):
     mean = (w[:, None] * X).sum(0) / w.sum()
     scale = np.sqrt((w[:, None] * (X - mean) ** 2).sum(0) / w.sum())
