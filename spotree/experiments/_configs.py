@@ -411,6 +411,35 @@ def library_versions(experiment):
     return ", ".join(out)
 
 
+def _plain(value):
+    """``value`` with numpy scalars as Python numbers (containers kept)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    if hasattr(value, "item") and type(value).__module__ == "numpy" and value.ndim == 0:
+        return value.item()
+    return value
+
+
+def _json_runs(runs):
+    """The runs, their numpy scalars made Python numbers: a method's params with
+    np.int64(5) failed the cache key ("Object of type int64 is not JSON
+    serializable") after the output folder was made. Anything else that is no
+    JSON value is named here, before any folder."""
+    out = [_plain(r) for r in runs]
+    for r in out:
+        try:
+            json.dumps(r)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"method {r['method']!r}: its params must be JSON values "
+                             f"(numbers, strings, bools, None, lists and dicts: they make "
+                             f"the run's cache key); {exc}.") from None
+    return out
+
+
 def run_key(run):
     """Stable hash of a run's settings (its cache file name)."""
     blob = json.dumps(run, sort_keys=True, separators=(",", ":"))
@@ -667,16 +696,16 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
         for flag, value in (("--capacities", capacities), ("--scaling", scalings)):
             if value is not None:
                 raise ValueError(f"{flag} applies to the energy experiment only.")
-        return _pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems, depths,
-                           noises, cells)
+        return _json_runs(_pyepo_grid(base, grid, seeds, methods, n_train, degrees, problems,
+                                      depths, noises, cells))
     if experiment == "energy":
         for flag, value in (("--problems", problems), ("--degrees", degrees),
                             ("--noise", noises), ("cells", cells), ("--n-train", n_train),
                             ("--depths", depths)):
             if value is not None:
                 raise ValueError(f"{flag} does not apply to the energy experiment.")
-        return _energy_grid(base, grid, seeds, methods, capacities, scalings, data_id,
-                            data_path)
+        return _json_runs(_energy_grid(base, grid, seeds, methods, capacities, scalings,
+                                       data_id, data_path))
     for flag, value in (("--problems", problems), ("--degrees", degrees), ("--noise", noises),
                         ("cells", cells), ("--capacities", capacities),
                         ("--scaling", scalings)):
@@ -741,4 +770,4 @@ def make_grid(experiment, *, quick=False, seeds=None, methods=None, n_train=None
                         run.update(n_estimators=grid["n_estimators"],
                                    max_features_grid=grid["max_features_grid"])
                     runs.append(run)
-    return runs
+    return _json_runs(runs)

@@ -348,3 +348,30 @@ def test_a_tree_run_grows_on_the_later_rows_and_prunes_on_the_first(grid_paths):
     assert row["n_leaves"] == ref.get_n_leaves()
     expected = brute_force_regret(C[40:], ref.predict(X[40:]), grid_paths(5, 5))
     assert row["normalized_spo_loss"] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_numpy_values_in_a_methods_params_make_the_same_runs(tmp_path, monkeypatch):
+    """A method registered with n_estimators=np.int64(5) (a grid built with np.arange)
+    crashed run_experiment with "Object of type int64 is not JSON serializable" (the
+    run's cache key), after the output folder was made; the runs are now those of the
+    plain int. A parameter that is no JSON value is named before any folder."""
+    from spotree.experiments import PyEPOMethod
+
+    cell = dict(seeds=[0], n_train=[50], problems=["shortest-path"], degrees=[1],
+                noises=[0.5])
+    monkeypatch.setitem(PYEPO_METHODS, "B5", PyEPOMethod("B5", "boost", {"n_estimators": 5}))
+    plain = make_grid("pyepo", methods=["B5"], **cell)
+    monkeypatch.setitem(PYEPO_METHODS, "B5", PyEPOMethod(
+        "B5", "boost", {"n_estimators": np.int64(5), "learning_rate": np.float32(0.5)}))
+    runs = make_grid("pyepo", methods=["B5"], **cell)
+    assert runs[0]["params"] == {"n_estimators": 5, "learning_rate": 0.5}
+    assert type(runs[0]["params"]["n_estimators"]) is int
+    assert run_key(dict(plain[0], params=dict(plain[0]["params"], learning_rate=0.5))) == \
+        run_key(runs[0])
+    monkeypatch.setitem(PYEPO_METHODS, "B5", PyEPOMethod(
+        "B5", "boost", {"init": object()}))
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match="method 'B5': its params must be JSON values"):
+        run_experiment("pyepo", methods=["B5"], out=out, progress=False, figures=False,
+                       **cell)
+    assert not out.exists()
