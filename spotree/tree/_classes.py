@@ -154,9 +154,10 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         for attr in ("ridge_features_", "pruning_alpha_", "pruning_path_"):
             self.__dict__.pop(attr, None)
 
-    def _validate_X_predict(self, X):
+    def _validate_X_predict(self, X, arg="X"):
         check_is_fitted(self, "tree_")
-        X = check_features(self, X, reset=False)
+        # prune's errors name its argument X_val (see check_features).
+        X = check_features(self, X, reset=False, arg=arg)
         X = unseen_to_missing(X, getattr(self, "categories_seen_", None))
         # A tree of a forest with ridge features splits on extra columns too.
         fmap = getattr(self, "ridge_features_", None)
@@ -216,8 +217,8 @@ class BaseSPOTree(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         below it are rounding; and the weights' unit: the weights, losses and
         magnitude are in units of that power of two (the largest weight's).
         """
-        X = self._validate_X_predict(X)
         # Named as prune's arguments, X_val and C_val.
+        X = self._validate_X_predict(X, arg="X_val")
         # C-ordered as the training costs are (see check_realized_costs): a
         # DataFrame of validation costs summed in another order.
         C = np.ascontiguousarray(check_costs(C, n_costs=self.problem_.n_costs, name="C_val",

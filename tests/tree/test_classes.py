@@ -453,6 +453,28 @@ def test_prune_by_squared_error_needs_a_tree_that_kept_it():
         est.prune(Xv, Cv, loss="mse")
 
 
+@pytest.mark.parametrize("name", ["SPOTree", "OptimalSPOTree"])
+def test_prune_names_x_val_in_its_feature_errors(name):
+    # X_val's errors spoke of "X" ("Input X contains infinity", "X has 2
+    # features, but SPOTree is expecting 3"), an argument prune does not take.
+    import pandas as pd
+
+    import spotree
+    X, C, Xv, Cv = _train_val(2)
+    est = getattr(spotree, name)(SP, max_depth=1).fit(X, C)
+    bad = Xv.copy()
+    bad[0, 0] = np.inf
+    for Xb in (bad, Xv[:, :2], Xv[:, :, None]):
+        with pytest.raises(ValueError, match="^X_val: "):
+            est.prune(Xb, Cv)
+    # predict keeps "X".
+    with pytest.raises(ValueError, match="^Input X contains infinity"):
+        est.predict(bad)
+    frame = est.fit(pd.DataFrame(X, columns=["a", "b", "c"]), C)
+    with pytest.raises(ValueError, match="^X_val: .*feature names"):
+        frame.prune(pd.DataFrame(Xv, columns=["a", "b", "d"]), Cv)
+
+
 @pytest.mark.parametrize("loss", ["criterion", "mse"])
 @pytest.mark.parametrize("name", ["SPOTree", "OptimalSPOTree"])
 def test_prune_before_fit_raises_not_fitted(name, loss):
