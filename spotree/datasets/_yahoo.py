@@ -37,6 +37,7 @@ from ._generators import _check_bool, _check_int, _check_random_state
 __all__ = ["read_yahoo_r6", "load_yahoo_r6"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 
 def _open_text(path):
@@ -166,7 +167,9 @@ def read_yahoo_r6(data, *, max_lines=None):
                 if len(head) != 3 or len(sections) < 2:
                     raise ValueError
                 t, a, c = int(head[0]), int(head[1]), int(head[2])
-                if c not in (0, 1):
+                # Beyond int64 the typed buffers raised OverflowError and the read stopped.
+                if c not in (0, 1) or not (_INT64_MIN <= t <= _INT64_MAX
+                                           and _INT64_MIN <= a <= _INT64_MAX):
                     raise ValueError
                 utoks = sections[1].split()
                 if not utoks or utoks[0] != "user":

@@ -269,3 +269,22 @@ def test_a_file_with_no_log_record_is_named(tmp_path):
     # A file with some malformed lines and some records reads as before.
     write_synthetic_r6(tmp_path / "some.txt", 30, random_state=1, errors=2)
     assert read_yahoo_r6(tmp_path / "some.txt").n_skipped == 2
+
+
+def test_an_id_or_timestamp_beyond_int64_skips_its_line(tmp_path):
+    """A timestamp or article id of 20 digits (a corrupted line) stopped the whole read
+    with a bare "OverflowError: int too big to convert", naming no file or line; such a
+    line is malformed, skipped and counted like the others."""
+    truth = write_synthetic_r6(tmp_path / "log.txt", 60, random_state=5)
+    lines = (tmp_path / "log.txt").read_text().splitlines(keepends=True)
+    big = "9" * 20
+    lines[3] = big + " " + lines[3].split(" ", 1)[1]
+    shown = lines[8].split()[1]
+    lines[8] = lines[8].replace(shown, big)  # displayed and listed: both huge
+    assert f"|{big} " in lines[8]
+    (tmp_path / "bad.txt").write_text("".join(lines))
+    log = read_yahoo_r6(tmp_path / "bad.txt")
+    keep = ~np.isin(np.arange(60), [3, 8])
+    assert log.n_skipped == 2
+    np.testing.assert_array_equal(log.timestamp, truth.timestamp[keep])
+    np.testing.assert_array_equal(log.article, truth.article[keep])
