@@ -38,6 +38,7 @@ __all__ = ["read_yahoo_r6", "load_yahoo_r6"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _open_text(path):
@@ -89,9 +90,10 @@ def _parse_features(tokens):
         if not sep:
             return None
         value = float(v)
-        if not math.isfinite(value):
+        if not (math.isfinite(value) and abs(value) <= _FLOAT32_MAX):
             # A malformed value: kept, one "2:nan" made the feature's range nan over
-            # the data, and the whole column was dropped as if constant.
+            # the data, and the whole column was dropped as if constant. Beyond
+            # float32 (the user features' storage) a finite value was stored as inf.
             return None
         pairs.append((int(k), value))
     pairs.sort()

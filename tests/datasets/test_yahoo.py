@@ -217,10 +217,11 @@ def test_a_malformed_first_line_does_not_reject_the_rest(tmp_path):
     np.testing.assert_array_equal(log.user[:, 1:], truth.user.astype(np.float32))
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e39", "-4e38"])
 def test_a_non_finite_feature_value_skips_its_line(tmp_path, value):
     """One user value "2:nan" was kept: feature 2's range over the data became nan,
-    so load_yahoo_r6 dropped the column user_2 as if it were constant."""
+    so load_yahoo_r6 dropped the column user_2 as if it were constant. "2:1e39" is
+    finite but beyond float32, the user features' storage: it was kept as inf."""
     truth = write_synthetic_r6(tmp_path / "log.txt", 400, n_user_profiles=40, random_state=2)
     lines = (tmp_path / "log.txt").read_text().splitlines(keepends=True)
     lines[7] = re.sub(r"\|user 2:[0-9.]+ ", f"|user 2:{value} ", lines[7], count=1)
