@@ -21,7 +21,8 @@ import numpy as np
 
 from ._compat import import_optional
 from ._ridge import cost_unit
-from ._validation import check_costs, check_same_rows, check_sample_weight, cost_names
+from ._validation import (_as_real, check_costs, check_same_rows, check_sample_weight,
+                          cost_names)
 from .problems import DecisionProblem, describe_not_a_problem
 from .problems._base import check_problem_attributes
 
@@ -132,7 +133,9 @@ def decision_loss(C_true, W_pred, *args, problem=None, z_true=None):
         C_true, z_true, c_unit = _optima_in_units(problem, C_true)
     else:
         try:
-            z_true = np.asarray(z_true, dtype=np.float64)
+            # (Not a plain cast: numpy kept the real part of a complex value
+            # and turned durations into counts of their unit.)
+            z_true = _as_real(z_true, "z_true")
         except (TypeError, ValueError) as exc:
             # numpy's own message ("could not convert string to float: 'a'")
             # names no argument.

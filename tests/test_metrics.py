@@ -461,6 +461,12 @@ def test_decision_loss_checks_its_inputs():
         with pytest.raises(ValueError, match=r"z_true must be a finite array of shape \(1,\) "
                                              r"of numbers; got values that are not numbers"):
             decision_loss([[1.0, 2.0]], [[1.0, 0.0]], problem=ROADS, z_true=bad)
+    # Complex values and durations: numpy cast them to float (the real part with only a
+    # ComplexWarning; a count of seconds silently), and the regret came out as 0.
+    for bad in (np.array([1 + 5j]), np.array([1], dtype="m8[s]")):
+        with pytest.raises(ValueError, match=r"z_true must be a finite array of shape \(1,\) "
+                                             r"of numbers; got values that are not numbers"):
+            decision_loss([[1.0, 2.0]], [[1.0, 0.0]], problem=ROADS, z_true=bad)
 
 
 int_costs = st.integers(-20, 20).map(float)
