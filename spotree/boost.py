@@ -1650,6 +1650,15 @@ class SPOBoost(SPOScoreMixin, MultiOutputMixin, BaseEstimator):
         chosen = self._init_model(init, X, C, sw, W_true, problem, rng)
         F = chosen.predict(X)
         Fv = chosen.predict(Xv) if val is not None else None
+        if chosen.estimator is not None:
+            # (The built-in starts are checked by _check_start_in_range.) NaN
+            # or infinity failed in the first oracle call, blaming C.
+            for P, rows in ((F, "rows it was fitted on"), (Fv, "validation rows")):
+                bad = None if P is None else ~np.isfinite(P).all(axis=1)
+                if bad is not None and bad.any():
+                    raise ValueError(f"init={type(init).__name__}(...) predicts NaN or infinity "
+                                     f"for {int(bad.sum())} of the {bad.shape[0]} {rows}; the "
+                                     "start must predict finite costs.")
         has_z = np.dot(sw, np.abs(z)) > 0
 
         def scores():

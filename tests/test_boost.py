@@ -1583,6 +1583,45 @@ class _OneColumn:
         return np.zeros((len(X), 1))
 
 
+class _Constant:
+    """A regressor predicting ``value`` for every cost of every row."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def get_params(self, deep=True):
+        return {"value": self.value}
+
+    def set_params(self, **params):
+        self.value = params.get("value", self.value)
+        return self
+
+    def fit(self, X, C):
+        self.n_costs_ = np.shape(C)[1]
+        return self
+
+    def predict(self, X):
+        return np.full((len(X), self.n_costs_), self.value)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("n_iter_no_change", [None, 10])
+def test_an_init_regressor_predicting_nan_is_named_not_the_costs(value, n_iter_no_change):
+    # A start predicting NaN or infinity on the training rows failed in the
+    # first oracle call with "C contains NaN or infinity (first at row 0,
+    # column 0); costs must be finite": it blamed the user's costs, which are
+    # finite, and named no init.
+    X, C, _, _ = _sp_data(n=40)
+    assert np.isfinite(C).all()
+    with pytest.raises(ValueError, match=r"init=_Constant\(\.\.\.\) predicts NaN or infinity "
+                                         r"for 40 of the 40 rows it was fitted on"
+                                         if n_iter_no_change is None else
+                                         r"init=_Constant\(\.\.\.\) predicts NaN or infinity "
+                                         r"for 32 of the 32 rows it was fitted on"):
+        SPOBoost(SP, init=_Constant(value), n_estimators=2, random_state=0,
+                 n_iter_no_change=n_iter_no_change).fit(X, C)
+
+
 def test_save_load_of_the_index_start(tmp_path):
     X, C, Xt, _ = _sp_data(n=200, degree=6)
     m = SPOBoost(SP, init="index", n_estimators=5, random_state=0).fit(X, C)
