@@ -440,9 +440,19 @@ def _json_runs(runs):
     return out
 
 
+#: Run fields that say where the data are, not what they are (their fingerprint,
+#: ``data``, is keyed): with the path keyed, moving the data recomputed every run.
+NOT_KEYED = ("data_path",)
+
+
+def keyed(run):
+    """The fields of ``run`` that define it (all but :data:`NOT_KEYED`)."""
+    return {k: v for k, v in run.items() if k not in NOT_KEYED}
+
+
 def run_key(run):
     """Stable hash of a run's settings (its cache file name)."""
-    blob = json.dumps(run, sort_keys=True, separators=(",", ":"))
+    blob = json.dumps(keyed(run), sort_keys=True, separators=(",", ":"))
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 

@@ -25,7 +25,7 @@ from ..forest import tune_max_features
 from ..metrics import normalized_spo_loss
 from ..problems import FiniteDecisions, ShortestPath, news_recommendation
 from . import _energy, _figures, _pyepo, _tables
-from ._configs import METHODS, code_fingerprint, make_grid, pyepo_skip_note, run_key
+from ._configs import METHODS, code_fingerprint, keyed, make_grid, pyepo_skip_note, run_key
 
 __all__ = ["run_experiment", "execute_run", "warm_up"]
 
@@ -370,9 +370,11 @@ def _load_cached(path, run):
             rec = json.load(fh, object_pairs_hook=_schema._unique_keys)
     except (OSError, ValueError):
         return None
-    if not isinstance(rec, dict) or rec.get("run") != _jsonable(run) or "row" not in rec:
+    if (not isinstance(rec, dict) or not isinstance(rec.get("run"), dict) or "row" not in rec
+            or keyed(rec["run"]) != keyed(_jsonable(run))):
         return None  # a stale, foreign or damaged file: recompute
-    return rec
+    # The data where they are now (a moved file with the same fingerprint).
+    return dict(rec, run=_jsonable(run))
 
 
 _NEWS_DEFAULTS = {"n_user_clusters": 10000, "n_article_clusters": 7, "min_records": 50,

@@ -239,3 +239,31 @@ def test_a_tree_run_grows_on_training_days_and_prunes_on_validation_days(tmp_pat
     assert row["n_leaves"] == ref.get_n_leaves()
     expected = _relative_regret_by_hand(data.C[te], ref.predict(data.X[te]), data.weights, 60)
     assert row["relative_regret"] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_finished_runs_are_reused_after_the_data_file_moves(tmp_path):
+    """A run's key held the data file's path as well as its fingerprint: after the folder
+    was moved or renamed (or the results opened on another machine), every finished run
+    was computed again. The fingerprint alone names the data now; the rows give the
+    path of this call, and a different file at the old path is still other data."""
+    import shutil
+
+    (tmp_path / "d1").mkdir()
+    _write_file(tmp_path / "d1" / "Data.npz", seed=0)
+    kw = dict(methods=["LS-day"], capacities=[120], scalings=["raw"], seeds=[0],
+              progress=False, figures=False, out=tmp_path / "out")
+    first = run_experiment("energy", data=tmp_path / "d1", **kw)
+    shutil.move(tmp_path / "d1", tmp_path / "d2")
+    again = run_experiment("energy", data=tmp_path / "d2", **kw)
+    assert (first["n_cached"], again["n_cached"]) == (0, 1)
+    strip = [{k: v for k, v in r.items() if k not in ("fit_time", "data_path")}
+             for r in first["rows"]]
+    assert [{k: v for k, v in r.items() if k not in ("fit_time", "data_path")}
+            for r in again["rows"]] == strip
+    assert {r["data_path"] for r in again["rows"]} == {str(tmp_path / "d2" / "Data.npz")}
+    # Other contents at the first path: other runs, not the cached ones.
+    (tmp_path / "d1").mkdir()
+    _write_file(tmp_path / "d1" / "Data.npz", seed=1)
+    other = run_experiment("energy", data=tmp_path / "d1", **kw)
+    assert other["n_cached"] == 0
+    assert other["rows"][0]["relative_regret"] != first["rows"][0]["relative_regret"]
