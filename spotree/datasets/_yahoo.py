@@ -60,9 +60,15 @@ def _lines(path):
                          "it again.") from None
 
 
+def _not_paths(data):
+    return TypeError(f"data must be a path (a log file or a directory of them) or a list of "
+                     f"log files; got {data!r:.80}.")
+
+
 def _list_files(data):
-    if isinstance(data, (str, os.PathLike)):
-        data = os.fspath(data)
+    if isinstance(data, (str, bytes, os.PathLike)):
+        # fsdecode: bytes were taken for a list of files (failing on an int).
+        data = os.fsdecode(os.fspath(data))
         if os.path.isdir(data):
             files = sorted(os.path.join(data, f) for f in os.listdir(data)
                            if not f.startswith(".")
@@ -73,8 +79,14 @@ def _list_files(data):
         if not os.path.isfile(data):
             raise FileNotFoundError(f"Yahoo! R6 log file or directory not found: {data}")
         return [data]
-    files = [os.fspath(f) for f in data]
+    try:
+        files = [os.fsdecode(os.fspath(f)) for f in data]
+    except TypeError:  # None, 5 or [path, 7]: "not iterable", "expected str, ..."
+        raise _not_paths(data) from None
     for f in files:
+        if os.path.isdir(f):
+            raise ValueError(f"data: {f} is a directory; in a list, name the log files (or "
+                             "pass the directory alone).")
         if not os.path.isfile(f):
             raise FileNotFoundError(f"Yahoo! R6 log file not found: {f}")
     if not files:

@@ -1,6 +1,7 @@
 """The Yahoo! R6A pipeline on small synthetic logs written in the real format."""
 
 import gzip
+import os
 import re
 
 import numpy as np
@@ -289,3 +290,17 @@ def test_an_id_or_timestamp_beyond_int64_skips_its_line(tmp_path):
     assert log.n_skipped == 2
     np.testing.assert_array_equal(log.timestamp, truth.timestamp[keep])
     np.testing.assert_array_equal(log.article, truth.article[keep])
+
+
+def test_data_that_is_not_a_path_or_a_list_of_files(tmp_path):
+    """A bytes path failed with "expected str, bytes or os.PathLike object, not int" (its
+    bytes were taken for a list of files), None and 5 with "object is not iterable", and
+    a directory inside a list was "log file not found" although it exists."""
+    write_synthetic_r6(tmp_path / "day1.gz", 40, random_state=0)
+    assert read_yahoo_r6(os.fsencode(tmp_path)).timestamp.size == 40
+    assert read_yahoo_r6(os.fsencode(tmp_path / "day1.gz")).timestamp.size == 40
+    for bad in (None, 5, [tmp_path / "day1.gz", 7]):
+        with pytest.raises(TypeError, match="data must be a path .* or a list of log files"):
+            read_yahoo_r6(bad)
+    with pytest.raises(ValueError, match=re.escape(f"data: {tmp_path} is a directory")):
+        read_yahoo_r6([tmp_path])
