@@ -39,6 +39,18 @@ class _StringsError(ValueError):
     """Strings given as numbers (callers name the argument in their message)."""
 
 
+def holds_kind(value, kinds):
+    """Whether ``value`` converts to a numpy array whose dtype kind is in ``kinds``
+    ("c" complex, "Mm" dates and durations): kinds that numpy casts to float
+    losing something (the imaginary part; the unit) with at most a warning.
+    False for what does not convert (ragged lists): the caller's conversion
+    names it."""
+    try:
+        return np.asarray(value).dtype.kind in kinds
+    except (TypeError, ValueError):
+        return False
+
+
 def _as_real(values, name):
     """``values`` as float64; complex numbers are an error, not a warning.
 

@@ -485,6 +485,7 @@ def test_complex_problem_data_and_oracle_decisions_are_refused():
         warnings.simplefilter("ignore")
         row = np.array([[1, 1j]])
         for kw, name in [(dict(A_ub=row, b_ub=[1]), "A_ub"),
+                         (dict(A_ub=row.tolist(), b_ub=[1]), "A_ub"),
                          (dict(A_ub=[[1, 1]], b_ub=np.array([1 + 1j])), "b_ub"),
                          (dict(A_eq=row.real + 0j, b_eq=[1]), "A_eq"),
                          (dict(A_ub=sp.csr_matrix(row), b_ub=[1]), "A_ub")]:
@@ -501,3 +502,30 @@ def test_complex_problem_data_and_oracle_decisions_are_refused():
             problem.solve([[1.0, 2.0]])
         with pytest.raises(ValueError, match="sample_weight must be a 1-D array of real"):
             SPOTree().fit(np.ones((3, 1)), np.ones((3, 2)), sample_weight=1 + 1j)
+
+
+def test_durations_are_refused_as_problem_data():
+    # numpy cast them to float silently, as counts of their own units: task
+    # durations in minutes against a capacity of 8 hours became 90, 120, 300
+    # against 8, and the knapsack took no task.
+    from spotree import Knapsack, LinearProgram
+
+    minutes = np.array([90, 120, 300], dtype="m8[m]")
+    hours = np.timedelta64(8, "h")
+    with pytest.raises(ValueError, match="'weights' parameter of Knapsack holds dates, times "
+                                         "or durations"):
+        Knapsack(minutes, 480)
+    with pytest.raises(ValueError, match="'capacities' parameter of Knapsack holds dates"):
+        Knapsack([90, 120, 300], hours)
+    with pytest.raises(ValueError, match="'A_ub' parameter of LinearProgram holds dates"):
+        LinearProgram(A_ub=minutes[None], b_ub=[480], bounds=(0, 1))
+    with pytest.raises(ValueError, match="'b_ub' parameter of LinearProgram holds dates"):
+        LinearProgram(A_ub=[[90, 120, 300]], b_ub=np.array([hours]), bounds=(0, 1))
+    # Ragged data still gets the constructors' own message (the dtype checks
+    # before the conversion raised numpy's "inhomogeneous shape").
+    with pytest.raises(ValueError, match="'capacities' parameter of Knapsack must be an array "
+                                         "of numbers"):
+        Knapsack([[1, 2], [3, 4]], [[1], [2, 3]])
+    with pytest.raises(ValueError, match="'A_ub' parameter of LinearProgram must be a 2-D array "
+                                         "of numbers"):
+        LinearProgram(A_ub=[[1, 2], [3]], b_ub=[1, 1], bounds=(0, 1))

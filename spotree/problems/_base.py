@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .._validation import check_costs, check_same_rows, cost_names
+from .._validation import check_costs, check_same_rows, cost_names, holds_kind
 
 __all__ = ["DecisionProblem", "FiniteDecisions", "CallableProblem", "describe_not_a_problem",
            "resolve_problem", "check_problem_attributes", "null_space_basis", "row_space_basis",
@@ -1183,14 +1183,14 @@ class CallableProblem(DecisionProblem):
     @staticmethod
     def _as_array(value, name, what, row=None):
         where = "" if row is None else f" for cost vector {row}"
-        if what in ("decisions", "a decision") and np.iscomplexobj(value):
+        if what in ("decisions", "a decision") and holds_kind(value, "c"):
             # numpy casts them to float with only a ComplexWarning: their
             # imaginary parts were dropped.
             raise ValueError(f"The oracle {name} returned {what} of complex numbers{where} "
                              f"(dtype {np.asarray(value).dtype}); it must return a decision "
                              "vector of real numbers.")
         try:
-            if np.iscomplexobj(value):  # a value z (as a Python complex is refused)
+            if holds_kind(value, "c"):  # a value z (as a Python complex is refused)
                 raise TypeError
             return np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):

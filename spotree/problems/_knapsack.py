@@ -6,9 +6,11 @@ import numbers
 
 import numpy as np
 
+from .._validation import holds_kind
 from ._base import DecisionProblem, _check_sense
 from ._compiled import knapsack_bb_oracle, knapsack_dp_oracle, solve_rows
 from ._linear import LinearProgram
+from ._lp_data import _dates_error
 
 __all__ = ["Knapsack"]
 
@@ -16,10 +18,12 @@ _METHODS = ("auto", "dp", "bb", "highs")
 
 
 def _as_float_array(value, name, ndims):
-    if np.iscomplexobj(value):
+    if holds_kind(value, "c"):
         # numpy casts it to float with only a ComplexWarning, keeping the real parts.
         raise ValueError(f"The '{name}' parameter of Knapsack holds complex numbers; it "
                          "must be real.")
+    if holds_kind(value, "Mm"):
+        raise _dates_error(name, "Knapsack")
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):

@@ -16,17 +16,21 @@ import re
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import holds_kind
 from . import _highs
 
 def _check_matrix(A, name):
     """``A`` as a finite float64 2-D array or CSR matrix, or None."""
     if A is None:
         return None
-    if np.iscomplexobj(A):
+    is_complex = A.dtype.kind == "c" if sp.issparse(A) else holds_kind(A, "c")
+    if is_complex:
         # numpy and scipy cast it to float with only a ComplexWarning, keeping
         # the real parts: another set of constraints.
-        raise ValueError(f"The '{name}' parameter of LinearProgram holds complex numbers "
-                         f"(dtype {A.dtype}); constraint coefficients must be real.")
+        raise ValueError(f"The '{name}' parameter of LinearProgram holds complex numbers; "
+                         "constraint coefficients must be real.")
+    if not sp.issparse(A) and holds_kind(A, "Mm"):
+        raise _dates_error(name)
     if sp.issparse(A):
         if A.ndim != 2:
             raise ValueError(f"The '{name}' parameter of LinearProgram must be a 2-D matrix of "
@@ -61,6 +65,14 @@ def _check_matrix(A, name):
     return arr
 
 
+def _dates_error(name, owner="LinearProgram"):
+    # numpy casts them to float silently, as counts of their own units
+    # (durations in minutes against a capacity in hours).
+    return ValueError(f"The '{name}' parameter of {owner} holds dates, times or durations, "
+                      "which spotree does not turn into numbers on its own (each array "
+                      "would count its own unit): convert them to numbers in one unit.")
+
+
 def _check_magnitude(peak, name):
     # HiGHS refuses the whole model otherwise, with no word on which entry.
     if peak >= _highs.LARGE_MATRIX_VALUE:
@@ -70,9 +82,11 @@ def _check_magnitude(peak, name):
 
 
 def _check_vector(b, name, n, A_name):
-    if np.iscomplexobj(b):  # (its real parts were kept, as in _check_matrix)
+    if holds_kind(b, "c"):  # (its real parts were kept, as in _check_matrix)
         raise ValueError(f"The '{name}' parameter of LinearProgram holds complex numbers; "
                          "right-hand sides must be real.")
+    if holds_kind(b, "Mm"):
+        raise _dates_error(name)
     try:
         arr = np.array(b, dtype=np.float64)
     except (TypeError, ValueError):
