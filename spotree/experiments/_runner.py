@@ -25,7 +25,8 @@ from ..forest import tune_max_features
 from ..metrics import normalized_spo_loss
 from ..problems import FiniteDecisions, ShortestPath, news_recommendation
 from . import _energy, _figures, _pyepo, _tables
-from ._configs import METHODS, code_fingerprint, keyed, make_grid, pyepo_skip_note, run_key
+from ._configs import (METHODS, _plain, code_fingerprint, keyed, make_grid, pyepo_skip_note,
+                       run_key)
 
 __all__ = ["run_experiment", "execute_run", "warm_up"]
 
@@ -388,7 +389,14 @@ def _news_data_id(data_dir, options=None):
     unknown = set(options or {}) - set(_NEWS_DEFAULTS) - {"min_article_coverage"}
     if unknown:
         raise ValueError(f"unknown news data option(s): {sorted(unknown)}.")
-    params = dict(_NEWS_DEFAULTS, **(options or {}))
+    # Numpy numbers as Python ones: np.int64(30) failed json.dumps below (the cache id).
+    params = dict(_NEWS_DEFAULTS, **_plain(dict(options or {})))
+    for k, v in params.items():
+        try:
+            json.dumps(v, allow_nan=False)
+        except (TypeError, ValueError):
+            raise ValueError(f"data_options {k} must be a plain number (it names the cached "
+                             f"preprocessed log); got {v!r:.80}.") from None
     stamp = [(os.path.basename(f), os.path.getsize(f), int(os.path.getmtime(f)))
              for f in files]
     # With the code's hash, as the runs' keys: other preprocessing code is other data.

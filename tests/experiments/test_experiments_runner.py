@@ -889,3 +889,25 @@ def test_the_largest_seed_runs_the_illustrative_experiment():
     est.fit(*make_illustrative(200, random_state=3))
     expected = normalized_spo_loss(Ct, est.predict(Xt), problem=est.problem)
     assert _runner._run_illustrative(small)[0]["normalized_spo_loss"] == pytest.approx(expected)
+
+
+def test_news_data_options_with_numpy_numbers(tmp_path):
+    """data_options={"n_user_clusters": np.int64(30)} (or a float32 coverage) crashed
+    run_experiment with "Object of type int64 is not JSON serializable" (the cache id of
+    the preprocessed log); they now name the same data as plain numbers. A RandomState,
+    which no id can name, is refused by name before any folder."""
+    from spotree.datasets._yahoo import write_synthetic_r6
+
+    (tmp_path / "log").mkdir()
+    write_synthetic_r6(tmp_path / "log" / "ydata.gz", 50, random_state=2)
+    plain = _runner._news_data_id(tmp_path / "log", {"n_user_clusters": 30,
+                                                     "min_article_coverage": 0.5})
+    numpy = _runner._news_data_id(tmp_path / "log", {
+        "n_user_clusters": np.int64(30), "min_article_coverage": np.float32(0.5)})
+    assert numpy[2] == plain[2] and numpy[1] == plain[1]
+    assert type(numpy[1]["n_user_clusters"]) is int
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match="data_options random_state must be"):
+        run_experiment("news", out=out, data=tmp_path / "log", progress=False,
+                       data_options={"random_state": np.random.RandomState(0)})
+    assert not out.exists()
