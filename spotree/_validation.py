@@ -289,14 +289,23 @@ def _numeric_array(X):
     if arr.dtype.kind not in "OUS" or arr.ndim != 2:
         return X
     if arr.dtype.kind == "O":
-        # None is a missing value, as in a DataFrame.
-        arr = np.where(np.equal(arr, None), np.nan, arr)
+        # None is a missing value, as in a DataFrame, and so is pandas' pd.NA
+        # (the cells of an Int64 frame's to_numpy()). (Tested one by one:
+        # np.equal(arr, None) raised "truth value ... ambiguous" on a cell
+        # holding an array.)
+        kind = np.vectorize(lambda v: 1 if v is None or v is pd.NA else
+                            2 if isinstance(v, (complex, np.complexfloating)) else 0,
+                            otypes=[np.int8])(arr)
+        if (kind == 2).any():
+            # (numpy keeps the real part of a numpy complex with only a warning.)
+            i, j = np.argwhere(kind == 2)[0]
+            raise ValueError(f"X holds a complex number at row {i}, column {j} "
+                             f"({arr[i, j]!r}); complex numbers are not real numbers.")
+        arr = np.where(kind == 1, np.nan, arr)
     try:
         return arr.astype(np.float64)
-    except ValueError:
+    except (TypeError, ValueError):  # the first cell that is not a number, below
         pass
-    except TypeError:  # not text (a dict, say): scikit-learn's message
-        return X
     for i, j in np.ndindex(arr.shape):
         v = arr[i, j]
         v = v.item() if isinstance(v, np.generic) else v
@@ -308,8 +317,9 @@ def _numeric_array(X):
                 "array must be numeric; to use text as categories pass a pandas DataFrame "
                 "(its text and category columns are categorical features), or encode the "
                 "text as numbers.") from None
-        except TypeError:
-            return X
+        except TypeError as exc:  # a dict, an array: numpy's message named no cell
+            raise TypeError(f"X holds {type(v).__name__} at row {i}, column {j}, not a "
+                            f"number: {exc}") from None
     return X
 
 

@@ -61,6 +61,36 @@ def test_text_in_a_numpy_object_array_names_the_cell(name):
                        [[1.0, 2.0], [np.nan, 4.0]])
 
 
+
+def test_pd_na_complex_and_nested_cells_of_an_object_array_x():
+    # pd.NA (the cells of an Int64 frame's to_numpy()) failed with numpy's
+    # "float() argument ... not 'NAType'" where None is a missing value; a
+    # numpy complex cell lost its imaginary part with only a ComplexWarning;
+    # an array in a cell raised "The truth value of an array ... is ambiguous".
+    import warnings
+
+    C = np.random.default_rng(0).uniform(size=(4, 3))
+    X = pd.DataFrame([[1, 2], [None, 4], [5, None], [7, 8]]).astype("Int64").to_numpy()
+    assert X.dtype == object
+    assert_array_equal(check_features(SPOTree(), X, reset=True),
+                       [[1, 2], [np.nan, 4], [5, np.nan], [7, 8]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for cell in (np.complex128(1 + 2j), 1 + 2j):
+            X = np.array([[1.0, 2.0]] * 4, dtype=object)
+            X[2, 1] = cell
+            with pytest.raises(ValueError, match=r"X holds a complex number at row 2, column 1"):
+                SPOTree().fit(X, C)
+    X = np.array([[1.0, 2.0]] * 4, dtype=object)
+    X[1, 0] = np.array([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"X holds ndarray at row 1, column 0, not a number"):
+        SPOTree().fit(X, C)
+    # (TypeError and this wording, as scikit-learn's check_dtype_object expects.)
+    X[1, 0] = {"a": 1}
+    with pytest.raises(TypeError, match=r"X holds dict at row 1, column 0, not a number: "
+                                        r"float\(\) argument must be a string or a"):
+        SPOTree().fit(X, C)
+
 def test_lists_of_strings_name_the_cell_too():
     with pytest.raises(ValueError, match=r"row 0, column 1 is 'x'"):
         SPOTree().fit([[1.0, "x"], [2.0, "3"]], [[1.0, 2.0], [2.0, 1.0]])
