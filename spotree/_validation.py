@@ -78,6 +78,11 @@ def _as_real(values, name):
     if np.iscomplexobj(arr):
         raise TypeError("complex numbers are not real numbers")
     if arr.dtype == object:
+        # A numpy complex cell converts with only a ComplexWarning (a Python
+        # complex fails in float()): its imaginary part was dropped.
+        if np.vectorize(lambda v: isinstance(v, (complex, np.complexfloating)),
+                        otypes=[bool])(arr).any():
+            raise TypeError("complex numbers are not real numbers")
         # (pandas' nullable columns: their own conversion, as before.)
         try:
             return np.asarray(values, dtype=np.float64)

@@ -559,3 +559,22 @@ def test_durations_are_refused_as_problem_data():
     with pytest.raises(ValueError, match="'A_ub' parameter of LinearProgram must be a 2-D array "
                                          "of numbers"):
         LinearProgram(A_ub=[[1, 2], [3]], b_ub=[1, 1], bounds=(0, 1))
+
+
+def test_numpy_complex_cells_of_object_costs_and_weights_are_refused():
+    # A Python complex in an object array was refused (float() raises), but
+    # numpy's complex128 converts with only a ComplexWarning: its real part
+    # was solved as the cost, or weighed as the weight.
+    import warnings
+
+    cell = np.complex128(1 + 5j)
+    C = np.ones((4, 3)).astype(object)
+    C[1, 1] = cell
+    sw = np.ones(4).astype(object)
+    sw[1] = cell
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="C must be a numeric 2-D array; .*complex"):
+            ROADS.solve(C)
+        with pytest.raises(ValueError, match="sample_weight must be a 1-D array of real"):
+            SPOTree().fit(np.ones((4, 1)), np.ones((4, 3)), sample_weight=sw)
