@@ -551,6 +551,9 @@ def test_durations_are_refused_as_problem_data():
         LinearProgram(A_ub=minutes[None], b_ub=[480], bounds=(0, 1))
     with pytest.raises(ValueError, match="'b_ub' parameter of LinearProgram holds dates"):
         LinearProgram(A_ub=[[90, 120, 300]], b_ub=np.array([hours]), bounds=(0, 1))
+    with pytest.raises(ValueError, match="'bounds' parameter of LinearProgram has an upper "
+                                         "bound that is not a number or None"):
+        LinearProgram(A_ub=[[1, 1, 1]], b_ub=[480], bounds=(0, hours))
     # Ragged data still gets the constructors' own message (the dtype checks
     # before the conversion raised numpy's "inhomogeneous shape").
     with pytest.raises(ValueError, match="'capacities' parameter of Knapsack must be an array "

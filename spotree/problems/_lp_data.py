@@ -119,8 +119,10 @@ def _parse_bound(v, j, side):
     where = "" if j is None else f" of variable {j}"
     if v is None:
         return (-np.inf if side == "lower" else np.inf), None
-    if isinstance(v, bool) or not _is_bound_scalar(v):
-        raise ValueError(f"The 'bounds' parameter of LinearProgram has a {side} bound"
+    # (numpy's timedelta64 is an np.integer; float() of it failed with no name.)
+    if isinstance(v, (bool, np.timedelta64)) or not _is_bound_scalar(v):
+        article = "an" if side == "upper" else "a"
+        raise ValueError(f"The 'bounds' parameter of LinearProgram has {article} {side} bound"
                          f"{where} that is not a number or None: {v!r}.")
     v = float(v)
     if np.isnan(v):
