@@ -245,7 +245,7 @@ def grow_tree(data, w, cnt, *, a, max_depth, min_leaf_cnt, min_leaf_w, min_split
     if mode == MODE_ORACLE and a > 0.0:
         reqs = _requests(min(1 + 4 * (m + 1) * p, 4097), d)
     sc = Scratch(order=order, go_left=np.zeros(n, dtype=np.bool_),
-                 rng=np.array([np.uint64(seed & 0xFFFFFFFFFFFFFFFF)], dtype=np.uint64),
+                 rng=np.array([np.uint64(seed & 0xFFFFFFFFFFFFFFFF), 0], dtype=np.uint64),
                  perm=np.zeros(p, dtype=i64), feats=np.zeros(p, dtype=i64), istate=istate,
                  fstate=np.zeros(N_FSTATE), cur_S=np.zeros(d), cur_G=np.zeros(K),
                  bufs=np.zeros((7, max(K, d, 1))), xs=np.zeros(max(m, 1)),

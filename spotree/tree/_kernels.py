@@ -358,7 +358,9 @@ class Scratch(NamedTuple):
     #: ``order[depth % 2]`` (see partition_segment)
     order: np.ndarray
     go_left: np.ndarray
-    rng: np.ndarray  #: (1,) uint64 splitmix64 state
+    #: (2,) uint64: the splitmix64 state, and the state before the node's
+    #: feature draw (the oracle path takes a draw back: see PH_SCORE)
+    rng: np.ndarray
     perm: np.ndarray
     feats: np.ndarray
     istate: np.ndarray  #: ``I_*`` slots
@@ -1448,6 +1450,7 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
                     continue
             # Features to search: all, or a random draw of max_features.
             if st.max_features > 0 and st.max_features < p:
+                sc.rng[1] = sc.rng[0]
                 draw_features(sc.rng, p, st.max_features, sc.perm)
                 nf = st.max_features
                 ascending(sc.perm[:nf], p, sc.feats)
@@ -1466,7 +1469,9 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
                 need = 1 + 2 * max_candidates(ob, s, e, sc.feats, nf, cats, st.n_quantiles)
                 if need > reqs.req.shape[0]:
                     istate[I_NEED] = need
-                    # Push the node back: it is popped again after the resize.
+                    # Push the node back: it is popped again after the resize,
+                    # and draws its features again from the same state.
+                    _undo_draw(sc, st, p)
                     nodes.stack[istate[I_SP]] = t
                     istate[I_SP] += 1
                     istate[I_PHASE] = PH_POP
@@ -1540,6 +1545,9 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
                 nodes.impurity[t] = imp
                 fstate[F_IMP] = imp
                 if imp <= tol:
+                    # The other paths know this loss before the draw and draw
+                    # nothing at such a node: the same stream, the same tree.
+                    _undo_draw(sc, st, p)
                     istate[I_PHASE] = PH_POP
                     continue
                 for j in range(istate[I_NCAND]):
@@ -1577,6 +1585,13 @@ def grow_step(rows, cats, crit, st, solver, reqs, sc, nodes):
                 continue
             _apply_split(rows.XT, cats, sc, nodes, best, tol, st.min_loss_decrease)
             istate[I_PHASE] = PH_POP
+
+
+@jit(internal=True)
+def _undo_draw(sc, st, p):
+    """Take back the feature draw of the node being searched."""
+    if st.max_features > 0 and st.max_features < p:
+        sc.rng[0] = sc.rng[1]
 
 
 @jit(internal=True)

@@ -11,6 +11,7 @@ sample weights, both senses and the three criteria.
 
 import numpy as np
 import pytest
+from numpy.testing import assert_array_equal
 
 from spotree.problems import (Assignment, CallableProblem, FiniteDecisions, Knapsack,
                               ShortestPath, news_recommendation)
@@ -148,6 +149,44 @@ def test_every_path_grows_the_reference_tree(name, case, a, seed):
         tree = _grow(problem, X, C, w, path, a=a, is_cat=is_cat, min_leaf_w=min_weight,
                      categorical_subsets=subsets, **cfg)
         assert_same_tree(tree, ref, X, w)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_path_draws_the_same_features_with_max_features(seed):
+    # One random stream per tree: the vertex and solver paths draw no
+    # features at a node of zero SPO loss (no split can lower it), but the
+    # oracle path learns that loss with its candidates', after its draw, and
+    # kept that draw: from there on its nodes searched other features (8
+    # rows: 7 nodes on the vertex path, 9 on the oracle path).
+    problem = ShortestPath((2, 2))
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.uniform(size=(8, 3)), 2)
+    C = np.round(rng.uniform(size=(8, 4)), 2)
+    w = np.ones(8)
+    trees = [_grow(problem, X, C, w, path, a=1.0, max_features=1, seed=seed)
+             for path in ("vertex", "solver", "oracle")]
+    assert (trees[0].loss == 0).sum() > trees[0].n_leaves // 2  # nodes of zero loss
+    for tree in trees[1:]:
+        assert_array_equal(tree.feature, trees[0].feature)
+        assert_array_equal(tree.threshold, trees[0].threshold)
+
+
+def test_the_oracle_path_searched_again_after_growing_its_buffer_draws_the_same_features():
+    # 1200 rows: the oracle path's request buffer is too small for the root's
+    # candidates, so it grows and the root is searched again. It drew its
+    # features again: the root split on feature 0, not on the drawn feature 1.
+    problem = ShortestPath((2, 2))
+    rng = np.random.default_rng(5)
+    n = 1200
+    X = np.round(rng.uniform(size=(n, 3)), 6)
+    C = (0.5 * rng.uniform(size=(n, 4)) + X[:, :1] * np.array([1, 0, 0, 1])
+         + X[:, 1:2] * np.array([0, 0.6, 0.6, 0]) + X[:, 2:] * np.array([0.3, 0, 0, 0]))
+    w = np.ones(n)
+    trees = [_grow(problem, X, C, w, path, a=1.0, max_features=2, seed=5, max_depth=1)
+             for path in ("vertex", "oracle")]
+    assert trees[0].feature[0] == 1
+    assert_array_equal(trees[1].feature, trees[0].feature)
+    assert_array_equal(trees[1].threshold, trees[0].threshold)
 
 
 @pytest.mark.parametrize("name, a", [("sp33", 1.0), ("knap-dp", 0.0)])
