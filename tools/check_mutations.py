@@ -32,8 +32,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 MUTATIONS = {
     "max_features_ignored": (
         "spotree/tree/_kernels.py",
-        "if st.max_features > 0 and st.max_features < p:",
-        "if False and st.max_features > 0 and st.max_features < p:",
+        "if st.max_features > 0 and st.max_features < p:\n                sc.rng[1] = sc.rng[0]",
+        "if False and st.max_features > 0 and st.max_features < p:\n                sc.rng[1] = sc.rng[0]",
         ["tests/tree/test_contracts.py", "tests/test_forest.py"],
         "every feature searched whatever max_features says"),
     "one_feature_per_node": (
