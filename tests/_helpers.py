@@ -1,4 +1,6 @@
-"""Data builders shared by the estimator tests (boosting, forests, linear models)."""
+"""Data builders and measurements shared by the tests (boosting, forests, linear models, memory)."""
+
+import tracemalloc
 
 import numpy as np
 
@@ -59,3 +61,15 @@ def tied_lp_data():
     X = rng.normal(size=(80, 3))
     C = np.round(X @ rng.integers(-2, 3, size=(3, 12)) + rng.normal(size=(80, 12))) - 1.0
     return A, b_ub, problem, X, C
+
+
+def traced_peak(func):
+    """``func()``, the bytes Python allocations still hold after it and their peak during it
+    (tracemalloc; numpy's arrays are traced)."""
+    tracemalloc.start()
+    try:
+        out = func()
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return out, kept, peak

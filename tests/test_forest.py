@@ -29,7 +29,7 @@ from spotree.forest import tune_max_features
 from spotree.metrics import normalized_spo_loss
 from spotree.problems import CallableProblem, FiniteDecisions, ShortestPath
 
-from _helpers import tied_lp_data
+from _helpers import tied_lp_data, traced_peak
 
 SP = ShortestPath((3, 3))  # 12 edges, 6 paths: small and fast
 
@@ -1907,18 +1907,11 @@ def test_auto_forest_fit_holds_few_arrays_of_the_costs_size():
     # that have one, next to the loss's own arrays; the fit statistics |C|
     # of every row at once: 8.7 arrays of C's size at the peak, now 5.9
     # (the statistics' Cm, G and sq, the pilots' scoring, small trees).
-    import tracemalloc
-
     X, C = make_shortest_path(8_000, grid=(3, 3), degree=4, noise=0.5, random_state=0)
     make = lambda: SPOForest(SP, n_estimators=2, max_depth=2, ridge_features=False,  # noqa: E731
                              random_state=0)
     make().fit(X[:100], C[:100])
-    tracemalloc.start()
-    try:
-        forest = make().fit(X, C)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    forest, _, peak = traced_peak(lambda: make().fit(X, C))
     assert forest.criterion_ in ("spo", "mse")
     assert peak < 7.0 * C.nbytes
 

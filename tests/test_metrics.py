@@ -15,6 +15,8 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeRegressor
 
+from _helpers import traced_peak
+
 from spotree.datasets import make_shortest_path
 from spotree.metrics import (decision_loss, make_spo_scorer, normalized_decision_loss,
                              normalized_spo_loss, spo_loss, spo_plus_loss, spo_plus_subgradient)
@@ -1399,19 +1401,12 @@ def test_normalized_spo_loss_holds_few_arrays_of_the_costs_size():
     # loss held the optimal decisions of C_true (only their values are used)
     # and |C_true| and |W| of every row (for a tolerance needed only where a
     # regret is negative): 4.4 arrays of C's size, now 3.3.
-    import tracemalloc
-
     SP = ShortestPath((3, 3))
     X, C = make_shortest_path(20_000, grid=(3, 3), degree=4, noise=0.5, random_state=0)
     P = C * 1.1 + 0.3
     V = SP.vertices()  # by enumeration of the 6 paths
     z = (C @ V.T).min(axis=1)
     want = float((np.einsum("ij,ij->i", C, V[(P @ V.T).argmin(axis=1)]) - z).sum() / z.sum())
-    tracemalloc.start()
-    try:
-        got = normalized_spo_loss(C, P, problem=SP)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    got, _, peak = traced_peak(lambda: normalized_spo_loss(C, P, problem=SP))
     assert got == pytest.approx(want, rel=1e-12)
     assert peak < 3.8 * C.nbytes

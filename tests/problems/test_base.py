@@ -16,6 +16,8 @@ from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import linprog
 
+from _helpers import traced_peak
+
 from spotree.datasets import make_illustrative
 from spotree.problems import (CallableProblem, DecisionProblem, FiniteDecisions, Knapsack,
                               ShortestPath, problem_from_dict)
@@ -1219,17 +1221,10 @@ def test_solve_makes_no_second_array_of_decisions():
     # solve turned -0. into 0. by W = W + 0.0: a second (m, d) array next to
     # the decisions (peak 13.1 MB for 6.4 MB of decisions here). The decisions
     # of spotree's own problems are now changed in place.
-    import tracemalloc
-
     problem = ShortestPath((5, 5))
     C = np.random.default_rng(0).random((20000, problem.n_costs))
     problem.solve(C[:5])  # compile first
-    tracemalloc.start()
-    try:
-        W, _ = problem.solve(C)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    (W, _), _, peak = traced_peak(lambda: problem.solve(C))
     assert peak < 1.5 * W.nbytes, (peak, W.nbytes)
 
 

@@ -11,6 +11,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from _helpers import traced_peak
+
 from spotree.problems import Knapsack
 from spotree.problems._compiled import KIND_KNAPSACK_BB, KIND_KNAPSACK_DP
 
@@ -493,8 +495,6 @@ def test_a_maximizing_knapsack_solves_without_a_negated_copy_of_the_batch():
     # peak 52.8 MB for 25.6 MB of decisions, 100,000 rows of 32 items). The
     # rows are now negated in blocks; the decisions are the same as one
     # maximizing solve per row by enumeration.
-    import tracemalloc
-
     rng = np.random.default_rng(0)
     weights = rng.integers(1, 5, (2, 8)).astype(float)
     problem = Knapsack(weights, [6.0, 6.0])
@@ -510,10 +510,5 @@ def test_a_maximizing_knapsack_solves_without_a_negated_copy_of_the_batch():
     big._negated_block = 1 << 15  # blocks of 2,048 rows (a tenth of the batch)
     C = rng.random((20000, 16))
     big.solve(C[:5])
-    tracemalloc.start()
-    try:
-        W, _ = big.solve(C)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    (W, _), _, peak = traced_peak(lambda: big.solve(C))
     assert peak < 1.6 * W.nbytes, (peak, W.nbytes)

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from _helpers import traced_peak
+
 from spotree.problems import ShortestPath
 from spotree.tree._fit_data import FitData
 
@@ -41,18 +43,11 @@ def test_fit_data_holds_no_temporary_of_the_costs_size():
     # above what they keep: |C| of all rows at once, and sign * C next to its
     # quotient, were an n x d array more than they keep (the peak of a single
     # tree's fit). What is left is the presort's int64 indices (n x p).
-    import tracemalloc
-
     rng = np.random.default_rng(2)
     X = rng.normal(size=(20_000, 2))
     C = rng.uniform(1, 2, size=(20_000, 12))
     problem = ShortestPath((3, 3))
     FitData(problem, X[:50], C[:50], np.zeros(2, dtype=bool))  # (vertex list cached)
-    tracemalloc.start()
-    try:
-        data = FitData(problem, X, C, np.zeros(2, dtype=bool))
-        kept, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    data, kept, peak = traced_peak(lambda: FitData(problem, X, C, np.zeros(2, dtype=bool)))
     assert data.Cm.shape == C.shape
     assert peak - kept < 0.5 * C.nbytes
